@@ -1,0 +1,363 @@
+/**
+ * The published object format: the one contract between the builder (writer) and the proxy (reader).
+ *
+ * Layout under a prefix (a local directory or `s3://bucket/prefix/`):
+ *   current.json            the pointer: the whole {@link CatalogueIndex} of the live version (written last)
+ *   versions/<version>.json an immutable copy of each published index, plus its publication time
+ *   o/<objectId>            content-addressed immutable objects (list variants and details)
+ *
+ * A list variant (one endpoint + filters + sort) is ONE object: its ordered records split into segments of
+ * at most {@link SEGMENT_SIZE} records. Every record is stored as pre-serialised fragments (each top-level
+ * field and each relation separately), so a page with any `limit`, `fields` or `include` is composed from
+ * bytes of at most two adjacent segments (one ranged read), without parsing JSON. A detail object is a
+ * single segment holding one record.
+ *
+ * Segment layout (all integers are unsigned 32-bit little-endian):
+ *   0  magic "CAT1"
+ *   4  n            records in this segment (1..SEGMENT_SIZE, 0 only for an empty variant, never stored)
+ *   8  f            fragments per record (the resource's fragment schema length)
+ *   12 total        records in the whole variant
+ *   16 index        this segment's index in the variant (records index*SEGMENT_SIZE ...)
+ *   20 next[3]      absolute byte offsets of segments index+1, index+2, index+3 (object length when absent)
+ *   32 offsets[n*f+1] fragment start offsets relative to the body; the last one is the body length
+ *   .. body         fragment bytes, each fragment is `"key":<json value>`
+ */
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+
+export const FORMAT_VERSION = 1;
+export const SEGMENT_SIZE = 100;
+export const DEFAULT_LIMIT = 50;
+export const MAX_LIMIT = 100;
+export const POINTER_KEY = 'current.json';
+export const OBJECTS_DIR = 'o/';
+export const VERSIONS_DIR = 'versions/';
+export const LICENSE_URL = 'https://creativecommons.org/licenses/by/4.0/';
+
+/** Module top-level fields, in the order they appear in every record. `id` is always first. */
+export const MODULE_FIELDS = [
+  'id',
+  'name',
+  'manufacturer_id',
+  'hp',
+  'standard',
+  'depth_mm',
+  'power_12v_ma',
+  'power_m12v_ma',
+  'power_5v_ma',
+  'description',
+] as const;
+/** Module relations available with `include`, in record order after the fields. */
+export const MODULE_RELATIONS = ['ins', 'outs', 'tags', 'panels'] as const;
+export const MANUFACTURER_FIELDS = ['id', 'name', 'country'] as const;
+export const MANUFACTURER_RELATIONS = ['modules'] as const;
+export const STANDARD_FIELDS = ['id', 'name', 'height_mm'] as const;
+export const TAG_FIELDS = ['id', 'name', 'type'] as const;
+export const TAG_TYPES = [
+  'nature',
+  'character',
+  'voice',
+  'source',
+  'filter',
+  'modulation',
+  'effect',
+  'sequencing',
+  'utility',
+  'blank',
+] as const;
+export const JACK_SIGNALS = ['audio', 'cv', 'pitch', 'gate', 'trigger', 'clock', 'other'] as const;
+
+export type ModuleField = (typeof MODULE_FIELDS)[number];
+export type ModuleRelation = (typeof MODULE_RELATIONS)[number];
+export type TagType = (typeof TAG_TYPES)[number];
+export type JackSignal = (typeof JACK_SIGNALS)[number];
+
+/** Fragment schema per record kind: the order of fragments inside every stored record. */
+export const FRAGMENTS = {
+  module: [...MODULE_FIELDS, ...MODULE_RELATIONS],
+  manufacturer: [...MANUFACTURER_FIELDS],
+  manufacturerDetail: [...MANUFACTURER_FIELDS, ...MANUFACTURER_RELATIONS],
+  standard: [...STANDARD_FIELDS],
+  tag: [...TAG_FIELDS],
+} as const;
+export type RecordKind = keyof typeof FRAGMENTS;
+
+export type ListEndpoint = 'modules' | 'manufacturers' | 'standards' | 'tags';
+export type SortOrder = 'id' | 'name';
+export const MODULE_FILTERS = ['hp', 'manufacturer_id', 'standard', 'tag'] as const;
+export type ModuleFilter = (typeof MODULE_FILTERS)[number];
+export type ModuleFilters = Partial<Record<ModuleFilter, number>>;
+
+/**
+ * Canonical name of a list variant: endpoint, filters in alphabetical order, sort always explicit
+ * (an omitted sort is `id`).
+ * @example variantKey('modules', { tag: 5, hp: 4 }, 'name') === 'modules?hp=4&sort=name&tag=5'
+ * @example variantKey('tags', {}, 'id') === 'tags?sort=id'
+ */
+export function variantKey(endpoint: ListEndpoint, filters: ModuleFilters, sort: SortOrder): string {
+  const params: [string, string][] = [['sort', sort]];
+  for (const name of MODULE_FILTERS) {
+    const value = filters[name];
+    if (value !== undefined) params.push([name, String(value)]);
+  }
+  params.sort((a, b) => (a[0] < b[0] ? -1 : 1));
+  return `${endpoint}?${params.map(([k, v]) => `${k}=${v}`).join('&')}`;
+}
+
+/** Name order of DESIGN.md §2: natural, case- and accent-insensitive; callers break ties by id. */
+export const nameCollator = new Intl.Collator('en', { sensitivity: 'base', numeric: true });
+
+/** Sort records by `sort`, ties (and `id` order) by id ascending. Returns a new array. */
+export function sortRecords<T extends { id: number; name: string }>(
+  records: readonly T[],
+  sort: SortOrder,
+): T[] {
+  const copy = [...records];
+  if (sort === 'id') return copy.sort((a, b) => a.id - b.id);
+  return copy.sort((a, b) => nameCollator.compare(a.name, b.name) || a.id - b.id);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The index (the pointer's content)
+
+/** One list variant: its object, record count and the end offset of segment 0 (a first page's range). */
+export type ListEntry = [objectId: string, count: number, segment0End: number];
+
+export interface CatalogueIndex {
+  format: typeof FORMAT_VERSION;
+  /** Content hash of the index without this field; names the version. */
+  version: string;
+  /** Every list variant with at least one record, by {@link variantKey}. */
+  lists: Record<string, ListEntry>;
+  /** Detail objects by record id (decimal string). */
+  modules: Record<string, string>;
+  manufacturers: Record<string, string>;
+}
+
+/** Object id: base64url of the first 16 bytes of SHA-256 of the object's bytes (22 characters). */
+export function objectIdFor(bytes: Uint8Array): string {
+  return createHash('sha256').update(bytes).digest().subarray(0, 16).toString('base64url');
+}
+export const OBJECT_ID_PATTERN = /^[A-Za-z0-9_-]{22}$/;
+
+export function objectKeyFor(prefix: string, objectId: string): string {
+  return `${prefix}${OBJECTS_DIR}${objectId}`;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Segments
+
+const MAGIC = 0x31544143; // "CAT1" little-endian
+const FIXED_HEADER = 32;
+
+/** One stored record: its fragments, each the bytes of `"key":<json>`. */
+export type RecordFragments = readonly Uint8Array[];
+
+/**
+ * Serialise a variant's ordered records into one object (segments of {@link SEGMENT_SIZE}).
+ * Also returns the end offset of segment 0, which the index keeps to read a first page in one range.
+ */
+export function encodeVariant(records: readonly RecordFragments[], fragmentsPerRecord: number) {
+  const total = records.length;
+  const segmentCount = Math.max(1, Math.ceil(total / SEGMENT_SIZE));
+  const bodies: { header: Buffer; fragments: Uint8Array[] }[] = [];
+  const sizes: number[] = [];
+  for (let s = 0; s < segmentCount; s++) {
+    const slice = records.slice(s * SEGMENT_SIZE, (s + 1) * SEGMENT_SIZE);
+    const n = slice.length;
+    const header = Buffer.alloc(FIXED_HEADER + 4 * (n * fragmentsPerRecord + 1));
+    header.writeUInt32LE(MAGIC, 0);
+    header.writeUInt32LE(n, 4);
+    header.writeUInt32LE(fragmentsPerRecord, 8);
+    header.writeUInt32LE(total, 12);
+    header.writeUInt32LE(s, 16);
+    const fragments: Uint8Array[] = [];
+    let offset = 0;
+    let slot = 0;
+    for (const record of slice) {
+      if (record.length !== fragmentsPerRecord) throw new Error('record has the wrong number of fragments');
+      for (const fragment of record) {
+        header.writeUInt32LE(offset, FIXED_HEADER + 4 * slot++);
+        fragments.push(fragment);
+        offset += fragment.byteLength;
+      }
+    }
+    header.writeUInt32LE(offset, FIXED_HEADER + 4 * slot);
+    bodies.push({ header, fragments });
+    sizes.push(header.byteLength + offset);
+  }
+  const starts: number[] = [0];
+  for (const size of sizes) starts.push(starts[starts.length - 1]! + size);
+  const length = starts[starts.length - 1]!;
+  const parts: Uint8Array[] = [];
+  bodies.forEach(({ header, fragments }, s) => {
+    for (let k = 0; k < 3; k++) header.writeUInt32LE(starts[s + 1 + k] ?? length, 20 + 4 * k);
+    parts.push(header, ...fragments);
+  });
+  const bytes = Buffer.concat(parts, length);
+  return { bytes, segment0End: starts[1]! };
+}
+
+export class FormatError extends Error {
+  override name = 'FormatError';
+}
+
+/** A decoded segment: views into the bytes it was read from; nothing is copied or parsed. */
+export interface Segment {
+  /** Absolute offset of the segment in its object. */
+  start: number;
+  index: number;
+  count: number;
+  total: number;
+  fragmentsPerRecord: number;
+  /** Absolute offsets of segments index+1..index+3 (object length when absent). */
+  next: [number, number, number];
+  /** Fragment `k` of record `r` (0-based within this segment). */
+  fragment(r: number, k: number): Buffer;
+  /** Byte length of this segment. */
+  byteLength: number;
+}
+
+/**
+ * Decode the segment at `at` of `bytes`, where `bytes` holds the object from absolute offset `base`.
+ * Throws {@link FormatError} on anything that is not a well-formed segment (a forged cursor, a wrong key).
+ */
+export function decodeSegment(bytes: Buffer, at: number, base = 0): Segment {
+  if (at < 0 || at + FIXED_HEADER > bytes.byteLength) throw new FormatError('segment header out of range');
+  if (bytes.readUInt32LE(at) !== MAGIC) throw new FormatError('not a segment');
+  const count = bytes.readUInt32LE(at + 4);
+  const f = bytes.readUInt32LE(at + 8);
+  const total = bytes.readUInt32LE(at + 12);
+  const index = bytes.readUInt32LE(at + 16);
+  const next: [number, number, number] = [
+    bytes.readUInt32LE(at + 20),
+    bytes.readUInt32LE(at + 24),
+    bytes.readUInt32LE(at + 28),
+  ];
+  if (count > SEGMENT_SIZE || f === 0 || f > 64) throw new FormatError('bad segment header');
+  const slots = count * f + 1;
+  const bodyStart = at + FIXED_HEADER + 4 * slots;
+  if (bodyStart > bytes.byteLength) throw new FormatError('segment offsets out of range');
+  const bodyLength = bytes.readUInt32LE(at + FIXED_HEADER + 4 * (slots - 1));
+  if (bodyStart + bodyLength > bytes.byteLength) throw new FormatError('segment body out of range');
+  const offsetAt = (slot: number) => bytes.readUInt32LE(at + FIXED_HEADER + 4 * slot);
+  return {
+    start: base + at,
+    index,
+    count,
+    total,
+    fragmentsPerRecord: f,
+    next,
+    byteLength: bodyStart + bodyLength - at,
+    fragment(r, k) {
+      const slot = r * f + k;
+      return bytes.subarray(bodyStart + offsetAt(slot), bodyStart + offsetAt(slot + 1));
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Composition (request time): bytes only, no JSON parsing.
+
+const OPEN = Buffer.from('{');
+const CLOSE = Buffer.from('}');
+const COMMA = Buffer.from(',');
+
+/**
+ * Push the bytes of record `r` of `segment` to `out`, keeping the fragments whose bit is set in `mask`
+ * (bit k = fragment k of the record kind's schema), in schema order.
+ */
+export function pushRecord(out: Uint8Array[], segment: Segment, r: number, mask: number): void {
+  out.push(OPEN);
+  let first = true;
+  for (let k = 0; k < segment.fragmentsPerRecord; k++) {
+    if ((mask & (1 << k)) === 0) continue;
+    if (!first) out.push(COMMA);
+    out.push(segment.fragment(r, k));
+    first = false;
+  }
+  out.push(CLOSE);
+}
+
+/** Mask of every fragment of a record kind. */
+export function fullMask(kind: RecordKind): number {
+  return (1 << FRAGMENTS[kind].length) - 1;
+}
+
+/** Mask for module fields/include: `id` always, `fields` (all when undefined), the included relations. */
+export function moduleMask(
+  fields: readonly ModuleField[] | undefined,
+  include: readonly ModuleRelation[],
+): number {
+  let mask = 1; // id
+  const schema = FRAGMENTS.module as readonly string[];
+  for (const name of fields ?? MODULE_FIELDS) mask |= 1 << schema.indexOf(name);
+  for (const name of include) mask |= 1 << schema.indexOf(name);
+  return mask;
+}
+
+/** Serialise one fragment: `"key":<json>` with the value already stable-stringified by the caller. */
+export function fragment(key: string, jsonValue: string): Buffer {
+  return Buffer.from(`${JSON.stringify(key)}:${jsonValue}`);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Cursors: opaque base64url; bound by an HMAC to the variant key; pin the variant's object.
+
+export interface CursorState {
+  objectId: string;
+  /** Record offset of the page the cursor asks for. */
+  offset: number;
+  /** Absolute byte range [rangeStart, rangeEnd) of the object holding the segments of that page. */
+  rangeStart: number;
+  rangeEnd: number;
+}
+
+const CURSOR_VERSION = 1;
+const CURSOR_MAC_BYTES = 16;
+const CURSOR_BYTES = 1 + 16 + 12 + CURSOR_MAC_BYTES;
+
+function cursorMac(secret: string, payload: Buffer, variant: string): Buffer {
+  return createHmac('sha256', secret).update(payload).update(variant).digest().subarray(0, CURSOR_MAC_BYTES);
+}
+
+export function encodeCursor(state: CursorState, variant: string, secret: string): string {
+  const payload = Buffer.alloc(CURSOR_BYTES - CURSOR_MAC_BYTES);
+  payload.writeUInt8(CURSOR_VERSION, 0);
+  Buffer.from(state.objectId, 'base64url').copy(payload, 1);
+  payload.writeUInt32LE(state.offset, 17);
+  payload.writeUInt32LE(state.rangeStart, 21);
+  payload.writeUInt32LE(state.rangeEnd, 25);
+  return Buffer.concat([payload, cursorMac(secret, payload, variant)]).toString('base64url');
+}
+
+/** Decode a cursor for `variant`; `undefined` when it is malformed, altered or made for another variant. */
+export function decodeCursor(cursor: string, variant: string, secret: string): CursorState | undefined {
+  if (!/^[A-Za-z0-9_-]+$/.test(cursor)) return undefined;
+  const bytes = Buffer.from(cursor, 'base64url');
+  if (bytes.byteLength !== CURSOR_BYTES || bytes.toString('base64url') !== cursor) return undefined;
+  const payload = bytes.subarray(0, CURSOR_BYTES - CURSOR_MAC_BYTES);
+  const mac = bytes.subarray(CURSOR_BYTES - CURSOR_MAC_BYTES);
+  if (!timingSafeEqual(mac, cursorMac(secret, payload, variant))) return undefined;
+  if (payload.readUInt8(0) !== CURSOR_VERSION) return undefined;
+  const state = {
+    objectId: payload.subarray(1, 17).toString('base64url'),
+    offset: payload.readUInt32LE(17),
+    rangeStart: payload.readUInt32LE(21),
+    rangeEnd: payload.readUInt32LE(25),
+  };
+  if (state.offset === 0 || state.rangeEnd <= state.rangeStart) return undefined;
+  return state;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// ETags: derived from content hashes computed at build time, never from request-time hashing of bodies.
+
+/**
+ * Strong ETag of a representation: a hash of the content-addressed object id and everything that selects
+ * bytes from it (the page's offset and limit, the fragment mask, the cursor secret's fingerprint).
+ * The object is immutable, so the same inputs always yield the same bytes; a cursor page's ETag is thus
+ * known without reading the object.
+ */
+export function etagFor(parts: readonly (string | number)[]): string {
+  return `"${createHash('sha256').update(parts.join('\u0000')).digest().subarray(0, 16).toString('base64url')}"`;
+}

@@ -1,0 +1,28 @@
+/**
+ * API keys. Keys are looked up by `sha256(key)` (hex); the plaintext key is never stored or logged.
+ * `keyId` is a short non-secret identifier, safe for logs and for the admin CLI.
+ */
+export type Tier = 'free' | 'partner';
+
+export interface Limits {
+  minute: number;
+  month: number;
+}
+
+export interface KeyRecord {
+  keyHash: string;
+  keyId: string;
+  tier: Tier;
+  status: 'active' | 'revoked';
+  limits: Limits;
+  label?: string;
+  /** ISO 8601 */
+  created: string;
+}
+
+export interface KeyStore {
+  /** The key record for this hash, or `undefined` when none exists. Throws DependencyError on faults. */
+  lookup(keyHash: string, options?: { signal?: AbortSignal }): Promise<KeyRecord | undefined>;
+}
+
+export const FREE_TIER_LIMITS: Limits = { minute: 60, month: 5000 };

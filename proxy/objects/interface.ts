@@ -1,0 +1,36 @@
+/**
+ * Object storage, as the proxy reads it and the builder writes it. Implementations: S3 (any S3-compatible
+ * endpoint), a local directory, and memory (tests, benchmarks). Keys are full keys (prefix included).
+ * Infrastructure faults (network, timeout, access denied) are thrown as `DependencyError`; a missing object
+ * or a matching `ifNoneMatch` are values, not exceptions.
+ */
+export interface GetOptions {
+  /** Byte range [start, end) to read; the whole object when absent. */
+  range?: readonly [start: number, end: number];
+  /** Answer `not-modified` when the object's current ETag equals this one (used to poll the pointer). */
+  ifNoneMatch?: string;
+  signal?: AbortSignal;
+}
+
+export type GetResult =
+  | { status: 'ok'; body: Buffer; etag: string }
+  | { status: 'not-modified' }
+  | { status: 'not-found' };
+
+export interface ObjectStore {
+  get(key: string, options?: GetOptions): Promise<GetResult>;
+}
+
+export interface ListedObject {
+  key: string;
+  size: number;
+}
+
+export interface WritableObjectStore extends ObjectStore {
+  /** Write an object atomically: readers see the old bytes or the new, never a part. */
+  put(key: string, body: Uint8Array, options?: { contentType?: string; signal?: AbortSignal }): Promise<void>;
+  /** Every object whose key starts with `prefix`. */
+  list(prefix: string, options?: { signal?: AbortSignal }): AsyncIterable<ListedObject>;
+  /** Delete the given keys; missing keys are not an error. */
+  delete(keys: readonly string[], options?: { signal?: AbortSignal }): Promise<void>;
+}

@@ -1,0 +1,23 @@
+import type { KeyRecord } from '../keys/interface.js';
+
+/**
+ * Quota metering: one exact admission decision per request, against the calendar minute and calendar
+ * month (UTC) windows of the key.
+ */
+export interface RateLimitState {
+  limitMonth: number;
+  remainingMonth: number;
+  limitMinute: number;
+  remainingMinute: number;
+  /** Unix seconds of the start of the current minute window (`X-RateLimit-Reset`). */
+  reset: number;
+}
+
+export type MeterResult =
+  | ({ admitted: true } & RateLimitState)
+  | ({ admitted: false; retryAfterSeconds: number; exhausted: 'minute' | 'month' } & RateLimitState);
+
+export interface QuotaMeter {
+  /** Count one request for `key` at `now` if both windows have room. Throws DependencyError on faults. */
+  meter(key: KeyRecord, now: Date, options?: { signal?: AbortSignal }): Promise<MeterResult>;
+}
