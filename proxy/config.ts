@@ -1,0 +1,76 @@
+/**
+ * Proxy configuration, read once from the environment. A missing or malformed required variable is not a
+ * crash: the proxy answers `503 configuration_error` naming nothing secret, and logs which variable it was.
+ */
+
+export interface ProxyConfig {
+  /** S3 bucket holding the published objects. */
+  bucket: string;
+  /** Key prefix of the published catalogue inside the bucket ('' or ending in '/'). */
+  prefix: string;
+  /** S3-compatible endpoint (s3rver locally); AWS when undefined. */
+  s3Endpoint: string | undefined;
+  keysTable: string;
+  countersTable: string;
+  /** DynamoDB-compatible endpoint (dynalite locally); AWS when undefined. */
+  dynamodbEndpoint: string | undefined;
+  /** HMAC key that binds cursors to their query; at least 32 characters. */
+  cursorSecret: string;
+  /** How long a key lookup is trusted: revocation takes effect within this bound. */
+  keyCacheTtlMs: number;
+  keyCacheMaxEntries: number;
+  /** How often the published version pointer is re-checked (a conditional read). */
+  pointerTtlMs: number;
+  /** Timeout of every single dependency call (S3 read, DynamoDB call). */
+  dependencyTimeoutMs: number;
+}
+
+export type ConfigResult = { ok: true; config: ProxyConfig } | { ok: false; problems: string[] };
+
+type Env = Record<string, string | undefined>;
+
+/**
+ * @example loadConfig({ CATALOGUE_BUCKET: 'b', KEYS_TABLE: 'k', COUNTERS_TABLE: 'c', CURSOR_SECRET: 'x'.repeat(32) })
+ */
+export function loadConfig(env: Env = process.env): ConfigResult {
+  const problems: string[] = [];
+  const required = (name: string): string => {
+    const value = env[name]?.trim();
+    if (!value) problems.push(`${name} is not set`);
+    return value ?? '';
+  };
+  const optional = (name: string): string | undefined => env[name]?.trim() || undefined;
+  const integer = (name: string, fallback: number, min: number, max: number): number => {
+    const raw = optional(name);
+    if (raw === undefined) return fallback;
+    const value = Number(raw);
+    if (!/^[0-9]+$/.test(raw) || value < min || value > max) {
+      problems.push(`${name} must be an integer between ${min} and ${max}`);
+      return fallback;
+    }
+    return value;
+  };
+  const endpoint = (name: string): string | undefined => {
+    const value = optional(name);
+    if (value !== undefined && !URL.canParse(value)) problems.push(`${name} is not a URL`);
+    return value;
+  };
+
+  const prefix = optional('CATALOGUE_PREFIX') ?? '';
+  const cursorSecret = required('CURSOR_SECRET');
+  if (cursorSecret && cursorSecret.length < 32) problems.push('CURSOR_SECRET must be at least 32 characters');
+  const config: ProxyConfig = {
+    bucket: required('CATALOGUE_BUCKET'),
+    prefix: prefix === '' || prefix.endsWith('/') ? prefix : `${prefix}/`,
+    s3Endpoint: endpoint('S3_ENDPOINT'),
+    keysTable: required('KEYS_TABLE'),
+    countersTable: required('COUNTERS_TABLE'),
+    dynamodbEndpoint: endpoint('DYNAMODB_ENDPOINT'),
+    cursorSecret,
+    keyCacheTtlMs: integer('KEY_CACHE_TTL_MS', 30_000, 0, 3_600_000),
+    keyCacheMaxEntries: integer('KEY_CACHE_MAX_ENTRIES', 10_000, 1, 10_000_000),
+    pointerTtlMs: integer('POINTER_TTL_MS', 5_000, 0, 3_600_000),
+    dependencyTimeoutMs: integer('DEPENDENCY_TIMEOUT_MS', 2_000, 1, 60_000),
+  };
+  return problems.length > 0 ? { ok: false, problems } : { ok: true, config };
+}

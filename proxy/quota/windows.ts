@@ -1,0 +1,28 @@
+/**
+ * Quota windows (DESIGN.md §2): the calendar minute and the calendar month, both UTC.
+ * Pure functions of the clock, shared by every QuotaMeter implementation.
+ */
+
+/** Unix seconds of the start of the minute containing `now` (the `X-RateLimit-Reset` value). */
+export function minuteWindowStart(now: Date): number {
+  return Math.floor(now.getTime() / 60_000) * 60;
+}
+
+/** Window id of the calendar month, e.g. `2026-11`. */
+export function monthWindowId(now: Date): string {
+  return `${now.getUTCFullYear()}-${String(now.getUTCMonth() + 1).padStart(2, '0')}`;
+}
+
+/** Unix seconds of the start of the next calendar month (UTC). */
+export function nextMonthStart(now: Date): number {
+  return Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1) / 1000;
+}
+
+/**
+ * Whole seconds until the exhausted window resets, at least 1.
+ * @example retryAfterSeconds('minute', new Date('2026-11-21T10:00:59.200Z')) === 1
+ */
+export function retryAfterSeconds(exhausted: 'minute' | 'month', now: Date): number {
+  const resetAt = exhausted === 'minute' ? minuteWindowStart(now) + 60 : nextMonthStart(now);
+  return Math.max(1, Math.ceil(resetAt - now.getTime() / 1000));
+}
