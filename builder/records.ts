@@ -1,0 +1,97 @@
+/**
+ * Record fragments: every record of the snapshot serialised once, as the `"key":<json>` fragments of its
+ * kind's schema (proxy/format.ts FRAGMENTS). Variants share these buffers, so a module that appears in
+ * sixty lists is stringified once.
+ */
+import stringify from 'fast-json-stable-stringify';
+import {
+  FRAGMENTS,
+  fragment,
+  MANUFACTURER_FIELDS,
+  MODULE_FIELDS,
+  type RecordFragments,
+  STANDARD_FIELDS,
+  TAG_FIELDS,
+} from '../proxy/format.js';
+import type { Manufacturer, Module, Standard, Tag } from './snapshot.js';
+
+/** A field value as JSON with a stable key order inside objects. */
+function json(value: unknown): string {
+  return stringify(value);
+}
+
+function fieldFragments<T>(record: T, fields: readonly (keyof T & string)[]): Buffer[] {
+  return fields.map((field) => fragment(field, json(record[field])));
+}
+
+/** The public form of a tag, as modules carry it in `tags`. */
+function tagRecord(tag: Tag): { id: number; name: string; type: Tag['type'] } {
+  return { id: tag.id, name: tag.name, type: tag.type };
+}
+
+export interface ModuleFragments {
+  /** FRAGMENTS.module: the fields of MODULE_FIELDS in order, then ins, outs, tags, panels. */
+  fragments: RecordFragments;
+  /** `{…}` of the top-level fields only, as a manufacturer detail's `modules` lists it. */
+  topLevel: string;
+}
+
+/**
+ * Fragments of one module; `tagsById` resolves its tag ids (validated to exist).
+ * @example moduleFragments(module, tagsById).fragments[0].toString() // → '"id":42'
+ */
+export function moduleFragments(module: Module, tagsById: ReadonlyMap<number, Tag>): ModuleFragments {
+  const fields = fieldFragments(module, MODULE_FIELDS);
+  const tags = [...module.tag_ids].sort((a, b) => a - b).map((id) => tagRecord(tagsById.get(id)!));
+  const fragments = [
+    ...fields,
+    fragment('ins', json(module.ins)),
+    fragment('outs', json(module.outs)),
+    fragment('tags', json(tags)),
+    fragment('panels', json(module.panels)),
+  ];
+  if (fragments.length !== FRAGMENTS.module.length) throw new Error('module fragment schema drifted');
+  return { fragments, topLevel: `{${fields.map((f) => f.toString()).join(',')}}` };
+}
+
+/** Fragments of a manufacturer as the manufacturers list shows it. */
+export function manufacturerFragments(manufacturer: Manufacturer): RecordFragments {
+  return fieldFragments(manufacturer, MANUFACTURER_FIELDS);
+}
+
+/**
+ * Fragments of a manufacturer detail: its list fragments plus `modules`, the top-level records of its
+ * modules (already ordered by id by the caller).
+ * @example manufacturerDetailFragments(m, ['{"id":1,…}']).at(-1).toString() // → '"modules":[{"id":1,…}]'
+ */
+export function manufacturerDetailFragments(
+  manufacturer: Manufacturer,
+  moduleTopLevels: readonly string[],
+): RecordFragments {
+  return [...manufacturerFragments(manufacturer), fragment('modules', `[${moduleTopLevels.join(',')}]`)];
+}
+
+export function standardFragments(standard: Standard): RecordFragments {
+  return fieldFragments(standard, STANDARD_FIELDS);
+}
+
+export function tagFragments(tag: Tag): RecordFragments {
+  return fieldFragments(tagRecord(tag), TAG_FIELDS);
+}
+
+/** Index positions of `records` in name order (DESIGN.md §2: natural, ties by id), computed once. */
+export function nameOrder(
+  records: readonly { id: number; name: string }[],
+  compare: Intl.Collator,
+): number[] {
+  const order = records.map((_, i) => i);
+  // Comparing collation keys is the hot part of a 25k-module build; the collator object is reused.
+  return order.sort(
+    (a, b) => compare.compare(records[a]!.name, records[b]!.name) || records[a]!.id - records[b]!.id,
+  );
+}
+
+/** Index positions of `records` in id order. */
+export function idOrder(records: readonly { id: number }[]): number[] {
+  return records.map((_, i) => i).sort((a, b) => records[a]!.id - records[b]!.id);
+}

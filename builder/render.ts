@@ -1,0 +1,205 @@
+/**
+ * Rendering: a validated snapshot → the complete precomputed API (DESIGN.md builder invariants 1–3).
+ * Pure and deterministic: the same snapshot always yields the same objects, object ids and index bytes.
+ */
+import stringify from 'fast-json-stable-stringify';
+import {
+  type CatalogueIndex,
+  encodeVariant,
+  FORMAT_VERSION,
+  FRAGMENTS,
+  type ListEndpoint,
+  type ListEntry,
+  nameCollator,
+  objectIdFor,
+  type RecordFragments,
+  variantKey,
+} from '../proxy/format.js';
+import {
+  idOrder,
+  manufacturerDetailFragments,
+  manufacturerFragments,
+  moduleFragments,
+  nameOrder,
+  standardFragments,
+  tagFragments,
+} from './records.js';
+import type { Snapshot } from './snapshot.js';
+import { moduleVariants } from './variants.js';
+
+export interface RenderedObject {
+  objectId: string;
+  bytes: Buffer;
+}
+
+export interface RenderedIndex {
+  index: CatalogueIndex;
+  /** The index as published (`versions/<version>.json` and the pointer). */
+  indexBytes: Buffer;
+}
+
+/** A render in progress: fragments and variants are computed, objects are encoded as they are pulled. */
+export interface CataloguePlan {
+  /** Objects to encode, identical ones counted separately (a progress total). */
+  readonly encodes: number;
+  /** Objects encoded so far. */
+  readonly encoded: number;
+  /** Every distinct object once, in a deterministic order. Can be consumed once. */
+  objects(): Generator<RenderedObject>;
+  /** The index; only after {@link objects} has been consumed fully. */
+  index(): RenderedIndex;
+}
+
+interface Job {
+  /** Where the object goes in the index. */
+  place: { list: string } | { module: number } | { manufacturer: number };
+  fragmentsPerRecord: number;
+  records: () => RecordFragments[];
+}
+
+function listJobs<T extends { id: number; name: string }>(
+  endpoint: Exclude<ListEndpoint, 'modules'>,
+  records: readonly T[],
+  fragmentsPerRecord: number,
+  fragmentsOf: (record: T) => RecordFragments,
+): Job[] {
+  if (records.length === 0) return []; // an empty list is absent from the index; the proxy answers []
+  const fragments = records.map(fragmentsOf);
+  return [
+    { order: idOrder(records), sort: 'id' as const },
+    { order: nameOrder(records, nameCollator), sort: 'name' as const },
+  ].map(({ order, sort }) => ({
+    place: { list: variantKey(endpoint, {}, sort) },
+    fragmentsPerRecord,
+    records: () => order.map((i) => fragments[i]!),
+  }));
+}
+
+/**
+ * Prepare the render of a validated snapshot. The returned plan encodes objects lazily, so a publisher can
+ * upload each one and let it go: memory stays bounded by the fragments, not by the total bytes.
+ * @example
+ * const plan = planCatalogue(snapshot);
+ * for (const { objectId, bytes } of plan.objects()) await store.put(`o/${objectId}`, bytes);
+ * const { index, indexBytes } = plan.index();
+ */
+export function planCatalogue(snapshot: Snapshot): CataloguePlan {
+  const { modules, manufacturers } = snapshot;
+  const tagsById = new Map(snapshot.tags.map((tag) => [tag.id, tag]));
+  const moduleRecords = modules.map((module) => moduleFragments(module, tagsById));
+  const modulesById = idOrder(modules);
+  const modulesByName = nameOrder(modules, nameCollator);
+
+  const jobs: Job[] = [];
+  jobs.push(...listJobs('standards', snapshot.standards, FRAGMENTS.standard.length, standardFragments));
+  jobs.push(...listJobs('tags', snapshot.tags, FRAGMENTS.tag.length, tagFragments));
+  jobs.push(
+    ...listJobs('manufacturers', manufacturers, FRAGMENTS.manufacturer.length, manufacturerFragments),
+  );
+
+  const topLevelsByMaker = new Map<number, string[]>();
+  for (const position of modulesById) {
+    const module = modules[position]!;
+    let list = topLevelsByMaker.get(module.manufacturer_id);
+    if (!list) {
+      list = [];
+      topLevelsByMaker.set(module.manufacturer_id, list);
+    }
+    list.push(moduleRecords[position]!.topLevel);
+  }
+  for (const position of idOrder(manufacturers)) {
+    const manufacturer = manufacturers[position]!;
+    jobs.push({
+      place: { manufacturer: manufacturer.id },
+      fragmentsPerRecord: FRAGMENTS.manufacturerDetail.length,
+      records: () => [manufacturerDetailFragments(manufacturer, topLevelsByMaker.get(manufacturer.id) ?? [])],
+    });
+  }
+  for (const position of modulesById) {
+    jobs.push({
+      place: { module: modules[position]!.id },
+      fragmentsPerRecord: FRAGMENTS.module.length,
+      records: () => [moduleRecords[position]!.fragments],
+    });
+  }
+  for (const [idKey, variant] of moduleVariants(modules, modulesById, modulesByName)) {
+    for (const [key, order] of [
+      [idKey, variant.byId],
+      [variantKey('modules', variant.filters, 'name'), variant.byName],
+    ] as const) {
+      jobs.push({
+        place: { list: key },
+        fragmentsPerRecord: FRAGMENTS.module.length,
+        records: () => order.map((i) => moduleRecords[i]!.fragments),
+      });
+    }
+  }
+
+  const lists: Record<string, ListEntry> = {};
+  const moduleDetails: Record<string, string> = {};
+  const manufacturerDetails: Record<string, string> = {};
+  let encoded = 0;
+  let finished = false;
+  let started = false;
+
+  function* objects(): Generator<RenderedObject> {
+    if (started) throw new Error('the objects of a plan can be consumed once');
+    started = true;
+    const emitted = new Set<string>();
+    for (const job of jobs) {
+      const records = job.records();
+      const { bytes, segment0End } = encodeVariant(records, job.fragmentsPerRecord);
+      const objectId = objectIdFor(bytes);
+      if ('list' in job.place) lists[job.place.list] = [objectId, records.length, segment0End];
+      else if ('module' in job.place) moduleDetails[job.place.module] = objectId;
+      else manufacturerDetails[job.place.manufacturer] = objectId;
+      encoded++;
+      if (emitted.has(objectId)) continue; // content addressing: identical variants are one object
+      emitted.add(objectId);
+      yield { objectId, bytes };
+    }
+    finished = true;
+  }
+
+  return {
+    encodes: jobs.length,
+    get encoded() {
+      return encoded;
+    },
+    objects,
+    index() {
+      if (!finished) throw new Error('index() before every object was rendered');
+      return indexOf(lists, moduleDetails, manufacturerDetails);
+    },
+  };
+}
+
+function indexOf(
+  lists: Record<string, ListEntry>,
+  modules: Record<string, string>,
+  manufacturers: Record<string, string>,
+): RenderedIndex {
+  const unversioned: Omit<CatalogueIndex, 'version'> = {
+    format: FORMAT_VERSION,
+    lists,
+    modules,
+    manufacturers,
+  };
+  const version = objectIdFor(Buffer.from(stringify(unversioned)));
+  const index: CatalogueIndex = { ...unversioned, version };
+  return { index, indexBytes: Buffer.from(stringify(index)) };
+}
+
+/**
+ * Render a validated snapshot completely in memory: the index and every distinct object by id.
+ * For large catalogues prefer {@link planCatalogue}, which does not hold all the bytes at once.
+ * @example
+ * const { index, objects } = renderCatalogue(snapshot);
+ * objects.get(index.lists['modules?sort=id']![0]); // → the bytes of the default module list
+ */
+export function renderCatalogue(snapshot: Snapshot): RenderedIndex & { objects: Map<string, Buffer> } {
+  const plan = planCatalogue(snapshot);
+  const objects = new Map<string, Buffer>();
+  for (const { objectId, bytes } of plan.objects()) objects.set(objectId, bytes);
+  return { ...plan.index(), objects };
+}

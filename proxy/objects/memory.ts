@@ -1,0 +1,55 @@
+/** An object store in memory: tests, benchmarks and the builder's dry runs. */
+import { createHash } from 'node:crypto';
+import type { GetOptions, GetResult, ListedObject, WritableObjectStore } from './interface.js';
+import { clampRange } from './range.js';
+
+interface StoredObject {
+  body: Buffer;
+  etag: string;
+}
+
+/**
+ * Holds objects in a Map. Bodies are copied on `put`, so a caller reusing its buffer cannot change them.
+ * @example
+ * const store = new MemoryObjectStore();
+ * await store.put('o/abc', Buffer.from('hello'));
+ * await store.get('o/abc', { range: [1, 3] }); // → { status: 'ok', body: <'el'>, etag: '"…"' }
+ */
+export class MemoryObjectStore implements WritableObjectStore {
+  readonly #objects = new Map<string, StoredObject>();
+
+  async get(key: string, options: GetOptions = {}): Promise<GetResult> {
+    const object = this.#objects.get(key);
+    if (!object) return { status: 'not-found' };
+    if (options.ifNoneMatch !== undefined && options.ifNoneMatch === object.etag) {
+      return { status: 'not-modified' };
+    }
+    if (!options.range) return { status: 'ok', body: object.body, etag: object.etag };
+    const [start, end] = clampRange(options.range, object.body.byteLength);
+    return { status: 'ok', body: object.body.subarray(start, end), etag: object.etag };
+  }
+
+  async put(key: string, body: Uint8Array): Promise<void> {
+    const copy = Buffer.from(body);
+    // A content hash, like S3's MD5 ETag: re-putting the same bytes keeps the ETag.
+    const etag = `"${createHash('sha256').update(copy).digest('base64url').slice(0, 22)}"`;
+    this.#objects.set(key, { body: copy, etag });
+  }
+
+  async *list(prefix: string): AsyncIterable<ListedObject> {
+    const keys = [...this.#objects.keys()].filter((key) => key.startsWith(prefix)).sort();
+    for (const key of keys) {
+      const object = this.#objects.get(key);
+      if (object) yield { key, size: object.body.byteLength };
+    }
+  }
+
+  async delete(keys: readonly string[]): Promise<void> {
+    for (const key of keys) this.#objects.delete(key);
+  }
+
+  /** Number of objects held (tests). */
+  get size(): number {
+    return this.#objects.size;
+  }
+}
