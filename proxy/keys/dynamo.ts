@@ -1,0 +1,47 @@
+/** Key records in DynamoDB: one GetItem by `sha256(key)` per uncached lookup. */
+import { type DynamoDBClient, GetItemCommand, type GetItemCommandOutput } from '@aws-sdk/client-dynamodb';
+import { DependencyError } from '../errors.js';
+import type { KeyRecord, KeyStore } from './interface.js';
+import { KEYS_SCHEMA, keyRecordFromItem } from './tables.js';
+
+export interface DynamoKeyStoreOptions {
+  client: DynamoDBClient;
+  /** The keys table (schema in tables.ts). */
+  table: string;
+}
+
+/**
+ * Looks keys up by hash. Eventually consistent reads are enough: the cache in front already delays
+ * revocation by its TTL, and DynamoDB replicas converge well within it.
+ * @example
+ * const keys = new DynamoKeyStore({ client: dynamoClient({ endpoint }), table: 'catalogue-keys' });
+ * const record = await keys.lookup(hashKey(presentedKey), { signal: AbortSignal.timeout(1000) });
+ */
+export class DynamoKeyStore implements KeyStore {
+  readonly #client: DynamoDBClient;
+  readonly #table: string;
+
+  constructor(options: DynamoKeyStoreOptions) {
+    this.#client = options.client;
+    this.#table = options.table;
+  }
+
+  async lookup(keyHash: string, options: { signal?: AbortSignal } = {}): Promise<KeyRecord | undefined> {
+    let item: GetItemCommandOutput['Item'];
+    try {
+      const response = await this.#client.send(
+        new GetItemCommand({ TableName: this.#table, Key: { [KEYS_SCHEMA.partitionKey]: { S: keyHash } } }),
+        { abortSignal: options.signal },
+      );
+      item = response.Item;
+    } catch (error) {
+      const name = (error as { name?: string }).name ?? 'error';
+      throw new DependencyError('keys', `key lookup failed (${name})`, { cause: error });
+    }
+    if (!item) return undefined;
+    const record = keyRecordFromItem(item);
+    // A record we cannot read is an operator fault, not an unknown key: fail closed and say so.
+    if (!record) throw new DependencyError('keys', 'key record is malformed');
+    return record;
+  }
+}

@@ -1,0 +1,215 @@
+/**
+ * Exact quota metering in DynamoDB: one counter item per key per calendar month holds the month count and
+ * the count of the current minute window. Each admission is one conditional UpdateItem that checks both
+ * windows and increments both counters atomically, so concurrent requests can never overshoot a limit.
+ */
+import {
+  type AttributeValue,
+  type DynamoDBClient,
+  GetItemCommand,
+  UpdateItemCommand,
+  type UpdateItemCommandInput,
+} from '@aws-sdk/client-dynamodb';
+import { DependencyError } from '../errors.js';
+import type { KeyRecord, Limits } from '../keys/interface.js';
+import { COUNTER_RETENTION_SECONDS, COUNTERS_SCHEMA } from '../keys/tables.js';
+import type { MeterResult, QuotaMeter } from './interface.js';
+import { minuteWindowStart, monthWindowId, nextMonthStart, retryAfterSeconds } from './windows.js';
+
+export interface DynamoQuotaMeterOptions {
+  client: DynamoDBClient;
+  /** The counters table (schema in keys/tables.ts). */
+  table: string;
+}
+
+/** The counter item of one key and month, as far as metering needs it. */
+interface Counters {
+  /** Unix seconds of the start of the minute window that `minuteCount` counts. */
+  minute: number;
+  minuteCount: number;
+  monthCount: number;
+}
+
+/** What the item looked like: known counters, known absent, or not told (the server did not say). */
+type State = Counters | 'absent' | 'unknown';
+
+type Step =
+  | { write: 'count' | 'open'; minute: number }
+  | { refuse: 'minute' | 'month'; counters: Counters | undefined };
+
+/** Writes per request before giving up; only clocks far apart could use more than three. */
+const MAX_WRITES = 5;
+
+function countersFrom(item: Record<string, AttributeValue>): Counters {
+  const counters = {
+    minute: Number(item.minute?.N),
+    minuteCount: Number(item.minute_count?.N),
+    monthCount: Number(item.month_count?.N),
+  };
+  if (!Object.values(counters).every(Number.isSafeInteger)) {
+    throw new DependencyError('quota', 'counter item is malformed');
+  }
+  return counters;
+}
+
+/**
+ * The next step from a known state of the item. A window later than ours means another instance's clock
+ * is ahead: count into that window rather than refuse a request for a minute that has already closed.
+ */
+function nextStep(state: Counters | 'absent', minute: number, limits: Limits): Step {
+  if (state === 'absent') return { write: 'open', minute };
+  if (state.monthCount >= limits.month) return { refuse: 'month', counters: state };
+  if (state.minute < minute) return { write: 'open', minute };
+  if (state.minuteCount >= limits.minute) return { refuse: 'minute', counters: state };
+  return { write: 'count', minute: state.minute };
+}
+
+/** Headers' view of `counters` (undefined: nothing known, so promise nothing) for window `minute`. */
+function rateLimitState(counters: Counters | undefined, minute: number, limits: Limits) {
+  const current = counters && counters.minute >= minute ? counters : undefined;
+  const remainingMonth = Math.max(0, limits.month - (counters?.monthCount ?? limits.month));
+  const minuteRoom = Math.max(0, limits.minute - (current?.minuteCount ?? 0));
+  return {
+    limitMonth: limits.month,
+    remainingMonth,
+    limitMinute: limits.minute,
+    // Never promise more this minute than the month has left.
+    remainingMinute: Math.min(minuteRoom, remainingMonth),
+    reset: current?.minute ?? minute,
+  };
+}
+
+/**
+ * @example
+ * const meter = new DynamoQuotaMeter({ client: dynamoClient({ endpoint }), table: 'catalogue-counters' });
+ * const result = await meter.meter(keyRecord, new Date(), { signal: AbortSignal.timeout(1000) });
+ * if (!result.admitted) console.log(`429, Retry-After: ${result.retryAfterSeconds}`);
+ */
+export class DynamoQuotaMeter implements QuotaMeter {
+  readonly #client: DynamoDBClient;
+  readonly #table: string;
+
+  constructor(options: DynamoQuotaMeterOptions) {
+    this.#client = options.client;
+    this.#table = options.table;
+  }
+
+  async meter(key: KeyRecord, now: Date, options: { signal?: AbortSignal } = {}): Promise<MeterResult> {
+    const { limits } = key;
+    const minute = minuteWindowStart(now);
+    const refuse = (exhausted: 'minute' | 'month', counters: Counters | undefined): MeterResult => {
+      const state = rateLimitState(counters, minute, limits);
+      // A window ahead of our clock resets later than ours would.
+      const at = exhausted === 'minute' ? new Date(Math.max(now.getTime(), state.reset * 1000)) : now;
+      return { admitted: false, exhausted, retryAfterSeconds: retryAfterSeconds(exhausted, at), ...state };
+    };
+    if (limits.month < 1) return refuse('month', undefined);
+    if (limits.minute < 1) return refuse('minute', undefined);
+
+    const pk = `${key.keyId}#${monthWindowId(now)}`;
+    const expiresAt = nextMonthStart(now) + COUNTER_RETENTION_SECONDS;
+    // Optimistic first step: almost every request lands in a minute window that is already open.
+    let step: Step = { write: 'count', minute };
+    for (let writes = 1; writes <= MAX_WRITES && 'write' in step; writes++) {
+      const outcome = await this.#write(pk, step, limits, expiresAt, options.signal);
+      if ('admitted' in outcome)
+        return { admitted: true, ...rateLimitState(outcome.admitted, minute, limits) };
+      let state = outcome.state;
+      if (state === 'unknown') {
+        // AWS returns the item that failed the condition; when it is absent (new item, or a server such as
+        // dynalite that does not return it), a failed first count most likely means a new window: open it.
+        // Only after that fails too is the item read to learn why.
+        if (writes === 1 && step.write === 'count') {
+          step = { write: 'open', minute };
+          continue;
+        }
+        state = await this.#read(pk, options.signal);
+      }
+      step = nextStep(state, minute, limits);
+    }
+    if ('refuse' in step) return refuse(step.refuse, step.counters);
+    throw new DependencyError('quota', 'quota counter did not settle');
+  }
+
+  /**
+   * One conditional write. DynamoDB applies writes to one item one at a time, and each condition is
+   * evaluated against the item as it is at that moment, so the check and the increment cannot interleave
+   * with another request's: whatever the concurrency, at most `limit` writes succeed per window.
+   *
+   * `count`: the item's minute window is ours and both windows have room → increment both counters.
+   * `open`: the item has no window yet or an older one, and the month has room → start our window at 1.
+   * Once a request opens window m, `minute < :m` is false for every other request of window m, so a window
+   * is opened once and every later request of it must pass the `count` condition. Windows only move
+   * forward (`open` requires `minute < :m`), so a late request can never reset a newer window.
+   */
+  async #write(
+    pk: string,
+    step: { write: 'count' | 'open'; minute: number },
+    limits: Limits,
+    expiresAt: number,
+    signal: AbortSignal | undefined,
+  ): Promise<{ admitted: Counters } | { state: State }> {
+    const common = {
+      TableName: this.#table,
+      Key: { [COUNTERS_SCHEMA.partitionKey]: { S: pk } },
+      ReturnValues: 'ALL_NEW',
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      ExpressionAttributeNames: { '#minute': 'minute' },
+    } satisfies Partial<UpdateItemCommandInput>;
+    const input: UpdateItemCommandInput =
+      step.write === 'count'
+        ? {
+            ...common,
+            UpdateExpression: 'SET month_count = month_count + :one, minute_count = minute_count + :one',
+            ConditionExpression: '#minute = :m AND minute_count < :minuteLimit AND month_count < :monthLimit',
+            ExpressionAttributeValues: {
+              ':one': { N: '1' },
+              ':m': { N: String(step.minute) },
+              ':minuteLimit': { N: String(limits.minute) },
+              ':monthLimit': { N: String(limits.month) },
+            },
+          }
+        : {
+            ...common,
+            UpdateExpression:
+              'SET #minute = :m, minute_count = :one, month_count = if_not_exists(month_count, :zero) + :one, expires_at = :expires',
+            ConditionExpression:
+              '(attribute_not_exists(#minute) OR #minute < :m) AND (attribute_not_exists(month_count) OR month_count < :monthLimit)',
+            ExpressionAttributeValues: {
+              ':one': { N: '1' },
+              ':zero': { N: '0' },
+              ':m': { N: String(step.minute) },
+              ':monthLimit': { N: String(limits.month) },
+              ':expires': { N: String(expiresAt) },
+            },
+          };
+    try {
+      const response = await this.#client.send(new UpdateItemCommand(input), { abortSignal: signal });
+      return { admitted: countersFrom(response.Attributes ?? {}) };
+    } catch (error) {
+      const { name, Item } = error as { name?: string; Item?: Record<string, AttributeValue> };
+      if (name === 'ConditionalCheckFailedException') return { state: Item ? countersFrom(Item) : 'unknown' };
+      if (error instanceof DependencyError) throw error;
+      throw new DependencyError('quota', `quota write failed (${name ?? 'error'})`, { cause: error });
+    }
+  }
+
+  /** Why a write failed, when the server did not say: a consistent read sees every earlier write. */
+  async #read(pk: string, signal: AbortSignal | undefined): Promise<Counters | 'absent'> {
+    try {
+      const response = await this.#client.send(
+        new GetItemCommand({
+          TableName: this.#table,
+          Key: { [COUNTERS_SCHEMA.partitionKey]: { S: pk } },
+          ConsistentRead: true,
+        }),
+        { abortSignal: signal },
+      );
+      return response.Item ? countersFrom(response.Item) : 'absent';
+    } catch (error) {
+      if (error instanceof DependencyError) throw error;
+      const name = (error as { name?: string }).name ?? 'error';
+      throw new DependencyError('quota', `quota read failed (${name})`, { cause: error });
+    }
+  }
+}

@@ -1,0 +1,60 @@
+/** Shared fixtures for the key and quota suites: a dynalite with both tables, call counting, records. */
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { dynamoClient } from '../../proxy/aws.js';
+import { generateKeyId, hashKey } from '../../proxy/keys/hash.js';
+import { FREE_TIER_LIMITS, type KeyRecord } from '../../proxy/keys/interface.js';
+import { createTables, type TableNames } from '../../proxy/keys/tables.js';
+import { type LocalServer, startDynamo } from '../../proxy/local/servers.js';
+
+export interface DynamoFixture extends TableNames {
+  server: LocalServer;
+  client: DynamoDBClient;
+  dispose(): Promise<void>;
+}
+
+/** A fresh dynalite on an ephemeral port with both tables created. Dispose in afterAll. */
+export async function dynamoFixture(): Promise<DynamoFixture> {
+  const server = await startDynamo();
+  const client = dynamoClient({ endpoint: server.endpoint });
+  const names = { keysTable: 'test-keys', countersTable: 'test-counters' };
+  await createTables(client, names);
+  return {
+    server,
+    client,
+    ...names,
+    async dispose() {
+      client.destroy();
+      await server.dispose();
+    },
+  };
+}
+
+type Send = (command: { constructor: { name: string } }, options?: unknown) => Promise<unknown>;
+
+/** Record the name of every command sent through `client` (logical calls; SDK retries are not separate). */
+export function countCalls(client: DynamoDBClient): { calls: string[]; reset(): void } {
+  const calls: string[] = [];
+  const target = client as unknown as { send: Send };
+  const original = target.send.bind(client);
+  target.send = (command, options) => {
+    calls.push(command.constructor.name.replace(/Command$/, ''));
+    return original(command, options);
+  };
+  return { calls, reset: () => calls.splice(0) };
+}
+
+/** A key record with a fresh key id (so each test meters its own counters). */
+export function keyRecord(overrides: Partial<KeyRecord> = {}): KeyRecord {
+  return {
+    keyHash: hashKey(`pk_live_${generateKeyId()}`),
+    keyId: generateKeyId(),
+    tier: 'free',
+    status: 'active',
+    limits: { ...FREE_TIER_LIMITS },
+    created: '2026-11-01T00:00:00.000Z',
+    ...overrides,
+  };
+}
+
+/** A Date from an ISO string (test clocks). */
+export const at = (iso: string) => new Date(iso);
