@@ -1,5 +1,6 @@
-import { GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { type DynamoDBClient, GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dynamoClient } from '../../proxy/aws.js';
 import type { KeyRecord } from '../../proxy/keys/interface.js';
 import { DynamoQuotaMeter } from '../../proxy/quota/dynamo.js';
 import type { MeterResult } from '../../proxy/quota/interface.js';
@@ -184,6 +185,83 @@ describe('DynamoQuotaMeter', () => {
         admitted: false,
         exhausted: 'minute',
       });
+    });
+  });
+
+  describe('DynamoDB calls per meter()', () => {
+    /** What AWS does and dynalite does not: return the item that failed the condition (ALL_OLD). */
+    function returningFailedItems(client: DynamoDBClient, reader: DynamoDBClient) {
+      const target = client as unknown as { send: (c: unknown, o?: unknown) => Promise<unknown> };
+      const original = target.send.bind(client);
+      target.send = async (command, options) => {
+        try {
+          return await original(command, options);
+        } catch (error) {
+          const input = (command as UpdateItemCommand).input;
+          if (
+            command instanceof UpdateItemCommand &&
+            (error as Error).name === 'ConditionalCheckFailedException'
+          ) {
+            const read = await reader.send(
+              new GetItemCommand({ TableName: input.TableName, Key: input.Key, ConsistentRead: true }),
+            );
+            if (read.Item) Object.assign(error as object, { Item: read.Item });
+          }
+          throw error;
+        }
+      };
+    }
+
+    async function callsPerCase(client: DynamoDBClient) {
+      const counted = countCalls(client);
+      const counting = new DynamoQuotaMeter({ client, table: db.countersTable });
+      const key = keyRecord({ tier: 'partner', limits: { minute: 2, month: 1000 } });
+      const measure = async (iso: string) => {
+        counted.reset();
+        const result = await counting.meter(key, at(iso));
+        return { admitted: result.admitted, calls: [...counted.calls] };
+      };
+      return {
+        newItem: await measure('2026-11-21T10:00:00Z'),
+        common: await measure('2026-11-21T10:00:01Z'),
+        refused: await measure('2026-11-21T10:00:02Z'),
+        rollover: await measure('2026-11-21T10:01:00Z'),
+      };
+    }
+
+    it('makes one write in the common case, two on a new window, three calls to refuse (dynalite)', async () => {
+      const client = dynamoClient({ endpoint: db.server.endpoint });
+      try {
+        const calls = await callsPerCase(client);
+        console.info('calls per meter() against dynalite:', JSON.stringify(calls));
+        expect(calls).toEqual({
+          newItem: { admitted: true, calls: ['UpdateItem', 'UpdateItem'] },
+          common: { admitted: true, calls: ['UpdateItem'] },
+          refused: { admitted: false, calls: ['UpdateItem', 'UpdateItem', 'GetItem'] },
+          rollover: { admitted: true, calls: ['UpdateItem', 'UpdateItem'] },
+        });
+      } finally {
+        client.destroy();
+      }
+    });
+
+    it('refuses with a single write where the server returns the failed item (AWS)', async () => {
+      const client = dynamoClient({ endpoint: db.server.endpoint });
+      const reader = dynamoClient({ endpoint: db.server.endpoint });
+      returningFailedItems(client, reader);
+      try {
+        const calls = await callsPerCase(client);
+        console.info('calls per meter() with ALL_OLD on condition failure:', JSON.stringify(calls));
+        expect(calls).toEqual({
+          newItem: { admitted: true, calls: ['UpdateItem', 'UpdateItem'] },
+          common: { admitted: true, calls: ['UpdateItem'] },
+          refused: { admitted: false, calls: ['UpdateItem'] },
+          rollover: { admitted: true, calls: ['UpdateItem', 'UpdateItem'] },
+        });
+      } finally {
+        client.destroy();
+        reader.destroy();
+      }
     });
   });
 });
