@@ -1,0 +1,86 @@
+/** Wiring: the proxy core with its real dependencies (S3, DynamoDB), built from the configuration. */
+import { dynamoClient, s3Client } from './aws.js';
+import type { ConfigResult } from './config.js';
+import { createHandler, newRequestId } from './core/handler.js';
+import type { ProxyDependencies, ProxyHandler, RequestLogLine } from './core/types.js';
+import { ConfigurationError } from './errors.js';
+import { CachedKeyStore } from './keys/cached.js';
+import { DynamoKeyStore } from './keys/dynamo.js';
+import type { KeyStore } from './keys/interface.js';
+import type { ObjectStore } from './objects/interface.js';
+import { S3ObjectStore } from './objects/s3.js';
+import { DynamoQuotaMeter } from './quota/dynamo.js';
+import type { QuotaMeter } from './quota/interface.js';
+
+/** One JSON object per line on stdout: CloudWatch and `npm start` both keep it as is. */
+export function logJson(line: object): void {
+  process.stdout.write(`${JSON.stringify(line)}\n`);
+}
+
+export interface ProxyOverrides {
+  log?: (line: RequestLogLine) => void;
+  now?: () => Date;
+  requestId?: () => string;
+  /** Replace a real dependency (tests, local runs). */
+  objects?: ObjectStore;
+  keys?: KeyStore;
+  quota?: QuotaMeter;
+}
+
+/** Stands in for dependencies that cannot be built; the core answers 503 before ever calling it. */
+const unconfigured = {
+  get(): never {
+    throw new ConfigurationError('not configured');
+  },
+  lookup(): never {
+    throw new ConfigurationError('not configured');
+  },
+  meter(): never {
+    throw new ConfigurationError('not configured');
+  },
+};
+
+/**
+ * The proxy for a configuration. An incomplete configuration still yields a handler: it answers
+ * `503 configuration_error` (after 405 and the Authorization header checks) and the problems are logged once.
+ * @example const handle = createProxy(loadConfig());
+ */
+export function createProxy(config: ConfigResult, overrides: ProxyOverrides = {}): ProxyHandler {
+  const log = overrides.log ?? logJson;
+  const dependencies: ProxyDependencies = {
+    objects: overrides.objects ?? unconfigured,
+    keys: overrides.keys ?? unconfigured,
+    quota: overrides.quota ?? unconfigured,
+    config,
+    now: overrides.now ?? (() => new Date()),
+    requestId: overrides.requestId ?? newRequestId,
+    log,
+  };
+  if (!config.ok) {
+    logJson({
+      time: new Date().toISOString(),
+      level: 'error',
+      message: 'configuration incomplete',
+      problems: config.problems,
+    });
+    return createHandler(dependencies);
+  }
+  const { config: c } = config;
+  if (!overrides.objects) {
+    dependencies.objects = new S3ObjectStore({
+      client: s3Client({ endpoint: c.s3Endpoint }),
+      bucket: c.bucket,
+    });
+  }
+  if (!overrides.keys || !overrides.quota) {
+    const dynamo = dynamoClient({ endpoint: c.dynamodbEndpoint });
+    dependencies.keys =
+      overrides.keys ??
+      new CachedKeyStore(new DynamoKeyStore({ client: dynamo, table: c.keysTable }), {
+        ttlMs: c.keyCacheTtlMs,
+        maxEntries: c.keyCacheMaxEntries,
+      });
+    dependencies.quota = overrides.quota ?? new DynamoQuotaMeter({ client: dynamo, table: c.countersTable });
+  }
+  return createHandler(dependencies);
+}

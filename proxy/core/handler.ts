@@ -1,0 +1,192 @@
+/**
+ * The proxy core: `request + dependencies → response`. Steps, in the order DESIGN.md §2 ranks their answers:
+ * method (405) → Authorization header (401) → configuration (503) → key lookup (503/401) → the answer itself
+ * (404 route, 400, 404 resource, 304, 200, 503 origin) → metering (503/429).
+ *
+ * The answer is worked out before metering, and only sent once the meter admits it: a request the origin
+ * could not serve is not counted (§2: 503s do not count), while a 429 still outranks a 404 or a 400.
+ */
+import { randomBytes } from 'node:crypto';
+import { Catalogue } from '../catalogue/reader.js';
+import { DependencyError } from '../errors.js';
+import { hashKey } from '../keys/hash.js';
+import type { KeyRecord } from '../keys/interface.js';
+import type { MeterResult } from '../quota/interface.js';
+import { parseAuthorization } from './auth.js';
+import type { RouteName } from './constants.js';
+import { callWithDeadline } from './deadline.js';
+import { apiError } from './errors.js';
+import { parseRequest } from './plan.js';
+import {
+  errorResponse,
+  notModifiedResponse,
+  okResponse,
+  optionsResponse,
+  rateLimitHeaders,
+  withHeaders,
+  withoutBody,
+} from './responses.js';
+import type { ProxyDependencies, ProxyHandler, ProxyRequest, ProxyResponse } from './types.js';
+
+/** Timeout of dependency calls when the configuration itself could not be read. */
+const FALLBACK_TIMEOUT_MS = 2_000;
+
+/**
+ * A fresh request id: `req_` and 16 random base64url characters.
+ * @example newRequestId() // → 'req_3q2-7wQk0ZbLx1aP'
+ */
+export function newRequestId(): string {
+  return `req_${randomBytes(12).toString('base64url')}`;
+}
+
+/** What the log line needs to know about a request, filled in as it goes. */
+interface Trace {
+  route: RouteName;
+  keyId: string | null;
+  error: string | undefined;
+}
+
+/**
+ * Build the request handler. It keeps the catalogue index in memory between requests.
+ * @example
+ * const handle = createHandler({ objects, keys, quota, config: loadConfig(), now: () => new Date(),
+ *   requestId: newRequestId, log: (line) => console.log(JSON.stringify(line)) });
+ * const response = await handle({ method: 'GET', path: '/v1/tags', query: '', headers: { authorization } });
+ */
+export function createHandler(deps: ProxyDependencies): ProxyHandler {
+  const config = deps.config.ok ? deps.config.config : undefined;
+  const timeoutMs = config?.dependencyTimeoutMs ?? FALLBACK_TIMEOUT_MS;
+  const catalogue =
+    config &&
+    new Catalogue({
+      objects: deps.objects,
+      prefix: config.prefix,
+      cursorSecret: config.cursorSecret,
+      pointerTtlMs: config.pointerTtlMs,
+      dependencyTimeoutMs: config.dependencyTimeoutMs,
+      now: () => deps.now().getTime(),
+    });
+
+  async function respond(request: ProxyRequest, requestId: string, trace: Trace): Promise<ProxyResponse> {
+    const parsed = parseRequest(request.method, request.path, request.query);
+    trace.route = parsed.route;
+    if (!parsed.ok && parsed.error.code === 'method_not_allowed')
+      return errorResponse(parsed.error, requestId);
+
+    const authorization = parseAuthorization(request.headers.authorization);
+    if (!authorization.ok) return errorResponse(authorization.error, requestId);
+    if (!deps.config.ok || !catalogue) {
+      trace.error = `configuration: ${deps.config.ok ? 'incomplete' : deps.config.problems.join('; ')}`;
+      return errorResponse(
+        apiError('configuration_error', 'The service is not fully configured.'),
+        requestId,
+      );
+    }
+
+    let key: KeyRecord | undefined;
+    try {
+      const keyHash = hashKey(authorization.key);
+      key = await callWithDeadline('keys', timeoutMs, (signal) => deps.keys.lookup(keyHash, { signal }));
+    } catch (error) {
+      trace.error = describe(error);
+      return errorResponse(
+        apiError('authentication_unavailable', 'Keys cannot be checked right now.'),
+        requestId,
+      );
+    }
+    if (key?.status !== 'active') {
+      return errorResponse(apiError('invalid_key', 'This API key is not accepted.'), requestId);
+    }
+    trace.keyId = key.keyId;
+
+    let answer: ProxyResponse;
+    if (!parsed.ok) answer = errorResponse(parsed.error, requestId);
+    else if (parsed.method === 'OPTIONS') answer = optionsResponse(requestId);
+    else {
+      try {
+        const outcome = await catalogue.read(parsed.plan, request.headers['if-none-match']);
+        answer =
+          outcome.kind === 'ok'
+            ? okResponse(outcome.body, outcome.etag, requestId)
+            : outcome.kind === 'not-modified'
+              ? notModifiedResponse(outcome.etag, requestId)
+              : errorResponse(outcome.error, requestId);
+        if (outcome.kind === 'error' && outcome.error.code === 'configuration_error')
+          trace.error = outcome.error.message;
+      } catch (error) {
+        trace.error = describe(error);
+        return errorResponse(
+          apiError('origin_unavailable', 'The catalogue cannot be read right now.'),
+          requestId,
+        );
+      }
+    }
+    if (answer.status === 503) return answer;
+
+    let meter: MeterResult;
+    try {
+      meter = await callWithDeadline('quota', timeoutMs, (signal) =>
+        deps.quota.meter(key, deps.now(), { signal }),
+      );
+    } catch (error) {
+      trace.error = describe(error);
+      return errorResponse(apiError('quota_unavailable', 'Quota cannot be checked right now.'), requestId);
+    }
+    const limits = rateLimitHeaders(meter);
+    if (!meter.admitted) {
+      const which = meter.exhausted === 'month' ? 'monthly' : 'per-minute';
+      return withHeaders(
+        errorResponse(
+          apiError('rate_limit_exceeded', `The ${which} request quota of this key is used up.`),
+          requestId,
+        ),
+        { ...limits, 'retry-after': String(meter.retryAfterSeconds) },
+      );
+    }
+    return withHeaders(answer, limits);
+  }
+
+  return async (request) => {
+    const started = performance.now();
+    const requestId = deps.requestId();
+    const trace: Trace = { route: 'unknown', keyId: null, error: undefined };
+    let response: ProxyResponse;
+    try {
+      response = await respond(request, requestId, trace);
+    } catch (error) {
+      // Only a bug gets here; answer within the documented codes and say what happened in the log.
+      trace.error = `unexpected: ${describe(error)}`;
+      response = errorResponse(
+        apiError('origin_unavailable', 'The catalogue cannot be read right now.'),
+        requestId,
+      );
+    }
+    if (request.method === 'HEAD') response = withoutBody(response);
+    writeLog(deps, {
+      time: deps.now().toISOString(),
+      request_id: requestId,
+      method: /^[A-Z]{1,16}$/.test(request.method) ? request.method : 'OTHER',
+      route: trace.route,
+      status: response.status,
+      latency_ms: Math.round((performance.now() - started) * 10) / 10,
+      bytes: response.body?.byteLength ?? 0,
+      key_id: trace.keyId,
+      ...(trace.error ? { error: trace.error } : {}),
+    });
+    return response;
+  };
+}
+
+function describe(error: unknown): string {
+  if (error instanceof DependencyError) return `${error.dependency}: ${error.message}`;
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}
+
+/** A failing logger must not turn an answer into a crash. */
+function writeLog(deps: ProxyDependencies, line: Parameters<ProxyDependencies['log']>[0]): void {
+  try {
+    deps.log(line);
+  } catch {
+    // Nothing sensible is left to do with a log line that cannot be written.
+  }
+}

@@ -1,0 +1,84 @@
+/** Building responses: the headers every kind of answer carries (DESIGN.md §2), in one place. */
+import type { RateLimitState } from '../quota/interface.js';
+import {
+  ALLOW_HEADER,
+  CACHEABLE,
+  JSON_CONTENT_TYPE,
+  LICENSE_LINK,
+  NOT_CACHEABLE,
+  WWW_AUTHENTICATE,
+} from './constants.js';
+import { type ApiError, ERROR_STATUS, errorBody } from './errors.js';
+import type { ProxyResponse } from './types.js';
+
+/** A 200 with a catalogue body: ETag, the licence link, private revalidated caching. */
+export function okResponse(body: Buffer, etag: string, requestId: string): ProxyResponse {
+  return {
+    status: 200,
+    headers: {
+      'content-type': JSON_CONTENT_TYPE,
+      'content-length': String(body.byteLength),
+      etag,
+      'cache-control': CACHEABLE,
+      link: LICENSE_LINK,
+      'x-request-id': requestId,
+    },
+    body,
+  };
+}
+
+/** A 304 carries only what lets the client keep using its copy (RFC 9110 §15.4.5), no body. */
+export function notModifiedResponse(etag: string, requestId: string): ProxyResponse {
+  return {
+    status: 304,
+    headers: { etag, 'cache-control': CACHEABLE, 'x-request-id': requestId },
+    body: undefined,
+  };
+}
+
+export function optionsResponse(requestId: string): ProxyResponse {
+  return {
+    status: 204,
+    headers: { allow: ALLOW_HEADER, 'cache-control': NOT_CACHEABLE, 'x-request-id': requestId },
+    body: undefined,
+  };
+}
+
+/** The error envelope with its status; 405 names the allowed methods and 401 the expected scheme. */
+export function errorResponse(error: ApiError, requestId: string): ProxyResponse {
+  const body = errorBody(error, requestId);
+  const headers: Record<string, string> = {
+    'content-type': JSON_CONTENT_TYPE,
+    'content-length': String(body.byteLength),
+    'cache-control': NOT_CACHEABLE,
+    'x-request-id': requestId,
+  };
+  const status = ERROR_STATUS[error.code];
+  if (status === 405) headers.allow = ALLOW_HEADER;
+  if (status === 401) headers['www-authenticate'] = WWW_AUTHENTICATE;
+  return { status, headers, body };
+}
+
+/**
+ * The rate-limit headers of spec §8 for a metered request.
+ * @example rateLimitHeaders({ limitMonth: 5000, remainingMonth: 4999, limitMinute: 60, remainingMinute: 59, reset: 1795000000 })
+ *   // → { 'x-ratelimit-limit-month': '5000', …, 'x-ratelimit-reset': '1795000000' }
+ */
+export function rateLimitHeaders(state: RateLimitState): Record<string, string> {
+  return {
+    'x-ratelimit-limit-month': String(state.limitMonth),
+    'x-ratelimit-remaining-month': String(state.remainingMonth),
+    'x-ratelimit-limit-minute': String(state.limitMinute),
+    'x-ratelimit-remaining-minute': String(state.remainingMinute),
+    'x-ratelimit-reset': String(state.reset),
+  };
+}
+
+export function withHeaders(response: ProxyResponse, headers: Record<string, string>): ProxyResponse {
+  return { ...response, headers: { ...response.headers, ...headers } };
+}
+
+/** HEAD: the GET answer's headers (Content-Length included), no body. */
+export function withoutBody(response: ProxyResponse): ProxyResponse {
+  return response.body === undefined ? response : { ...response, body: undefined };
+}

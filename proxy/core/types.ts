@@ -1,0 +1,49 @@
+/** The proxy core's view of HTTP: plain values, so adapters stay thin and tests need no server. */
+import type { ConfigResult } from '../config.js';
+import type { KeyStore } from '../keys/interface.js';
+import type { ObjectStore } from '../objects/interface.js';
+import type { QuotaMeter } from '../quota/interface.js';
+
+export interface ProxyRequest {
+  method: string;
+  /** The path as sent, not percent-decoded (e.g. `/v1/modules/12`). */
+  path: string;
+  /** The query string as sent, without `?` (e.g. `limit=5&sort=name`); `''` when there is none. */
+  query: string;
+  /** Header values by lower-case name. `authorization` is the consumer's (adapters resolve proxies). */
+  headers: Readonly<Record<string, string | undefined>>;
+}
+
+export interface ProxyResponse {
+  status: number;
+  /** Lower-case names. */
+  headers: Record<string, string>;
+  /** `undefined` for 204, 304 and HEAD answers. */
+  body: Buffer | undefined;
+}
+
+export type ProxyHandler = (request: ProxyRequest) => Promise<ProxyResponse>;
+
+/** One structured log line per request; never the key or the Authorization header. */
+export interface RequestLogLine {
+  time: string;
+  request_id: string;
+  method: string;
+  route: string;
+  status: number;
+  latency_ms: number;
+  bytes: number;
+  key_id: string | null;
+  /** What failed, for 503 answers (names a dependency or a variable, never a secret). */
+  error?: string;
+}
+
+export interface ProxyDependencies {
+  objects: ObjectStore;
+  keys: KeyStore;
+  quota: QuotaMeter;
+  config: ConfigResult;
+  now: () => Date;
+  requestId: () => string;
+  log: (line: RequestLogLine) => void;
+}

@@ -1,0 +1,55 @@
+/** Key records in memory: tests, benchmarks and local runs without DynamoDB. */
+import { generateKeyId, hashKey } from './hash.js';
+import { FREE_TIER_LIMITS, type KeyRecord, type KeyStore, type Limits, type Tier } from './interface.js';
+
+export interface MemoryKeyOptions {
+  tier?: Tier;
+  status?: KeyRecord['status'];
+  limits?: Limits;
+  keyId?: string;
+  label?: string;
+}
+
+/**
+ * @example
+ * const keys = new MemoryKeyStore();
+ * const record = keys.add('pk_live_AAAAAAAAAAAAAAAAAAAAAA', { tier: 'partner', limits: { minute: 600, month: 1e6 } });
+ * await keys.lookup(hashKey('pk_live_AAAAAAAAAAAAAAAAAAAAAA')); // → record
+ */
+export class MemoryKeyStore implements KeyStore {
+  readonly #records = new Map<string, KeyRecord>();
+  /** Lookups made (tests count them). */
+  lookups = 0;
+
+  /** Store a record for `key` (only its hash is kept) and return it. */
+  add(key: string, options: MemoryKeyOptions = {}): KeyRecord {
+    const record: KeyRecord = {
+      keyHash: hashKey(key),
+      keyId: options.keyId ?? generateKeyId(),
+      tier: options.tier ?? 'free',
+      status: options.status ?? 'active',
+      limits: options.limits ?? FREE_TIER_LIMITS,
+      created: new Date(0).toISOString(),
+      ...(options.label === undefined ? {} : { label: options.label }),
+    };
+    this.#records.set(record.keyHash, record);
+    return record;
+  }
+
+  /** Mark the key with this id revoked; `false` when there is none. */
+  revoke(keyId: string): boolean {
+    for (const record of this.#records.values()) {
+      if (record.keyId === keyId) {
+        record.status = 'revoked';
+        return true;
+      }
+    }
+    return false;
+  }
+
+  async lookup(keyHash: string): Promise<KeyRecord | undefined> {
+    this.lookups++;
+    const record = this.#records.get(keyHash);
+    return record && { ...record, limits: { ...record.limits } };
+  }
+}
