@@ -112,8 +112,9 @@ export class DynamoQuotaMeter implements QuotaMeter {
     let step: Step = { write: 'count', minute };
     for (let writes = 1; writes <= MAX_WRITES && 'write' in step; writes++) {
       const outcome = await this.#write(pk, step, limits, expiresAt, options.signal);
-      if ('admitted' in outcome)
+      if ('admitted' in outcome) {
         return { admitted: true, ...rateLimitState(outcome.admitted, minute, limits) };
+      }
       let state = outcome.state;
       if (state === 'unknown') {
         // AWS returns the item that failed the condition; when it is absent (new item, or a server such as
