@@ -1,0 +1,159 @@
+/**
+ * The alarms an operator acts on (README, operator guide, explains each one), and an optional e-mail topic.
+ */
+import { Duration, Stack } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
+import { Construct } from 'constructs';
+
+export interface AlarmsProps {
+  readonly proxy: lambda.IFunction;
+  readonly keysTable: dynamodb.ITable;
+  readonly countersTable: dynamodb.ITable;
+  /**
+   * E-mail address subscribed to the alarm topic.
+   * @default - no topic; the alarms have no actions
+   */
+  readonly alarmEmail?: string;
+  /**
+   * Percentage of 5xx answers per 5 minutes that raises the error-rate alarm.
+   * @default 5
+   */
+  readonly errorRateThresholdPercent?: number;
+  /**
+   * p99 duration in milliseconds per 5 minutes that raises the latency alarm.
+   * @default 2000
+   */
+  readonly p99DurationThresholdMs?: number;
+}
+
+const PERIOD = Duration.minutes(5);
+
+export class Alarms extends Construct {
+  readonly errorRate: cloudwatch.Alarm;
+  readonly throttles: cloudwatch.Alarm;
+  readonly p99Duration: cloudwatch.Alarm;
+  readonly keysTableThrottles: cloudwatch.Alarm;
+  readonly countersTableThrottles: cloudwatch.Alarm;
+  /** Receives every alarm and recovery when `alarmEmail` is set. */
+  readonly topic?: sns.Topic;
+
+  constructor(scope: Construct, id: string, props: AlarmsProps) {
+    super(scope, id);
+    const prefix = Stack.of(this).stackName;
+    const functionName = props.proxy.functionName;
+
+    // The function URL's own status counts, not Lambda's Errors/Invocations: the proxy answers dependency
+    // faults with a handled 503 (fail closed), which Errors never counts, while Url5xxCount counts those
+    // and crashes and timeouts alike. Not CloudFront's 5xxErrorRate either: CloudFront publishes its
+    // metrics in us-east-1 only, and an alarm cannot watch another region's metric.
+    const urlMetric = (metricName: string) =>
+      new cloudwatch.Metric({
+        namespace: 'AWS/Lambda',
+        metricName,
+        dimensionsMap: { FunctionName: functionName },
+        statistic: cloudwatch.Stats.SUM,
+        period: PERIOD,
+      });
+    this.errorRate = new cloudwatch.MathExpression({
+      expression: '100 * FILL(errors, 0) / requests',
+      usingMetrics: { errors: urlMetric('Url5xxCount'), requests: urlMetric('UrlRequestCount') },
+      label: 'Proxy 5xx rate (%)',
+      period: PERIOD,
+    }).createAlarm(this, 'ErrorRate', {
+      alarmName: `${prefix}-proxy-5xx-rate`,
+      alarmDescription:
+        'More than the threshold percentage of API requests were answered with a 5xx in two consecutive 5-minute periods. Read the proxy log lines with status >= 500: their error code names the failing dependency (configuration_error, authentication_unavailable, quota_unavailable, origin_unavailable).',
+      threshold: props.errorRateThresholdPercent ?? 5,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 2,
+      datapointsToAlarm: 2,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+
+    this.throttles = props.proxy
+      .metricThrottles({ period: PERIOD, statistic: cloudwatch.Stats.SUM })
+      .createAlarm(this, 'Throttles', {
+        alarmName: `${prefix}-proxy-throttles`,
+        alarmDescription:
+          'Lambda refused proxy invocations for lack of concurrency: consumers got errors their quota did not cause. Raise reservedConcurrency (if set) or the account concurrency quota.',
+        threshold: 1,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      });
+
+    this.p99Duration = props.proxy
+      .metricDuration({ period: PERIOD, statistic: cloudwatch.Stats.p(99) })
+      .createAlarm(this, 'P99Duration', {
+        alarmName: `${prefix}-proxy-p99-duration`,
+        alarmDescription:
+          'The slowest 1% of proxy invocations took longer than the threshold for 15 minutes. Look for slow S3 or DynamoDB calls (dependency timeouts in the log), cold starts, or too little memory.',
+        threshold: props.p99DurationThresholdMs ?? 2_000,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 3,
+        datapointsToAlarm: 3,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      });
+
+    // Read and write throttle events cover every operation on the table in one expression.
+    const tableThrottles = (table: dynamodb.ITable, alarmId: string, name: string, consequence: string) =>
+      new cloudwatch.MathExpression({
+        expression: 'FILL(reads, 0) + FILL(writes, 0)',
+        usingMetrics: {
+          reads: table.metric('ReadThrottleEvents', { period: PERIOD, statistic: cloudwatch.Stats.SUM }),
+          writes: table.metric('WriteThrottleEvents', { period: PERIOD, statistic: cloudwatch.Stats.SUM }),
+        },
+        label: `${name} table throttle events`,
+        period: PERIOD,
+      }).createAlarm(this, alarmId, {
+        alarmName: `${prefix}-${name}-table-throttles`,
+        alarmDescription: `DynamoDB throttled requests to the ${name} table (${consequence}). On-demand tables throttle when traffic more than doubles its previous peak within 30 minutes or one partition is hot; check the table's metrics and the account's on-demand throughput limits.`,
+        threshold: 1,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      });
+    this.keysTableThrottles = tableThrottles(
+      props.keysTable,
+      'KeysTableThrottles',
+      'keys',
+      'consumers get 503 authentication_unavailable',
+    );
+    this.countersTableThrottles = tableThrottles(
+      props.countersTable,
+      'CountersTableThrottles',
+      'counters',
+      'consumers get 503 quota_unavailable',
+    );
+
+    if (props.alarmEmail !== undefined) {
+      // Not KMS-encrypted: CloudWatch cannot publish to a topic under the AWS-managed SNS key, and the
+      // messages hold only alarm names and states.
+      this.topic = new sns.Topic(this, 'Topic', {
+        displayName: 'Catalogue Read API alarms',
+        enforceSSL: true,
+      });
+      this.topic.addSubscription(new subscriptions.EmailSubscription(props.alarmEmail));
+      const action = new actions.SnsAction(this.topic);
+      for (const alarm of this.all()) {
+        alarm.addAlarmAction(action);
+        alarm.addOkAction(action);
+      }
+    }
+  }
+
+  all(): cloudwatch.Alarm[] {
+    return [
+      this.errorRate,
+      this.throttles,
+      this.p99Duration,
+      this.keysTableThrottles,
+      this.countersTableThrottles,
+    ];
+  }
+}

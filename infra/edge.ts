@@ -1,0 +1,149 @@
+/**
+ * The public face of the API: a CloudFront distribution in front of the proxy's function URL (origin
+ * access control), a viewer-request function (405s, Authorization hand-over) and security headers.
+ */
+import { fileURLToPath } from 'node:url';
+import { Duration, Validations } from 'aws-cdk-lib';
+import * as acm from 'aws-cdk-lib/aws-certificatemanager';
+import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
+import * as origins from 'aws-cdk-lib/aws-cloudfront-origins';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
+import { Construct } from 'constructs';
+
+/** The viewer-request function's code (plain JS, unit-tested in test/infra). */
+export const VIEWER_REQUEST_CODE = fileURLToPath(new URL('./viewer-request.js', import.meta.url));
+
+/** The security headers of every response; `viewer-request.js` sends the same ones with its 405s. */
+export const SECURITY_HEADERS = {
+  hstsMaxAge: Duration.days(365),
+  contentSecurityPolicy: "default-src 'none'; frame-ancestors 'none'",
+} as const;
+
+export interface EdgeProps {
+  readonly functionUrl: lambda.IFunctionUrl;
+  /** Bucket of the CloudFront standard logs (needs ACLs enabled). */
+  readonly logBucket: s3.IBucket;
+  /**
+   * Custom domain name; needs `certificateArn`.
+   * @default - the distribution's `*.cloudfront.net` name only
+   */
+  readonly domainName?: string;
+  /**
+   * ACM certificate (us-east-1) for `domainName`.
+   * @default - none
+   */
+  readonly certificateArn?: string;
+  /**
+   * AWS WAF web ACL ARN.
+   * @default - none
+   */
+  readonly webAclArn?: string;
+  /**
+   * Price class.
+   * @default PriceClass.PRICE_CLASS_100
+   */
+  readonly priceClass?: cloudfront.PriceClass;
+}
+
+export class Edge extends Construct {
+  readonly distribution: cloudfront.Distribution;
+  readonly viewerRequest: cloudfront.Function;
+  readonly responseHeaders: cloudfront.ResponseHeadersPolicy;
+
+  constructor(scope: Construct, id: string, props: EdgeProps) {
+    super(scope, id);
+
+    this.viewerRequest = new cloudfront.Function(this, 'ViewerRequest', {
+      comment: 'Catalogue API: 405 for other methods; Authorization travels as x-catalogue-authorization',
+      runtime: cloudfront.FunctionRuntime.JS_2_0,
+      code: cloudfront.FunctionCode.fromFile({ filePath: VIEWER_REQUEST_CODE }),
+    });
+
+    // No CORS configuration on purpose: keys must not live in browser code (spec §5), so no cross-origin
+    // browser access is offered.
+    this.responseHeaders = new cloudfront.ResponseHeadersPolicy(this, 'SecurityHeaders', {
+      comment: 'Catalogue API security headers',
+      securityHeadersBehavior: {
+        strictTransportSecurity: {
+          accessControlMaxAge: SECURITY_HEADERS.hstsMaxAge,
+          includeSubdomains: true,
+          override: true,
+        },
+        contentTypeOptions: { override: true },
+        frameOptions: { frameOption: cloudfront.HeadersFrameOption.DENY, override: true },
+        referrerPolicy: { referrerPolicy: cloudfront.HeadersReferrerPolicy.NO_REFERRER, override: true },
+        contentSecurityPolicy: {
+          contentSecurityPolicy: SECURITY_HEADERS.contentSecurityPolicy,
+          override: true,
+        },
+      },
+    });
+
+    const certificate =
+      props.certificateArn !== undefined
+        ? acm.Certificate.fromCertificateArn(this, 'Certificate', props.certificateArn)
+        : undefined;
+
+    this.distribution = new cloudfront.Distribution(this, 'Distribution', {
+      comment: 'Catalogue Read API',
+      defaultBehavior: {
+        origin: origins.FunctionUrlOrigin.withOriginAccessControl(props.functionUrl),
+        // HTTPS only, no redirect: a client that sends its key over plain HTTP should fail loudly and be
+        // fixed, not be silently redirected after the key has crossed the network in clear text.
+        viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.HTTPS_ONLY,
+        // Every method reaches the edge so that the viewer-request function can answer 405 itself.
+        allowedMethods: cloudfront.AllowedMethods.ALLOW_ALL,
+        // Every request must reach the proxy to be authenticated and metered, and one key's answer must
+        // never be served to another: no caching at CloudFront (ETags still give consumers their 304s).
+        cachePolicy: cloudfront.CachePolicy.CACHING_DISABLED,
+        // All viewer headers (x-catalogue-authorization, If-None-Match) and query strings; not Host,
+        // which must be the function URL's own host for the SigV4 signature to match.
+        originRequestPolicy: cloudfront.OriginRequestPolicy.ALL_VIEWER_EXCEPT_HOST_HEADER,
+        // The proxy's bytes and strong ETags reach the consumer unchanged (CloudFront would only compress
+        // cacheable responses anyway).
+        compress: false,
+        responseHeadersPolicy: this.responseHeaders,
+        functionAssociations: [
+          { function: this.viewerRequest, eventType: cloudfront.FunctionEventType.VIEWER_REQUEST },
+        ],
+      },
+      httpVersion: cloudfront.HttpVersion.HTTP2_AND_3,
+      priceClass: props.priceClass ?? cloudfront.PriceClass.PRICE_CLASS_100,
+      enableIpv6: true,
+      enableLogging: true,
+      logBucket: props.logBucket,
+      logFilePrefix: 'cloudfront/',
+      logIncludesCookies: false,
+      // The minimum TLS version applies to a custom certificate only (see the CFR4 acknowledgement below).
+      ...(certificate && props.domainName
+        ? {
+            certificate,
+            domainNames: [props.domainName],
+            minimumProtocolVersion: cloudfront.SecurityPolicyProtocol.TLS_V1_2_2021,
+          }
+        : {}),
+      ...(props.webAclArn ? { webAclId: props.webAclArn } : {}),
+    });
+
+    Validations.of(this.distribution).acknowledge({
+      id: 'AwsSolutions-CFR1',
+      reason:
+        'The catalogue is public reference data licensed CC BY 4.0 for use anywhere; access is controlled per API key, not per country.',
+    });
+    if (!props.webAclArn) {
+      Validations.of(this.distribution).acknowledge({
+        id: 'AwsSolutions-CFR2',
+        reason:
+          'Every request is authenticated and metered per key by the proxy (one atomic DynamoDB write, 429 beyond the quota) and only GET/HEAD/OPTIONS pass the edge; a web ACL can be attached with the webAclArn setting when abuse without valid keys becomes a cost.',
+      });
+    }
+    if (!certificate) {
+      Validations.of(this.distribution).acknowledge({
+        id: 'AwsSolutions-CFR4',
+        reason:
+          'Without a custom domain the distribution uses the *.cloudfront.net default certificate, whose TLS security policy CloudFront fixes and cannot be raised; TLSv1.2_2021 applies as soon as domainName and certificateArn are set.',
+      });
+    }
+  }
+}

@@ -1,0 +1,275 @@
+/**
+ * The stack's settings: every one optional, each with its default here and in its doc comment, and one
+ * validation that throws a message naming the setting before any resource is created.
+ */
+import { RemovalPolicy, type StackProps, Token } from 'aws-cdk-lib';
+import { PriceClass } from 'aws-cdk-lib/aws-cloudfront';
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+
+export interface CatalogueStackProps extends StackProps {
+  /**
+   * Key prefix of the published catalogue inside the bucket: `''` or a path ending in `/`
+   * (no leading `/`, no wildcards). The proxy reads and the publisher writes only under it.
+   * @default 'catalogue/'
+   */
+  readonly cataloguePrefix?: string;
+  /**
+   * Custom domain name of the API (e.g. `api.example.com`); needs `certificateArn`. You then point a
+   * CNAME (or a Route 53 alias) at the `DistributionDomainName` output.
+   * @default - none: the API is served on the distribution's `*.cloudfront.net` name
+   */
+  readonly domainName?: string;
+  /**
+   * ARN of an ACM certificate in us-east-1 that covers `domainName`; needs `domainName`.
+   * @default - none
+   */
+  readonly certificateArn?: string;
+  /**
+   * ARN of a web ACL (AWS WAF, scope CLOUDFRONT) to attach to the distribution.
+   * @default - none: every request is authenticated and metered per key by the proxy
+   */
+  readonly webAclArn?: string;
+  /**
+   * CloudFront price class (which edge locations serve the API).
+   * @default PriceClass.PRICE_CLASS_100 (North America and Europe)
+   */
+  readonly priceClass?: PriceClass;
+  /**
+   * E-mail address subscribed to an SNS topic that receives every alarm and its recovery.
+   * @default - none: alarms are created without actions
+   */
+  readonly alarmEmail?: string;
+  /**
+   * ARN of the IAM principal (role or user) allowed to assume the publisher role.
+   * @default - any principal of this account whose own IAM policy allows sts:AssumeRole on it
+   */
+  readonly publisherPrincipalArn?: string;
+  /**
+   * DynamoDB deletion protection on both tables.
+   * @default true
+   */
+  readonly deletionProtection?: boolean;
+  /**
+   * What CloudFormation does with the bucket, the access-log bucket, the tables and the proxy's log group
+   * when they leave the stack. `DESTROY` still fails on a non-empty bucket (nothing is emptied for you).
+   * @default RemovalPolicy.RETAIN
+   */
+  readonly removalPolicy?: RemovalPolicy;
+  /**
+   * Memory of the proxy Lambda in MB (CPU scales with it).
+   * @default 512
+   */
+  readonly memorySize?: number;
+  /**
+   * Timeout of the proxy Lambda in seconds; must exceed four dependency timeouts (key lookup, metering,
+   * pointer and object read can each take one).
+   * @default 10
+   */
+  readonly timeoutSeconds?: number;
+  /**
+   * Reserved concurrency of the proxy Lambda: caps its share of the account's concurrency and the load it
+   * can put on DynamoDB.
+   * @default - none: unreserved account concurrency
+   */
+  readonly reservedConcurrency?: number;
+  /**
+   * Retention of the proxy's log group, in days (a value CloudWatch Logs accepts: 1, 3, 5, 7, 14, 30, …).
+   * @default 30
+   */
+  readonly logRetentionDays?: number;
+  /**
+   * Retention of the CloudFront and S3 access logs, in days.
+   * @default 90
+   */
+  readonly accessLogRetentionDays?: number;
+  /**
+   * AWS X-Ray active tracing on the proxy Lambda.
+   * @default false
+   */
+  readonly tracing?: boolean;
+  /**
+   * `KEY_CACHE_TTL_MS` of the proxy: how long a key lookup is trusted. A revoked key keeps working for at
+   * most this long on a warm Lambda instance.
+   * @default 30000
+   */
+  readonly keyCacheTtlMs?: number;
+  /**
+   * `POINTER_TTL_MS` of the proxy: how often it re-checks the published version pointer. A publish is
+   * visible to every Lambda instance at most this long after the pointer is written.
+   * @default 5000
+   */
+  readonly pointerTtlMs?: number;
+  /**
+   * `DEPENDENCY_TIMEOUT_MS` of the proxy: the timeout of each S3 or DynamoDB call.
+   * @default 2000
+   */
+  readonly dependencyTimeoutMs?: number;
+  /**
+   * Alarm threshold: percentage of the function URL's requests answered with a 5xx, per 5 minutes.
+   * @default 5
+   */
+  readonly errorRateThresholdPercent?: number;
+  /**
+   * Alarm threshold: p99 duration of the proxy Lambda in milliseconds, per 5 minutes.
+   * @default 2000
+   */
+  readonly p99DurationThresholdMs?: number;
+}
+
+/** Every setting with its default applied; optional ones stay optional. */
+export type ResolvedProps = Required<
+  Pick<
+    CatalogueStackProps,
+    | 'cataloguePrefix'
+    | 'priceClass'
+    | 'deletionProtection'
+    | 'removalPolicy'
+    | 'memorySize'
+    | 'timeoutSeconds'
+    | 'logRetentionDays'
+    | 'accessLogRetentionDays'
+    | 'tracing'
+    | 'keyCacheTtlMs'
+    | 'pointerTtlMs'
+    | 'dependencyTimeoutMs'
+    | 'errorRateThresholdPercent'
+    | 'p99DurationThresholdMs'
+  >
+> &
+  Pick<
+    CatalogueStackProps,
+    | 'domainName'
+    | 'certificateArn'
+    | 'webAclArn'
+    | 'alarmEmail'
+    | 'publisherPrincipalArn'
+    | 'reservedConcurrency'
+  >;
+
+export const DEFAULTS = {
+  cataloguePrefix: 'catalogue/',
+  priceClass: PriceClass.PRICE_CLASS_100,
+  deletionProtection: true,
+  removalPolicy: RemovalPolicy.RETAIN,
+  memorySize: 512,
+  timeoutSeconds: 10,
+  logRetentionDays: 30,
+  accessLogRetentionDays: 90,
+  tracing: false,
+  keyCacheTtlMs: 30_000,
+  pointerTtlMs: 5_000,
+  dependencyTimeoutMs: 2_000,
+  errorRateThresholdPercent: 5,
+  p99DurationThresholdMs: 2_000,
+} as const satisfies Partial<ResolvedProps>;
+
+/** Retention values CloudWatch Logs accepts (the numeric values of `RetentionDays`, without INFINITE). */
+const RETENTION_VALUES = Object.values(RetentionDays).filter(
+  (value): value is number => typeof value === 'number' && value !== RetentionDays.INFINITE,
+);
+
+/** Bucket-key characters S3 documents as safe; wildcards would widen every IAM grant on the prefix. */
+const PREFIX_PATTERN = /^(?:[A-Za-z0-9!_.'()-]+\/)*$/;
+const CERTIFICATE_ARN = /^arn:aws[a-z-]*:acm:([a-z0-9-]+):\d{12}:certificate\/[A-Za-z0-9-]+$/;
+const PRINCIPAL_ARN = /^arn:aws[a-z-]*:iam::\d{12}:(?:root|role\/[\w+=,.@/-]+|user\/[\w+=,.@/-]+)$/;
+const DOMAIN_NAME = /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
+const EMAIL = /^[^@\s]+@[^@\s]+\.[^@\s]+$/;
+
+function integerIn(name: string, value: number, min: number, max: number): void {
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new Error(`${name} must be an integer between ${min} and ${max} (got ${value})`);
+  }
+}
+
+/** A string that is a literal (not a deploy-time token) and does not match `pattern`. */
+function badLiteral(value: string | undefined, pattern: RegExp): boolean {
+  return value !== undefined && !Token.isUnresolved(value) && !pattern.test(value);
+}
+
+/**
+ * Apply the defaults and check every setting; throws an `Error` naming the first bad one.
+ * The numeric bounds of the proxy settings are those of `proxy/config.ts`, so the stack never deploys a
+ * configuration the proxy would refuse with `configuration_error`.
+ * @example resolveProps({}).cataloguePrefix === 'catalogue/'
+ */
+export function resolveProps(props: CatalogueStackProps): ResolvedProps {
+  const resolved: ResolvedProps = {
+    cataloguePrefix: props.cataloguePrefix ?? DEFAULTS.cataloguePrefix,
+    priceClass: props.priceClass ?? DEFAULTS.priceClass,
+    deletionProtection: props.deletionProtection ?? DEFAULTS.deletionProtection,
+    removalPolicy: props.removalPolicy ?? DEFAULTS.removalPolicy,
+    memorySize: props.memorySize ?? DEFAULTS.memorySize,
+    timeoutSeconds: props.timeoutSeconds ?? DEFAULTS.timeoutSeconds,
+    logRetentionDays: props.logRetentionDays ?? DEFAULTS.logRetentionDays,
+    accessLogRetentionDays: props.accessLogRetentionDays ?? DEFAULTS.accessLogRetentionDays,
+    tracing: props.tracing ?? DEFAULTS.tracing,
+    keyCacheTtlMs: props.keyCacheTtlMs ?? DEFAULTS.keyCacheTtlMs,
+    pointerTtlMs: props.pointerTtlMs ?? DEFAULTS.pointerTtlMs,
+    dependencyTimeoutMs: props.dependencyTimeoutMs ?? DEFAULTS.dependencyTimeoutMs,
+    errorRateThresholdPercent: props.errorRateThresholdPercent ?? DEFAULTS.errorRateThresholdPercent,
+    p99DurationThresholdMs: props.p99DurationThresholdMs ?? DEFAULTS.p99DurationThresholdMs,
+    domainName: props.domainName,
+    certificateArn: props.certificateArn,
+    webAclArn: props.webAclArn,
+    alarmEmail: props.alarmEmail,
+    publisherPrincipalArn: props.publisherPrincipalArn,
+    reservedConcurrency: props.reservedConcurrency,
+  };
+  const r = resolved;
+
+  if (!PREFIX_PATTERN.test(r.cataloguePrefix)) {
+    throw new Error(
+      `cataloguePrefix must be '' or path segments each ending in '/', of letters, digits and !_.'()- (got '${r.cataloguePrefix}')`,
+    );
+  }
+  if ((r.domainName === undefined) !== (r.certificateArn === undefined)) {
+    throw new Error('domainName and certificateArn must be given together');
+  }
+  if (badLiteral(r.domainName, DOMAIN_NAME)) {
+    throw new Error(
+      `domainName must be a lower-case DNS name such as api.example.com (got '${r.domainName}')`,
+    );
+  }
+  if (badLiteral(r.certificateArn, CERTIFICATE_ARN)) {
+    throw new Error(`certificateArn must be the ARN of an ACM certificate (got '${r.certificateArn}')`);
+  }
+  const certificateRegion = r.certificateArn?.match(CERTIFICATE_ARN)?.[1];
+  if (certificateRegion !== undefined && certificateRegion !== 'us-east-1') {
+    throw new Error(
+      `certificateArn must be a certificate in us-east-1, the only region CloudFront uses (got ${certificateRegion})`,
+    );
+  }
+  if (badLiteral(r.alarmEmail, EMAIL)) {
+    throw new Error(`alarmEmail must be an e-mail address (got '${r.alarmEmail}')`);
+  }
+  if (badLiteral(r.publisherPrincipalArn, PRINCIPAL_ARN)) {
+    throw new Error(
+      `publisherPrincipalArn must be the ARN of an IAM role, user or account root (got '${r.publisherPrincipalArn}')`,
+    );
+  }
+  integerIn('memorySize', r.memorySize, 128, 10_240);
+  integerIn('timeoutSeconds', r.timeoutSeconds, 1, 900);
+  if (r.reservedConcurrency !== undefined)
+    integerIn('reservedConcurrency', r.reservedConcurrency, 1, 100_000);
+  if (!RETENTION_VALUES.includes(r.logRetentionDays)) {
+    throw new Error(
+      `logRetentionDays must be one of ${RETENTION_VALUES.join(', ')} (got ${r.logRetentionDays})`,
+    );
+  }
+  integerIn('accessLogRetentionDays', r.accessLogRetentionDays, 1, 3_650);
+  integerIn('keyCacheTtlMs', r.keyCacheTtlMs, 0, 3_600_000);
+  integerIn('pointerTtlMs', r.pointerTtlMs, 0, 3_600_000);
+  integerIn('dependencyTimeoutMs', r.dependencyTimeoutMs, 1, 60_000);
+  if (r.timeoutSeconds * 1000 <= 4 * r.dependencyTimeoutMs) {
+    throw new Error(
+      `timeoutSeconds (${r.timeoutSeconds}) must exceed four dependency timeouts (4 × ${r.dependencyTimeoutMs} ms)`,
+    );
+  }
+  if (!(r.errorRateThresholdPercent > 0 && r.errorRateThresholdPercent <= 100)) {
+    throw new Error(
+      `errorRateThresholdPercent must be above 0 and at most 100 (got ${r.errorRateThresholdPercent})`,
+    );
+  }
+  integerIn('p99DurationThresholdMs', r.p99DurationThresholdMs, 1, r.timeoutSeconds * 1000);
+  return resolved;
+}

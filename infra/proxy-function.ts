@@ -1,0 +1,225 @@
+/**
+ * The proxy Lambda (bundled from `proxy/lambda.ts`), its least-privilege role, its log group, the cursor
+ * secret it is configured with, and the function URL CloudFront reaches it through.
+ */
+import { fileURLToPath } from 'node:url';
+import { Duration, type RemovalPolicy, Validations } from 'aws-cdk-lib';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { LogLevel, NodejsFunction, OutputFormat, SourceMapMode } from 'aws-cdk-lib/aws-lambda-nodejs';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
+import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import { Construct } from 'constructs';
+import { prefixWildcardFinding } from './nag.js';
+
+/** The repository root: the bundler resolves `proxy/` and `node_modules/` from here. */
+export const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
+/** The proxy's Lambda entry point (exports `handler`). */
+export const PROXY_ENTRY = fileURLToPath(new URL('../proxy/lambda.ts', import.meta.url));
+
+export interface ProxyFunctionProps {
+  readonly bucket: s3.IBucket;
+  /** Key prefix of the published catalogue: `''` or ending in `/`. */
+  readonly cataloguePrefix: string;
+  readonly keysTable: dynamodb.ITable;
+  readonly countersTable: dynamodb.ITable;
+  /**
+   * Memory in MB.
+   * @default 512
+   */
+  readonly memorySize?: number;
+  /**
+   * Timeout in seconds.
+   * @default 10
+   */
+  readonly timeoutSeconds?: number;
+  /**
+   * Reserved concurrency.
+   * @default - none
+   */
+  readonly reservedConcurrency?: number;
+  /**
+   * Log retention in days (a `RetentionDays` value).
+   * @default 30
+   */
+  readonly logRetentionDays?: number;
+  /**
+   * Removal policy of the log group.
+   * @default RemovalPolicy.RETAIN
+   */
+  readonly removalPolicy?: RemovalPolicy;
+  /**
+   * X-Ray active tracing.
+   * @default false
+   */
+  readonly tracing?: boolean;
+  /**
+   * `KEY_CACHE_TTL_MS`.
+   * @default 30000
+   */
+  readonly keyCacheTtlMs?: number;
+  /**
+   * `POINTER_TTL_MS`.
+   * @default 5000
+   */
+  readonly pointerTtlMs?: number;
+  /**
+   * `DEPENDENCY_TIMEOUT_MS`.
+   * @default 2000
+   */
+  readonly dependencyTimeoutMs?: number;
+}
+
+export class ProxyFunction extends Construct {
+  readonly function: NodejsFunction;
+  readonly functionUrl: lambda.FunctionUrl;
+  readonly role: iam.Role;
+  readonly logGroup: logs.LogGroup;
+  /** HMAC key that binds cursors to their query (`CURSOR_SECRET`). */
+  readonly cursorSecret: secretsmanager.Secret;
+
+  constructor(scope: Construct, id: string, props: ProxyFunctionProps) {
+    super(scope, id);
+    const prefix = props.cataloguePrefix;
+
+    this.cursorSecret = new secretsmanager.Secret(this, 'CursorSecret', {
+      description: 'HMAC key of the Catalogue Read API cursors (CURSOR_SECRET of the proxy Lambda)',
+      generateSecretString: { passwordLength: 64, excludePunctuation: true, includeSpace: false },
+    });
+    Validations.of(this.cursorSecret).acknowledge({
+      id: 'AwsSolutions-SMG4',
+      reason:
+        'Rotating the cursor key invalidates every open cursor (consumers paging through a list get 400 invalid_parameter), and the proxy reads it once per cold start from its environment; it is rotated by hand when compromised (README, operator guide), not on a schedule.',
+    });
+
+    this.logGroup = new logs.LogGroup(this, 'Logs', {
+      retention: props.logRetentionDays ?? logs.RetentionDays.ONE_MONTH,
+      removalPolicy: props.removalPolicy,
+    });
+
+    // A role of our own instead of the default one: the default attaches AWSLambdaBasicExecutionRole,
+    // which may create log groups and write to any of them.
+    this.role = new iam.Role(this, 'Role', {
+      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+      description: 'Catalogue Read API proxy: read published objects, read keys, meter quota',
+    });
+    this.role.addToPolicy(
+      new iam.PolicyStatement({
+        sid: 'WriteOwnLogs',
+        actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+        resources: [this.logGroup.logGroupArn],
+      }),
+    );
+    this.role.addToPolicy(
+      new iam.PolicyStatement({
+        sid: 'ReadPublishedObjects',
+        actions: ['s3:GetObject'],
+        resources: [props.bucket.arnForObjects(`${prefix}*`)],
+      }),
+    );
+    // Without s3:ListBucket, S3 answers GetObject on a missing key with 403 instead of 404, and the proxy
+    // could not tell "no such object" from "not allowed". Limited to listing under the prefix.
+    this.role.addToPolicy(
+      new iam.PolicyStatement({
+        sid: 'ListPublishedObjects',
+        actions: ['s3:ListBucket'],
+        resources: [props.bucket.bucketArn],
+        ...(prefix === '' ? {} : { conditions: { StringLike: { 's3:prefix': [`${prefix}*`] } } }),
+      }),
+    );
+    this.role.addToPolicy(
+      new iam.PolicyStatement({
+        sid: 'ReadKeys',
+        actions: ['dynamodb:GetItem'],
+        resources: [props.keysTable.tableArn],
+      }),
+    );
+    this.role.addToPolicy(
+      new iam.PolicyStatement({
+        sid: 'MeterQuota',
+        actions: ['dynamodb:UpdateItem', 'dynamodb:GetItem'],
+        resources: [props.countersTable.tableArn],
+      }),
+    );
+    Validations.of(this.role).acknowledge({
+      id: prefixWildcardFinding(props.bucket, prefix),
+      reason:
+        'Objects are content-addressed (their keys are hashes known only at publish time), so reads are granted on the catalogue prefix; nothing outside the prefix is readable.',
+    });
+
+    this.function = new NodejsFunction(this, 'Function', {
+      description: 'Catalogue Read API proxy: authenticate, meter, stream precomputed objects',
+      entry: PROXY_ENTRY,
+      handler: 'handler',
+      projectRoot: REPO_ROOT,
+      depsLockFilePath: fileURLToPath(new URL('../package-lock.json', import.meta.url)),
+      runtime: lambda.Runtime.NODEJS_22_X,
+      architecture: lambda.Architecture.ARM_64,
+      memorySize: props.memorySize ?? 512,
+      timeout: Duration.seconds(props.timeoutSeconds ?? 10),
+      reservedConcurrentExecutions: props.reservedConcurrency,
+      tracing: props.tracing ? lambda.Tracing.ACTIVE : lambda.Tracing.DISABLED,
+      role: this.role,
+      logGroup: this.logGroup,
+      environment: {
+        CATALOGUE_BUCKET: props.bucket.bucketName,
+        CATALOGUE_PREFIX: prefix,
+        KEYS_TABLE: props.keysTable.tableName,
+        COUNTERS_TABLE: props.countersTable.tableName,
+        KEY_CACHE_TTL_MS: String(props.keyCacheTtlMs ?? 30_000),
+        POINTER_TTL_MS: String(props.pointerTtlMs ?? 5_000),
+        DEPENDENCY_TIMEOUT_MS: String(props.dependencyTimeoutMs ?? 2_000),
+        // A CloudFormation dynamic reference ({{resolve:secretsmanager:…}}), resolved at deploy time: the
+        // secret never appears in the template or the cloud assembly. It does appear in the function's
+        // configuration (encrypted at rest, readable with lambda:GetFunctionConfiguration). We accept that
+        // rather than a Secrets Manager call on every cold start, which would add latency, a dependency
+        // that can fail, and a secretsmanager:GetSecretValue grant. Rotation takes a redeploy (README).
+        CURSOR_SECRET: this.cursorSecret.secretValue.unsafeUnwrap(),
+        NODE_OPTIONS: '--enable-source-maps',
+      },
+      bundling: {
+        // No Docker: esbuild is a devDependency, and synthesis must work offline.
+        forceDockerBundling: false,
+        // The repository is ESM ("type": "module"); ESM output lets esbuild tree-shake the AWS SDK.
+        format: OutputFormat.ESM,
+        target: 'node22',
+        mainFields: ['module', 'main'],
+        // Some CommonJS dependencies call require() for Node built-ins, which ESM output does not define.
+        banner:
+          "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
+        // The AWS SDK is bundled, not taken from the runtime: the deployed code runs exactly the SDK
+        // versions of package-lock.json that the tests ran, and one tree-shaken file loads faster on a
+        // cold start than the runtime's full SDK packages.
+        externalModules: [],
+        minify: true,
+        sourceMap: true,
+        sourceMapMode: SourceMapMode.DEFAULT,
+        // Stack traces need names and line numbers, not the sources: keeps the asset small.
+        sourcesContent: false,
+        tsconfig: fileURLToPath(new URL('../tsconfig.json', import.meta.url)),
+        logLevel: LogLevel.WARNING,
+      },
+    });
+    Validations.of(this.function).acknowledge({
+      id: 'AwsSolutions-L1',
+      reason:
+        'The product targets Node.js 22 (DESIGN.md); the runtime is moved to a newer one deliberately, after the proxy is tested on it.',
+    });
+    if (props.tracing) {
+      Validations.of(this.role).acknowledge({
+        id: 'AwsSolutions-IAM5[Resource::*]',
+        reason:
+          'X-Ray active tracing needs xray:PutTraceSegments and xray:PutTelemetryRecords, which do not support resource-level permissions.',
+      });
+    }
+
+    // AWS_IAM: only SigV4-signed requests reach the function, i.e. CloudFront's origin access control
+    // (the distribution's permission is added by the origin). RESPONSE_STREAM: the proxy streams bytes.
+    this.functionUrl = this.function.addFunctionUrl({
+      authType: lambda.FunctionUrlAuthType.AWS_IAM,
+      invokeMode: lambda.InvokeMode.RESPONSE_STREAM,
+    });
+  }
+}

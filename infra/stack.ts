@@ -1,0 +1,120 @@
+/**
+ * The Catalogue Read API in one stack: storage, the proxy Lambda, the CloudFront edge, alarms and the
+ * publisher role. Settings and their defaults: `props.ts`; CDK context names: `context.ts`.
+ */
+import { CfnOutput, Stack } from 'aws-cdk-lib';
+import type { Construct } from 'constructs';
+import { Alarms } from './alarms.js';
+import { Edge } from './edge.js';
+import { type CatalogueStackProps, type ResolvedProps, resolveProps } from './props.js';
+import { ProxyFunction } from './proxy-function.js';
+import { PublisherRole } from './publisher.js';
+import { Storage } from './storage.js';
+
+export type { CatalogueStackProps } from './props.js';
+
+export class CatalogueStack extends Stack {
+  readonly settings: ResolvedProps;
+  readonly storage: Storage;
+  readonly proxy: ProxyFunction;
+  readonly edge: Edge;
+  readonly alarms: Alarms;
+  readonly publisher: PublisherRole;
+
+  constructor(scope: Construct, id: string, props: CatalogueStackProps = {}) {
+    // Validate before anything is created, so a bad setting fails with its own message.
+    const settings = resolveProps(props);
+    super(scope, id, {
+      description: 'Catalogue Read API: key-authenticated read API over precomputed catalogue objects',
+      ...props,
+    });
+    this.settings = settings;
+    const s = settings;
+
+    this.storage = new Storage(this, 'Storage', {
+      removalPolicy: s.removalPolicy,
+      deletionProtection: s.deletionProtection,
+      accessLogRetentionDays: s.accessLogRetentionDays,
+    });
+    const { bucket, keysTable, countersTable, logBucket } = this.storage;
+
+    this.proxy = new ProxyFunction(this, 'Proxy', {
+      bucket,
+      cataloguePrefix: s.cataloguePrefix,
+      keysTable,
+      countersTable,
+      memorySize: s.memorySize,
+      timeoutSeconds: s.timeoutSeconds,
+      reservedConcurrency: s.reservedConcurrency,
+      logRetentionDays: s.logRetentionDays,
+      removalPolicy: s.removalPolicy,
+      tracing: s.tracing,
+      keyCacheTtlMs: s.keyCacheTtlMs,
+      pointerTtlMs: s.pointerTtlMs,
+      dependencyTimeoutMs: s.dependencyTimeoutMs,
+    });
+
+    this.edge = new Edge(this, 'Edge', {
+      functionUrl: this.proxy.functionUrl,
+      logBucket,
+      domainName: s.domainName,
+      certificateArn: s.certificateArn,
+      webAclArn: s.webAclArn,
+      priceClass: s.priceClass,
+    });
+
+    this.alarms = new Alarms(this, 'Alarms', {
+      proxy: this.proxy.function,
+      keysTable,
+      countersTable,
+      alarmEmail: s.alarmEmail,
+      errorRateThresholdPercent: s.errorRateThresholdPercent,
+      p99DurationThresholdMs: s.p99DurationThresholdMs,
+    });
+
+    this.publisher = new PublisherRole(this, 'Publisher', {
+      bucket,
+      cataloguePrefix: s.cataloguePrefix,
+      principalArn: s.publisherPrincipalArn,
+    });
+
+    const distributionDomain = this.edge.distribution.distributionDomainName;
+    const outputs: Record<string, { value: string; description: string }> = {
+      ApiUrl: {
+        value: `https://${s.domainName ?? distributionDomain}/v1`,
+        description: 'Base URL of the API (send Authorization: Bearer <key>)',
+      },
+      DistributionDomainName: {
+        value: distributionDomain,
+        description: 'CloudFront domain name (target of the custom domain CNAME or alias)',
+      },
+      DistributionId: {
+        value: this.edge.distribution.distributionId,
+        description: 'CloudFront distribution id',
+      },
+      Region: { value: this.region, description: 'Region of the bucket, tables and Lambda (AWS_REGION)' },
+      BucketName: { value: bucket.bucketName, description: 'Bucket of the published catalogue' },
+      CataloguePrefix: { value: s.cataloguePrefix, description: 'Key prefix of the published catalogue' },
+      CatalogueUri: {
+        value: `s3://${bucket.bucketName}/${s.cataloguePrefix}`,
+        description: 'Where the builder publishes (npm run catalogue -- build --out <this>)',
+      },
+      KeysTableName: { value: keysTable.tableName, description: 'DynamoDB keys table (KEYS_TABLE)' },
+      CountersTableName: {
+        value: countersTable.tableName,
+        description: 'DynamoDB quota counters table (COUNTERS_TABLE)',
+      },
+      PublisherRoleArn: { value: this.publisher.role.roleArn, description: 'Role to assume to publish' },
+      ProxyFunctionName: { value: this.proxy.function.functionName, description: 'Proxy Lambda function' },
+      ProxyLogGroupName: { value: this.proxy.logGroup.logGroupName, description: 'Proxy Lambda log group' },
+      CursorSecretArn: {
+        value: this.proxy.cursorSecret.secretArn,
+        description: 'Secrets Manager secret holding the cursor HMAC key (CURSOR_SECRET)',
+      },
+      ...(this.alarms.topic
+        ? { AlarmTopicArn: { value: this.alarms.topic.topicArn, description: 'SNS topic of the alarms' } }
+        : {}),
+    };
+    for (const [name, output] of Object.entries(outputs)) new CfnOutput(this, name, output);
+  }
+}

@@ -1,0 +1,116 @@
+/**
+ * Where the product keeps state: the catalogue bucket (published objects), the access-log bucket, and the
+ * two DynamoDB tables (keys and quota counters).
+ */
+import { Duration, type RemovalPolicy, Validations } from 'aws-cdk-lib';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import { Construct } from 'constructs';
+
+export interface StorageProps {
+  /**
+   * What happens to buckets and tables when they leave the stack.
+   * @default RemovalPolicy.RETAIN
+   */
+  readonly removalPolicy?: RemovalPolicy;
+  /**
+   * DynamoDB deletion protection on both tables.
+   * @default true
+   */
+  readonly deletionProtection?: boolean;
+  /**
+   * Days the S3 and CloudFront access logs are kept.
+   * @default 90
+   */
+  readonly accessLogRetentionDays?: number;
+}
+
+/** The keys table's schema; `proxy/keys/tables.ts` declares the same one for local servers. */
+export const KEYS_TABLE_SCHEMA = {
+  partitionKey: 'key_hash',
+  keyIdIndex: 'key_id-index',
+  keyId: 'key_id',
+} as const;
+/** The counters table's schema; `proxy/keys/tables.ts` declares the same one for local servers. */
+export const COUNTERS_TABLE_SCHEMA = { partitionKey: 'pk', ttlAttribute: 'expires_at' } as const;
+
+export class Storage extends Construct {
+  /** The published catalogue: `<prefix>current.json`, `<prefix>versions/`, `<prefix>o/`. */
+  readonly bucket: s3.Bucket;
+  /** S3 server access logs (`s3-access/`) and CloudFront standard logs (`cloudfront/`). */
+  readonly logBucket: s3.Bucket;
+  readonly keysTable: dynamodb.Table;
+  readonly countersTable: dynamodb.Table;
+
+  constructor(scope: Construct, id: string, props: StorageProps = {}) {
+    super(scope, id);
+    const removalPolicy = props.removalPolicy;
+    const deletionProtection = props.deletionProtection ?? true;
+
+    this.logBucket = new s3.Bucket(this, 'AccessLogs', {
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      encryption: s3.BucketEncryption.S3_MANAGED,
+      enforceSSL: true,
+      // CloudFront standard logging writes with an ACL grant (awslogsdelivery), so this bucket needs ACLs;
+      // BUCKET_OWNER_PREFERRED still makes the bucket owner own every log object.
+      objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_PREFERRED,
+      lifecycleRules: [
+        {
+          id: 'expire-access-logs',
+          expiration: Duration.days(props.accessLogRetentionDays ?? 90),
+          abortIncompleteMultipartUploadAfter: Duration.days(1),
+        },
+      ],
+      removalPolicy,
+    });
+
+    this.bucket = new s3.Bucket(this, 'Catalogue', {
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      encryption: s3.BucketEncryption.S3_MANAGED,
+      enforceSSL: true,
+      // Objects are content-addressed and immutable, and the builder itself keeps superseded versions
+      // readable for 24 h before collecting them, so S3 versioning would only keep garbage.
+      versioned: false,
+      objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      serverAccessLogsBucket: this.logBucket,
+      serverAccessLogsPrefix: 's3-access/',
+      lifecycleRules: [
+        // Deliberately no expiration of live objects: which objects are garbage depends on which version
+        // is current and on the 24 h retention of superseded versions, which only the builder knows (it
+        // reads versions/ and collects after publishing). An age-based rule would delete objects that an
+        // unchanged catalogue still serves. Only the leftovers of interrupted uploads are cleaned here.
+        { id: 'abort-incomplete-uploads', abortIncompleteMultipartUploadAfter: Duration.days(1) },
+      ],
+      removalPolicy,
+    });
+
+    this.keysTable = new dynamodb.Table(this, 'Keys', {
+      partitionKey: { name: KEYS_TABLE_SCHEMA.partitionKey, type: dynamodb.AttributeType.STRING },
+      billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
+      // Keys are the one irreplaceable record (only their hashes exist): allow restoring any second.
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      deletionProtection,
+      removalPolicy,
+    });
+    // The admin CLI finds a key by its public id (to list or revoke it) without knowing the key.
+    this.keysTable.addGlobalSecondaryIndex({
+      indexName: KEYS_TABLE_SCHEMA.keyIdIndex,
+      partitionKey: { name: KEYS_TABLE_SCHEMA.keyId, type: dynamodb.AttributeType.STRING },
+      projectionType: dynamodb.ProjectionType.ALL,
+    });
+
+    this.countersTable = new dynamodb.Table(this, 'Counters', {
+      partitionKey: { name: COUNTERS_TABLE_SCHEMA.partitionKey, type: dynamodb.AttributeType.STRING },
+      billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
+      // One item per key and month; DynamoDB deletes it after its window plus a grace period.
+      timeToLiveAttribute: COUNTERS_TABLE_SCHEMA.ttlAttribute,
+      deletionProtection,
+      removalPolicy,
+    });
+    Validations.of(this.countersTable).acknowledge({
+      id: 'AwsSolutions-DDB3',
+      reason:
+        'Quota counters live for one calendar month and are rebuilt by traffic; restoring them to an earlier second would only hand keys quota they already used, so point-in-time recovery buys nothing.',
+    });
+  }
+}

@@ -1,0 +1,100 @@
+/** CDK context → stack settings (infra/context.ts) and the settings' validation (infra/props.ts). */
+import { RemovalPolicy } from 'aws-cdk-lib';
+import { PriceClass } from 'aws-cdk-lib/aws-cloudfront';
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_STACK_NAME, settingsFromContext } from '../../infra/context.js';
+import { DEFAULTS, resolveProps } from '../../infra/props.js';
+
+const fromContext = (context: Record<string, unknown>) => settingsFromContext((key) => context[key]);
+
+describe('settingsFromContext', () => {
+  it('keeps every default when no context is given', () => {
+    const settings = fromContext({});
+
+    expect(settings).toEqual({ stackName: DEFAULT_STACK_NAME, props: {} });
+  });
+
+  it('parses strings, booleans, numbers and enums as given on the command line', () => {
+    const settings = fromContext({
+      stackName: 'CatalogueStaging',
+      cataloguePrefix: 'staging/',
+      domainName: 'api.example.com',
+      certificateArn: 'arn:aws:acm:us-east-1:123456789012:certificate/abc-123',
+      alarmEmail: 'ops@example.com',
+      publisherPrincipalArn: 'arn:aws:iam::123456789012:role/ci',
+      deletionProtection: 'false',
+      tracing: 'true',
+      memorySize: '1024',
+      reservedConcurrency: '50',
+      priceClass: 'PriceClass_All',
+      removalPolicy: 'destroy',
+    });
+
+    expect(settings).toEqual({
+      stackName: 'CatalogueStaging',
+      props: {
+        cataloguePrefix: 'staging/',
+        domainName: 'api.example.com',
+        certificateArn: 'arn:aws:acm:us-east-1:123456789012:certificate/abc-123',
+        alarmEmail: 'ops@example.com',
+        publisherPrincipalArn: 'arn:aws:iam::123456789012:role/ci',
+        deletionProtection: false,
+        tracing: true,
+        memorySize: 1024,
+        reservedConcurrency: 50,
+        priceClass: PriceClass.PRICE_CLASS_ALL,
+        removalPolicy: RemovalPolicy.DESTROY,
+      },
+    });
+  });
+
+  it('accepts typed values from cdk.json', () => {
+    expect(fromContext({ tracing: true, memorySize: 768 }).props).toEqual({ tracing: true, memorySize: 768 });
+  });
+
+  it('keeps an empty cataloguePrefix (the bucket root) but ignores other empty values', () => {
+    expect(fromContext({ cataloguePrefix: '', alarmEmail: '' }).props).toEqual({ cataloguePrefix: '' });
+  });
+
+  it.each([
+    [{ tracing: 'yes' }, "context tracing must be true or false (got 'yes')"],
+    [{ memorySize: '1GB' }, "context memorySize must be a number (got '1GB')"],
+    [
+      { priceClass: 'cheap' },
+      "context priceClass must be one of PriceClass_100, PriceClass_200, PriceClass_All (got 'cheap')",
+    ],
+    [{ removalPolicy: 'snapshot' }, "context removalPolicy must be retain or destroy (got 'snapshot')"],
+    [{ domainName: { name: 'x' } }, 'context domainName must be a string, number or boolean'],
+  ])('refuses %o', (context, message) => {
+    expect(() => fromContext(context)).toThrow(message);
+  });
+});
+
+describe('resolveProps', () => {
+  it('applies the documented defaults', () => {
+    expect(resolveProps({})).toMatchObject(DEFAULTS);
+    expect(DEFAULTS).toMatchObject({
+      cataloguePrefix: 'catalogue/',
+      deletionProtection: true,
+      removalPolicy: RemovalPolicy.RETAIN,
+      memorySize: 512,
+      timeoutSeconds: 10,
+      logRetentionDays: 30,
+      keyCacheTtlMs: 30_000,
+      pointerTtlMs: 5_000,
+      dependencyTimeoutMs: 2_000,
+    });
+  });
+
+  it.each(['', 'catalogue/', 'a/b-c/', "x_y.z!'()/"])('accepts the prefix %j', (cataloguePrefix) => {
+    expect(resolveProps({ cataloguePrefix }).cataloguePrefix).toBe(cataloguePrefix);
+  });
+
+  it('accepts a custom domain with a us-east-1 certificate', () => {
+    const certificateArn = 'arn:aws:acm:us-east-1:123456789012:certificate/abc-123';
+    expect(resolveProps({ domainName: 'api.example.com', certificateArn })).toMatchObject({
+      domainName: 'api.example.com',
+      certificateArn,
+    });
+  });
+});

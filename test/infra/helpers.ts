@@ -1,0 +1,123 @@
+/** Test helpers: synthesise the stack the way `cdk synth` does (same feature flags), once per file. */
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { runInNewContext } from 'node:vm';
+import { App, RemovalPolicy } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { PriceClass } from 'aws-cdk-lib/aws-cloudfront';
+import { VIEWER_REQUEST_CODE } from '../../infra/edge.js';
+import { CatalogueStack, type CatalogueStackProps } from '../../infra/stack.js';
+
+/** A stack with every optional setting changed from its default. */
+export const CERTIFICATE =
+  'arn:aws:acm:us-east-1:123456789012:certificate/0f2c4b9e-1111-2222-3333-444455556666';
+export const WEB_ACL = 'arn:aws:wafv2:us-east-1:123456789012:global/webacl/catalogue/abcd-1234';
+export const PUBLISHER = 'arn:aws:iam::123456789012:role/catalogue-ci';
+
+export const ALL_OPTIONS: CatalogueStackProps = {
+  cataloguePrefix: 'data/v1/',
+  domainName: 'api.example.com',
+  certificateArn: CERTIFICATE,
+  webAclArn: WEB_ACL,
+  priceClass: PriceClass.PRICE_CLASS_ALL,
+  alarmEmail: 'ops@example.com',
+  publisherPrincipalArn: PUBLISHER,
+  deletionProtection: false,
+  removalPolicy: RemovalPolicy.DESTROY,
+  memorySize: 1024,
+  timeoutSeconds: 15,
+  reservedConcurrency: 20,
+  logRetentionDays: 90,
+  accessLogRetentionDays: 30,
+  tracing: true,
+  keyCacheTtlMs: 10_000,
+  pointerTtlMs: 1_000,
+  dependencyTimeoutMs: 3_000,
+  errorRateThresholdPercent: 2,
+  p99DurationThresholdMs: 1_500,
+};
+
+/** The context of infra/cdk.json (feature flags), so tests see what `npm run synth` produces. */
+export function cdkJsonContext(): Record<string, unknown> {
+  const cdkJson = JSON.parse(readFileSync(new URL('../../infra/cdk.json', import.meta.url), 'utf8'));
+  return cdkJson.context;
+}
+
+/**
+ * A new app with the feature flags of cdk.json. CDK's built-in CloudFormation template validation takes
+ * ~15 s to load, so only the test that synthesises exactly as `npm run synth` does turns it on.
+ */
+export function newApp(options: { cloudFormationValidation?: boolean } = {}): App {
+  return new App({
+    context: cdkJsonContext(),
+    builtinCloudFormationValidation: options.cloudFormationValidation ?? false,
+  });
+}
+
+export interface Synthesised {
+  app: App;
+  stack: CatalogueStack;
+  template: Template;
+  /** Directory of the synthesised cloud assembly. */
+  assemblyDir: string;
+}
+
+/** Build and synthesise one stack (bundles the proxy with esbuild: a few seconds). */
+export function synth(props: CatalogueStackProps = {}, id = 'Catalogue'): Synthesised {
+  const app = newApp();
+  const stack = new CatalogueStack(app, id, props);
+  const template = Template.fromStack(stack);
+  return { app, stack, template, assemblyDir: app.synth().directory };
+}
+
+/** The logical id of the only resource of `type` whose id starts with `prefix`. */
+export function logicalId(template: Template, type: string, prefix: string): string {
+  const ids = Object.keys(template.findResources(type)).filter((id) => id.startsWith(prefix));
+  if (ids.length !== 1)
+    throw new Error(`expected one ${type} named ${prefix}*, found ${ids.join(', ') || 'none'}`);
+  return ids[0]!;
+}
+
+type Statement = {
+  Sid?: string;
+  Effect: string;
+  Action: string | string[];
+  Resource: unknown;
+  Condition?: unknown;
+};
+
+/** The statements of the inline policy attached to the role `roleId`. */
+export function roleStatements(template: Template, roleId: string): Statement[] {
+  const policies = Object.values(template.findResources('AWS::IAM::Policy')).filter((policy) =>
+    (policy.Properties.Roles as { Ref: string }[]).some((role) => role.Ref === roleId),
+  );
+  if (policies.length !== 1) throw new Error(`expected one policy on ${roleId}, found ${policies.length}`);
+  return policies[0]!.Properties.PolicyDocument.Statement;
+}
+
+/** Every action a role's inline policy allows. */
+export function allowedActions(template: Template, roleId: string): string[] {
+  return roleStatements(template, roleId)
+    .filter((statement) => statement.Effect === 'Allow')
+    .flatMap((statement) => (Array.isArray(statement.Action) ? statement.Action : [statement.Action]));
+}
+
+/** The bundled proxy (`index.mjs`) in the cloud assembly, with its size. */
+export function bundledProxy(assemblyDir: string): { path: string; bytes: number; mapBytes: number } {
+  for (const entry of readdirSync(assemblyDir)) {
+    const path = join(assemblyDir, entry, 'index.mjs');
+    if (entry.startsWith('asset.') && existsSync(path)) {
+      const map = `${path}.map`;
+      return { path, bytes: statSync(path).size, mapBytes: existsSync(map) ? statSync(map).size : 0 };
+    }
+  }
+  throw new Error(`no bundled index.mjs under ${assemblyDir}`);
+}
+
+export type ViewerRequestHandler = (event: unknown) => Record<string, unknown>;
+
+/** The CloudFront Function's `handler`, evaluated from infra/viewer-request.js as CloudFront would. */
+export function loadViewerRequest(): ViewerRequestHandler {
+  const code = readFileSync(VIEWER_REQUEST_CODE, 'utf8');
+  return runInNewContext(`${code}\n;handler`, {}, { filename: VIEWER_REQUEST_CODE }) as ViewerRequestHandler;
+}

@@ -1,0 +1,195 @@
+/** The stack with every optional setting, and the settings it refuses (before any synthesis). */
+import { Match, type Template } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { CatalogueStackProps } from '../../infra/props.js';
+import { CatalogueStack } from '../../infra/stack.js';
+import {
+  ALL_OPTIONS,
+  CERTIFICATE,
+  logicalId,
+  newApp,
+  PUBLISHER,
+  roleStatements,
+  synth,
+  WEB_ACL,
+} from './helpers.js';
+
+describe('with every option', () => {
+  let template: Template;
+  let bucket: string;
+  beforeAll(() => {
+    template = synth(ALL_OPTIONS).template;
+    bucket = logicalId(template, 'AWS::S3::Bucket', 'StorageCatalogue');
+  });
+
+  it('serves the custom domain with its certificate and TLS 1.2 (2021) at least', () => {
+    template.hasResourceProperties('AWS::CloudFront::Distribution', {
+      DistributionConfig: Match.objectLike({
+        Aliases: ['api.example.com'],
+        ViewerCertificate: {
+          AcmCertificateArn: CERTIFICATE,
+          MinimumProtocolVersion: 'TLSv1.2_2021',
+          SslSupportMethod: 'sni-only',
+        },
+        WebACLId: WEB_ACL,
+        PriceClass: 'PriceClass_All',
+      }),
+    });
+    template.hasOutput('ApiUrl', { Value: 'https://api.example.com/v1' });
+  });
+
+  it('mails every alarm and recovery to the alarm address', () => {
+    template.hasResourceProperties('AWS::SNS::Subscription', {
+      Protocol: 'email',
+      Endpoint: 'ops@example.com',
+    });
+    const topic = { Ref: logicalId(template, 'AWS::SNS::Topic', 'AlarmsTopic') };
+    const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm')).map((r) => r.Properties);
+    expect(alarms).toHaveLength(5);
+    for (const alarm of alarms) {
+      expect(alarm.AlarmActions).toEqual([topic]);
+      expect(alarm.OKActions).toEqual([topic]);
+    }
+    template.hasOutput('AlarmTopicArn', { Value: topic });
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      AlarmName: 'Catalogue-proxy-5xx-rate',
+      Threshold: 2,
+    });
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      AlarmName: 'Catalogue-proxy-p99-duration',
+      Threshold: 1500,
+    });
+  });
+
+  it('scopes both roles to the configured prefix', () => {
+    const objects = { 'Fn::Join': ['', [{ 'Fn::GetAtt': [bucket, 'Arn'] }, '/data/v1/*']] };
+    const prefixCondition = { StringLike: { 's3:prefix': ['data/v1/*'] } };
+    const proxy = roleStatements(template, logicalId(template, 'AWS::IAM::Role', 'ProxyRole'));
+    const publisher = roleStatements(template, logicalId(template, 'AWS::IAM::Role', 'PublisherRole'));
+
+    expect(proxy.find((s) => s.Sid === 'ReadPublishedObjects')?.Resource).toEqual(objects);
+    expect(proxy.find((s) => s.Sid === 'ListPublishedObjects')?.Condition).toEqual(prefixCondition);
+    expect(publisher.find((s) => s.Sid === 'WriteCatalogueObjects')?.Resource).toEqual(objects);
+    expect(publisher.find((s) => s.Sid === 'ListCatalogueObjects')?.Condition).toEqual(prefixCondition);
+    template.hasOutput('CataloguePrefix', { Value: 'data/v1/' });
+  });
+
+  it('lets only the given principal assume the publisher role', () => {
+    template.hasResourceProperties('AWS::IAM::Role', {
+      AssumeRolePolicyDocument: {
+        Statement: [{ Action: 'sts:AssumeRole', Effect: 'Allow', Principal: { AWS: PUBLISHER } }],
+      },
+    });
+  });
+
+  it('traces with X-Ray and applies the Lambda settings', () => {
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      MemorySize: 1024,
+      Timeout: 15,
+      ReservedConcurrentExecutions: 20,
+      TracingConfig: { Mode: 'Active' },
+      Environment: {
+        Variables: Match.objectLike({
+          CATALOGUE_PREFIX: 'data/v1/',
+          KEY_CACHE_TTL_MS: '10000',
+          POINTER_TTL_MS: '1000',
+          DEPENDENCY_TIMEOUT_MS: '3000',
+        }),
+      },
+    });
+    template.hasResourceProperties('AWS::Logs::LogGroup', { RetentionInDays: 90 });
+    const proxyActions = roleStatements(template, logicalId(template, 'AWS::IAM::Role', 'ProxyRole')).flatMap(
+      (s) => s.Action,
+    );
+    expect(proxyActions).toEqual(
+      expect.arrayContaining(['xray:PutTraceSegments', 'xray:PutTelemetryRecords']),
+    );
+  });
+
+  it('turns deletion protection off and lets data go with the stack when asked', () => {
+    for (const table of Object.values(template.findResources('AWS::DynamoDB::Table'))) {
+      expect(table.Properties.DeletionProtectionEnabled).toBe(false);
+      expect(table.DeletionPolicy).toBe('Delete');
+    }
+    for (const b of Object.values(template.findResources('AWS::S3::Bucket')))
+      expect(b.DeletionPolicy).toBe('Delete');
+    template.hasResourceProperties('AWS::S3::Bucket', {
+      LifecycleConfiguration: { Rules: [Match.objectLike({ ExpirationInDays: 30 })] },
+    });
+  });
+});
+
+describe('at the bucket root', () => {
+  it('grants ListBucket without a prefix condition (an empty prefix would match nothing)', () => {
+    const template = synth({ cataloguePrefix: '' }, 'Root').template;
+
+    const proxy = roleStatements(template, logicalId(template, 'AWS::IAM::Role', 'ProxyRole'));
+    expect(proxy.find((s) => s.Sid === 'ListPublishedObjects')).toEqual({
+      Sid: 'ListPublishedObjects',
+      Effect: 'Allow',
+      Action: 's3:ListBucket',
+      Resource: { 'Fn::GetAtt': [logicalId(template, 'AWS::S3::Bucket', 'StorageCatalogue'), 'Arn'] },
+    });
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: { Variables: Match.objectLike({ CATALOGUE_PREFIX: '' }) },
+    });
+  });
+});
+
+describe('invalid settings', () => {
+  it.each<[CatalogueStackProps, string]>([
+    [
+      { cataloguePrefix: 'catalogue' },
+      "cataloguePrefix must be '' or path segments each ending in '/', of letters, digits and !_.'()- (got 'catalogue')",
+    ],
+    [
+      { cataloguePrefix: '/catalogue/' },
+      "cataloguePrefix must be '' or path segments each ending in '/', of letters, digits and !_.'()- (got '/catalogue/')",
+    ],
+    [
+      { cataloguePrefix: 'cat*/' },
+      "cataloguePrefix must be '' or path segments each ending in '/', of letters, digits and !_.'()- (got 'cat*/')",
+    ],
+    [{ domainName: 'api.example.com' }, 'domainName and certificateArn must be given together'],
+    [{ certificateArn: CERTIFICATE }, 'domainName and certificateArn must be given together'],
+    [
+      { domainName: 'API.example.com', certificateArn: CERTIFICATE },
+      "domainName must be a lower-case DNS name such as api.example.com (got 'API.example.com')",
+    ],
+    [
+      { domainName: 'api.example.com', certificateArn: 'arn:aws:iam::123456789012:server-certificate/x' },
+      "certificateArn must be the ARN of an ACM certificate (got 'arn:aws:iam::123456789012:server-certificate/x')",
+    ],
+    [
+      { domainName: 'api.example.com', certificateArn: CERTIFICATE.replace('us-east-1', 'eu-west-1') },
+      'certificateArn must be a certificate in us-east-1, the only region CloudFront uses (got eu-west-1)',
+    ],
+    [{ alarmEmail: 'ops' }, "alarmEmail must be an e-mail address (got 'ops')"],
+    [
+      { publisherPrincipalArn: 'ci-role' },
+      "publisherPrincipalArn must be the ARN of an IAM role, user or account root (got 'ci-role')",
+    ],
+    [{ memorySize: 64 }, 'memorySize must be an integer between 128 and 10240 (got 64)'],
+    [{ timeoutSeconds: 1000 }, 'timeoutSeconds must be an integer between 1 and 900 (got 1000)'],
+    [{ reservedConcurrency: 0 }, 'reservedConcurrency must be an integer between 1 and 100000 (got 0)'],
+    [
+      { logRetentionDays: 2 },
+      'logRetentionDays must be one of 1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653 (got 2)',
+    ],
+    [{ accessLogRetentionDays: 0 }, 'accessLogRetentionDays must be an integer between 1 and 3650 (got 0)'],
+    [{ keyCacheTtlMs: -1 }, 'keyCacheTtlMs must be an integer between 0 and 3600000 (got -1)'],
+    [{ pointerTtlMs: 1.5 }, 'pointerTtlMs must be an integer between 0 and 3600000 (got 1.5)'],
+    [{ dependencyTimeoutMs: 0 }, 'dependencyTimeoutMs must be an integer between 1 and 60000 (got 0)'],
+    [
+      { timeoutSeconds: 8, dependencyTimeoutMs: 2_000 },
+      'timeoutSeconds (8) must exceed four dependency timeouts (4 × 2000 ms)',
+    ],
+    [{ errorRateThresholdPercent: 0 }, 'errorRateThresholdPercent must be above 0 and at most 100 (got 0)'],
+    [
+      { p99DurationThresholdMs: 20_000 },
+      'p99DurationThresholdMs must be an integer between 1 and 10000 (got 20000)',
+    ],
+  ])('refuses %o', (props, message) => {
+    expect(() => new CatalogueStack(newApp(), 'Invalid', props)).toThrow(message);
+  });
+});

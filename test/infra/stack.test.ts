@@ -1,0 +1,587 @@
+/** The stack with its defaults: one synthesis (with the real esbuild bundle) for the whole file. */
+import { readFileSync } from 'node:fs';
+import { Match, type Template } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { VIEWER_REQUEST_CODE } from '../../infra/edge.js';
+import { COUNTERS_TABLE_SCHEMA, KEYS_TABLE_SCHEMA } from '../../infra/storage.js';
+import { loadConfig } from '../../proxy/config.js';
+import { COUNTERS_SCHEMA, KEYS_SCHEMA } from '../../proxy/keys/tables.js';
+import {
+  allowedActions,
+  bundledProxy,
+  loadViewerRequest,
+  logicalId,
+  roleStatements,
+  type Synthesised,
+  synth,
+} from './helpers.js';
+
+let synthesised: Synthesised;
+let template: Template;
+let ids: Record<
+  'bucket' | 'logs' | 'keys' | 'counters' | 'fn' | 'proxyRole' | 'publisherRole' | 'distribution',
+  string
+>;
+
+beforeAll(() => {
+  synthesised = synth();
+  template = synthesised.template;
+  ids = {
+    bucket: logicalId(template, 'AWS::S3::Bucket', 'StorageCatalogue'),
+    logs: logicalId(template, 'AWS::S3::Bucket', 'StorageAccessLogs'),
+    keys: logicalId(template, 'AWS::DynamoDB::Table', 'StorageKeys'),
+    counters: logicalId(template, 'AWS::DynamoDB::Table', 'StorageCounters'),
+    fn: logicalId(template, 'AWS::Lambda::Function', 'ProxyFunction'),
+    proxyRole: logicalId(template, 'AWS::IAM::Role', 'ProxyRole'),
+    publisherRole: logicalId(template, 'AWS::IAM::Role', 'PublisherRole'),
+    distribution: logicalId(template, 'AWS::CloudFront::Distribution', 'EdgeDistribution'),
+  };
+});
+
+const arn = (id: string) => ({ 'Fn::GetAtt': [id, 'Arn'] });
+const objectsUnder = (id: string, prefix: string) => ({ 'Fn::Join': ['', [arn(id), `/${prefix}*`]] });
+
+describe('catalogue bucket', () => {
+  it('is private, encrypted, unversioned, logged, and retained', () => {
+    template.hasResource('AWS::S3::Bucket', {
+      Properties: {
+        PublicAccessBlockConfiguration: {
+          BlockPublicAcls: true,
+          BlockPublicPolicy: true,
+          IgnorePublicAcls: true,
+          RestrictPublicBuckets: true,
+        },
+        BucketEncryption: {
+          ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }],
+        },
+        VersioningConfiguration: Match.absent(),
+        OwnershipControls: { Rules: [{ ObjectOwnership: 'BucketOwnerEnforced' }] },
+        LoggingConfiguration: { DestinationBucketName: { Ref: ids.logs }, LogFilePrefix: 's3-access/' },
+      },
+      DeletionPolicy: 'Retain',
+      UpdateReplacePolicy: 'Retain',
+    });
+    expect(template.toJSON().Resources[ids.bucket].Properties.VersioningConfiguration).toBeUndefined();
+  });
+
+  it('aborts incomplete uploads but never expires live objects (the builder collects garbage)', () => {
+    const rules = template.toJSON().Resources[ids.bucket].Properties.LifecycleConfiguration.Rules;
+
+    expect(rules).toEqual([
+      {
+        Id: 'abort-incomplete-uploads',
+        AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 },
+        Status: 'Enabled',
+      },
+    ]);
+  });
+
+  it('denies every request without TLS', () => {
+    template.hasResourceProperties('AWS::S3::BucketPolicy', {
+      Bucket: { Ref: ids.bucket },
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          {
+            Action: 's3:*',
+            Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+            Effect: 'Deny',
+            Principal: { AWS: '*' },
+            Resource: [arn(ids.bucket), { 'Fn::Join': ['', [arn(ids.bucket), '/*']] }],
+          },
+        ]),
+      },
+    });
+  });
+
+  it('has an access-log bucket that is private, TLS-only, expiring, and writable by S3 logging', () => {
+    template.hasResource('AWS::S3::Bucket', {
+      Properties: Match.objectLike({
+        PublicAccessBlockConfiguration: Match.objectLike({
+          BlockPublicAcls: true,
+          RestrictPublicBuckets: true,
+        }),
+        OwnershipControls: { Rules: [{ ObjectOwnership: 'BucketOwnerPreferred' }] },
+        LifecycleConfiguration: {
+          Rules: [Match.objectLike({ ExpirationInDays: 90, Status: 'Enabled' })],
+        },
+      }),
+      DeletionPolicy: 'Retain',
+    });
+    template.hasResourceProperties('AWS::S3::BucketPolicy', {
+      Bucket: { Ref: ids.logs },
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+          Match.objectLike({ Action: 's3:PutObject', Principal: { Service: 'logging.s3.amazonaws.com' } }),
+        ]),
+      },
+    });
+  });
+});
+
+describe('tables', () => {
+  it('keys: on demand, key_hash partition key, key_id-index (ALL), PITR, deletion protection, retained', () => {
+    template.hasResource('AWS::DynamoDB::Table', {
+      Properties: {
+        BillingMode: 'PAY_PER_REQUEST',
+        KeySchema: [{ AttributeName: 'key_hash', KeyType: 'HASH' }],
+        AttributeDefinitions: Match.arrayWith([
+          { AttributeName: 'key_hash', AttributeType: 'S' },
+          { AttributeName: 'key_id', AttributeType: 'S' },
+        ]),
+        GlobalSecondaryIndexes: [
+          {
+            IndexName: 'key_id-index',
+            KeySchema: [{ AttributeName: 'key_id', KeyType: 'HASH' }],
+            Projection: { ProjectionType: 'ALL' },
+          },
+        ],
+        PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+        DeletionProtectionEnabled: true,
+      },
+      DeletionPolicy: 'Retain',
+    });
+  });
+
+  it('counters: on demand, pk partition key, TTL on expires_at, deletion protection, retained', () => {
+    template.hasResource('AWS::DynamoDB::Table', {
+      Properties: {
+        BillingMode: 'PAY_PER_REQUEST',
+        KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+        AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
+        TimeToLiveSpecification: { AttributeName: 'expires_at', Enabled: true },
+        DeletionProtectionEnabled: true,
+      },
+      DeletionPolicy: 'Retain',
+    });
+    template.resourceCountIs('AWS::DynamoDB::Table', 2);
+  });
+
+  it('declares the schema the proxy code uses (proxy/keys/tables.ts)', () => {
+    expect(KEYS_TABLE_SCHEMA).toEqual({
+      partitionKey: KEYS_SCHEMA.partitionKey,
+      keyIdIndex: KEYS_SCHEMA.keyIdIndex,
+      keyId: KEYS_SCHEMA.keyIdAttribute,
+    });
+    expect(COUNTERS_TABLE_SCHEMA).toEqual(COUNTERS_SCHEMA);
+  });
+});
+
+describe('proxy Lambda', () => {
+  it('runs Node.js 22 on arm64 with 512 MB, a 10 s timeout and its own log group', () => {
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Runtime: 'nodejs22.x',
+      Architectures: ['arm64'],
+      Handler: 'index.handler',
+      MemorySize: 512,
+      Timeout: 10,
+      LoggingConfig: { LogGroup: { Ref: logicalId(template, 'AWS::Logs::LogGroup', 'ProxyLogs') } },
+      ReservedConcurrentExecutions: Match.absent(),
+      TracingConfig: Match.absent(),
+    });
+    template.hasResource('AWS::Logs::LogGroup', {
+      Properties: { RetentionInDays: 30 },
+      DeletionPolicy: 'Retain',
+    });
+  });
+
+  it('is configured through exactly the environment the proxy reads', () => {
+    const variables = template.toJSON().Resources[ids.fn].Properties.Environment.Variables;
+
+    expect(variables).toEqual({
+      CATALOGUE_BUCKET: { Ref: ids.bucket },
+      CATALOGUE_PREFIX: 'catalogue/',
+      KEYS_TABLE: { Ref: ids.keys },
+      COUNTERS_TABLE: { Ref: ids.counters },
+      KEY_CACHE_TTL_MS: '30000',
+      POINTER_TTL_MS: '5000',
+      DEPENDENCY_TIMEOUT_MS: '2000',
+      CURSOR_SECRET: {
+        'Fn::Join': [
+          '',
+          [
+            '{{resolve:secretsmanager:',
+            { Ref: logicalId(template, 'AWS::SecretsManager::Secret', 'ProxyCursorSecret') },
+            ':SecretString:::}}',
+          ],
+        ],
+      },
+      NODE_OPTIONS: '--enable-source-maps',
+    });
+    // With the deploy-time values filled in, the proxy's own configuration loader accepts it.
+    const deployed = Object.fromEntries(
+      Object.entries(variables).map(([name, value]) => [
+        name,
+        typeof value === 'string' ? value : 'x'.repeat(64),
+      ]),
+    );
+    expect(loadConfig(deployed)).toMatchObject({ ok: true });
+  });
+
+  it('gets its cursor key from a generated 64-character secret', () => {
+    template.hasResourceProperties('AWS::SecretsManager::Secret', {
+      GenerateSecretString: { PasswordLength: 64, ExcludePunctuation: true, IncludeSpace: false },
+    });
+  });
+
+  it('is bundled by the local esbuild into one minified ESM file with a source map', () => {
+    const bundle = bundledProxy(synthesised.assemblyDir);
+
+    expect(bundle.bytes).toBeGreaterThan(1_000);
+    expect(bundle.bytes).toBeLessThan(5_000_000);
+    expect(bundle.mapBytes).toBeGreaterThan(0);
+    const code = readFileSync(bundle.path, 'utf8');
+    expect(code).toContain('createRequire');
+    expect(code).toMatch(/\/\/# sourceMappingURL=index\.mjs\.map\s*$/);
+  });
+});
+
+describe('function URL and origin access control', () => {
+  it('accepts only IAM-signed requests and streams responses', () => {
+    template.resourceCountIs('AWS::Lambda::Url', 1);
+    template.hasResourceProperties('AWS::Lambda::Url', {
+      AuthType: 'AWS_IAM',
+      InvokeMode: 'RESPONSE_STREAM',
+      TargetFunctionArn: arn(ids.fn),
+    });
+  });
+
+  it('lets only this distribution invoke it', () => {
+    const sourceArn = {
+      'Fn::Join': [
+        '',
+        [
+          'arn:',
+          { Ref: 'AWS::Partition' },
+          ':cloudfront::',
+          { Ref: 'AWS::AccountId' },
+          ':distribution/',
+          { Ref: ids.distribution },
+        ],
+      ],
+    };
+    const permissions = Object.values(template.findResources('AWS::Lambda::Permission')).map(
+      (r) => r.Properties,
+    );
+
+    expect(permissions).toHaveLength(2);
+    expect(permissions).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          Action: 'lambda:InvokeFunctionUrl',
+          Principal: 'cloudfront.amazonaws.com',
+          SourceArn: sourceArn,
+        }),
+        expect.objectContaining({
+          Action: 'lambda:InvokeFunction',
+          Principal: 'cloudfront.amazonaws.com',
+          InvokedViaFunctionUrl: true,
+          SourceArn: sourceArn,
+        }),
+      ]),
+    );
+    for (const permission of permissions) expect(permission.FunctionUrlAuthType).toBeUndefined();
+  });
+
+  it('signs every origin request with SigV4 (OAC for Lambda)', () => {
+    template.hasResourceProperties('AWS::CloudFront::OriginAccessControl', {
+      OriginAccessControlConfig: {
+        OriginAccessControlOriginType: 'lambda',
+        SigningBehavior: 'always',
+        SigningProtocol: 'sigv4',
+      },
+    });
+  });
+});
+
+describe('distribution', () => {
+  it('serves HTTPS only, never caches, forwards everything but Host, allows every method', () => {
+    template.hasResourceProperties('AWS::CloudFront::Distribution', {
+      DistributionConfig: Match.objectLike({
+        HttpVersion: 'http2and3',
+        IPV6Enabled: true,
+        PriceClass: 'PriceClass_100',
+        Aliases: Match.absent(),
+        DefaultCacheBehavior: {
+          ViewerProtocolPolicy: 'https-only',
+          // Managed-CachingDisabled and Managed-AllViewerExceptHostHeader.
+          CachePolicyId: '4135ea2d-6df8-44a3-9df3-4b5a84be39ad',
+          OriginRequestPolicyId: 'b689b0a8-53d0-40ab-baf2-68738e2966ac',
+          AllowedMethods: ['GET', 'HEAD', 'OPTIONS', 'PUT', 'PATCH', 'POST', 'DELETE'],
+          Compress: false,
+          FunctionAssociations: [
+            {
+              EventType: 'viewer-request',
+              FunctionARN: {
+                'Fn::GetAtt': [
+                  logicalId(template, 'AWS::CloudFront::Function', 'EdgeViewerRequest'),
+                  'FunctionARN',
+                ],
+              },
+            },
+          ],
+          ResponseHeadersPolicyId: {
+            Ref: logicalId(template, 'AWS::CloudFront::ResponseHeadersPolicy', 'EdgeSecurityHeaders'),
+          },
+          TargetOriginId: Match.anyValue(),
+        },
+        Origins: [
+          Match.objectLike({
+            OriginAccessControlId: Match.anyValue(),
+            CustomOriginConfig: { OriginProtocolPolicy: 'https-only', OriginSSLProtocols: ['TLSv1.2'] },
+          }),
+        ],
+        Logging: {
+          Bucket: { 'Fn::GetAtt': [ids.logs, 'RegionalDomainName'] },
+          IncludeCookies: false,
+          Prefix: 'cloudfront/',
+        },
+      }),
+    });
+  });
+
+  it('runs infra/viewer-request.js on the JS 2.0 runtime', () => {
+    template.hasResourceProperties('AWS::CloudFront::Function', {
+      AutoPublish: true,
+      FunctionCode: readFileSync(VIEWER_REQUEST_CODE, 'utf8'),
+      FunctionConfig: Match.objectLike({ Runtime: 'cloudfront-js-2.0' }),
+    });
+  });
+
+  it('adds security headers and no CORS headers', () => {
+    template.hasResourceProperties('AWS::CloudFront::ResponseHeadersPolicy', {
+      ResponseHeadersPolicyConfig: Match.objectLike({
+        SecurityHeadersConfig: {
+          StrictTransportSecurity: {
+            AccessControlMaxAgeSec: 31_536_000,
+            IncludeSubdomains: true,
+            Override: true,
+          },
+          ContentTypeOptions: { Override: true },
+          FrameOptions: { FrameOption: 'DENY', Override: true },
+          ReferrerPolicy: { ReferrerPolicy: 'no-referrer', Override: true },
+          ContentSecurityPolicy: {
+            ContentSecurityPolicy: "default-src 'none'; frame-ancestors 'none'",
+            Override: true,
+          },
+        },
+        CorsConfig: Match.absent(),
+      }),
+    });
+  });
+
+  it("sends the same security headers with the edge function's own 405", () => {
+    const config = Object.values(template.findResources('AWS::CloudFront::ResponseHeadersPolicy'))[0]!
+      .Properties.ResponseHeadersPolicyConfig.SecurityHeadersConfig;
+    const headers = loadViewerRequest()({
+      context: { requestId: 'r' },
+      request: { method: 'POST', headers: {} },
+    }).headers as Record<string, { value: string }>;
+
+    expect(headers['strict-transport-security']?.value).toBe(
+      `max-age=${config.StrictTransportSecurity.AccessControlMaxAgeSec}; includeSubDomains`,
+    );
+    expect(headers['x-frame-options']?.value).toBe(config.FrameOptions.FrameOption);
+    expect(headers['referrer-policy']?.value).toBe(config.ReferrerPolicy.ReferrerPolicy);
+    expect(headers['content-security-policy']?.value).toBe(
+      config.ContentSecurityPolicy.ContentSecurityPolicy,
+    );
+  });
+});
+
+describe('IAM', () => {
+  it('proxy role: read objects under the prefix, list the prefix, get keys, meter counters, write its logs', () => {
+    expect(roleStatements(template, ids.proxyRole)).toEqual([
+      {
+        Sid: 'WriteOwnLogs',
+        Effect: 'Allow',
+        Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+        Resource: arn(logicalId(template, 'AWS::Logs::LogGroup', 'ProxyLogs')),
+      },
+      {
+        Sid: 'ReadPublishedObjects',
+        Effect: 'Allow',
+        Action: 's3:GetObject',
+        Resource: objectsUnder(ids.bucket, 'catalogue/'),
+      },
+      {
+        Sid: 'ListPublishedObjects',
+        Effect: 'Allow',
+        Action: 's3:ListBucket',
+        Resource: arn(ids.bucket),
+        Condition: { StringLike: { 's3:prefix': ['catalogue/*'] } },
+      },
+      { Sid: 'ReadKeys', Effect: 'Allow', Action: 'dynamodb:GetItem', Resource: arn(ids.keys) },
+      {
+        Sid: 'MeterQuota',
+        Effect: 'Allow',
+        Action: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
+        Resource: arn(ids.counters),
+      },
+    ]);
+  });
+
+  it('proxy role: cannot write objects or keys, scan, query, or use wildcard actions', () => {
+    const actions = allowedActions(template, ids.proxyRole);
+
+    for (const forbidden of [
+      's3:PutObject',
+      's3:DeleteObject',
+      'dynamodb:PutItem',
+      'dynamodb:Scan',
+      'dynamodb:Query',
+      'dynamodb:DeleteItem',
+    ]) {
+      expect(actions).not.toContain(forbidden);
+    }
+    for (const action of actions) expect(action).not.toContain('*');
+    template.hasResourceProperties('AWS::IAM::Role', {
+      AssumeRolePolicyDocument: {
+        Statement: [
+          { Action: 'sts:AssumeRole', Effect: 'Allow', Principal: { Service: 'lambda.amazonaws.com' } },
+        ],
+      },
+      ManagedPolicyArns: Match.absent(),
+    });
+  });
+
+  it('publisher role: put/get/delete under the prefix and list it, assumable from this account', () => {
+    expect(roleStatements(template, ids.publisherRole)).toEqual([
+      {
+        Sid: 'WriteCatalogueObjects',
+        Effect: 'Allow',
+        Action: ['s3:DeleteObject', 's3:GetObject', 's3:PutObject'],
+        Resource: objectsUnder(ids.bucket, 'catalogue/'),
+      },
+      {
+        Sid: 'ListCatalogueObjects',
+        Effect: 'Allow',
+        Action: 's3:ListBucket',
+        Resource: arn(ids.bucket),
+        Condition: { StringLike: { 's3:prefix': ['catalogue/*'] } },
+      },
+    ]);
+    const role = template.toJSON().Resources[ids.publisherRole].Properties;
+    expect(role.AssumeRolePolicyDocument.Statement).toEqual([
+      {
+        Action: 'sts:AssumeRole',
+        Effect: 'Allow',
+        Principal: {
+          AWS: {
+            'Fn::Join': [
+              '',
+              ['arn:', { Ref: 'AWS::Partition' }, ':iam::', { Ref: 'AWS::AccountId' }, ':root'],
+            ],
+          },
+        },
+      },
+    ]);
+    expect(role.ManagedPolicyArns).toBeUndefined();
+    expect(role.MaxSessionDuration).toBe(3600);
+  });
+
+  it('grants nothing else to anyone', () => {
+    template.resourceCountIs('AWS::IAM::Role', 2);
+    template.resourceCountIs('AWS::IAM::Policy', 2);
+    template.resourceCountIs('AWS::IAM::ManagedPolicy', 0);
+    template.resourceCountIs('AWS::IAM::User', 0);
+  });
+});
+
+describe('alarms', () => {
+  const alarm = (name: string) =>
+    Object.values(template.findResources('AWS::CloudWatch::Alarm')).find(
+      (r) => r.Properties.AlarmName === `Catalogue-${name}`,
+    )?.Properties;
+
+  it('creates the five alarms, without actions when no e-mail is given', () => {
+    template.resourceCountIs('AWS::CloudWatch::Alarm', 5);
+    template.resourceCountIs('AWS::SNS::Topic', 0);
+    for (const properties of Object.values(template.findResources('AWS::CloudWatch::Alarm')).map(
+      (r) => r.Properties,
+    )) {
+      expect(properties.AlarmActions).toBeUndefined();
+      expect(properties.TreatMissingData).toBe('notBreaching');
+    }
+  });
+
+  it('watches the 5xx rate of the function URL', () => {
+    const properties = alarm('proxy-5xx-rate');
+
+    expect(properties).toMatchObject({ Threshold: 5, EvaluationPeriods: 2, DatapointsToAlarm: 2 });
+    const byId = Object.fromEntries(properties.Metrics.map((m: { Id: string }) => [m.Id, m]));
+    expect(byId.errors.MetricStat.Metric).toEqual({
+      Namespace: 'AWS/Lambda',
+      MetricName: 'Url5xxCount',
+      Dimensions: [{ Name: 'FunctionName', Value: { Ref: ids.fn } }],
+    });
+    expect(byId.requests.MetricStat.Metric.MetricName).toBe('UrlRequestCount');
+    expect(properties.Metrics.find((m: { Expression?: string }) => m.Expression)?.Expression).toBe(
+      '100 * FILL(errors, 0) / requests',
+    );
+  });
+
+  it('watches Lambda throttles and p99 duration', () => {
+    expect(alarm('proxy-throttles')).toMatchObject({
+      MetricName: 'Throttles',
+      Namespace: 'AWS/Lambda',
+      Statistic: 'Sum',
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+    });
+    expect(alarm('proxy-p99-duration')).toMatchObject({
+      MetricName: 'Duration',
+      ExtendedStatistic: 'p99',
+      Threshold: 2000,
+      EvaluationPeriods: 3,
+    });
+  });
+
+  it.each([
+    ['keys', 'keys'],
+    ['counters', 'counters'],
+  ] as const)('watches throttling of the %s table', (name, table) => {
+    const properties = alarm(`${name}-table-throttles`);
+
+    const metrics = properties.Metrics.filter((m: { MetricStat?: unknown }) => m.MetricStat).map(
+      (m: { MetricStat: { Metric: { MetricName: string; Dimensions: unknown } } }) => m.MetricStat.Metric,
+    );
+    expect(metrics.map((m: { MetricName: string }) => m.MetricName).sort()).toEqual([
+      'ReadThrottleEvents',
+      'WriteThrottleEvents',
+    ]);
+    for (const metric of metrics)
+      expect(metric.Dimensions).toEqual([{ Name: 'TableName', Value: { Ref: ids[table] } }]);
+  });
+});
+
+describe('outputs', () => {
+  it.each([
+    'ApiUrl',
+    'DistributionDomainName',
+    'DistributionId',
+    'Region',
+    'BucketName',
+    'CataloguePrefix',
+    'CatalogueUri',
+    'KeysTableName',
+    'CountersTableName',
+    'PublisherRoleArn',
+    'ProxyFunctionName',
+    'ProxyLogGroupName',
+    'CursorSecretArn',
+  ])('outputs %s', (name) => {
+    template.hasOutput(name, { Value: Match.anyValue() });
+  });
+
+  it('gives the API URL on the distribution domain, the prefix and the table names', () => {
+    template.hasOutput('ApiUrl', {
+      Value: { 'Fn::Join': ['', ['https://', { 'Fn::GetAtt': [ids.distribution, 'DomainName'] }, '/v1']] },
+    });
+    template.hasOutput('CataloguePrefix', { Value: 'catalogue/' });
+    template.hasOutput('KeysTableName', { Value: { Ref: ids.keys } });
+    template.hasOutput('CountersTableName', { Value: { Ref: ids.counters } });
+    template.hasOutput('PublisherRoleArn', { Value: arn(ids.publisherRole) });
+    expect(template.toJSON().Outputs.AlarmTopicArn).toBeUndefined();
+  });
+});
