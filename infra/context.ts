@@ -28,6 +28,7 @@ export const NUMBER_SETTINGS = [
   'keyCacheTtlMs',
   'pointerTtlMs',
   'dependencyTimeoutMs',
+  'cursorSecretGeneration',
   'errorRateThresholdPercent',
   'p99DurationThresholdMs',
 ] as const;

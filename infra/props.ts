@@ -105,6 +105,12 @@ export interface CatalogueStackProps extends StackProps {
    */
   readonly dependencyTimeoutMs?: number;
   /**
+   * Generation of the cursor key. CloudFormation reads the secret only when it updates the function, so
+   * after putting a new value into the secret, deploy with the next generation to make the proxy use it.
+   * @default 1
+   */
+  readonly cursorSecretGeneration?: number;
+  /**
    * Alarm threshold: percentage of the function URL's requests answered with a 5xx, per 5 minutes.
    * @default 5
    */
@@ -132,6 +138,7 @@ export type ResolvedProps = Required<
     | 'keyCacheTtlMs'
     | 'pointerTtlMs'
     | 'dependencyTimeoutMs'
+    | 'cursorSecretGeneration'
     | 'errorRateThresholdPercent'
     | 'p99DurationThresholdMs'
   >
@@ -159,6 +166,7 @@ export const DEFAULTS = {
   keyCacheTtlMs: 30_000,
   pointerTtlMs: 5_000,
   dependencyTimeoutMs: 2_000,
+  cursorSecretGeneration: 1,
   errorRateThresholdPercent: 5,
   p99DurationThresholdMs: 2_000,
 } as const satisfies Partial<ResolvedProps>;
@@ -206,6 +214,7 @@ export function resolveProps(props: CatalogueStackProps): ResolvedProps {
     keyCacheTtlMs: props.keyCacheTtlMs ?? DEFAULTS.keyCacheTtlMs,
     pointerTtlMs: props.pointerTtlMs ?? DEFAULTS.pointerTtlMs,
     dependencyTimeoutMs: props.dependencyTimeoutMs ?? DEFAULTS.dependencyTimeoutMs,
+    cursorSecretGeneration: props.cursorSecretGeneration ?? DEFAULTS.cursorSecretGeneration,
     errorRateThresholdPercent: props.errorRateThresholdPercent ?? DEFAULTS.errorRateThresholdPercent,
     p99DurationThresholdMs: props.p99DurationThresholdMs ?? DEFAULTS.p99DurationThresholdMs,
     domainName: props.domainName,
@@ -260,6 +269,7 @@ export function resolveProps(props: CatalogueStackProps): ResolvedProps {
   integerIn('keyCacheTtlMs', r.keyCacheTtlMs, 0, 3_600_000);
   integerIn('pointerTtlMs', r.pointerTtlMs, 0, 3_600_000);
   integerIn('dependencyTimeoutMs', r.dependencyTimeoutMs, 1, 60_000);
+  integerIn('cursorSecretGeneration', r.cursorSecretGeneration, 1, 1_000_000);
   if (r.timeoutSeconds * 1000 <= 4 * r.dependencyTimeoutMs) {
     throw new Error(
       `timeoutSeconds (${r.timeoutSeconds}) must exceed four dependency timeouts (4 × ${r.dependencyTimeoutMs} ms)`,

@@ -70,6 +70,12 @@ export interface ProxyFunctionProps {
    * @default 2000
    */
   readonly dependencyTimeoutMs?: number;
+  /**
+   * Generation of the cursor key, shown in the function's description: changing it updates the function,
+   * which makes CloudFormation resolve the secret's current value again.
+   * @default 1
+   */
+  readonly cursorSecretGeneration?: number;
 }
 
 export class ProxyFunction extends Construct {
@@ -150,7 +156,7 @@ export class ProxyFunction extends Construct {
     });
 
     this.function = new NodejsFunction(this, 'Function', {
-      description: 'Catalogue Read API proxy: authenticate, meter, stream precomputed objects',
+      description: `Catalogue Read API proxy: authenticate, meter, stream precomputed objects (cursor key generation ${props.cursorSecretGeneration ?? 1})`,
       entry: PROXY_ENTRY,
       handler: 'handler',
       projectRoot: REPO_ROOT,
@@ -175,7 +181,8 @@ export class ProxyFunction extends Construct {
         // secret never appears in the template or the cloud assembly. It does appear in the function's
         // configuration (encrypted at rest, readable with lambda:GetFunctionConfiguration). We accept that
         // rather than a Secrets Manager call on every cold start, which would add latency, a dependency
-        // that can fail, and a secretsmanager:GetSecretValue grant. Rotation takes a redeploy (README).
+        // that can fail, and a secretsmanager:GetSecretValue grant. CloudFormation resolves the reference
+        // only when it updates the function, hence `cursorSecretGeneration` for rotation (operator guide).
         CURSOR_SECRET: this.cursorSecret.secretValue.unsafeUnwrap(),
         NODE_OPTIONS: '--enable-source-maps',
       },

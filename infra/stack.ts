@@ -52,6 +52,7 @@ export class CatalogueStack extends Stack {
       keyCacheTtlMs: s.keyCacheTtlMs,
       pointerTtlMs: s.pointerTtlMs,
       dependencyTimeoutMs: s.dependencyTimeoutMs,
+      cursorSecretGeneration: s.cursorSecretGeneration,
     });
 
     this.edge = new Edge(this, 'Edge', {

@@ -33,6 +33,7 @@ export const ALL_OPTIONS: CatalogueStackProps = {
   keyCacheTtlMs: 10_000,
   pointerTtlMs: 1_000,
   dependencyTimeoutMs: 3_000,
+  cursorSecretGeneration: 2,
   errorRateThresholdPercent: 2,
   p99DurationThresholdMs: 1_500,
 };

@@ -84,6 +84,8 @@ describe('with every option', () => {
 
   it('traces with X-Ray and applies the Lambda settings', () => {
     template.hasResourceProperties('AWS::Lambda::Function', {
+      // A new generation changes the function, so CloudFormation reads the rotated secret again.
+      Description: Match.stringLikeRegexp('cursor key generation 2\\)$'),
       MemorySize: 1024,
       Timeout: 15,
       ReservedConcurrentExecutions: 20,
@@ -183,6 +185,10 @@ describe('invalid settings', () => {
     [
       { timeoutSeconds: 8, dependencyTimeoutMs: 2_000 },
       'timeoutSeconds (8) must exceed four dependency timeouts (4 × 2000 ms)',
+    ],
+    [
+      { cursorSecretGeneration: 0 },
+      'cursorSecretGeneration must be an integer between 1 and 1000000 (got 0)',
     ],
     [{ errorRateThresholdPercent: 0 }, 'errorRateThresholdPercent must be above 0 and at most 100 (got 0)'],
     [

@@ -170,6 +170,7 @@ describe('tables', () => {
 describe('proxy Lambda', () => {
   it('runs Node.js 22 on arm64 with 512 MB, a 10 s timeout and its own log group', () => {
     template.hasResourceProperties('AWS::Lambda::Function', {
+      Description: Match.stringLikeRegexp('cursor key generation 1\\)$'),
       Runtime: 'nodejs22.x',
       Architectures: ['arm64'],
       Handler: 'index.handler',
