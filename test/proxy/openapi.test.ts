@@ -1,0 +1,60 @@
+import { readFileSync } from 'node:fs';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { describe, expect, it } from 'vitest';
+import { ERROR_CODES } from '../../proxy/core/errors.js';
+import { JACK_SIGNALS, MODULE_FIELDS, MODULE_RELATIONS, TAG_TYPES } from '../../proxy/format.js';
+import { loadResponseValidator, OPENAPI_PATH } from './openapi.js';
+
+const document = JSON.parse(readFileSync(OPENAPI_PATH, 'utf8'));
+
+describe('proxy/openapi.json', () => {
+  it('is a valid OpenAPI 3.1 document', async () => {
+    const result = await new Validator().validate(document);
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+    expect(document.openapi).toMatch(/^3\.1\./);
+  });
+
+  it('documents exactly the six routes, each with GET, HEAD and OPTIONS', () => {
+    expect(Object.keys(document.paths).sort()).toEqual(
+      ['/manufacturers', '/manufacturers/{id}', '/modules', '/modules/{id}', '/standards', '/tags'].sort(),
+    );
+    for (const item of Object.values(document.paths) as Record<string, unknown>[]) {
+      expect(Object.keys(item).sort()).toEqual(['get', 'head', 'options']);
+    }
+  });
+
+  it('stays in step with the code: error codes, fields, relations, enums', () => {
+    const schemas = document.components.schemas;
+    expect(schemas.ErrorEnvelope.properties.error.properties.code.enum).toEqual(ERROR_CODES);
+    expect(document.components.parameters.fields.schema.items.enum).toEqual([...MODULE_FIELDS]);
+    expect(document.components.parameters.moduleInclude.schema.items.enum).toEqual([...MODULE_RELATIONS]);
+    expect(schemas.Tag.properties.type.enum).toEqual([...TAG_TYPES, null]);
+    expect(schemas.Jack.properties.signal.enum).toEqual([...JACK_SIGNALS]);
+  });
+
+  it('the response validator refuses what the document does not describe', () => {
+    const openapi = loadResponseValidator(document);
+    const base = { method: 'GET', path: '/v1/tags', status: 200 };
+    const headers = {
+      'content-type': 'application/json; charset=utf-8',
+      etag: '"AAAAAAAAAAAAAAAAAAAAAA"',
+      'cache-control': 'private, no-cache',
+      link: '<https://creativecommons.org/licenses/by/4.0/>; rel="license"',
+      'x-request-id': 'req_x',
+      'x-ratelimit-limit-month': '5000',
+      'x-ratelimit-remaining-month': '4999',
+      'x-ratelimit-limit-minute': '60',
+      'x-ratelimit-remaining-minute': '59',
+      'x-ratelimit-reset': '1795000000',
+    };
+    const body = '{"data":[{"id":1,"name":"Analog","type":"nature"}],"page":{"next_cursor":null}}';
+    expect(openapi.problems({ ...base, headers, body })).toEqual([]);
+    expect(openapi.problems({ ...base, headers, body: body.replace('nature', 'nope') })).not.toEqual([]);
+    expect(openapi.problems({ ...base, headers: { ...headers, 'x-extra': '1' }, body })).not.toEqual([]);
+    expect(openapi.problems({ ...base, headers: { ...headers, link: undefined }, body })).not.toEqual([]);
+    expect(openapi.problems({ ...base, status: 404, headers, body })).not.toEqual([]);
+    expect(openapi.problems({ ...base, method: 'HEAD', headers, body })).not.toEqual([]);
+    expect(openapi.problems({ ...base, method: 'HEAD', headers, body: '' })).toEqual([]);
+  });
+});

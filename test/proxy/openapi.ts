@@ -1,0 +1,190 @@
+/**
+ * Validating answers against `proxy/openapi.json`, for any suite that drives the proxy: status, headers
+ * (declared ones must match their schema; undeclared ones are refused) and the JSON body.
+ */
+import { readFileSync } from 'node:fs';
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+
+// ajv-formats is CommonJS: under NodeNext its default export is the module object.
+const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
+
+export const OPENAPI_PATH = new URL('../../proxy/openapi.json', import.meta.url);
+const DOCUMENT_ID = 'https://catalogue.invalid/openapi.json';
+
+/** Headers that describe the transfer, not the API (OpenAPI leaves them out, or ignores Content-Type). */
+const TRANSPORT_HEADERS = new Set([
+  'content-type',
+  'content-length',
+  'date',
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+]);
+
+export interface ObservedResponse {
+  method: string;
+  /** Path as requested, with the `/v1` prefix (e.g. `/v1/modules/3`). */
+  path: string;
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer | string | undefined;
+}
+
+interface Json {
+  [key: string]: unknown;
+}
+
+function pointerEscape(segment: string): string {
+  return segment.replaceAll('~', '~0').replaceAll('/', '~1');
+}
+
+export interface ResponseValidator {
+  /** Every problem found (empty when the answer conforms). */
+  problems(response: ObservedResponse): string[];
+  /** Throws with every problem when the answer does not conform. */
+  assert(response: ObservedResponse): void;
+}
+
+/**
+ * @example
+ * const openapi = loadResponseValidator();
+ * openapi.assert({ method: 'GET', path: '/v1/tags', status: 200, headers, body });
+ */
+export function loadResponseValidator(
+  document: Json = JSON.parse(readFileSync(OPENAPI_PATH, 'utf8')),
+): ResponseValidator {
+  const ajv = new Ajv2020({ strict: false, allErrors: true });
+  addFormats(ajv);
+  ajv.addSchema(document, DOCUMENT_ID);
+  const compiled = new Map<string, ValidateFunction>();
+  const schemaAt = (pointer: string) => {
+    let validate = compiled.get(pointer);
+    if (!validate) {
+      validate = ajv.compile({ $ref: `${DOCUMENT_ID}#${pointer}` });
+      compiled.set(pointer, validate);
+    }
+    return validate;
+  };
+  const at = (pointer: string): unknown =>
+    pointer
+      .split('/')
+      .slice(1)
+      .reduce<unknown>(
+        (node, segment) => (node as Json | undefined)?.[segment.replaceAll('~1', '/').replaceAll('~0', '~')],
+        document,
+      );
+  /** Follow `$ref`s, keeping the JSON pointer of where the object really is. */
+  const resolve = (pointer: string): { pointer: string; node: Json | undefined } => {
+    let node = at(pointer) as Json | undefined;
+    while (node && typeof node.$ref === 'string') {
+      pointer = (node.$ref as string).slice(1);
+      node = at(pointer) as Json | undefined;
+    }
+    return { pointer, node };
+  };
+
+  const paths = Object.keys(document.paths as Json).map((template) => ({
+    template,
+    pattern: new RegExp(`^/v1${template.replace(/\{[^}]+\}/g, '[^/]+')}$`),
+  }));
+
+  /** The pointer of the response object the answer must conform to, or a problem. */
+  function responsePointer(response: ObservedResponse): string | { problem: string } {
+    // Methods are case-sensitive: `get` is not GET.
+    if (!['GET', 'HEAD', 'OPTIONS'].includes(response.method)) {
+      return response.status === 405
+        ? '/components/responses/MethodNotAllowed'
+        : { problem: `${response.method} must be answered with 405, not ${response.status}` };
+    }
+    const method = response.method.toLowerCase();
+    const match = paths.find((p) => p.pattern.test(response.path));
+    if (!match) {
+      // Unknown routes: the generic answers, as any authenticated request can get them.
+      const byStatus: Record<number, string> = {
+        401: 'Unauthorized',
+        404: 'NotFound',
+        429: 'TooManyRequests',
+        503: 'ServiceUnavailable',
+      };
+      const name = byStatus[response.status];
+      if (!name) return { problem: `status ${response.status} is not documented for an unknown route` };
+      return `/components/responses/${name}${method === 'head' ? 'Head' : ''}`;
+    }
+    const pointer = `/paths/${pointerEscape(match.template)}/${method}/responses/${response.status}`;
+    if (!at(pointer))
+      return {
+        problem: `status ${response.status} is not documented for ${method.toUpperCase()} ${match.template}`,
+      };
+    return pointer;
+  }
+
+  function problems(response: ObservedResponse): string[] {
+    const found: string[] = [];
+    const where = responsePointer(response);
+    if (typeof where !== 'string') return [where.problem];
+    const { pointer, node } = resolve(where);
+    if (!node) return [`no response object at ${where}`];
+
+    const headers = new Map<string, string>();
+    for (const [name, value] of Object.entries(response.headers)) {
+      if (value !== undefined)
+        headers.set(name.toLowerCase(), Array.isArray(value) ? value.join(', ') : value);
+    }
+    const declared = (node.headers ?? {}) as Json;
+    const declaredNames = new Set<string>();
+    for (const name of Object.keys(declared)) {
+      const lower = name.toLowerCase();
+      declaredNames.add(lower);
+      const header = resolve(`${pointer}/headers/${pointerEscape(name)}`);
+      const value = headers.get(lower);
+      if (value === undefined) {
+        if (header.node?.required) found.push(`header ${name} is missing`);
+        continue;
+      }
+      const schema = header.node?.schema as Json | undefined;
+      const coerced = schema?.type === 'integer' && /^(0|[1-9][0-9]*)$/.test(value) ? Number(value) : value;
+      const validate = schemaAt(`${header.pointer}/schema`);
+      if (!validate(coerced))
+        found.push(`header ${name}: ${JSON.stringify(value)} ${ajv.errorsText(validate.errors)}`);
+    }
+    for (const name of headers.keys()) {
+      if (!declaredNames.has(name) && !TRANSPORT_HEADERS.has(name))
+        found.push(`header ${name} is not documented`);
+    }
+
+    const body = response.body === undefined ? '' : response.body.toString();
+    const content = node.content as Json | undefined;
+    if (!content) {
+      if (body !== '') found.push('the answer has a body where none is documented');
+      return found;
+    }
+    if (response.method === 'HEAD') {
+      if (body !== '') found.push('a HEAD answer has a body');
+      return found;
+    }
+    if (!headers.get('content-type')?.startsWith('application/json'))
+      found.push('content-type is not application/json');
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(body);
+    } catch {
+      return [...found, 'the body is not JSON'];
+    }
+    const validate = schemaAt(`${pointer}/content/application~1json/schema`);
+    if (!validate(parsed)) found.push(`body: ${ajv.errorsText(validate.errors)}`);
+    return found;
+  }
+
+  return {
+    problems,
+    assert(response) {
+      const found = problems(response);
+      if (found.length > 0) {
+        throw new Error(
+          `${response.method} ${response.path} → ${response.status} does not conform to openapi.json:\n  ${found.join('\n  ')}`,
+        );
+      }
+    },
+  };
+}
