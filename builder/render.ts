@@ -2,11 +2,8 @@
  * Rendering: a validated snapshot → the complete precomputed API (DESIGN.md builder invariants 1–3).
  * Pure and deterministic: the same snapshot always yields the same objects, object ids and index bytes.
  */
-import stringify from 'fast-json-stable-stringify';
 import {
   type CatalogueIndex,
-  encodeVariant,
-  FORMAT_VERSION,
   FRAGMENTS,
   type ListEndpoint,
   type ListEntry,
@@ -15,6 +12,8 @@ import {
   type RecordFragments,
   variantKey,
 } from '../proxy/format.js';
+import { encodePackedVariant, type PackedRecord, packRecord } from './encode.js';
+import { indexWithVersion } from './index-json.js';
 import {
   idOrder,
   manufacturerDetailFragments,
@@ -54,7 +53,9 @@ interface Job {
   /** Where the object goes in the index. */
   place: { list: string } | { module: number } | { manufacturer: number };
   fragmentsPerRecord: number;
-  records: () => RecordFragments[];
+  /** The object's records are `pool[members[0]], pool[members[1]], …`. */
+  pool: readonly PackedRecord[];
+  members: readonly number[];
 }
 
 function listJobs<T extends { id: number; name: string }>(
@@ -64,14 +65,15 @@ function listJobs<T extends { id: number; name: string }>(
   fragmentsOf: (record: T) => RecordFragments,
 ): Job[] {
   if (records.length === 0) return []; // an empty list is absent from the index; the proxy answers []
-  const fragments = records.map(fragmentsOf);
+  const pool = records.map((record) => packRecord(fragmentsOf(record)));
   return [
     { order: idOrder(records), sort: 'id' as const },
     { order: nameOrder(records, nameCollator), sort: 'name' as const },
   ].map(({ order, sort }) => ({
     place: { list: variantKey(endpoint, {}, sort) },
     fragmentsPerRecord,
-    records: () => order.map((i) => fragments[i]!),
+    pool,
+    members: order,
   }));
 }
 
@@ -87,6 +89,7 @@ export function planCatalogue(snapshot: Snapshot): CataloguePlan {
   const { modules, manufacturers } = snapshot;
   const tagsById = new Map(snapshot.tags.map((tag) => [tag.id, tag]));
   const moduleRecords = modules.map((module) => moduleFragments(module, tagsById));
+  const packedModules = moduleRecords.map((record) => packRecord(record.fragments));
   const modulesById = idOrder(modules);
   const modulesByName = nameOrder(modules, nameCollator);
 
@@ -109,17 +112,20 @@ export function planCatalogue(snapshot: Snapshot): CataloguePlan {
   }
   for (const position of idOrder(manufacturers)) {
     const manufacturer = manufacturers[position]!;
+    const detail = manufacturerDetailFragments(manufacturer, topLevelsByMaker.get(manufacturer.id) ?? []);
     jobs.push({
       place: { manufacturer: manufacturer.id },
       fragmentsPerRecord: FRAGMENTS.manufacturerDetail.length,
-      records: () => [manufacturerDetailFragments(manufacturer, topLevelsByMaker.get(manufacturer.id) ?? [])],
+      pool: [packRecord(detail)],
+      members: [0],
     });
   }
   for (const position of modulesById) {
     jobs.push({
       place: { module: modules[position]!.id },
       fragmentsPerRecord: FRAGMENTS.module.length,
-      records: () => [moduleRecords[position]!.fragments],
+      pool: packedModules,
+      members: [position],
     });
   }
   for (const [idKey, variant] of moduleVariants(modules, modulesById, modulesByName)) {
@@ -130,7 +136,8 @@ export function planCatalogue(snapshot: Snapshot): CataloguePlan {
       jobs.push({
         place: { list: key },
         fragmentsPerRecord: FRAGMENTS.module.length,
-        records: () => order.map((i) => moduleRecords[i]!.fragments),
+        pool: packedModules,
+        members: order,
       });
     }
   }
@@ -147,10 +154,9 @@ export function planCatalogue(snapshot: Snapshot): CataloguePlan {
     started = true;
     const emitted = new Set<string>();
     for (const job of jobs) {
-      const records = job.records();
-      const { bytes, segment0End } = encodeVariant(records, job.fragmentsPerRecord);
+      const { bytes, segment0End } = encodePackedVariant(job.pool, job.members, job.fragmentsPerRecord);
       const objectId = objectIdFor(bytes);
-      if ('list' in job.place) lists[job.place.list] = [objectId, records.length, segment0End];
+      if ('list' in job.place) lists[job.place.list] = [objectId, job.members.length, segment0End];
       else if ('module' in job.place) moduleDetails[job.place.module] = objectId;
       else manufacturerDetails[job.place.manufacturer] = objectId;
       encoded++;
@@ -169,25 +175,9 @@ export function planCatalogue(snapshot: Snapshot): CataloguePlan {
     objects,
     index() {
       if (!finished) throw new Error('index() before every object was rendered');
-      return indexOf(lists, moduleDetails, manufacturerDetails);
+      return indexWithVersion(lists, moduleDetails, manufacturerDetails);
     },
   };
-}
-
-function indexOf(
-  lists: Record<string, ListEntry>,
-  modules: Record<string, string>,
-  manufacturers: Record<string, string>,
-): RenderedIndex {
-  const unversioned: Omit<CatalogueIndex, 'version'> = {
-    format: FORMAT_VERSION,
-    lists,
-    modules,
-    manufacturers,
-  };
-  const version = objectIdFor(Buffer.from(stringify(unversioned)));
-  const index: CatalogueIndex = { ...unversioned, version };
-  return { index, indexBytes: Buffer.from(stringify(index)) };
 }
 
 /**

@@ -1,7 +1,6 @@
 /** An object store in a local directory: `npm start` without S3, and publishing to a folder. */
-import { randomBytes } from 'node:crypto';
-import type { Dirent } from 'node:fs';
-import { mkdir, open, readdir, rename, stat, unlink, writeFile } from 'node:fs/promises';
+import { type Dirent, rename as renameWithCallback, writeFile as writeFileWithCallback } from 'node:fs';
+import { mkdir, open, readdir, stat, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { DependencyError } from '../errors.js';
 import type { GetOptions, GetResult, ListedObject, WritableObjectStore } from './interface.js';
@@ -12,6 +11,22 @@ const TEMPORARY_PREFIX = '.tmp-';
 const MISSING = new Set(['ENOENT', 'ENOTDIR', 'EISDIR']);
 /** Stats and unlinks in flight at once; enough to keep libuv's four threads busy. */
 const PARALLEL_FS_CALLS = 32;
+
+/** Temporary names are unique per process (pid) and per write (counter); no random bytes needed. */
+let temporaryCounter = 0;
+
+// The callback forms: a publish makes ~75,000 puts, and FileHandle-based promises cost a third more CPU.
+function writeNewFile(path: string, body: Uint8Array): Promise<void> {
+  return new Promise((resolve, reject) => {
+    writeFileWithCallback(path, body, { flag: 'wx' }, (error) => (error ? reject(error) : resolve()));
+  });
+}
+
+function renameFile(from: string, to: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    renameWithCallback(from, to, (error) => (error ? reject(error) : resolve()));
+  });
+}
 
 function codeOf(error: unknown): string | undefined {
   return (error as NodeJS.ErrnoException | undefined)?.code;
@@ -86,7 +101,7 @@ export class DirectoryObjectStore implements WritableObjectStore {
     const path = this.pathOf(key);
     const directory = dirname(path);
     const name = path.slice(directory.length + 1);
-    const temporary = join(directory, `${TEMPORARY_PREFIX}${name}-${randomBytes(6).toString('hex')}`);
+    const temporary = join(directory, `${TEMPORARY_PREFIX}${name}-${process.pid}-${temporaryCounter++}`);
     try {
       options.signal?.throwIfAborted();
       if (!this.#createdDirectories.has(directory)) {
@@ -95,8 +110,8 @@ export class DirectoryObjectStore implements WritableObjectStore {
       }
       // No fsync: atomic against a killed process (the page cache survives it), which is what a
       // publish must survive; durability across power loss is left to the filesystem.
-      await writeFile(temporary, body, { flag: 'wx' });
-      await rename(temporary, path);
+      await writeNewFile(temporary, body);
+      await renameFile(temporary, path);
     } catch (error) {
       await unlink(temporary).catch(() => {});
       throw fault('put', key, error);

@@ -1,0 +1,229 @@
+/**
+ * `npm run catalogue -- <command>`: build/publish, validate and generate catalogue snapshots.
+ * Exit codes: 0 ok, 1 validation failed, 2 usage, 3 publish failed.
+ */
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { generateSnapshot, writeSnapshot } from './generate.js';
+import { loadSnapshot } from './load.js';
+import { formatProblem, type Problem } from './problems.js';
+import { summaryLine, terminalProgress } from './progress.js';
+import { DEFAULT_CONCURRENCY, DEFAULT_RETENTION_MS, publishCatalogue } from './publish.js';
+import { openTarget } from './target.js';
+
+export const EXIT = { ok: 0, invalid: 1, usage: 2, publishFailed: 3 } as const;
+
+export const HELP = `Catalogue builder: compile a catalogue snapshot into the precomputed objects the API serves.
+
+Usage:
+  npm run catalogue -- build --source DIR --out DIR|s3://BUCKET[/PREFIX] [options]
+  npm run catalogue -- validate --source DIR
+  npm run catalogue -- generate --modules N --seed S --out DIR
+  npm run catalogue -- --help
+
+Commands:
+  build      Validate the snapshot in --source, render every list variant and detail, and publish:
+             upload objects that are not there yet, then the version file and log, then the pointer
+             (current.json) last, then delete what no retained version references.
+  validate   Check a snapshot and list every problem (file, record id, field, reason). Writes nothing.
+  generate   Write a deterministic synthetic snapshot of N modules (for load tests and benchmarks).
+
+Options of build:
+  --source DIR         snapshot directory: standards.json, tags.json, manufacturers.json, modules.json
+  --out TARGET         a local directory, or s3://bucket/prefix (objects go to <prefix>/o/, the pointer to
+                       <prefix>/current.json)
+  --endpoint URL       S3-compatible endpoint (e.g. http://127.0.0.1:4569 for s3rver); AWS when absent.
+                       Credentials and region come from the usual AWS environment and profiles.
+  --dry-run            report what would be added and removed (objects and bytes); write nothing
+  --retention DUR      how long a superseded version stays readable before collection: 0 or a number with
+                       a unit ms, s, m, h or d (default 24h). Open cursors pin a version for this long.
+  --concurrency N      uploads in flight (default ${DEFAULT_CONCURRENCY})
+
+Options of generate:
+  --modules N          number of modules (nonnegative integer)
+  --seed S             any integer; the same seed gives the same snapshot
+  --out DIR            directory to write the four snapshot files to
+
+Output:
+  A progress bar on stderr when it is a terminal; then one summary line on stdout: version, objects
+  added/unchanged/removed, bytes added/removed, version files removed, seconds.
+
+Exit codes:
+  0  done (for validate: the snapshot is valid)
+  1  the snapshot is invalid; every problem is printed on stderr and nothing is written
+  2  usage error (unknown command or option, missing or malformed value)
+  3  publishing failed (storage unreachable, access denied…); the previous version stays current,
+     and running the same build again completes the publish
+`;
+
+class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/**
+ * Parse a retention such as `24h`, `90m`, `2d` or `0`.
+ * @example parseRetention('24h') // → 86400000
+ */
+export function parseRetention(value: string): number {
+  if (value === '0') return 0;
+  const match = /^(\d+)(ms|s|m|h|d)$/.exec(value);
+  if (!match)
+    throw new UsageError(`--retention ${value}: expected 0 or a number with a unit ms, s, m, h or d`);
+  return Number(match[1]) * UNITS[match[2]!]!;
+}
+
+function parseInteger(name: string, value: string | undefined, min: number): number {
+  if (value === undefined) throw new UsageError(`--${name} is required`);
+  const number = /^-?\d+$/.test(value) ? Number(value) : Number.NaN;
+  if (!Number.isSafeInteger(number) || number < min) {
+    throw new UsageError(`--${name} ${value}: expected an integer ≥ ${min}`);
+  }
+  return number;
+}
+
+function required(name: string, value: string | undefined): string {
+  if (value === undefined || value === '') throw new UsageError(`--${name} is required`);
+  return value;
+}
+
+function printProblems(problems: readonly Problem[]): void {
+  for (const problem of problems) process.stderr.write(`${formatProblem(problem)}\n`);
+  const count = `${problems.length} problem${problems.length === 1 ? '' : 's'}`;
+  process.stderr.write(`snapshot refused: ${count}; nothing was written\n`);
+}
+
+const OPTIONS = {
+  source: { type: 'string' },
+  out: { type: 'string' },
+  endpoint: { type: 'string' },
+  'dry-run': { type: 'boolean' },
+  retention: { type: 'string' },
+  concurrency: { type: 'string' },
+  modules: { type: 'string' },
+  seed: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+const ALLOWED: Record<string, readonly string[]> = {
+  build: ['source', 'out', 'endpoint', 'dry-run', 'retention', 'concurrency'],
+  validate: ['source'],
+  generate: ['modules', 'seed', 'out'],
+};
+
+async function build(values: Record<string, string | boolean | undefined>): Promise<number> {
+  const source = required('source', values.source as string | undefined);
+  const out = required('out', values.out as string | undefined);
+  const retentionMs =
+    values.retention === undefined ? DEFAULT_RETENTION_MS : parseRetention(values.retention as string);
+  const concurrency =
+    values.concurrency === undefined
+      ? DEFAULT_CONCURRENCY
+      : parseInteger('concurrency', values.concurrency as string, 1);
+  let target: ReturnType<typeof openTarget>;
+  try {
+    target = openTarget(out, values.endpoint as string | undefined);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  try {
+    const loaded = await loadSnapshot(source);
+    if (!loaded.ok) {
+      printProblems(loaded.problems);
+      return EXIT.invalid;
+    }
+    try {
+      const summary = await publishCatalogue({
+        store: target.store,
+        prefix: target.prefix,
+        snapshot: loaded.snapshot,
+        retentionMs,
+        concurrency,
+        dryRun: values['dry-run'] === true,
+        progress: terminalProgress(process.stderr),
+        warn: (message) => process.stderr.write(`warning: ${message}\n`),
+      });
+      process.stdout.write(`${summaryLine(summary, target.description)}\n`);
+      return EXIT.ok;
+    } catch (error) {
+      const cause = (error as Error).cause as Error | undefined;
+      process.stderr.write(
+        `publish failed: ${(error as Error).message}${cause?.message ? ` (${cause.message})` : ''}\n` +
+          'the previous version is still current; run the same build again to complete the publish\n',
+      );
+      return EXIT.publishFailed;
+    }
+  } finally {
+    target.close();
+  }
+}
+
+async function validate(values: Record<string, string | boolean | undefined>): Promise<number> {
+  const source = required('source', values.source as string | undefined);
+  const loaded = await loadSnapshot(source);
+  if (!loaded.ok) {
+    printProblems(loaded.problems);
+    return EXIT.invalid;
+  }
+  const { standards, tags, manufacturers, modules } = loaded.snapshot;
+  process.stdout.write(
+    `${source}: valid (${modules.length} modules, ${manufacturers.length} manufacturers, ` +
+      `${standards.length} standards, ${tags.length} tags)\n`,
+  );
+  return EXIT.ok;
+}
+
+async function generate(values: Record<string, string | boolean | undefined>): Promise<number> {
+  const modules = parseInteger('modules', values.modules as string | undefined, 0);
+  const seed = parseInteger('seed', values.seed as string | undefined, Number.MIN_SAFE_INTEGER);
+  const out = required('out', values.out as string | undefined);
+  const started = performance.now();
+  await writeSnapshot(out, generateSnapshot({ modules, seed }));
+  const seconds = ((performance.now() - started) / 1000).toFixed(1);
+  process.stdout.write(`wrote a snapshot of ${modules} modules (seed ${seed}) to ${out} in ${seconds} s\n`);
+  return EXIT.ok;
+}
+
+/**
+ * Run the CLI with `argv` (without node and script); resolves to the exit code.
+ * @example await main(['validate', '--source', 'fixtures/catalogue']) // → 0
+ */
+export async function main(argv: readonly string[]): Promise<number> {
+  try {
+    const { values, positionals } = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true });
+    const command = positionals[0];
+    if (values.help || command === 'help' || command === undefined) {
+      process.stdout.write(HELP);
+      return command === undefined && !values.help ? EXIT.usage : EXIT.ok;
+    }
+    if (positionals.length > 1) throw new UsageError(`unexpected argument ${positionals[1]}`);
+    const allowed = ALLOWED[command];
+    if (!allowed) throw new UsageError(`unknown command ${command}`);
+    for (const name of Object.keys(values)) {
+      if (!allowed.includes(name)) throw new UsageError(`--${name} does not apply to ${command}`);
+    }
+    if (command === 'build') return await build(values);
+    if (command === 'validate') return await validate(values);
+    return await generate(values);
+  } catch (error) {
+    const usage =
+      error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
+    if (!usage) throw error;
+    process.stderr.write(`${(error as Error).message}\nrun with --help for usage\n`);
+    return EXIT.usage;
+  }
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
+  main(process.argv.slice(2)).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (error: unknown) => {
+      process.stderr.write(`${(error as Error).stack ?? String(error)}\n`);
+      process.exitCode = EXIT.publishFailed;
+    },
+  );
+}

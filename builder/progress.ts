@@ -1,0 +1,72 @@
+/** Progress and summary output of the CLI: a bar on a terminal, one summary line otherwise. */
+import cliProgress from 'cli-progress';
+import type { PublishProgress, PublishSummary } from './publish.js';
+
+/**
+ * A progress bar on `stream` when it is a terminal, otherwise nothing (logs get the summary line only).
+ * @example const progress = terminalProgress(process.stderr);
+ */
+export function terminalProgress(stream: NodeJS.WriteStream): PublishProgress | undefined {
+  if (!stream.isTTY) return undefined;
+  let bar: cliProgress.SingleBar | undefined;
+  return {
+    start(phase, total) {
+      bar = new cliProgress.SingleBar(
+        {
+          stream,
+          format: `${phase} [{bar}] {percentage}% | {value}/{total} objects | {duration_formatted}`,
+          hideCursor: true,
+          clearOnComplete: true,
+        },
+        cliProgress.Presets.shades_classic,
+      );
+      bar.start(total, 0);
+    },
+    update(done) {
+      bar?.update(done);
+    },
+    stop() {
+      bar?.stop();
+      bar = undefined;
+    },
+  };
+}
+
+/**
+ * Bytes for humans, in powers of 1000 like most storage consoles.
+ * @example formatBytes(1_234_567) // → '1.2 MB'
+ */
+export function formatBytes(bytes: number): string {
+  const units = ['B', 'kB', 'MB', 'GB', 'TB'];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1000 && unit < units.length - 1) {
+    value /= 1000;
+    unit++;
+  }
+  return `${unit === 0 ? value : value.toFixed(1)} ${units[unit]}`;
+}
+
+/**
+ * The one-line summary of a publish or a dry run.
+ * @example
+ * summaryLine(summary, 's3://bucket/catalogue/')
+ * // → 'published Vx… to s3://bucket/catalogue/: 12 objects added (48.1 kB), 871 unchanged, 12 removed (47.9 kB), 1 version file removed, 0.8 s'
+ */
+export function summaryLine(summary: PublishSummary, target: string): string {
+  const { objects, bytes } = summary;
+  const versions = `${summary.versionsRemoved} version file${summary.versionsRemoved === 1 ? '' : 's'}`;
+  const seconds = `${summary.seconds.toFixed(1)} s`;
+  if (summary.dryRun) {
+    return (
+      `dry run for ${target}: version ${summary.version}${summary.pointerChanged ? '' : ' (already current)'}; ` +
+      `would add ${objects.added} objects (${formatBytes(bytes.added)}), keep ${objects.unchanged} unchanged, ` +
+      `remove ${objects.removed} objects (${formatBytes(bytes.removed)}) and ${versions}; nothing written, ${seconds}`
+    );
+  }
+  return (
+    `${summary.pointerChanged ? 'published' : 'already current:'} ${summary.version} to ${target}: ` +
+    `${objects.added} objects added (${formatBytes(bytes.added)}), ${objects.unchanged} unchanged, ` +
+    `${objects.removed} removed (${formatBytes(bytes.removed)}), ${versions} removed, ${seconds}`
+  );
+}

@@ -1,0 +1,221 @@
+/**
+ * Publishing (DESIGN.md builder invariant 5), one code path for every WritableObjectStore:
+ * list what exists → render and upload only new objects → version file and log → pointer LAST → collect
+ * what no retained version references. A publish killed at any point leaves the previous pointer and all of
+ * its objects in place; running it again completes it.
+ */
+import {
+  type CatalogueIndex,
+  OBJECT_ID_PATTERN,
+  OBJECTS_DIR,
+  objectKeyFor,
+  POINTER_KEY,
+  VERSIONS_DIR,
+} from '../proxy/format.js';
+import type { WritableObjectStore } from '../proxy/objects/interface.js';
+import { advanceHistory, HISTORY_FILE, parseHistory, partitionHistory } from './history.js';
+import { TaskPool } from './pool.js';
+import { planCatalogue } from './render.js';
+import type { Snapshot } from './snapshot.js';
+
+export const DEFAULT_RETENTION_MS = 24 * 60 * 60 * 1000;
+export const DEFAULT_CONCURRENCY = 16;
+
+/** Progress of long phases; the CLI shows a bar on a terminal. */
+export interface PublishProgress {
+  start(phase: string, total: number): void;
+  update(done: number): void;
+  stop(): void;
+}
+
+export interface PublishOptions {
+  store: WritableObjectStore;
+  /** Key prefix, '' or ending in '/'. */
+  prefix?: string;
+  /** A validated snapshot. */
+  snapshot: Snapshot;
+  /** How long a superseded version stays readable (open cursors pin it). Default 24 h. */
+  retentionMs?: number;
+  /** Uploads and deletions in flight. Default 16. */
+  concurrency?: number;
+  /** Compute and report what would change; write nothing. */
+  dryRun?: boolean;
+  /** The clock for the publication log and retention (tests inject one). */
+  now?: () => Date;
+  progress?: PublishProgress;
+  warn?: (message: string) => void;
+}
+
+export interface PublishSummary {
+  dryRun: boolean;
+  version: string;
+  previousVersion: string | null;
+  /** The pointer was (or, in a dry run, would be) replaced. */
+  pointerChanged: boolean;
+  objects: { total: number; added: number; unchanged: number; removed: number };
+  bytes: { total: number; added: number; removed: number };
+  versionsRemoved: number;
+  seconds: number;
+}
+
+const VERSION_FILE = new RegExp(`^${VERSIONS_DIR}([A-Za-z0-9_-]{22})\\.json$`);
+
+async function listObjects(store: WritableObjectStore, prefix: string): Promise<Map<string, number>> {
+  const sizes = new Map<string, number>();
+  const from = prefix.length + OBJECTS_DIR.length;
+  for await (const { key, size } of store.list(`${prefix}${OBJECTS_DIR}`)) {
+    const objectId = key.slice(from);
+    // Only our content-addressed objects are candidates for collection; anything else is left alone.
+    if (OBJECT_ID_PATTERN.test(objectId)) sizes.set(objectId, size);
+  }
+  return sizes;
+}
+
+async function listVersionFiles(store: WritableObjectStore, prefix: string): Promise<Set<string>> {
+  const versions = new Set<string>();
+  for await (const { key } of store.list(`${prefix}${VERSIONS_DIR}`)) {
+    const match = VERSION_FILE.exec(key.slice(prefix.length));
+    if (match) versions.add(match[1]!);
+  }
+  return versions;
+}
+
+async function read(store: WritableObjectStore, key: string): Promise<Buffer | undefined> {
+  const result = await store.get(key);
+  return result.status === 'ok' ? result.body : undefined;
+}
+
+function parseIndex(bytes: Buffer | undefined): CatalogueIndex | undefined {
+  if (!bytes) return undefined;
+  try {
+    const index = JSON.parse(bytes.toString('utf8')) as CatalogueIndex;
+    return typeof index.version === 'string' && OBJECT_ID_PATTERN.test(index.version) ? index : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Every object id an index references. */
+export function objectIdsOf(index: CatalogueIndex): Set<string> {
+  const ids = new Set<string>();
+  for (const [objectId] of Object.values(index.lists)) ids.add(objectId);
+  for (const objectId of Object.values(index.modules)) ids.add(objectId);
+  for (const objectId of Object.values(index.manufacturers)) ids.add(objectId);
+  return ids;
+}
+
+/**
+ * Publish `snapshot` to `store` under `prefix`, or with `dryRun` report what that would change.
+ * Store faults propagate (as DependencyError); nothing written before a fault is ever visible to readers.
+ * @example
+ * const summary = await publishCatalogue({ store: new DirectoryObjectStore('/srv/catalogue'), snapshot });
+ * console.log(summary.objects.added, summary.bytes.added);
+ */
+export async function publishCatalogue(options: PublishOptions): Promise<PublishSummary> {
+  const started = performance.now();
+  const { store, snapshot } = options;
+  const prefix = options.prefix ?? '';
+  const retentionMs = options.retentionMs ?? DEFAULT_RETENTION_MS;
+  const dryRun = options.dryRun ?? false;
+  const clock = options.now ?? (() => new Date());
+  const warn = options.warn ?? (() => {});
+  const progress = options.progress;
+
+  const existing = await listObjects(store, prefix);
+  const versionFiles = await listVersionFiles(store, prefix);
+
+  // Objects first: each is immutable and content-addressed, so an object already present has these bytes.
+  const plan = planCatalogue(snapshot);
+  const pool = new TaskPool(options.concurrency ?? DEFAULT_CONCURRENCY);
+  const counts = { total: 0, added: 0, unchanged: 0, removed: 0 };
+  const bytes = { total: 0, added: 0, removed: 0 };
+  progress?.start(dryRun ? 'rendering' : 'rendering and uploading', plan.encodes);
+  try {
+    for (const { objectId, bytes: body } of plan.objects()) {
+      counts.total++;
+      bytes.total += body.byteLength;
+      if (existing.has(objectId)) {
+        counts.unchanged++;
+      } else {
+        counts.added++;
+        bytes.added += body.byteLength;
+        if (!dryRun) await pool.run(() => store.put(objectKeyFor(prefix, objectId), body));
+      }
+      progress?.update(plan.encoded);
+    }
+    await pool.drain();
+  } finally {
+    progress?.stop();
+  }
+  const { index, indexBytes } = plan.index();
+
+  const pointerBytes = await read(store, `${prefix}${POINTER_KEY}`);
+  const previous = parseIndex(pointerBytes);
+  if (pointerBytes && !previous)
+    warn(`the current pointer ${prefix}${POINTER_KEY} is unreadable; replacing it`);
+  const previousVersion = previous?.version ?? null;
+  const historyBytes = await read(store, `${prefix}${HISTORY_FILE}`);
+  const now = clock();
+  const advanced = advanceHistory(parseHistory(historyBytes), previousVersion, index.version, now);
+  const { kept } = partitionHistory(advanced, now, retentionMs);
+  const nextHistoryBytes = Buffer.from(`${JSON.stringify(kept, null, 1)}\n`);
+  const pointerChanged = !pointerBytes?.equals(indexBytes);
+
+  if (!dryRun) {
+    const json = { contentType: 'application/json' };
+    if (!versionFiles.has(index.version)) {
+      await store.put(`${prefix}${VERSIONS_DIR}${index.version}.json`, indexBytes, json);
+    }
+    if (!historyBytes?.equals(nextHistoryBytes))
+      await store.put(`${prefix}${HISTORY_FILE}`, nextHistoryBytes, json);
+    // The pointer LAST: until this write, readers see the previous version, whose objects are all in place.
+    if (pointerChanged) await store.put(`${prefix}${POINTER_KEY}`, indexBytes, json);
+  }
+
+  // Collection: whatever no retained version references. Retained: the new version, and every version
+  // current or superseded less than the retention period ago.
+  const retained = new Set(kept.versions.map((entry) => entry.version));
+  retained.add(index.version);
+  const indexes = new Map<string, CatalogueIndex>([[index.version, index]]);
+  if (previous && retained.has(previous.version)) indexes.set(previous.version, previous);
+  let complete = true;
+  for (const version of retained) {
+    if (indexes.has(version)) continue;
+    const retainedIndex = parseIndex(await read(store, `${prefix}${VERSIONS_DIR}${version}.json`));
+    if (retainedIndex) indexes.set(version, retainedIndex);
+    else complete = false;
+  }
+  const referenced = new Set<string>();
+  for (const retainedIndex of indexes.values())
+    for (const id of objectIdsOf(retainedIndex)) referenced.add(id);
+  const doomedObjects: string[] = [];
+  if (complete) {
+    for (const [objectId, size] of existing) {
+      if (referenced.has(objectId)) continue;
+      doomedObjects.push(objectKeyFor(prefix, objectId));
+      counts.removed++;
+      bytes.removed += size;
+    }
+  } else {
+    warn('a retained version file is missing or unreadable; objects are not collected this time');
+  }
+  const doomedVersions = [...versionFiles]
+    .filter((version) => !retained.has(version))
+    .map((version) => `${prefix}${VERSIONS_DIR}${version}.json`);
+  if (!dryRun) {
+    // Objects before version files: an interrupted collection leaves nothing a retained version needs.
+    await store.delete(doomedObjects);
+    await store.delete(doomedVersions);
+  }
+
+  return {
+    dryRun,
+    version: index.version,
+    previousVersion,
+    pointerChanged,
+    objects: counts,
+    bytes,
+    versionsRemoved: doomedVersions.length,
+    seconds: (performance.now() - started) / 1000,
+  };
+}

@@ -1,0 +1,50 @@
+/** Where a build goes: `--out DIR` (a directory store) or `--out s3://bucket/prefix` (an S3 store). */
+import { resolve } from 'node:path';
+import { s3Client } from '../proxy/aws.js';
+import { DirectoryObjectStore } from '../proxy/objects/directory.js';
+import type { WritableObjectStore } from '../proxy/objects/interface.js';
+import { S3ObjectStore } from '../proxy/objects/s3.js';
+
+export interface PublishTarget {
+  store: WritableObjectStore;
+  /** Key prefix: '' or ending in '/'. */
+  prefix: string;
+  /** For messages: the resolved directory or the s3:// address. */
+  description: string;
+  /** Release clients. */
+  close(): void;
+}
+
+/** Retries for the publisher: it has no latency budget, and a retried put of immutable bytes is harmless. */
+const PUBLISH_MAX_ATTEMPTS = 5;
+
+/**
+ * Open the target named by `out`; throws a RangeError (a usage error) when it is malformed.
+ * @example openTarget('s3://catalogue-bucket/v1', 'http://127.0.0.1:4569').prefix // → 'v1/'
+ * @example openTarget('./public').description // → '/abs/path/public'
+ */
+export function openTarget(out: string, endpoint?: string): PublishTarget {
+  if (out.startsWith('s3://')) {
+    const match = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(?:\/(.*))?$/.exec(out);
+    if (!match) throw new RangeError(`--out ${out}: expected s3://bucket or s3://bucket/prefix`);
+    const bucket = match[1]!;
+    const path = (match[2] ?? '').replace(/\/+$/, '');
+    if (
+      path.split('/').some((segment) => segment === '' || segment === '.' || segment === '..') &&
+      path !== ''
+    ) {
+      throw new RangeError(`--out ${out}: the prefix has an empty, "." or ".." segment`);
+    }
+    const prefix = path === '' ? '' : `${path}/`;
+    const client = s3Client({ endpoint, maxAttempts: PUBLISH_MAX_ATTEMPTS });
+    return {
+      store: new S3ObjectStore({ client, bucket }),
+      prefix,
+      description: `s3://${bucket}/${prefix}`,
+      close: () => client.destroy(),
+    };
+  }
+  if (endpoint !== undefined) throw new RangeError('--endpoint applies only to an s3:// --out');
+  const root = resolve(out);
+  return { store: new DirectoryObjectStore(root), prefix: '', description: root, close: () => {} };
+}
