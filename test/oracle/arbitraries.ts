@@ -80,6 +80,8 @@ const panelArb: fc.Arbitrary<Panel> = fc.record({
 export interface SnapshotShape {
   /** Most modules a snapshot gets (some runs go past one segment of 100). */
   maxModules: number;
+  /** Fewest modules (when > 0, every snapshot has a standard and a manufacturer). */
+  minModules?: number;
 }
 
 /**
@@ -87,7 +89,9 @@ export interface SnapshotShape {
  * often (empty lists, one module, ties in names, many tags, modules without relations, standard 0, ...).
  */
 export function snapshotArb(shape: SnapshotShape = { maxModules: 40 }): fc.Arbitrary<Snapshot> {
-  const standards = idsArb(0, 6, 0, 4).chain((ids) =>
+  const minModules = shape.minModules ?? 0;
+  const least = minModules > 0 ? 1 : 0;
+  const standards = idsArb(0, 6, least, 4).chain((ids) =>
     fc
       .tuple(...ids.map(() => fc.record({ name: nameArb, height_mm: fc.integer({ min: 1, max: 500 }) })))
       .map((rest): Standard[] => rest.map((r, i) => ({ id: ids[i]!, ...r }))),
@@ -99,7 +103,7 @@ export function snapshotArb(shape: SnapshotShape = { maxModules: 40 }): fc.Arbit
         .tuple(...ids.map(() => fc.record({ name: nameArb, type: nullable(fc.constantFrom(...TAG_TYPES)) })))
         .map((rest): Tag[] => rest.map((r, i) => ({ id: ids[i]!, ...r }))),
     );
-  const manufacturers = idsArb(1, 50, 0, 6).chain((ids) =>
+  const manufacturers = idsArb(1, 50, least, 6).chain((ids) =>
     fc
       .tuple(
         ...ids.map(() =>
@@ -108,11 +112,14 @@ export function snapshotArb(shape: SnapshotShape = { maxModules: 40 }): fc.Arbit
       )
       .map((rest): Manufacturer[] => rest.map((r, i) => ({ id: ids[i]!, ...r }))),
   );
-  const moduleCount = fc.oneof(
-    { weight: 2, arbitrary: fc.constantFrom(0, 1) },
-    { weight: 6, arbitrary: fc.integer({ min: 2, max: Math.min(shape.maxModules, 40) }) },
-    { weight: 1, arbitrary: fc.integer({ min: 1, max: shape.maxModules }) },
-  );
+  const moduleCount =
+    minModules > 0
+      ? fc.integer({ min: minModules, max: shape.maxModules })
+      : fc.oneof(
+          { weight: 2, arbitrary: fc.constantFrom(0, 1) },
+          { weight: 6, arbitrary: fc.integer({ min: 2, max: Math.min(shape.maxModules, 40) }) },
+          { weight: 1, arbitrary: fc.integer({ min: 1, max: shape.maxModules }) },
+        );
 
   return fc.tuple(standards, tags, manufacturers, moduleCount).chain(([st, tg, mf, count]) => {
     if (st.length === 0 || mf.length === 0 || count === 0) {
@@ -176,10 +183,15 @@ const nameListArb = (names: readonly string[]) =>
     .array(fc.constantFrom(...names), { minLength: 1, maxLength: names.length + 2 })
     .map((list) => list.join(','));
 
-const optional = <T>(arb: fc.Arbitrary<T>): fc.Arbitrary<T | undefined> =>
-  fc.option(arb, { nil: undefined, freq: 2 });
+/** `arb` or absent; absent once in `freq` draws. */
+const optional = <T>(arb: fc.Arbitrary<T>, freq = 2): fc.Arbitrary<T | undefined> =>
+  fc.option(arb, { nil: undefined, freq });
 
-const limitArb = fc.oneof(fc.integer({ min: 1, max: 100 }), fc.constantFrom(1, 2, 3, 99, 100));
+const limitArb = fc.oneof(
+  { weight: 2, arbitrary: fc.integer({ min: 1, max: 100 }) },
+  { weight: 3, arbitrary: fc.integer({ min: 1, max: 7 }) },
+  { weight: 1, arbitrary: fc.constantFrom(1, 99, 100) },
+);
 const sortArb = fc.constantFrom('id', 'name');
 
 /** `[name, value]` pairs in a random order. */
@@ -189,7 +201,13 @@ function shuffled(pairs: [string, string | undefined][]): fc.Arbitrary<[string, 
 }
 
 /** Filters of the module list: values taken from real modules (matching) or arbitrary (mostly not). */
-export function moduleFiltersArb(snapshot: Snapshot): fc.Arbitrary<[string, string | undefined][]> {
+export function moduleFiltersArb(
+  snapshot: Snapshot,
+  /** A filter is present once in `presence` draws. */
+  presence = 2,
+): fc.Arbitrary<[string, string | undefined][]> {
+  const some = <T>(arb: fc.Arbitrary<T>): fc.Arbitrary<T | undefined> =>
+    fc.oneof({ weight: presence - 1, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: arb });
   const seen = (values: number[], fallback: fc.Arbitrary<number>) =>
     values.length === 0 ? fallback : fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...values) }, fallback);
   const ms = snapshot.modules;
@@ -212,10 +230,10 @@ export function moduleFiltersArb(snapshot: Snapshot): fc.Arbitrary<[string, stri
           );
     return fc
       .record({
-        manufacturer_id: optional(value('manufacturer_id', 1)),
-        hp: optional(value('hp', 1)),
-        standard: optional(value('standard', 0)),
-        tag: optional(tag),
+        manufacturer_id: some(value('manufacturer_id', 1)),
+        hp: some(value('hp', 1)),
+        standard: some(value('standard', 0)),
+        tag: some(tag),
       })
       .map((f) =>
         (['manufacturer_id', 'hp', 'standard', 'tag'] as const).map((name): [string, string | undefined] => [
@@ -230,7 +248,7 @@ export function moduleFiltersArb(snapshot: Snapshot): fc.Arbitrary<[string, stri
 export function pageParamsArb(modules: boolean): fc.Arbitrary<[string, string | undefined][]> {
   return fc
     .record({
-      limit: optional(limitArb.map(String)),
+      limit: optional(limitArb.map(String), 8),
       fields: modules ? optional(nameListArb(MODULE_FIELDS)) : fc.constant(undefined),
       include: modules ? optional(nameListArb(MODULE_RELATIONS)) : fc.constant(undefined),
     })
@@ -251,12 +269,16 @@ export interface Walk {
 
 /** A cursor walk over a list endpoint: fixed filters/sort, page parameters varying page by page. */
 export function walkArb(snapshot: Snapshot): fc.Arbitrary<Walk> {
-  return fc.constantFrom('modules', 'manufacturers', 'standards', 'tags').chain((endpoint) => {
+  const endpoint = fc.oneof(
+    { weight: 5, arbitrary: fc.constant('modules') },
+    { weight: 1, arbitrary: fc.constantFrom('manufacturers', 'standards', 'tags') },
+  );
+  return endpoint.chain((endpoint) => {
     const modules = endpoint === 'modules';
     return fc.record({
       path: fc.constant(`/v1/${endpoint}`),
       fixed: fc
-        .tuple(modules ? moduleFiltersArb(snapshot) : fc.constant([]), optional(sortArb))
+        .tuple(modules ? moduleFiltersArb(snapshot, 5) : fc.constant([]), optional(sortArb))
         .map(([filters, sort]): [string, string | undefined][] => [...filters, ['sort', sort]]),
       pages: fc.array(pageParamsArb(modules), { minLength: 1, maxLength: 4 }),
     });
