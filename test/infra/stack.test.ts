@@ -1,5 +1,7 @@
 /** The stack with its defaults: one synthesis (with the real esbuild bundle) for the whole file. */
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { VIEWER_REQUEST_CODE } from '../../infra/edge.js';
@@ -234,6 +236,49 @@ describe('proxy Lambda', () => {
     const code = readFileSync(bundle.path, 'utf8');
     expect(code).toContain('createRequire');
     expect(code).toMatch(/\/\/# sourceMappingURL=index\.mjs\.map\s*$/);
+  });
+
+  it('loads as the Lambda runtime loads it and answers a request without a key (no AWS call)', () => {
+    // A stand-in for the runtime's `awslambda` global (defined before the handler module is imported),
+    // writing the prelude and body the way HttpResponseStream does. A separate process keeps the globals
+    // and the environment apart from the tests.
+    const script = `
+      import { Writable } from 'node:stream';
+      globalThis.awslambda = {
+        streamifyResponse: (handler) => handler,
+        HttpResponseStream: { from(stream, prelude) { process.stdout.write('PRELUDE ' + JSON.stringify(prelude) + '\\n'); return stream; } },
+      };
+      const { handler } = await import(process.env.BUNDLE);
+      const body = [];
+      const sink = new Writable({ write(chunk, _encoding, done) { body.push(Buffer.from(chunk)); done(); } });
+      await handler({ rawPath: '/v1/modules', rawQueryString: '', headers: {}, requestContext: { http: { method: 'GET' } } }, sink);
+      process.stdout.write('BODY ' + Buffer.concat(body).toString() + '\\n');
+    `;
+    const environment = {
+      PATH: process.env.PATH,
+      BUNDLE: pathToFileURL(bundledProxy(synthesised.assemblyDir).path).href,
+      AWS_REGION: 'eu-west-1',
+      CATALOGUE_BUCKET: 'bucket',
+      CATALOGUE_PREFIX: 'catalogue/',
+      KEYS_TABLE: 'keys',
+      COUNTERS_TABLE: 'counters',
+      CURSOR_SECRET: 'x'.repeat(64),
+    };
+
+    const output = execFileSync(process.execPath, ['--no-warnings', '--input-type=module', '-e', script], {
+      env: environment,
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
+
+    // stdout also carries the proxy's own request log line (one JSON object per request).
+    const lines = output.trim().split('\n');
+    const tagged = (tag: string) =>
+      JSON.parse(lines.find((line) => line.startsWith(`${tag} `))!.slice(tag.length + 1));
+    expect(tagged('PRELUDE')).toMatchObject({ statusCode: 401 });
+    expect(tagged('BODY')).toMatchObject({ error: { code: 'missing_authorization' } });
+    const log = lines.filter((line) => line.startsWith('{')).map((line) => JSON.parse(line));
+    expect(log).toEqual([expect.objectContaining({ status: 401 })]);
   });
 });
 
