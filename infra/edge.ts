@@ -3,7 +3,7 @@
  * access control), a viewer-request function (405s, Authorization hand-over) and security headers.
  */
 import { fileURLToPath } from 'node:url';
-import { Duration, Validations } from 'aws-cdk-lib';
+import { Aws, Duration, Fn, Names, Validations } from 'aws-cdk-lib';
 import * as acm from 'aws-cdk-lib/aws-certificatemanager';
 import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
 import * as origins from 'aws-cdk-lib/aws-cloudfront-origins';
@@ -60,9 +60,20 @@ export class Edge extends Construct {
       code: cloudfront.FunctionCode.fromFile({ filePath: VIEWER_REQUEST_CODE }),
     });
 
+    // CloudFront policies and origin access controls are global to the account, while the stack is
+    // regional: the region in their names lets the same stack name be deployed in two regions.
+    // (17 characters are kept for the longest region name and its dash.)
+    const globalName = (suffix: string, maxLength: number) =>
+      Fn.join('-', [
+        Aws.REGION,
+        Names.uniqueResourceName(this, { maxLength: maxLength - 17 - suffix.length - 1 }),
+        suffix,
+      ]);
+
     // No CORS configuration on purpose: keys must not live in browser code (spec §5), so no cross-origin
     // browser access is offered.
     this.responseHeaders = new cloudfront.ResponseHeadersPolicy(this, 'SecurityHeaders', {
+      responseHeadersPolicyName: globalName('headers', 128),
       comment: 'Catalogue API security headers',
       securityHeadersBehavior: {
         strictTransportSecurity: {
@@ -80,6 +91,12 @@ export class Edge extends Construct {
       },
     });
 
+    // SigV4 on every origin request: the function URL (AWS_IAM) accepts nothing unsigned.
+    const originAccessControl = new cloudfront.FunctionUrlOriginAccessControl(this, 'OriginAccessControl', {
+      originAccessControlName: globalName('oac', 64),
+      signing: cloudfront.Signing.SIGV4_ALWAYS,
+    });
+
     const certificate =
       props.certificateArn !== undefined
         ? acm.Certificate.fromCertificateArn(this, 'Certificate', props.certificateArn)
@@ -88,7 +105,7 @@ export class Edge extends Construct {
     this.distribution = new cloudfront.Distribution(this, 'Distribution', {
       comment: 'Catalogue Read API',
       defaultBehavior: {
-        origin: origins.FunctionUrlOrigin.withOriginAccessControl(props.functionUrl),
+        origin: origins.FunctionUrlOrigin.withOriginAccessControl(props.functionUrl, { originAccessControl }),
         // HTTPS only, no redirect: a client that sends its key over plain HTTP should fail loudly and be
         // fixed, not be silently redirected after the key has crossed the network in clear text.
         viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.HTTPS_ONLY,

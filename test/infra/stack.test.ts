@@ -330,13 +330,40 @@ describe('function URL and origin access control', () => {
   });
 
   it('signs every origin request with SigV4 (OAC for Lambda)', () => {
+    template.resourceCountIs('AWS::CloudFront::OriginAccessControl', 1);
     template.hasResourceProperties('AWS::CloudFront::OriginAccessControl', {
       OriginAccessControlConfig: {
+        Name: {
+          'Fn::Join': [
+            '-',
+            [{ Ref: 'AWS::Region' }, Match.stringLikeRegexp('^CatalogueEdge[0-9A-F]{8}-oac$')],
+          ],
+        },
         OriginAccessControlOriginType: 'lambda',
         SigningBehavior: 'always',
         SigningProtocol: 'sigv4',
       },
     });
+    const oac = logicalId(template, 'AWS::CloudFront::OriginAccessControl', 'EdgeOriginAccessControl');
+    template.hasResourceProperties('AWS::CloudFront::Distribution', {
+      DistributionConfig: Match.objectLike({
+        Origins: [Match.objectLike({ OriginAccessControlId: { 'Fn::GetAtt': [oac, 'Id'] } })],
+      }),
+    });
+  });
+
+  it('names its account-global CloudFront resources by region, so a second region can reuse the stack name', () => {
+    const names = [
+      ...Object.values(template.findResources('AWS::CloudFront::Function')).map((r) => r.Properties.Name),
+      ...Object.values(template.findResources('AWS::CloudFront::ResponseHeadersPolicy')).map(
+        (r) => r.Properties.ResponseHeadersPolicyConfig.Name,
+      ),
+      ...Object.values(template.findResources('AWS::CloudFront::OriginAccessControl')).map(
+        (r) => r.Properties.OriginAccessControlConfig.Name,
+      ),
+    ];
+    expect(names).toHaveLength(3);
+    for (const name of names) expect(JSON.stringify(name)).toContain('{"Ref":"AWS::Region"}');
   });
 });
 
