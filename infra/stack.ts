@@ -100,6 +100,10 @@ export class CatalogueStack extends Stack {
         value: `s3://${bucket.bucketName}/${s.cataloguePrefix}`,
         description: 'Where the builder publishes (npm run catalogue -- build --out <this>)',
       },
+      AccessLogBucketName: {
+        value: logBucket.bucketName,
+        description: 'Bucket of the S3 (s3-access/) and CloudFront (cloudfront/) access logs',
+      },
       KeysTableName: { value: keysTable.tableName, description: 'DynamoDB keys table (KEYS_TABLE)' },
       CountersTableName: {
         value: countersTable.tableName,

@@ -637,6 +637,7 @@ describe('outputs', () => {
     'BucketName',
     'CataloguePrefix',
     'CatalogueUri',
+    'AccessLogBucketName',
     'KeysTableName',
     'CountersTableName',
     'PublisherRoleArn',
