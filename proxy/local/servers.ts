@@ -61,7 +61,8 @@ export async function startS3(
   try {
     await client.send(new CreateBucketCommand({ Bucket: bucket }));
   } catch (error) {
-    if ((error as { name?: string }).name !== 'BucketAlreadyOwnedByYou') throw error;
+    const name = (error as { name?: string }).name;
+    if (name !== 'BucketAlreadyOwnedByYou' && name !== 'BucketAlreadyExists') throw error;
   } finally {
     client.destroy();
   }
