@@ -48,7 +48,7 @@ export function createHttpServer(handle: ProxyHandler): Server {
       if (!response.headersSent) {
         const body = errorBody({ code: 'origin_unavailable', message: 'Internal failure.' }, 'req_unknown');
         response.writeHead(503, {
-          'content-type': 'application/json; charset=utf-8',
+          'content-type': JSON_CONTENT_TYPE,
           'content-length': body.byteLength,
         });
         response.end(body);

@@ -9,6 +9,7 @@ import {
   type ListEndpoint,
   MAX_LIMIT,
   MODULE_FIELDS,
+  MODULE_FILTERS,
   MODULE_RELATIONS,
   type ModuleField,
   type ModuleFilters,
@@ -221,7 +222,7 @@ function planFor(route: RouteTemplate, values: Map<string, unknown>, id: number 
     default: {
       const endpoint = route.slice('/v1/'.length) as ListEndpoint;
       const filters: ModuleFilters = {};
-      for (const name of ['hp', 'manufacturer_id', 'standard', 'tag'] as const) {
+      for (const name of MODULE_FILTERS) {
         const value = values.get(name) as number | undefined;
         if (value !== undefined) filters[name] = value;
       }
