@@ -156,6 +156,7 @@ async function main(): Promise<void> {
     '',
     `Catalogue Read API ready at ${base}`,
     `Catalogue: ${summary.objects.total} objects from ${source}`,
+    `Local S3: ${config.s3Endpoint} (bucket ${config.bucket}); DynamoDB: ${config.dynamodbEndpoint} (tables ${config.keysTable}, ${config.countersTable})`,
     devKeys.length > 0 ? `Seeded ${devKeys.length} key(s) from CATALOGUE_DEV_KEYS.` : undefined,
     `A fresh free-tier dev key (${fresh.record.keyId}): ${fresh.key}`,
     'Try:',
