@@ -2,7 +2,7 @@
  * Shared wiring of the proof tests: a rendered catalogue in a memory store, the proxy core over it with a
  * partner-like key, and the comparison of one proxy answer with the oracle's.
  */
-import type fc from 'fast-check';
+import fc from 'fast-check';
 import { renderCatalogue } from '../../builder/render.js';
 import type { Snapshot } from '../../builder/snapshot.js';
 import { loadConfig } from '../../proxy/config.js';
@@ -28,15 +28,46 @@ export const LARGE = Boolean(process.env.PROOF_RUNS);
  * still prints the seed and the best counterexample so far); running out of time counts as a failure,
  * never as a quietly shorter proof.
  */
-export function runSettings(defaultRuns: number, timeLimitMs: number): fc.Parameters<unknown> {
+export function runSettings<T = never>(defaultRuns: number, timeLimitMs: number): fc.Parameters<T> {
   const numRuns = LARGE ? Number(process.env.PROOF_RUNS) : defaultRuns;
   const seed = process.env.PROOF_SEED ? Number(process.env.PROOF_SEED) : undefined;
+  const path = process.env.PROOF_PATH;
   return {
     numRuns,
     ...(seed === undefined ? {} : { seed }),
+    ...(path === undefined ? {} : { path }),
     interruptAfterTimeLimit: timeLimitMs,
     markInterruptAsFailure: true,
   };
+}
+
+function clip(text: string, max = 1_500): string {
+  return text.length > max ? `${text.slice(0, max)}… (${text.length} characters)` : text;
+}
+
+/**
+ * `fc.assert` with a report that stays readable when generated values are huge: the seed and path to
+ * replay (`PROOF_SEED`, `PROOF_PATH`), the clipped counterexample and the failure.
+ */
+export async function assertProperty<T extends unknown[]>(
+  property: fc.IAsyncProperty<T>,
+  settings: fc.Parameters<T>,
+): Promise<void> {
+  const details = await fc.check(property, settings);
+  if (!details.failed) return;
+  const replay = `PROOF_SEED=${details.seed} PROOF_PATH=${details.counterexamplePath ?? ''}`;
+  const failure =
+    details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance);
+  throw new Error(
+    [
+      details.interrupted
+        ? `interrupted after ${details.numRuns} runs (time limit)`
+        : `failed after ${details.numRuns} runs, ${details.numShrinks} shrinks`,
+      `replay: ${replay}`,
+      `counterexample: ${clip(JSON.stringify(details.counterexample) ?? 'none')}`,
+      `failure: ${clip(failure, 4_000)}`,
+    ].join('\n'),
+  );
 }
 
 /** Test timeout for a property bounded by `timeLimitMs`: room to report after the interrupt. */

@@ -188,7 +188,6 @@ export class Oracle {
     const key = KEY_FORM.exec(request.authorization);
     if (!key) return error(401, 'malformed_authorization');
     if (!this.#keys.has(key[1]!)) return error(401, 'invalid_key');
-    if (request.method === 'OPTIONS') return { status: 204 };
     const route = routeOf(request.path);
     if (!route) return error(404, 'not_found');
 
@@ -215,7 +214,14 @@ export class Oracle {
       if (values.length !== 1 || only === undefined || only === '') return error(400, 'invalid_parameter');
       value.set(name, only);
     }
-    return route.kind === 'list' ? this.#list(route.endpoint, value, book) : this.#detail(route, value);
+    const answer =
+      route.kind === 'list'
+        ? this.#list(route.endpoint, value, book, request.method !== 'OPTIONS')
+        : this.#detail(route, value);
+    // OPTIONS is routed and its parameters checked like a GET, but reads nothing: a well-formed request for
+    // an absent record is still 204, and a cursor (checked against the stored catalogue) is not looked at.
+    if (request.method === 'OPTIONS') return answer.status === 400 ? answer : { status: 204 };
+    return answer;
   }
 
   #detail(route: Route & { rawId: string }, params: Map<string, string>): OracleResponse {
@@ -242,7 +248,12 @@ export class Oracle {
     return { status: 200, body: JSON.stringify({ data: record }) };
   }
 
-  #list(endpoint: Endpoint, params: Map<string, string>, book: CursorBook): OracleResponse {
+  #list(
+    endpoint: Endpoint,
+    params: Map<string, string>,
+    book: CursorBook,
+    checkCursor: boolean,
+  ): OracleResponse {
     let limit = DEFAULT_LIMIT;
     const rawLimit = params.get('limit');
     if (rawLimit !== undefined) {
@@ -285,7 +296,7 @@ export class Oracle {
 
     let offset = 0;
     const cursor = params.get('cursor');
-    if (cursor !== undefined) {
+    if (cursor !== undefined && checkCursor) {
       const page = book.lookup(cursor);
       if (!page || page.variant !== variant) return error(400, 'invalid_parameter');
       offset = page.offset;

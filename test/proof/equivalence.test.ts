@@ -22,6 +22,7 @@ import {
   walkArb,
 } from '../oracle/arbitraries.js';
 import {
+  assertProperty,
   CURSOR_SECRET,
   expectSame,
   LARGE,
@@ -149,7 +150,7 @@ describe('proxy over builder ≡ oracle', () => {
   it(
     'answers single requests and cursor walks like the oracle (small catalogues)',
     async () => {
-      await fc.assert(property({ maxModules: 60 }, 12, 3), runSettings(150, SMALL_MS));
+      await assertProperty(property({ maxModules: 60 }, 12, 3), runSettings(150, SMALL_MS));
     },
     testTimeout(SMALL_MS),
   );
@@ -157,7 +158,7 @@ describe('proxy over builder ≡ oracle', () => {
   it(
     'answers like the oracle where pages cross segments (catalogues of 100 to 260 modules)',
     async () => {
-      await fc.assert(property({ minModules: 100, maxModules: 260 }, 10, 4), runSettings(6, LARGE_MS));
+      await assertProperty(property({ minModules: 100, maxModules: 260 }, 10, 4), runSettings(6, LARGE_MS));
     },
     testTimeout(LARGE_MS),
   );
