@@ -10,9 +10,12 @@ import { SNAPSHOT_FILES, type Snapshot } from './snapshot.js';
 /** Keys that would carry images, prices or shop data; never published, so never accepted. */
 export const FORBIDDEN_KEY =
   /image|img|photo|picture|filename|url|price|cost|currency|store|shop|listing|sku/i;
-/** Whole values that are links or image file names (a panel "name" of `front.png` is an image reference). */
+/**
+ * Whole values that are links or image file names (a panel "name" of `front.png` is an image reference).
+ * Narrow on purpose: prose that merely contains "//" or a dot stays valid.
+ */
 export const FORBIDDEN_VALUE =
-  /^(?:[a-z][a-z0-9+.-]*:\/\/|\/\/|www\.)\S*$|^\S+\.(?:png|jpe?g|gif|webp|svg|avif|bmp|tiff?|heic)$/i;
+  /^(?:(?:https?|ftp):\/\/|\/\/[\w-]+\.|www\.[\w-]+\.|data:image\/)\S*$|^\S+\.(?:png|jpe?g|gif|webp|svg|avif|bmp|tiff?|heic)$/i;
 
 export const FORBIDDEN_KEY_REASON = 'forbidden field: images, prices and store data are never published';
 export const FORBIDDEN_VALUE_REASON =

@@ -1,0 +1,72 @@
+/** Shared helpers of the builder tests: the fixture, temporary directories and directory fingerprints. */
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { SNAPSHOT_FILES, type Snapshot } from '../../builder/snapshot.js';
+
+export const FIXTURE_DIR = fileURLToPath(new URL('../../fixtures/catalogue/', import.meta.url));
+export const REPO_DIR = fileURLToPath(new URL('../../', import.meta.url));
+
+/** A fresh deep copy of the fixture snapshot (files parsed as they are, unvalidated). */
+export function fixtureSnapshot(): Snapshot {
+  const read = (file: string) => JSON.parse(readFileSync(join(FIXTURE_DIR, file), 'utf8'));
+  return {
+    standards: read(SNAPSHOT_FILES.standards),
+    tags: read(SNAPSHOT_FILES.tags),
+    manufacturers: read(SNAPSHOT_FILES.manufacturers),
+    modules: read(SNAPSHOT_FILES.modules),
+  };
+}
+
+/** The fixture cut to its first `modules` modules (every reference still resolves): quick S3 round trips. */
+export function smallSnapshot(modules = 30): Snapshot {
+  const snapshot = fixtureSnapshot();
+  snapshot.modules = snapshot.modules.slice(0, modules);
+  return snapshot;
+}
+
+/** Temporary directories removed by {@link removeTemporaryDirectories} (call it in afterAll). */
+const created: string[] = [];
+
+export function temporaryDirectory(label: string): string {
+  const directory = mkdtempSync(join(tmpdir(), `cat-${label}-`));
+  created.push(directory);
+  return directory;
+}
+
+export function removeTemporaryDirectories(): void {
+  for (const directory of created.splice(0)) rmSync(directory, { recursive: true, force: true });
+}
+
+/** Write the files of a (possibly broken) snapshot; `raw` maps a file name to its text, `null` = absent. */
+export function writeSnapshotFiles(
+  snapshot: Partial<Record<keyof Snapshot, unknown>>,
+  raw: Partial<Record<keyof Snapshot, string | null>> = {},
+): string {
+  const directory = temporaryDirectory('snapshot');
+  for (const [kind, file] of Object.entries(SNAPSHOT_FILES) as [keyof Snapshot, string][]) {
+    const text = kind in raw ? raw[kind] : JSON.stringify(snapshot[kind]);
+    if (text !== null && text !== undefined) writeFileSync(join(directory, file), text);
+  }
+  return directory;
+}
+
+/** Every file under `root` with its size, mtime and content hash: equal fingerprints = untouched tree. */
+export function fingerprint(root: string): Record<string, string> {
+  const result: Record<string, string> = {};
+  const walk = (directory: string) => {
+    for (const entry of readdirSync(directory, { withFileTypes: true })) {
+      const path = join(directory, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else {
+        const info = statSync(path);
+        const hash = createHash('sha256').update(readFileSync(path)).digest('hex').slice(0, 16);
+        result[relative(root, path)] = `${info.size}:${info.mtimeMs}:${hash}`;
+      }
+    }
+  };
+  walk(root);
+  return result;
+}
