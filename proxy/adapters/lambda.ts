@@ -59,7 +59,12 @@ export const localRuntime: LambdaRuntime = {
 };
 
 function currentRuntime(): LambdaRuntime {
-  return (globalThis as { awslambda?: LambdaRuntime }).awslambda ?? localRuntime;
+  // Outside Lambda, a package the AWS SDK loads (@aws/lambda-invoke-store) sets `globalThis.awslambda = {}`:
+  // only a global that can stream is the runtime's.
+  const runtime = (globalThis as { awslambda?: Partial<LambdaRuntime> }).awslambda;
+  return typeof runtime?.streamifyResponse === 'function' && runtime.HttpResponseStream
+    ? (runtime as LambdaRuntime)
+    : localRuntime;
 }
 
 /**

@@ -151,6 +151,26 @@ describe('Lambda adapter', () => {
     expect(seen.ended).toBe(true);
   });
 
+  it('uses the local shim when the awslambda global cannot stream (the SDK sets it to {} outside Lambda)', async () => {
+    const global = globalThis as { awslambda?: unknown };
+    const before = global.awslambda;
+    global.awslambda = {};
+    try {
+      const { stream, seen } = slowWritable(1 << 20, 0);
+      await createLambdaHandler(handle)(
+        event('OPTIONS', '/v1/tags', '', { authorization: `Bearer ${KEYS.main}` }),
+        stream,
+      );
+      const wire = Buffer.concat(seen.chunks);
+      const prelude = JSON.parse(
+        wire.subarray(0, wire.indexOf(Buffer.alloc(8))).toString(),
+      ) as ResponsePrelude;
+      expect(prelude.statusCode).toBe(204);
+    } finally {
+      global.awslambda = before;
+    }
+  });
+
   it('the local shim writes the runtime’s wire format: JSON prelude, 8 NUL bytes, body', async () => {
     const { stream, seen } = slowWritable(1 << 20, 0);
     const lambda = createLambdaHandler(handle, localRuntime);
