@@ -19,17 +19,23 @@ import { type CursorBook, normaliseCursor, type OracleResponse } from './oracle.
 export const PARTNER_KEY = 'pk_live_Pr00fPr00fPr00fPr00fPr';
 export const CURSOR_SECRET = 'proof-cursor-secret-0123456789abcdef';
 
-/** Whether the large run was asked for. */
+/** Whether the large run was asked for (`PROOF_RUNS` set). */
 export const LARGE = Boolean(process.env.PROOF_RUNS);
+/** `PROOF_RUNS=<factor>` multiplies every default number of runs; a bare `PROOF_RUNS=1`… means 10. */
+export const FACTOR = LARGE ? Math.max(10, Number(process.env.PROOF_RUNS) || 10) : 1;
+
+/** The number of runs of a property: its default, scaled in the large run (at least `largeMinimum`). */
+export function scaled(defaultRuns: number, largeMinimum = 0): number {
+  return LARGE ? Math.max(largeMinimum, defaultRuns * FACTOR) : defaultRuns;
+}
 
 /**
- * fast-check run settings: `PROOF_RUNS` replaces the default number of runs, `PROOF_SEED` replays a seed.
+ * fast-check run settings for `numRuns` runs (see {@link scaled}); `PROOF_SEED` and `PROOF_PATH` replay.
  * The whole run, shrinking included, is bounded by `timeLimitMs` (below the test's timeout, so fast-check
  * still prints the seed and the best counterexample so far); running out of time counts as a failure,
  * never as a quietly shorter proof.
  */
-export function runSettings<T = never>(defaultRuns: number, timeLimitMs: number): fc.Parameters<T> {
-  const numRuns = LARGE ? Number(process.env.PROOF_RUNS) : defaultRuns;
+export function runSettings<T = never>(numRuns: number, timeLimitMs: number): fc.Parameters<T> {
   const seed = process.env.PROOF_SEED ? Number(process.env.PROOF_SEED) : undefined;
   const path = process.env.PROOF_PATH;
   return {

@@ -3,8 +3,8 @@
  * objects answers byte for byte what the naive oracle answers (status, body, cursor null-ness, and the
  * headers the design defines). Cursor walks vary limit, fields and include from page to page.
  *
- * Default: a few thousand requests in well under a minute. `PROOF_RUNS=<n>` scales the runs (n snapshots
- * per property); `PROOF_SEED=<seed>` replays a failure (fast-check prints the seed and path).
+ * Default: ~160 catalogues and ~7,000 requests in well under a minute. `PROOF_RUNS=<factor>` (≥ 10) multiplies
+ * the runs; `PROOF_SEED=<seed> PROOF_PATH=<path>` replay a failure (both are printed with it).
  */
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -29,6 +29,7 @@ import {
   PARTNER_KEY,
   putCatalogue,
   runSettings,
+  scaled,
   testProxy,
   testTimeout,
 } from '../oracle/harness.js';
@@ -150,7 +151,7 @@ describe('proxy over builder ≡ oracle', () => {
   it(
     'answers single requests and cursor walks like the oracle (small catalogues)',
     async () => {
-      await assertProperty(property({ maxModules: 60 }, 12, 3), runSettings(150, SMALL_MS));
+      await assertProperty(property({ maxModules: 60 }, 12, 3), runSettings(scaled(150), SMALL_MS));
     },
     testTimeout(SMALL_MS),
   );
@@ -158,7 +159,10 @@ describe('proxy over builder ≡ oracle', () => {
   it(
     'answers like the oracle where pages cross segments (catalogues of 100 to 260 modules)',
     async () => {
-      await assertProperty(property({ minModules: 100, maxModules: 260 }, 10, 4), runSettings(6, LARGE_MS));
+      await assertProperty(
+        property({ minModules: 100, maxModules: 260 }, 10, 4),
+        runSettings(scaled(8), LARGE_MS),
+      );
     },
     testTimeout(LARGE_MS),
   );

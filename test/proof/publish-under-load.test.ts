@@ -21,6 +21,7 @@ import {
   LARGE,
   PARTNER_KEY,
   runSettings,
+  scaled,
   testProxy,
   testTimeout,
 } from '../oracle/harness.js';
@@ -175,7 +176,7 @@ describe('publishing under load', () => {
 
       let epoch = 0;
       let publishing = true;
-      const rounds = LARGE ? 60 : 12;
+      const rounds = scaled(12);
       const publisher = (async () => {
         for (let round = 1; round <= rounds; round++) {
           await publishCatalogue({
@@ -264,7 +265,7 @@ describe('publishing under load', () => {
             await servesCompletely(handle, next, g);
           },
         ),
-        runSettings(LARGE ? 300 : 25, TIME_MS),
+        runSettings(scaled(25), TIME_MS),
       );
       expect(counts.killedBeforePointer).toBeGreaterThan(0);
     },
