@@ -1,0 +1,162 @@
+/**
+ * ETags across publishes (DESIGN.md builder invariant 3): the same request before and after a changed
+ * catalogue is published. When the bytes change, the ETag must change (a 304 must never hide new data);
+ * when they do not, the ETag should stay, so consumers keep their 304s.
+ */
+import fc from 'fast-check';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { Snapshot } from '../../builder/snapshot.js';
+import type { ProxyHandler, ProxyResponse } from '../../proxy/core/types.js';
+import { MODULE_RELATIONS } from '../../proxy/format.js';
+import { MemoryObjectStore } from '../../proxy/objects/memory.js';
+import { type Query, queryArb, queryString, snapshotArb } from '../oracle/arbitraries.js';
+import {
+  assertProperty,
+  LARGE,
+  PARTNER_KEY,
+  putCatalogue,
+  runSettings,
+  scaled,
+  testProxy,
+  testTimeout,
+} from '../oracle/harness.js';
+
+const TIME_MS = LARGE ? 3_600_000 : 45_000;
+const counts = { pairs: 0, changed: 0, unchanged: 0 };
+
+afterAll(() => {
+  console.log(`etag: ${JSON.stringify(counts)}`);
+});
+
+/** A publish that changes a few records in a few fields (so many representations stay the same). */
+const editArb = (snapshot: Snapshot) =>
+  fc
+    .record({
+      touched: fc.subarray(
+        snapshot.modules.map((m) => m.id),
+        { maxLength: Math.min(3, snapshot.modules.length) },
+      ),
+      field: fc.constantFrom('description', 'panels', 'name', 'tag_ids'),
+      maker: fc.boolean(),
+    })
+    .map(({ touched, field, maker }): Snapshot => {
+      const modules = snapshot.modules.map((m) => {
+        if (!touched.includes(m.id)) return m;
+        switch (field) {
+          case 'description':
+            return { ...m, description: `${m.description ?? ''} (edited)` };
+          case 'panels':
+            return { ...m, panels: [...m.panels, { name: 'Silver', hp: m.hp, color: null }] };
+          case 'name':
+            return { ...m, name: `${m.name} II` };
+          default:
+            return { ...m, tag_ids: m.tag_ids.slice(1) };
+        }
+      });
+      const manufacturers = maker
+        ? snapshot.manufacturers.map((m, i) =>
+            i === 0 ? { ...m, country: m.country === 'DE' ? 'FR' : 'DE' } : m,
+          )
+        : snapshot.manufacturers;
+      return { ...snapshot, modules, manufacturers };
+    });
+
+async function proxyFor(snapshot: Snapshot): Promise<ProxyHandler> {
+  const objects = new MemoryObjectStore();
+  await putCatalogue(objects, snapshot);
+  return testProxy({ objects });
+}
+
+async function ask(
+  handle: ProxyHandler,
+  query: Query,
+  headers: Record<string, string> = {},
+): Promise<ProxyResponse> {
+  return handle({
+    method: 'GET',
+    path: query.path,
+    query: queryString(query.params),
+    headers: { authorization: `Bearer ${PARTNER_KEY}`, ...headers },
+  });
+}
+
+/** Whether the request shows every fragment of what it addresses (no sparse fields, every relation). */
+function complete(query: Query): boolean {
+  const include = new Set(query.params.find(([name]) => name === 'include')?.[1].split(',') ?? []);
+  if (query.params.some(([name]) => name === 'fields')) return false;
+  if (query.path.startsWith('/v1/manufacturers/')) return include.has('modules');
+  if (query.path.startsWith('/v1/modules')) return MODULE_RELATIONS.every((r) => include.has(r));
+  return true;
+}
+
+const pairArb = (onlyComplete: boolean) =>
+  snapshotArb({ maxModules: 30 }).chain((before) =>
+    fc.tuple(
+      fc.constant(before),
+      editArb(before),
+      fc.array(
+        queryArb(before).filter((q) => !onlyComplete || complete(q)),
+        { minLength: 1, maxLength: 12 },
+      ),
+    ),
+  );
+
+describe('ETags across a publish', () => {
+  it(
+    'change whenever the bytes change, and a stale ETag never gets a 304',
+    async () => {
+      await assertProperty(
+        fc.asyncProperty(pairArb(false), async ([before, after, queries]) => {
+          const [old, fresh] = await Promise.all([proxyFor(before), proxyFor(after)]);
+          for (const query of queries) {
+            const [a, b] = [await ask(old, query), await ask(fresh, query)];
+            if (a.status !== 200 || b.status !== 200) continue;
+            counts.pairs++;
+            if (a.body!.equals(b.body!)) continue;
+            counts.changed++;
+            expect(b.headers.etag).not.toBe(a.headers.etag);
+            expect((await ask(fresh, query, { 'if-none-match': a.headers.etag! })).status).toBe(200);
+          }
+        }),
+        runSettings(scaled(100), TIME_MS),
+      );
+    },
+    testTimeout(TIME_MS),
+  );
+
+  it(
+    'stay the same when the bytes stay the same, for requests that show whole records',
+    async () => {
+      await assertProperty(
+        fc.asyncProperty(pairArb(true), async ([before, after, queries]) => {
+          const [old, fresh] = await Promise.all([proxyFor(before), proxyFor(after)]);
+          for (const query of queries) {
+            const [a, b] = [await ask(old, query), await ask(fresh, query)];
+            if (a.status !== 200 || b.status !== 200 || !a.body!.equals(b.body!)) continue;
+            counts.unchanged++;
+            expect(b.headers.etag).toBe(a.headers.etag);
+          }
+        }),
+        runSettings(scaled(100), TIME_MS),
+      );
+    },
+    testTimeout(TIME_MS),
+  );
+
+  // Known deviation from DESIGN.md builder invariant 3, kept executable: an ETag is derived from the whole
+  // stored object, so a sparse view (`fields=…`, a detail without every `include`) gets a new ETag when only
+  // fragments it does not show change, and consumers lose their 304s. This test starts failing (and must
+  // then become a plain `it`) once ETags follow the bytes of the representation.
+  it.fails('stay the same when the bytes stay the same, for sparse views too (known deviation)', async () => {
+    const before = fc.sample(snapshotArb({ minModules: 5, maxModules: 10 }), { numRuns: 1, seed: 3 })[0]!;
+    const after = {
+      ...before,
+      modules: before.modules.map((m) => ({ ...m, description: `${m.description ?? ''} (edited)` })),
+    };
+    const [old, fresh] = await Promise.all([proxyFor(before), proxyFor(after)]);
+    const query: Query = { path: '/v1/modules', params: [['fields', 'id,name']] };
+    const [a, b] = [await ask(old, query), await ask(fresh, query)];
+    expect(a.body!.equals(b.body!)).toBe(true);
+    expect(b.headers.etag).toBe(a.headers.etag);
+  });
+});
