@@ -9,7 +9,7 @@ import { generateSnapshot, writeSnapshot } from './generate.js';
 import { loadSnapshot } from './load.js';
 import { formatProblem, type Problem } from './problems.js';
 import { summaryLine, terminalProgress } from './progress.js';
-import { DEFAULT_CONCURRENCY, DEFAULT_RETENTION_MS, publishCatalogue } from './publish.js';
+import { DEFAULT_RETENTION_MS, publishCatalogue } from './publish.js';
 import { openTarget } from './target.js';
 
 export const EXIT = { ok: 0, invalid: 1, usage: 2, publishFailed: 3 } as const;
@@ -38,7 +38,7 @@ Options of build:
   --dry-run            report what would be added and removed (objects and bytes); write nothing
   --retention DUR      how long a superseded version stays readable before collection: 0 or a number with
                        a unit ms, s, m, h or d (default 24h). Open cursors pin a version for this long.
-  --concurrency N      uploads in flight (default ${DEFAULT_CONCURRENCY})
+  --concurrency N      uploads in flight (default 16 for a directory, 48 for S3)
 
 Options of generate:
   --modules N          number of modules (nonnegative integer)
@@ -120,7 +120,7 @@ async function build(values: Record<string, string | boolean | undefined>): Prom
     values.retention === undefined ? DEFAULT_RETENTION_MS : parseRetention(values.retention as string);
   const concurrency =
     values.concurrency === undefined
-      ? DEFAULT_CONCURRENCY
+      ? undefined
       : parseInteger('concurrency', values.concurrency as string, 1);
   let target: ReturnType<typeof openTarget>;
   try {
@@ -129,6 +129,8 @@ async function build(values: Record<string, string | boolean | undefined>): Prom
     throw new UsageError((error as Error).message);
   }
   try {
+    const progress = terminalProgress(process.stderr);
+    progress?.note(`validating ${source}`);
     const loaded = await loadSnapshot(source);
     if (!loaded.ok) {
       printProblems(loaded.problems);
@@ -140,9 +142,9 @@ async function build(values: Record<string, string | boolean | undefined>): Prom
         prefix: target.prefix,
         snapshot: loaded.snapshot,
         retentionMs,
-        concurrency,
+        concurrency: concurrency ?? target.defaultConcurrency,
         dryRun: values['dry-run'] === true,
-        progress: terminalProgress(process.stderr),
+        progress,
         warn: (message) => process.stderr.write(`warning: ${message}\n`),
       });
       process.stdout.write(`${summaryLine(summary, target.description)}\n`);

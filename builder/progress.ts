@@ -10,11 +10,14 @@ export function terminalProgress(stream: NodeJS.WriteStream): PublishProgress | 
   if (!stream.isTTY) return undefined;
   let bar: cliProgress.SingleBar | undefined;
   return {
+    note(step) {
+      stream.write(`${step}…\n`);
+    },
     start(phase, total) {
       bar = new cliProgress.SingleBar(
         {
           stream,
-          format: `${phase} [{bar}] {percentage}% | {value}/{total} objects | {duration_formatted}`,
+          format: `${phase} [{bar}] {percentage}% | {value}/{total} variants | {duration_formatted}`,
           hideCursor: true,
           clearOnComplete: true,
         },

@@ -23,6 +23,8 @@ export const DEFAULT_CONCURRENCY = 16;
 
 /** Progress of long phases; the CLI shows a bar on a terminal. */
 export interface PublishProgress {
+  /** A step without a count (listing, planning, collecting). */
+  note(step: string): void;
   start(phase: string, total: number): void;
   update(done: number): void;
   stop(): void;
@@ -121,10 +123,12 @@ export async function publishCatalogue(options: PublishOptions): Promise<Publish
   const warn = options.warn ?? (() => {});
   const progress = options.progress;
 
+  progress?.note('listing what the target holds');
   const existing = await listObjects(store, prefix);
   const versionFiles = await listVersionFiles(store, prefix);
 
   // Objects first: each is immutable and content-addressed, so an object already present has these bytes.
+  progress?.note('planning variants');
   const plan = planCatalogue(snapshot);
   const pool = new TaskPool(options.concurrency ?? DEFAULT_CONCURRENCY);
   const counts = { total: 0, added: 0, unchanged: 0, removed: 0 };
@@ -172,6 +176,7 @@ export async function publishCatalogue(options: PublishOptions): Promise<Publish
     if (pointerChanged) await store.put(`${prefix}${POINTER_KEY}`, indexBytes, json);
   }
 
+  progress?.note(dryRun ? 'working out what collection would remove' : 'collecting unreferenced objects');
   // Collection: whatever no retained version references. Retained: the new version, and every version
   // current or superseded less than the retention period ago.
   const retained = new Set(kept.versions.map((entry) => entry.version));

@@ -11,9 +11,16 @@ export interface PublishTarget {
   prefix: string;
   /** For messages: the resolved directory or the s3:// address. */
   description: string;
+  /** Uploads in flight when --concurrency is absent: S3 round trips are slow, local writes are not. */
+  defaultConcurrency: number;
   /** Release clients. */
   close(): void;
 }
+
+/** Below the SDK's default of 50 sockets per host, so requests never queue inside the client. */
+const S3_CONCURRENCY = 48;
+/** Enough to keep libuv's four threads busy; more only queues in the kernel. */
+const DIRECTORY_CONCURRENCY = 16;
 
 /** Retries for the publisher: it has no latency budget, and a retried put of immutable bytes is harmless. */
 const PUBLISH_MAX_ATTEMPTS = 5;
@@ -41,10 +48,17 @@ export function openTarget(out: string, endpoint?: string): PublishTarget {
       store: new S3ObjectStore({ client, bucket }),
       prefix,
       description: `s3://${bucket}/${prefix}`,
+      defaultConcurrency: S3_CONCURRENCY,
       close: () => client.destroy(),
     };
   }
   if (endpoint !== undefined) throw new RangeError('--endpoint applies only to an s3:// --out');
   const root = resolve(out);
-  return { store: new DirectoryObjectStore(root), prefix: '', description: root, close: () => {} };
+  return {
+    store: new DirectoryObjectStore(root),
+    prefix: '',
+    description: root,
+    defaultConcurrency: DIRECTORY_CONCURRENCY,
+    close: () => {},
+  };
 }
