@@ -23,7 +23,10 @@ export interface History {
 
 export const EMPTY_HISTORY: History = { format: 1, versions: [] };
 
-/** Parse the log; anything unreadable counts as empty (then only the pointer's version is known). */
+/**
+ * Parse the log; anything unreadable counts as empty (then only the pointer's version is known).
+ * @example parseHistory(undefined) // → EMPTY_HISTORY
+ */
 export function parseHistory(bytes: Buffer | undefined): History {
   if (!bytes) return EMPTY_HISTORY;
   try {
@@ -73,7 +76,10 @@ export function advanceHistory(history: History, previous: string | null, next: 
   return { format: 1, versions };
 }
 
-/** Split the log into the versions to keep (current, or superseded less than `retentionMs` ago) and the rest. */
+/**
+ * Split the log into the versions to keep (current, or superseded less than `retentionMs` ago) and the rest.
+ * @example partitionHistory(history, new Date(), 24 * 3_600_000).expired // → versions to collect
+ */
 export function partitionHistory(
   history: History,
   now: Date,

@@ -31,7 +31,10 @@ export class TaskPool {
     this.#inFlight.add(running);
   }
 
-  /** Wait for every task in flight; rethrow the first failure. */
+  /**
+   * Wait for every task in flight; rethrow the first failure.
+   * @example await pool.drain();
+   */
   async drain(): Promise<void> {
     while (this.#inFlight.size > 0) await Promise.all(this.#inFlight);
     if (this.#failure) throw this.#failure.error;

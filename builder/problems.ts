@@ -25,7 +25,10 @@ export function formatProblem(problem: Problem): string {
   return `${where.join(': ')}: ${problem.reason}`;
 }
 
-/** A short rendering of a value for messages: type and a clipped JSON form. */
+/**
+ * A short rendering of a value for messages: type and a clipped JSON form.
+ * @example describeValue('8') // → 'string "8"'
+ */
 export function describeValue(value: unknown): string {
   if (value === undefined) return 'nothing';
   const json = JSON.stringify(value) ?? String(value);

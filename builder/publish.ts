@@ -97,13 +97,93 @@ function parseIndex(bytes: Buffer | undefined): CatalogueIndex | undefined {
   }
 }
 
-/** Every object id an index references. */
+/**
+ * Every object id an index references.
+ * @example objectIdsOf(renderCatalogue(snapshot).index).size // → distinct objects of that version
+ */
 export function objectIdsOf(index: CatalogueIndex): Set<string> {
   const ids = new Set<string>();
   for (const [objectId] of Object.values(index.lists)) ids.add(objectId);
   for (const objectId of Object.values(index.modules)) ids.add(objectId);
   for (const objectId of Object.values(index.manufacturers)) ids.add(objectId);
   return ids;
+}
+
+interface Counts {
+  objects: PublishSummary['objects'];
+  bytes: PublishSummary['bytes'];
+}
+
+/** Render every object and upload those the target lacks; returns the index once all uploads are done. */
+async function uploadObjects(
+  options: PublishOptions,
+  prefix: string,
+  existing: ReadonlyMap<string, number>,
+  counts: Counts,
+) {
+  const { store, progress, dryRun } = options;
+  const plan = planCatalogue(options.snapshot);
+  const pool = new TaskPool(options.concurrency ?? DEFAULT_CONCURRENCY);
+  progress?.start(dryRun ? 'rendering' : 'rendering and uploading', plan.encodes);
+  try {
+    for (const { objectId, bytes } of plan.objects()) {
+      counts.objects.total++;
+      counts.bytes.total += bytes.byteLength;
+      if (existing.has(objectId)) {
+        counts.objects.unchanged++;
+      } else {
+        counts.objects.added++;
+        counts.bytes.added += bytes.byteLength;
+        if (!dryRun) await pool.run(() => store.put(objectKeyFor(prefix, objectId), bytes));
+      }
+      progress?.update(plan.encoded);
+    }
+    await pool.drain();
+  } finally {
+    progress?.stop();
+  }
+  return plan.index();
+}
+
+/**
+ * The object keys and version files that no retained version references. Retained: the new version and
+ * every version current or superseded less than the retention period ago (the log says which).
+ */
+async function findGarbage(
+  options: PublishOptions,
+  prefix: string,
+  retained: ReadonlySet<string>,
+  known: ReadonlyMap<string, CatalogueIndex>,
+  existing: ReadonlyMap<string, number>,
+  versionFiles: ReadonlySet<string>,
+  counts: Counts,
+): Promise<{ objects: string[]; versions: string[] }> {
+  const indexes = new Map(known);
+  let complete = true;
+  for (const version of retained) {
+    if (indexes.has(version)) continue;
+    const retainedIndex = parseIndex(await read(options.store, `${prefix}${VERSIONS_DIR}${version}.json`));
+    if (retainedIndex) indexes.set(version, retainedIndex);
+    else complete = false;
+  }
+  const objects: string[] = [];
+  if (complete) {
+    const referenced = new Set<string>();
+    for (const version of retained) for (const id of objectIdsOf(indexes.get(version)!)) referenced.add(id);
+    for (const [objectId, size] of existing) {
+      if (referenced.has(objectId)) continue;
+      objects.push(objectKeyFor(prefix, objectId));
+      counts.objects.removed++;
+      counts.bytes.removed += size;
+    }
+  } else {
+    // Collecting too little is safe, too much is not: without a retained index its objects are unknown.
+    options.warn?.('a retained version file is missing or unreadable; objects are not collected this time');
+  }
+  const versions = [...versionFiles]
+    .filter((version) => !retained.has(version))
+    .map((version) => `${prefix}${VERSIONS_DIR}${version}.json`);
+  return { objects, versions };
 }
 
 /**
@@ -115,13 +195,13 @@ export function objectIdsOf(index: CatalogueIndex): Set<string> {
  */
 export async function publishCatalogue(options: PublishOptions): Promise<PublishSummary> {
   const started = performance.now();
-  const { store, snapshot } = options;
+  const { store, progress } = options;
   const prefix = options.prefix ?? '';
-  const retentionMs = options.retentionMs ?? DEFAULT_RETENTION_MS;
   const dryRun = options.dryRun ?? false;
-  const clock = options.now ?? (() => new Date());
-  const warn = options.warn ?? (() => {});
-  const progress = options.progress;
+  const counts: Counts = {
+    objects: { total: 0, added: 0, unchanged: 0, removed: 0 },
+    bytes: { total: 0, added: 0, removed: 0 },
+  };
 
   progress?.note('listing what the target holds');
   const existing = await listObjects(store, prefix);
@@ -129,39 +209,16 @@ export async function publishCatalogue(options: PublishOptions): Promise<Publish
 
   // Objects first: each is immutable and content-addressed, so an object already present has these bytes.
   progress?.note('planning variants');
-  const plan = planCatalogue(snapshot);
-  const pool = new TaskPool(options.concurrency ?? DEFAULT_CONCURRENCY);
-  const counts = { total: 0, added: 0, unchanged: 0, removed: 0 };
-  const bytes = { total: 0, added: 0, removed: 0 };
-  progress?.start(dryRun ? 'rendering' : 'rendering and uploading', plan.encodes);
-  try {
-    for (const { objectId, bytes: body } of plan.objects()) {
-      counts.total++;
-      bytes.total += body.byteLength;
-      if (existing.has(objectId)) {
-        counts.unchanged++;
-      } else {
-        counts.added++;
-        bytes.added += body.byteLength;
-        if (!dryRun) await pool.run(() => store.put(objectKeyFor(prefix, objectId), body));
-      }
-      progress?.update(plan.encoded);
-    }
-    await pool.drain();
-  } finally {
-    progress?.stop();
-  }
-  const { index, indexBytes } = plan.index();
+  const { index, indexBytes } = await uploadObjects({ ...options, dryRun }, prefix, existing, counts);
 
   const pointerBytes = await read(store, `${prefix}${POINTER_KEY}`);
   const previous = parseIndex(pointerBytes);
   if (pointerBytes && !previous)
-    warn(`the current pointer ${prefix}${POINTER_KEY} is unreadable; replacing it`);
-  const previousVersion = previous?.version ?? null;
+    options.warn?.(`the pointer ${prefix}${POINTER_KEY} is unreadable; replacing it`);
   const historyBytes = await read(store, `${prefix}${HISTORY_FILE}`);
-  const now = clock();
-  const advanced = advanceHistory(parseHistory(historyBytes), previousVersion, index.version, now);
-  const { kept } = partitionHistory(advanced, now, retentionMs);
+  const now = (options.now ?? (() => new Date()))();
+  const advanced = advanceHistory(parseHistory(historyBytes), previous?.version ?? null, index.version, now);
+  const { kept } = partitionHistory(advanced, now, options.retentionMs ?? DEFAULT_RETENTION_MS);
   const nextHistoryBytes = Buffer.from(`${JSON.stringify(kept, null, 1)}\n`);
   const pointerChanged = !pointerBytes?.equals(indexBytes);
 
@@ -170,57 +227,31 @@ export async function publishCatalogue(options: PublishOptions): Promise<Publish
     if (!versionFiles.has(index.version)) {
       await store.put(`${prefix}${VERSIONS_DIR}${index.version}.json`, indexBytes, json);
     }
-    if (!historyBytes?.equals(nextHistoryBytes))
+    if (!historyBytes?.equals(nextHistoryBytes)) {
       await store.put(`${prefix}${HISTORY_FILE}`, nextHistoryBytes, json);
+    }
     // The pointer LAST: until this write, readers see the previous version, whose objects are all in place.
     if (pointerChanged) await store.put(`${prefix}${POINTER_KEY}`, indexBytes, json);
   }
 
   progress?.note(dryRun ? 'working out what collection would remove' : 'collecting unreferenced objects');
-  // Collection: whatever no retained version references. Retained: the new version, and every version
-  // current or superseded less than the retention period ago.
-  const retained = new Set(kept.versions.map((entry) => entry.version));
-  retained.add(index.version);
-  const indexes = new Map<string, CatalogueIndex>([[index.version, index]]);
-  if (previous && retained.has(previous.version)) indexes.set(previous.version, previous);
-  let complete = true;
-  for (const version of retained) {
-    if (indexes.has(version)) continue;
-    const retainedIndex = parseIndex(await read(store, `${prefix}${VERSIONS_DIR}${version}.json`));
-    if (retainedIndex) indexes.set(version, retainedIndex);
-    else complete = false;
-  }
-  const referenced = new Set<string>();
-  for (const retainedIndex of indexes.values())
-    for (const id of objectIdsOf(retainedIndex)) referenced.add(id);
-  const doomedObjects: string[] = [];
-  if (complete) {
-    for (const [objectId, size] of existing) {
-      if (referenced.has(objectId)) continue;
-      doomedObjects.push(objectKeyFor(prefix, objectId));
-      counts.removed++;
-      bytes.removed += size;
-    }
-  } else {
-    warn('a retained version file is missing or unreadable; objects are not collected this time');
-  }
-  const doomedVersions = [...versionFiles]
-    .filter((version) => !retained.has(version))
-    .map((version) => `${prefix}${VERSIONS_DIR}${version}.json`);
+  const retained = new Set([...kept.versions.map((entry) => entry.version), index.version]);
+  const known = new Map([[index.version, index]]);
+  if (previous) known.set(previous.version, previous);
+  const garbage = await findGarbage(options, prefix, retained, known, existing, versionFiles, counts);
   if (!dryRun) {
     // Objects before version files: an interrupted collection leaves nothing a retained version needs.
-    await store.delete(doomedObjects);
-    await store.delete(doomedVersions);
+    await store.delete(garbage.objects);
+    await store.delete(garbage.versions);
   }
 
   return {
     dryRun,
     version: index.version,
-    previousVersion,
+    previousVersion: previous?.version ?? null,
     pointerChanged,
-    objects: counts,
-    bytes,
-    versionsRemoved: doomedVersions.length,
+    ...counts,
+    versionsRemoved: garbage.versions.length,
     seconds: (performance.now() - started) / 1000,
   };
 }

@@ -54,7 +54,10 @@ export function moduleFragments(module: Module, tagsById: ReadonlyMap<number, Ta
   return { fragments, topLevel: `{${fields.map((f) => f.toString()).join(',')}}` };
 }
 
-/** Fragments of a manufacturer as the manufacturers list shows it. */
+/**
+ * Fragments of a manufacturer as the manufacturers list shows it.
+ * @example manufacturerFragments({ id: 1, name: 'Doepfer', country: 'DE' })[2].toString() // → '"country":"DE"'
+ */
 export function manufacturerFragments(manufacturer: Manufacturer): RecordFragments {
   return fieldFragments(manufacturer, MANUFACTURER_FIELDS);
 }
@@ -71,15 +74,26 @@ export function manufacturerDetailFragments(
   return [...manufacturerFragments(manufacturer), fragment('modules', `[${moduleTopLevels.join(',')}]`)];
 }
 
+/**
+ * Fragments of a standard.
+ * @example standardFragments({ id: 0, name: 'Eurorack 3U', height_mm: 128.5 })[0].toString() // → '"id":0'
+ */
 export function standardFragments(standard: Standard): RecordFragments {
   return fieldFragments(standard, STANDARD_FIELDS);
 }
 
+/**
+ * Fragments of a tag: exactly id, name, type.
+ * @example tagFragments({ id: 3, name: 'VCO', type: 'source' })[2].toString() // → '"type":"source"'
+ */
 export function tagFragments(tag: Tag): RecordFragments {
   return fieldFragments(tagRecord(tag), TAG_FIELDS);
 }
 
-/** Index positions of `records` in name order (DESIGN.md §2: natural, ties by id), computed once. */
+/**
+ * Index positions of `records` in name order (DESIGN.md §2: natural, ties by id), computed once.
+ * @example nameOrder([{ id: 1, name: 'VCO 10' }, { id: 2, name: 'vco 2' }], nameCollator) // → [1, 0]
+ */
 export function nameOrder(
   records: readonly { id: number; name: string }[],
   compare: Intl.Collator,
@@ -91,7 +105,10 @@ export function nameOrder(
   );
 }
 
-/** Index positions of `records` in id order. */
+/**
+ * Index positions of `records` in id order.
+ * @example idOrder([{ id: 9 }, { id: 4 }]) // → [1, 0]
+ */
 export function idOrder(records: readonly { id: number }[]): number[] {
   return records.map((_, i) => i).sort((a, b) => records[a]!.id - records[b]!.id);
 }

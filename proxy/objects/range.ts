@@ -14,7 +14,10 @@ export function clampRange(range: readonly [number, number], size: number): [num
   return [start, Math.min(end, size)];
 }
 
-/** Throws a RangeError unless `[start, end)` is a non-empty range of non-negative integers. */
+/**
+ * Throws a RangeError unless `[start, end)` is a non-empty range of non-negative integers.
+ * @example checkRange([0, 0]) // throws: an empty range is a caller bug
+ */
 export function checkRange([start, end]: readonly [number, number]): void {
   if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || start < 0 || end <= start) {
     throw new RangeError(`invalid byte range [${start}, ${end})`);
