@@ -350,13 +350,21 @@ export function decodeCursor(cursor: string, variant: string, secret: string): C
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// ETags: derived from content hashes computed at build time, never from request-time hashing of bodies.
+// ETags: strong, and they change exactly when the bytes of the representation change.
 
 /**
- * Strong ETag of a representation: a hash of the content-addressed object id and everything that selects
- * bytes from it (the page's offset and limit, the fragment mask, the cursor secret's fingerprint).
- * The object is immutable, so the same inputs always yield the same bytes; a cursor page's ETag is thus
- * known without reading the object.
+ * ETag of a representation that is not pinned by a cursor (a first page, a detail, an empty list): a hash of
+ * its bytes, so a consumer keeps its 304s across publishes that leave those bytes alone — also for sparse
+ * views (`fields`, partial `include`) whose unselected fragments changed.
+ */
+export function etagOfBytes(bytes: Uint8Array): string {
+  return `"${createHash('sha256').update(bytes).digest().subarray(0, 16).toString('base64url')}"`;
+}
+
+/**
+ * ETag of a cursor page: a hash of what selects its bytes (the pinned immutable object, offset, limit, fragment
+ * mask, the variant and the cursor secret's fingerprint). The bytes of a cursor's URL never change, so this is
+ * a strong validator, and it is known without reading the object: a 304 for a cursor page costs no read.
  */
 export function etagFor(parts: readonly (string | number)[]): string {
   return `"${createHash('sha256').update(parts.join('\u0000')).digest().subarray(0, 16).toString('base64url')}"`;

@@ -1,6 +1,7 @@
 /**
  * Plans → bytes: the catalogue's read path. At most one data read per request (plus the pointer re-check
- * when it is due); a 304 is decided from the index or the cursor alone, before any data read.
+ * when it is due). A cursor page's 304 is decided from the cursor alone, before any read; other answers carry
+ * the ETag of their bytes, so it changes exactly when what the consumer sees changes.
  */
 import { createHash } from 'node:crypto';
 import { callWithDeadline } from '../core/deadline.js';
@@ -13,6 +14,7 @@ import {
   decodeCursor,
   encodeCursor,
   etagFor,
+  etagOfBytes,
   FormatError,
   objectKeyFor,
   POINTER_KEY,
@@ -37,7 +39,6 @@ export interface CatalogueOptions {
   now: () => number;
 }
 
-const EMPTY_LIST_ETAG = etagFor(['empty-list']);
 const EXPIRED_CURSOR =
   'cursor is not valid for this query: pass page.next_cursor back unchanged, with the same filters and sort.';
 
@@ -84,14 +85,15 @@ export class Catalogue {
       ? current.index.lists[plan.variant]
       : undefined;
     // A filter that matches nothing has no object: the answer is the empty list.
-    if (!entry) return answer(EMPTY_LIST_ETAG, ifNoneMatch, () => EMPTY_LIST_BODY);
+    if (!entry) return answer(EMPTY_LIST_BODY, ifNoneMatch);
     const [objectId, , segment0End] = entry;
-    const etag = this.#listEtag(objectId, 0, plan);
-    if (ifNoneMatchMatches(ifNoneMatch, etag)) return { kind: 'not-modified', etag };
     const bytes = await this.#object(objectId, [0, segment0End]);
     if (!bytes) throw new DependencyError('objects', `the index names object ${objectId}, which is missing`);
     const page = { bytes, rangeStart: 0, objectId, offset: 0, limit: plan.limit, mask: plan.mask };
-    return { kind: 'ok', etag, body: originBytes(() => composeListPage(page, this.#cursorFor(plan))) };
+    return answer(
+      originBytes(() => composeListPage(page, this.#cursorFor(plan))),
+      ifNoneMatch,
+    );
   }
 
   async #laterPage(plan: ListPlan, cursor: string, ifNoneMatch: string | undefined): Promise<ReadOutcome> {
@@ -124,15 +126,16 @@ export class Catalogue {
       const what = plan.resource === 'modules' ? 'module' : 'manufacturer';
       return { kind: 'error', error: apiError('not_found', `There is no ${what} with id ${plan.id}.`) };
     }
-    const etag = etagFor([objectId, plan.mask, this.#secretFingerprint]);
-    if (ifNoneMatchMatches(ifNoneMatch, etag)) return { kind: 'not-modified', etag };
     const bytes = await this.#object(objectId);
     if (!bytes) throw new DependencyError('objects', `the index names object ${objectId}, which is missing`);
-    return { kind: 'ok', etag, body: originBytes(() => composeDetail(bytes, plan.mask)) };
+    return answer(
+      originBytes(() => composeDetail(bytes, plan.mask)),
+      ifNoneMatch,
+    );
   }
 
   /**
-   * A list page's ETag: what selects its bytes from the immutable object (offset, limit, mask), the cursor
+   * A cursor page's ETag: what selects its bytes from the immutable object (offset, limit, mask), the cursor
    * secret (its next_cursor), and the variant (two variants can share an object but not their cursors).
    */
   #listEtag(objectId: string, offset: number, plan: ListPlan): string {
@@ -156,10 +159,10 @@ export class Catalogue {
   }
 }
 
-function answer(etag: string, ifNoneMatch: string | undefined, body: () => Buffer): ReadOutcome {
-  return ifNoneMatchMatches(ifNoneMatch, etag)
-    ? { kind: 'not-modified', etag }
-    : { kind: 'ok', etag, body: body() };
+/** An answer whose ETag is the hash of its bytes (16 bytes of SHA-256: microseconds for a page). */
+function answer(body: Buffer, ifNoneMatch: string | undefined): ReadOutcome {
+  const etag = etagOfBytes(body);
+  return ifNoneMatchMatches(ifNoneMatch, etag) ? { kind: 'not-modified', etag } : { kind: 'ok', etag, body };
 }
 
 /** Objects named by the index are the builder's output: bytes that do not decode are an origin fault. */

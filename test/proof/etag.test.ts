@@ -143,11 +143,9 @@ describe('ETags across a publish', () => {
     testTimeout(TIME_MS),
   );
 
-  // Known deviation from DESIGN.md builder invariant 3, kept executable: an ETag is derived from the whole
-  // stored object, so a sparse view (`fields=…`, a detail without every `include`) gets a new ETag when only
-  // fragments it does not show change, and consumers lose their 304s. This test starts failing (and must
-  // then become a plain `it`) once ETags follow the bytes of the representation.
-  it.fails('stay the same when the bytes stay the same, for sparse views too (known deviation)', async () => {
+  // DESIGN.md builder invariant 3: a sparse view (`fields=…`, a detail without every `include`) keeps its ETag
+  // when only fragments it does not show change, so consumers keep their 304s.
+  it('stay the same when the bytes stay the same, for sparse views too', async () => {
     const before = fc.sample(snapshotArb({ minModules: 5, maxModules: 10 }), { numRuns: 1, seed: 3 })[0]!;
     const after = {
       ...before,
