@@ -59,6 +59,13 @@ export const nameArb: fc.Arbitrary<string> = fc.oneof(
   },
 );
 
+/** Numbers as a catalogue has them, plus the ones whose JSON form is unusual (`1e+21`, `5e-7`, `0.1`). */
+const measureArb = (min: 0 | 1): fc.Arbitrary<number> =>
+  fc.oneof(
+    { weight: 6, arbitrary: fc.integer({ min, max: 500 }) },
+    { weight: 1, arbitrary: fc.constantFrom(128.5, 0.1, 25.25, 1e21, 5e-7, 2 ** 53 - 1) },
+  );
+
 const nullable = <T>(arb: fc.Arbitrary<T>): fc.Arbitrary<T | null> =>
   fc.oneof({ weight: 1, arbitrary: fc.constant(null) }, { weight: 3, arbitrary: arb });
 
@@ -93,7 +100,7 @@ export function snapshotArb(shape: SnapshotShape = { maxModules: 40 }): fc.Arbit
   const least = minModules > 0 ? 1 : 0;
   const standards = idsArb(0, 6, least, 4).chain((ids) =>
     fc
-      .tuple(...ids.map(() => fc.record({ name: nameArb, height_mm: fc.integer({ min: 1, max: 500 }) })))
+      .tuple(...ids.map(() => fc.record({ name: nameArb, height_mm: measureArb(1) })))
       .map((rest): Standard[] => rest.map((r, i) => ({ id: ids[i]!, ...r }))),
   );
   const tags = fc
@@ -133,14 +140,16 @@ export function snapshotArb(shape: SnapshotShape = { maxModules: 40 }): fc.Arbit
         manufacturer_id: fc.constantFrom(...mf.map((m) => m.id)),
         hp: fc.oneof(fc.constantFrom(2, 4, 8), fc.integer({ min: 1, max: 84 })),
         standard: fc.constantFrom(...st.map((s) => s.id)),
-        depth_mm: nullable(fc.integer({ min: 1, max: 120 })),
-        power_12v_ma: nullable(fc.integer({ min: 0, max: 500 })),
+        depth_mm: nullable(measureArb(1)),
+        power_12v_ma: nullable(measureArb(0)),
         power_m12v_ma: nullable(fc.integer({ min: 0, max: 500 })),
         power_5v_ma: nullable(fc.constantFrom<number>(0, 5, 60)),
         description: nullable(
           fc.oneof(
             nameArb,
             fc.string({ minLength: 1, maxLength: 40 }).filter((s) => s.trim() !== ''),
+            // Control characters, lone surrogates, quotes and backslashes: JSON escaping corners.
+            fc.string({ minLength: 1, maxLength: 20, unit: 'binary' }).filter((s) => s.trim() !== ''),
           ),
         ),
         tag_ids:

@@ -117,6 +117,12 @@ async function checkQuery(world: World, query: Query, encode: boolean): Promise<
   if (revalidated.status !== 304 || revalidated.body !== undefined) {
     throw new Error(`${label}: If-None-Match with the ETag gave ${revalidated.status}`);
   }
+  if (
+    revalidated.headers.etag !== actual.headers.etag ||
+    !revalidated.headers['x-ratelimit-remaining-minute']
+  ) {
+    throw new Error(`${label}: a 304 without its ETag or rate-limit headers`);
+  }
 }
 
 async function checkWalk(world: World, walk: Walk, g: fc.GeneratorValue): Promise<void> {
@@ -191,5 +197,29 @@ describe('proxy over builder ≡ oracle', () => {
       200,
     );
     expect(CURSOR_SECRET.length).toBeGreaterThanOrEqual(32);
+    // Any edit of a cursor — one character, a cut, an addition — is refused, never served.
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    await assertProperty(
+      fc.asyncProperty(
+        fc.nat({ max: cursor.length - 1 }),
+        fc.constantFrom(...alphabet),
+        fc.constantFrom('replace', 'cut', 'add'),
+        async (at, char, how) => {
+          const edited =
+            how === 'replace'
+              ? `${cursor.slice(0, at)}${char}${cursor.slice(at + 1)}`
+              : how === 'cut'
+                ? cursor.slice(0, at)
+                : `${cursor.slice(0, at)}${char}${cursor.slice(at)}`;
+          fc.pre(edited !== cursor && edited !== '');
+          const answer = await get(world, '/v1/modules', `cursor=${edited}&sort=name`);
+          expect([answer.status, JSON.parse(answer.body!.toString()).error.code]).toEqual([
+            400,
+            'invalid_parameter',
+          ]);
+        },
+      ),
+      runSettings(scaled(300), 20_000),
+    );
   });
 });
