@@ -1,18 +1,22 @@
 /**
  * Hostile input, with healthy dependencies: generated paths, query strings and headers through the proxy
- * core and through the node:http adapter (undici) → never a 5xx, always the error envelope with a `req_`
- * id on errors, the oracle's status and code, no crash, no unhandled rejection, a flat heap.
+ * core, the Lambda streaming adapter and the node:http adapter (undici) → never a 5xx, always the error
+ * envelope with a `req_` id on errors, the oracle's status and code, no crash, no unhandled rejection, a flat
+ * heap.
  *
- * Default: 1,500 core cases + 600 over HTTP; with `PROOF_RUNS` set at least 10,000 core and 5,000 HTTP cases.
+ * Default: 1,500 core cases, 600 Lambda events, 600 over HTTP; with `PROOF_RUNS` set at least 10,000 core
+ * cases and 5,000 of each adapter.
  */
 import type { Server } from 'node:http';
 import { type AddressInfo, createConnection } from 'node:net';
+import { Writable } from 'node:stream';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import fc from 'fast-check';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHttpServer } from '../../proxy/adapters/http.js';
+import { createLambdaHandler, localRuntime } from '../../proxy/adapters/lambda.js';
 import type { ProxyHandler, ProxyResponse } from '../../proxy/core/types.js';
 import { MemoryObjectStore } from '../../proxy/objects/memory.js';
 import { snapshotArb } from '../oracle/arbitraries.js';
@@ -34,6 +38,7 @@ import { CursorBook, Oracle } from '../oracle/oracle.js';
 
 const CORE_RUNS = 1_500;
 const HTTP_RUNS = 600;
+const LAMBDA_RUNS = 600;
 const TIME_MS = LARGE ? 3_600_000 : 60_000;
 const STATUSES = new Set([200, 204, 304, 400, 401, 404, 405]);
 
@@ -43,6 +48,7 @@ const counts = {
   core: 0,
   coreStatuses: {} as Record<number, number>,
   heapGrowthKiB: 0,
+  lambda: 0,
   http: 0,
   oversized: 0,
   httpStatuses: {} as Record<number, number>,
@@ -134,6 +140,53 @@ describe('hostile input through the proxy core', () => {
       expect(rejections).toEqual([]);
     },
     testTimeout(2 * TIME_MS),
+  );
+});
+
+describe('hostile input through the Lambda streaming adapter', () => {
+  it(
+    'answers every event with a prelude, a documented status and the envelope',
+    async () => {
+      const lambda = createLambdaHandler(handle, localRuntime);
+      await assertProperty(
+        fc.asyncProperty(hostileRequestArb(PARTNER_KEY), async (hostile) => {
+          counts.lambda++;
+          const chunks: Buffer[] = [];
+          const sink = new Writable({
+            write(chunk: Buffer, _encoding, done) {
+              chunks.push(chunk);
+              done();
+            },
+          });
+          await lambda(
+            {
+              rawPath: hostile.path,
+              rawQueryString: hostile.query,
+              headers: hostile.headers,
+              requestContext: { http: { method: hostile.method } },
+            },
+            sink,
+          );
+          const bytes = Buffer.concat(chunks);
+          const end = bytes.indexOf(Buffer.alloc(8));
+          if (end < 0) throw new Error('no prelude');
+          const prelude = JSON.parse(bytes.subarray(0, end).toString('utf8')) as {
+            statusCode: number;
+            headers: Record<string, string>;
+          };
+          const body = bytes.subarray(end + 8);
+          const actual: ProxyResponse = {
+            status: prelude.statusCode,
+            headers: prelude.headers,
+            body: body.byteLength === 0 ? undefined : body,
+          };
+          check(`λ ${hostile.method} ${hostile.path}?${hostile.query.slice(0, 200)}`, hostile, actual);
+        }),
+        runSettings(scaled(LAMBDA_RUNS, 5_000), TIME_MS),
+      );
+      expect(rejections).toEqual([]);
+    },
+    testTimeout(TIME_MS),
   );
 });
 
