@@ -13,6 +13,7 @@ import {
   VERSIONS_DIR,
 } from '../proxy/format.js';
 import type { WritableObjectStore } from '../proxy/objects/interface.js';
+import { type BuildCache, decodeCache, encodeCache } from './cache.js';
 import { advanceHistory, HISTORY_FILE, parseHistory, partitionHistory } from './history.js';
 import { TaskPool } from './pool.js';
 import { planCatalogue } from './render.js';
@@ -60,7 +61,9 @@ export interface PublishSummary {
   seconds: number;
 }
 
-const VERSION_FILE = new RegExp(`^${VERSIONS_DIR}([A-Za-z0-9_-]{22})\\.json$`);
+const VERSION_FILE = new RegExp(`^${VERSIONS_DIR}([A-Za-z0-9_-]{22})\\.(json|cache)$`);
+const versionKey = (prefix: string, version: string) => `${prefix}${VERSIONS_DIR}${version}.json`;
+const cacheKey = (prefix: string, version: string) => `${prefix}${VERSIONS_DIR}${version}.cache`;
 
 async function listObjects(store: WritableObjectStore, prefix: string): Promise<Map<string, number>> {
   const sizes = new Map<string, number>();
@@ -73,13 +76,18 @@ async function listObjects(store: WritableObjectStore, prefix: string): Promise<
   return sizes;
 }
 
-async function listVersionFiles(store: WritableObjectStore, prefix: string): Promise<Set<string>> {
-  const versions = new Set<string>();
+/** The versions with an index file, and those with a build cache file. */
+async function listVersionFiles(
+  store: WritableObjectStore,
+  prefix: string,
+): Promise<{ indexes: Set<string>; caches: Set<string> }> {
+  const indexes = new Set<string>();
+  const caches = new Set<string>();
   for await (const { key } of store.list(`${prefix}${VERSIONS_DIR}`)) {
     const match = VERSION_FILE.exec(key.slice(prefix.length));
-    if (match) versions.add(match[1]!);
+    if (match) (match[2] === 'json' ? indexes : caches).add(match[1]!);
   }
-  return versions;
+  return { indexes, caches };
 }
 
 async function read(store: WritableObjectStore, key: string): Promise<Buffer | undefined> {
@@ -109,20 +117,36 @@ export function objectIdsOf(index: CatalogueIndex): Set<string> {
   return ids;
 }
 
+/** Remove from `candidates` every object id `index` references. */
+function dropReferenced(index: CatalogueIndex, candidates: Set<string>): void {
+  if (candidates.size === 0) return;
+  for (const key in index.lists) candidates.delete(index.lists[key]![0]);
+  for (const key in index.modules) candidates.delete(index.modules[key]!);
+  for (const key in index.manufacturers) candidates.delete(index.manufacturers[key]!);
+}
+
 interface Counts {
   objects: PublishSummary['objects'];
   bytes: PublishSummary['bytes'];
 }
 
-/** Render every object and upload those the target lacks; returns the index once all uploads are done. */
+/**
+ * Render every object and upload those the target lacks; returns the index and the build cache once all
+ * uploads are done. Objects whose input the previous build's cache knows, and which the target holds, are
+ * neither encoded nor uploaded.
+ */
 async function uploadObjects(
   options: PublishOptions,
   prefix: string,
   existing: ReadonlyMap<string, number>,
+  previousCache: BuildCache | undefined,
   counts: Counts,
 ) {
   const { store, progress, dryRun } = options;
-  const plan = planCatalogue(options.snapshot);
+  const plan = planCatalogue(options.snapshot, {
+    cache: previousCache,
+    exists: (objectId) => existing.has(objectId),
+  });
   const pool = new TaskPool(options.concurrency ?? DEFAULT_CONCURRENCY);
   progress?.start(dryRun ? 'rendering' : 'rendering and uploading', plan.encodes);
   try {
@@ -142,7 +166,11 @@ async function uploadObjects(
   } finally {
     progress?.stop();
   }
-  return plan.index();
+  // A reused object is one the target holds (see `exists` above): unchanged.
+  counts.objects.total += plan.reused.objects;
+  counts.objects.unchanged += plan.reused.objects;
+  counts.bytes.total += plan.reused.bytes;
+  return { ...plan.index(), cache: plan.cache(), objectIds: plan.objectIds() };
 }
 
 /**
@@ -154,36 +182,45 @@ async function findGarbage(
   prefix: string,
   retained: ReadonlySet<string>,
   known: ReadonlyMap<string, CatalogueIndex>,
+  current: { version: string; ids: ReadonlySet<string> },
   existing: ReadonlyMap<string, number>,
-  versionFiles: ReadonlySet<string>,
+  versionFiles: { indexes: ReadonlySet<string>; caches: ReadonlySet<string> },
   counts: Counts,
 ): Promise<{ objects: string[]; versions: string[] }> {
   const indexes = new Map(known);
   let complete = true;
   for (const version of retained) {
     if (indexes.has(version)) continue;
-    const retainedIndex = parseIndex(await read(options.store, `${prefix}${VERSIONS_DIR}${version}.json`));
+    const retainedIndex = parseIndex(await read(options.store, versionKey(prefix, version)));
     if (retainedIndex) indexes.set(version, retainedIndex);
     else complete = false;
   }
   const objects: string[] = [];
   if (complete) {
-    const referenced = new Set<string>();
-    for (const version of retained) for (const id of objectIdsOf(indexes.get(version)!)) referenced.add(id);
-    for (const [objectId, size] of existing) {
-      if (referenced.has(objectId)) continue;
+    // Candidates: what the new version does not use (usually few); then drop those another retained
+    // version references. Cheaper than a set of every id of every retained index (~300k entries each).
+    const candidates = new Set<string>();
+    for (const objectId of existing.keys()) if (!current.ids.has(objectId)) candidates.add(objectId);
+    for (const version of retained) {
+      if (version !== current.version) dropReferenced(indexes.get(version)!, candidates);
+    }
+    for (const objectId of candidates) {
       objects.push(objectKeyFor(prefix, objectId));
       counts.objects.removed++;
-      counts.bytes.removed += size;
+      counts.bytes.removed += existing.get(objectId)!;
     }
   } else {
     // Collecting too little is safe, too much is not: without a retained index its objects are unknown.
     options.warn?.('a retained version file is missing or unreadable; objects are not collected this time');
   }
-  const versions = [...versionFiles]
+  const versions = [...versionFiles.indexes]
     .filter((version) => !retained.has(version))
-    .map((version) => `${prefix}${VERSIONS_DIR}${version}.json`);
-  return { objects, versions };
+    .map((version) => versionKey(prefix, version));
+  // A build cache goes with its version (or alone, if its index file is gone).
+  const caches = [...versionFiles.caches]
+    .filter((version) => !retained.has(version))
+    .map((version) => cacheKey(prefix, version));
+  return { objects, versions: [...caches, ...versions] };
 }
 
 /**
@@ -206,15 +243,26 @@ export async function publishCatalogue(options: PublishOptions): Promise<Publish
   progress?.note('listing what the target holds');
   const existing = await listObjects(store, prefix);
   const versionFiles = await listVersionFiles(store, prefix);
-
-  // Objects first: each is immutable and content-addressed, so an object already present has these bytes.
-  progress?.note('planning variants');
-  const { index, indexBytes } = await uploadObjects({ ...options, dryRun }, prefix, existing, counts);
-
   const pointerBytes = await read(store, `${prefix}${POINTER_KEY}`);
   const previous = parseIndex(pointerBytes);
   if (pointerBytes && !previous)
     options.warn?.(`the pointer ${prefix}${POINTER_KEY} is unreadable; replacing it`);
+  // The current version's build cache, if any; a missing or unreadable one only means encoding everything.
+  let previousCacheBytes: Buffer | undefined;
+  if (previous && versionFiles.caches.has(previous.version)) {
+    previousCacheBytes = await read(store, cacheKey(prefix, previous.version));
+  }
+  const previousCache = previous && decodeCache(previousCacheBytes, previous.version);
+
+  // Objects first: each is immutable and content-addressed, so an object already present has these bytes.
+  progress?.note('planning variants');
+  const { index, indexBytes, cache, objectIds } = await uploadObjects(
+    { ...options, dryRun },
+    prefix,
+    existing,
+    previousCache,
+    counts,
+  );
   const historyBytes = await read(store, `${prefix}${HISTORY_FILE}`);
   const now = (options.now ?? (() => new Date()))();
   const advanced = advanceHistory(parseHistory(historyBytes), previous?.version ?? null, index.version, now);
@@ -224,8 +272,20 @@ export async function publishCatalogue(options: PublishOptions): Promise<Publish
 
   if (!dryRun) {
     const json = { contentType: 'application/json' };
-    if (!versionFiles.has(index.version)) {
-      await store.put(`${prefix}${VERSIONS_DIR}${index.version}.json`, indexBytes, json);
+    if (!versionFiles.indexes.has(index.version)) {
+      await store.put(versionKey(prefix, index.version), indexBytes, json);
+    }
+    const cacheBytes = encodeCache(index.version, cache);
+    const storedCache =
+      previous?.version === index.version
+        ? previousCacheBytes
+        : versionFiles.caches.has(index.version)
+          ? await read(store, cacheKey(prefix, index.version))
+          : undefined;
+    if (!storedCache?.equals(cacheBytes)) {
+      await store.put(cacheKey(prefix, index.version), cacheBytes, {
+        contentType: 'application/octet-stream',
+      });
     }
     if (!historyBytes?.equals(nextHistoryBytes)) {
       await store.put(`${prefix}${HISTORY_FILE}`, nextHistoryBytes, json);
@@ -238,7 +298,17 @@ export async function publishCatalogue(options: PublishOptions): Promise<Publish
   const retained = new Set([...kept.versions.map((entry) => entry.version), index.version]);
   const known = new Map([[index.version, index]]);
   if (previous) known.set(previous.version, previous);
-  const garbage = await findGarbage(options, prefix, retained, known, existing, versionFiles, counts);
+  const current = { version: index.version, ids: objectIds };
+  const garbage = await findGarbage(
+    options,
+    prefix,
+    retained,
+    known,
+    current,
+    existing,
+    versionFiles,
+    counts,
+  );
   if (!dryRun) {
     // Objects before version files: an interrupted collection leaves nothing a retained version needs.
     await store.delete(garbage.objects);
@@ -251,7 +321,7 @@ export async function publishCatalogue(options: PublishOptions): Promise<Publish
     previousVersion: previous?.version ?? null,
     pointerChanged,
     ...counts,
-    versionsRemoved: garbage.versions.length,
+    versionsRemoved: garbage.versions.filter((key) => key.endsWith('.json')).length,
     seconds: (performance.now() - started) / 1000,
   };
 }

@@ -12,6 +12,7 @@ import {
   type RecordFragments,
   variantKey,
 } from '../proxy/format.js';
+import { type BuildCache, type CacheEntry, inputKey, recordDigests } from './cache.js';
 import { encodePackedVariant, type PackedRecord, packRecord } from './encode.js';
 import { indexWithVersion } from './index-json.js';
 import {
@@ -41,12 +42,28 @@ export interface RenderedIndex {
 export interface CataloguePlan {
   /** Objects to encode, identical ones counted separately (a progress total). */
   readonly encodes: number;
-  /** Objects encoded so far. */
+  /** Objects encoded (or found in the cache) so far. */
   readonly encoded: number;
-  /** Every distinct object once, in a deterministic order. Can be consumed once. */
+  /**
+   * Every distinct object once, in a deterministic order, except those reused from the cache (counted in
+   * {@link reused}). Can be consumed once.
+   */
   objects(): Generator<RenderedObject>;
+  /** Distinct objects taken from the cache without encoding, and their bytes. */
+  readonly reused: { objects: number; bytes: number };
   /** The index; only after {@link objects} has been consumed fully. */
   index(): RenderedIndex;
+  /** The build cache of this render (every object of the index); only after {@link objects}. */
+  cache(): BuildCache;
+  /** Every object id the index references (yielded or reused); only after {@link objects}. */
+  objectIds(): ReadonlySet<string>;
+}
+
+export interface PlanOptions {
+  /** A previous build's cache: an object whose input key it holds is not encoded again… */
+  cache?: BuildCache;
+  /** …provided the target holds that object (then {@link CataloguePlan.objects} does not yield it). */
+  exists?: (objectId: string) => boolean;
 }
 
 interface Job {
@@ -85,7 +102,7 @@ function listJobs<T extends { id: number; name: string }>(
  * for (const { objectId, bytes } of plan.objects()) await store.put(`o/${objectId}`, bytes);
  * const { index, indexBytes } = plan.index();
  */
-export function planCatalogue(snapshot: Snapshot): CataloguePlan {
+export function planCatalogue(snapshot: Snapshot, options: PlanOptions = {}): CataloguePlan {
   const { modules, manufacturers } = snapshot;
   const tagsById = new Map(snapshot.tags.map((tag) => [tag.id, tag]));
   const moduleRecords = modules.map((module) => moduleFragments(module, tagsById));
@@ -148,21 +165,52 @@ export function planCatalogue(snapshot: Snapshot): CataloguePlan {
   let encoded = 0;
   let finished = false;
   let started = false;
+  const reused = { objects: 0, bytes: 0 };
+  const emitted = new Set<string>();
+  const nextCache: BuildCache = new Map();
+  const { cache: previousCache, exists } = options;
 
   function* objects(): Generator<RenderedObject> {
     if (started) throw new Error('the objects of a plan can be consumed once');
     started = true;
-    const emitted = new Set<string>();
+    const digests = new Map<readonly PackedRecord[], Buffer>();
     for (const job of jobs) {
-      const { bytes, segment0End } = encodePackedVariant(job.pool, job.members, job.fragmentsPerRecord);
-      const objectId = objectIdFor(bytes);
-      if ('list' in job.place) lists[job.place.list] = [objectId, job.members.length, segment0End];
+      let poolDigests = digests.get(job.pool);
+      if (!poolDigests) {
+        poolDigests = recordDigests(job.pool);
+        digests.set(job.pool, poolDigests);
+      }
+      // The input key names the encoding's input exactly, so an equal key means equal bytes: variants
+      // with the same members (in this build or the cached one) are encoded once.
+      const key = inputKey(poolDigests, job.members, job.fragmentsPerRecord);
+      let entry: CacheEntry | undefined = nextCache.get(key);
+      let bytes: Buffer | undefined;
+      if (!entry) {
+        const cached = previousCache?.get(key);
+        if (cached && exists?.(cached.objectId)) entry = cached;
+        else {
+          const encoding = encodePackedVariant(job.pool, job.members, job.fragmentsPerRecord);
+          bytes = encoding.bytes;
+          entry = {
+            objectId: objectIdFor(bytes),
+            segment0End: encoding.segment0End,
+            byteLength: bytes.byteLength,
+          };
+        }
+        nextCache.set(key, entry);
+      }
+      const { objectId } = entry;
+      if ('list' in job.place) lists[job.place.list] = [objectId, job.members.length, entry.segment0End];
       else if ('module' in job.place) moduleDetails[job.place.module] = objectId;
       else manufacturerDetails[job.place.manufacturer] = objectId;
       encoded++;
       if (emitted.has(objectId)) continue; // content addressing: identical variants are one object
       emitted.add(objectId);
-      yield { objectId, bytes };
+      if (bytes) yield { objectId, bytes };
+      else {
+        reused.objects++;
+        reused.bytes += entry.byteLength;
+      }
     }
     finished = true;
   }
@@ -173,9 +221,18 @@ export function planCatalogue(snapshot: Snapshot): CataloguePlan {
       return encoded;
     },
     objects,
+    reused,
     index() {
       if (!finished) throw new Error('index() before every object was rendered');
       return indexWithVersion(lists, moduleDetails, manufacturerDetails);
+    },
+    cache() {
+      if (!finished) throw new Error('cache() before every object was rendered');
+      return nextCache;
+    },
+    objectIds() {
+      if (!finished) throw new Error('objectIds() before every object was rendered');
+      return emitted;
     },
   };
 }

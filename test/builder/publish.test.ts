@@ -141,10 +141,13 @@ describe('publishing', () => {
     );
     expect(late.versionsRemoved).toBe(1);
     expect(await versionFiles()).not.toContain(`versions/${first.version}.json`);
+    expect(await versionFiles()).not.toContain(`versions/${first.version}.cache`); // collected with it
 
     const strict = await publishCatalogue({ store, snapshot: c, now: at(T0 + 26 * HOUR), retentionMs: 0 });
     expect(await objectKeys(store)).toEqual(idsOf(c));
-    expect(await versionFiles()).toEqual([HISTORY_FILE, `versions/${strict.version}.json`].sort());
+    expect(await versionFiles()).toEqual(
+      [HISTORY_FILE, `versions/${strict.version}.cache`, `versions/${strict.version}.json`].sort(),
+    );
   });
 
   it('records when each version became current and was superseded', async () => {
