@@ -58,7 +58,12 @@ export class PointerCache {
       return { ok: false, reason: 'no published catalogue (the pointer object is missing)' };
     }
     const index = parseIndex(result.body);
-    if (!index) return { ok: false, reason: 'the pointer object is not a catalogue index of this format' };
+    if (!index) {
+      // A store without atomic overwrites (s3rver rewrites in place) can hand out a half-written pointer
+      // during a publish: keep serving the version we hold and read the pointer again at the next request.
+      if (cached) return { ok: true, index: cached.index };
+      return { ok: false, reason: 'the pointer object is not a catalogue index of this format' };
+    }
     this.#cached = { index, etag: result.etag, checkedAt };
     return { ok: true, index };
   }

@@ -46,6 +46,21 @@ describe('PointerCache', () => {
     expect(await pointer.current()).toMatchObject({ index: { version: 'v2' } });
   });
 
+  it('a half-written pointer (a store without atomic overwrites) keeps the held version and is read again', async () => {
+    const { state, read } = pointerStore(index('v1'));
+    let clock = 0;
+    const pointer = new PointerCache({ read, ttlMs: 10, now: () => clock });
+    await pointer.current();
+    state.body = index('v2').subarray(0, 20);
+    state.etag = '"torn"';
+    clock = 20;
+    expect(await pointer.current()).toMatchObject({ ok: true, index: { version: 'v1' } });
+    state.body = index('v2');
+    state.etag = '"2"';
+    clock = 21;
+    expect(await pointer.current()).toMatchObject({ ok: true, index: { version: 'v2' } });
+  });
+
   it('concurrent requests share one refresh', async () => {
     const { state, read } = pointerStore(index('v1'));
     const pointer = new PointerCache({ read, ttlMs: 1000, now: () => 0 });
