@@ -10,10 +10,10 @@ const BEARER = /^bearer$/i;
  * Extract the API key from an `Authorization` header value: scheme `Bearer` in any case, exactly one
  * space, then a key of the wire format `pk_live_` + 22 base64url characters. Nothing else is accepted:
  * no surrounding or extra whitespace, no other scheme, no quoting.
- * @example parseAuthorization('Bearer pk_live_AAAAAAAAAAAAAAAAAAAAAA') // → { ok: true, key: 'pk_live_AAAA…' }
- * @example parseAuthorization('bEaReR pk_live_AAAAAAAAAAAAAAAAAAAAAA') // → { ok: true, … }
+ * @example parseAuthorization('Bearer pk_live_<22 base64url chars>') // → { ok: true, key: 'pk_live_…' }
+ * @example parseAuthorization('bEaReR pk_live_<22 base64url chars>') // → { ok: true, … }
  * @example parseAuthorization(undefined) // → { ok: false, error: { code: 'missing_authorization', … } }
- * @example parseAuthorization('Bearer  pk_live_AAAAAAAAAAAAAAAAAAAAAA') // two spaces → malformed_authorization
+ * @example parseAuthorization('Bearer  pk_live_<22 base64url chars>') // two spaces → malformed_authorization
  */
 export function parseAuthorization(header: string | undefined): AuthorizationOutcome {
   if (header === undefined || header === '') {

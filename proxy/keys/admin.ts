@@ -125,7 +125,7 @@ export async function issueKey(
 /**
  * Make sure a given key exists, is active, and has this tier and limits (idempotent: its key id and
  * creation time survive re-registration). For seeding known development keys, never for customers.
- * @example await registerKey(admin, 'pk_live_AAAAAAAAAAAAAAAAAAAAAA', { tier: 'free' });
+ * @example await registerKey(admin, devKey, { tier: 'free' });
  */
 export async function registerKey(
   admin: AdminOptions,

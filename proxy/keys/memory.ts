@@ -13,8 +13,8 @@ export interface MemoryKeyOptions {
 /**
  * @example
  * const keys = new MemoryKeyStore();
- * const record = keys.add('pk_live_AAAAAAAAAAAAAAAAAAAAAA', { tier: 'partner', limits: { minute: 600, month: 1e6 } });
- * await keys.lookup(hashKey('pk_live_AAAAAAAAAAAAAAAAAAAAAA')); // → record
+ * const record = keys.add(devKey, { tier: 'partner', limits: { minute: 600, month: 1e6 } });
+ * await keys.lookup(hashKey(devKey)); // → record
  */
 export class MemoryKeyStore implements KeyStore {
   readonly #records = new Map<string, KeyRecord>();
