@@ -1,0 +1,311 @@
+/**
+ * Section 2: the proxy core against the static limit. (a) the proxy with in-memory stores behind the
+ * node:http adapter; (b) a bare node:http server answering the same requests with the exact bytes (a)
+ * returned. Both are child processes; the load generator (autocannon, in this process) drives them with the
+ * same mix, the same connections and duration, alternating rounds; medians are reported.
+ */
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { forkServer, type ServerChild, stopAll } from './children.js';
+import { get } from './http.js';
+import { type LoadResult, runLoad, unexpected } from './load.js';
+import { loadAverage } from './machine.js';
+import { AUTH, coreMix, type Picks } from './mix.js';
+import { profileTables, summarizeProfile } from './profile.js';
+import { progress, type SectionResult } from './report.js';
+import { BENCH_DIR, type Settings, WORK } from './settings.js';
+import { fmt, median, table } from './stats.js';
+
+export const THROUGHPUT_SHARE = 0.7;
+export const P99_FACTOR = 2;
+
+export interface Rounds {
+  results: LoadResult[];
+  rps: number;
+  p50: number;
+  p99: number;
+}
+
+export function summarize(results: LoadResult[]): Rounds {
+  return {
+    results,
+    rps: median(results.map((r) => r.rps)),
+    p50: median(results.map((r) => r.p50)),
+    p99: median(results.map((r) => r.p99)),
+  };
+}
+
+export function roundsTable(rows: [string, Rounds][]): string {
+  const body: string[][] = [];
+  for (const [name, rounds] of rows) {
+    rounds.results.forEach((r, i) => {
+      body.push([
+        name,
+        String(i + 1),
+        fmt.int(r.requests),
+        fmt.int(r.rps),
+        fmt.ms(r.p50),
+        fmt.ms(r.p90),
+        fmt.ms(r.p99),
+        fmt.ms(r.max),
+        Object.entries(r.statuses)
+          .map(([s, n]) => `${s}: ${fmt.int(n)}`)
+          .join(', ') + (r.errors ? `, errors: ${r.errors}` : ''),
+      ]);
+    });
+  }
+  return table(
+    ['server', 'round', 'responses', 'req/s', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'statuses'],
+    body,
+  );
+}
+
+/** Check a run: only the statuses the mix expects, no socket errors. */
+/**
+ * Check a run: answers other than the expected statuses (e.g. a dependency's 503 under load) are reported,
+ * not hidden; above 1 % of the responses the run does not measure what it claims, and that is an error.
+ * Returns the unexpected statuses (`503×10`), or '' when there were none.
+ */
+export function checkRun(name: string, result: LoadResult, expected: readonly number[]): string {
+  const odd = unexpected(result, expected);
+  const oddCount = Object.entries(result.statuses)
+    .filter(([status]) => !expected.includes(Number(status)))
+    .reduce((sum, [, n]) => sum + n, 0);
+  if (oddCount + result.errors > 0.01 * Math.max(1, result.requests)) {
+    throw new Error(
+      `${name}: unexpected answers under load (${odd || 'none'}; ${result.errors} socket errors)`,
+    );
+  }
+  return [odd, result.errors ? `${result.errors} socket errors` : ''].filter(Boolean).join(', ');
+}
+
+/** Median of the per-round ratios a[i] / b[i] (rounds run back to back, so each pair saw the same machine). */
+export function pairedRatio(
+  a: readonly LoadResult[],
+  b: readonly LoadResult[],
+  pick: (r: LoadResult) => number,
+): number {
+  return median(a.map((r, i) => pick(r) / pick(b[i]!)));
+}
+
+/** Servers kept alive across sections (stopped by run.ts). */
+export interface Shared {
+  memoryProxy?: ServerChild;
+}
+
+/** CPU time (user + system, ms) a child has used so far. */
+export async function cpuMsOf(child: ServerChild): Promise<number> {
+  const m = await child.request('cpu');
+  return (Number(m.user) + Number(m.system)) / 1000;
+}
+
+export async function benchCore(
+  settings: Settings,
+  snapshotDir: string,
+  picks: Picks,
+  shared: Shared,
+): Promise<SectionResult> {
+  let proxy: ServerChild | undefined;
+  let bare: ServerChild | undefined;
+  try {
+    progress('2. starting the in-memory proxy (renders the catalogue into a MemoryObjectStore)');
+    proxy = await forkServer('proxy (memory stores)', join(BENCH_DIR, 'servers/proxy-memory.ts'), {
+      args: [snapshotDir],
+      nodeFlags: ['--max-old-space-size=4096'],
+    });
+    const port = Number(proxy.ready.port);
+    progress('2. building the request mix (walking cursors)');
+    const mix = await coreMix(port, picks);
+
+    // Capture what the proxy answers to each request of the mix: the static server replays exactly that.
+    const captured = [];
+    const sizes: number[] = [];
+    for (const entry of mix) {
+      const reply = await get(port, entry.path, { ...AUTH, ...entry.headers });
+      if (reply.status !== entry.expect) {
+        throw new Error(
+          `${entry.shown}: expected ${entry.expect}, got ${reply.status}: ${reply.body.toString().slice(0, 300)}`,
+        );
+      }
+      sizes.push(reply.body.byteLength);
+      captured.push({
+        url: entry.path,
+        ifNoneMatch: entry.headers?.['if-none-match'] ?? '',
+        status: reply.status,
+        headers: reply.headers,
+        body: reply.body.toString('base64'),
+      });
+    }
+    const capturedFile = join(WORK, 'captured.json');
+    await writeFile(capturedFile, JSON.stringify(captured));
+    bare = await forkServer('static bytes', join(BENCH_DIR, 'servers/static.ts'), { args: [capturedFile] });
+    const staticPort = Number(bare.ready.port);
+    for (const [i, entry] of mix.entries()) {
+      const reply = await get(staticPort, entry.path, { ...AUTH, ...entry.headers });
+      if (reply.status !== entry.expect || reply.body.byteLength !== sizes[i]) {
+        throw new Error(`static server does not replay ${entry.shown}`);
+      }
+    }
+
+    const load = (p: number, seconds: number) =>
+      runLoad({ port: p, requests: mix, seconds, connections: settings.connections, headers: AUTH });
+    const loadAtStart = loadAverage();
+    if (settings.warmupSeconds > 0) {
+      progress(`2. warm-up (${settings.warmupSeconds} s each)`);
+      await load(port, settings.warmupSeconds);
+      await load(staticPort, settings.warmupSeconds);
+    }
+    const proxyRuns: LoadResult[] = [];
+    const staticRuns: LoadResult[] = [];
+    const cpu = new Map<ServerChild, number[]>([
+      [proxy, []],
+      [bare, []],
+    ]);
+    for (let round = 0; round < settings.rounds; round++) {
+      progress(`2. round ${round + 1}/${settings.rounds} (${settings.seconds} s per server)`);
+      const order: [ServerChild, number, LoadResult[]][] = [
+        [proxy, port, proxyRuns],
+        [bare, staticPort, staticRuns],
+      ];
+      if (round % 2 === 1) order.reverse();
+      for (const [child, p, runs] of order) {
+        const cpuBefore = await cpuMsOf(child);
+        const result = await load(p, settings.seconds);
+        cpu.get(child)!.push(((await cpuMsOf(child)) - cpuBefore) / result.requests);
+        checkRun(
+          child.name,
+          result,
+          mix.map((e) => e.expect),
+        );
+        runs.push(result);
+      }
+    }
+    const a = summarize(proxyRuns);
+    const b = summarize(staticRuns);
+    // Ratios are taken per round (the two servers ran back to back) and their median is reported.
+    const share = pairedRatio(proxyRuns, staticRuns, (r) => r.rps);
+    const p99Factor = pairedRatio(proxyRuns, staticRuns, (r) => r.p99);
+    const ok = share >= THROUGHPUT_SHARE && p99Factor <= P99_FACTOR;
+    const proxyCpu = median(cpu.get(proxy)!);
+    const staticCpu = median(cpu.get(bare)!);
+
+    let profile = '';
+    if (settings.profile === 'always' || (settings.profile === 'auto' && !ok)) {
+      progress('2. profiling the proxy under the same load (inspector)');
+      await proxy.request('profile-start');
+      const profiled = await load(port, settings.seconds);
+      const file = join(WORK, 'prof', 'proxy-memory.cpuprofile');
+      await proxy.request('profile-stop', { file });
+      profile = [
+        `### Profile: proxy process under the mix (${fmt.int(profiled.rps)} req/s while profiled)`,
+        '',
+        profileTables(summarizeProfile(file)),
+        '',
+      ].join('\n');
+    }
+    progress('2. the core alone: handler cost per request, without HTTP');
+    const iterations = 200 * settings.seconds;
+    const costAnswer = await proxy.request(
+      'handler-cost',
+      { requests: mix.map((e) => ({ path: e.path, headers: { ...AUTH, ...e.headers } })), iterations },
+      600_000,
+    );
+    const costs = costAnswer.costs as { cpuUs: number; wallUs: number }[];
+    const byCategory = new Map<string, number[]>();
+    mix.forEach((e, i) => {
+      byCategory.set(e.category, [...(byCategory.get(e.category) ?? []), costs[i]!.cpuUs]);
+    });
+    const meanCost = costs.reduce((sum, c) => sum + c.cpuUs, 0) / costs.length;
+    const objects = `${fmt.int(Number(proxy.ready.objects))} objects, ${fmt.mb(Number(proxy.ready.bytes))}`;
+
+    const markdown = [
+      `Servers: (a) \`test/bench/servers/proxy-memory.ts\` — \`createProxy\` (proxy/app.ts) with a MemoryObjectStore holding the rendered catalogue (${objects}, loaded in ${fmt.s(Number(proxy.ready.loadSeconds))} s), a MemoryKeyStore with one partner key, a MemoryQuotaMeter with huge limits, the default JSON request log (to /dev/null), behind \`createHttpServer\` (proxy/adapters/http.ts); ` +
+        '(b) `test/bench/servers/static.ts` — a bare `node:http` server answering from a Map keyed by URL + If-None-Match with the status, headers and body (a) returned for that request (captured once, replayed byte for byte; `date`/`connection`/`keep-alive` are added by Node in both).',
+      '',
+      `Load: autocannon 9 in the parent process (a separate process from both servers; the machine has 2 cores, so the generator and the server under test each get about one), ${settings.connections} connections, ` +
+        `${settings.warmupSeconds} s warm-up per server, then ${settings.rounds} rounds of ${settings.seconds} s per server, alternating which goes first. ` +
+        `Each connection loops over the ${mix.length} requests of the mix in order, so every request type has the same weight. Latency percentiles are over every response (304s included); server CPU is the child's \`process.cpuUsage()\` (user + system) over the run divided by its responses — less sensitive than req/s to what else the machine is doing. Load average at the start: ${loadAtStart}.`,
+      '',
+      table(
+        ['server', 'req/s (median)', 'p50 ms', 'p99 ms', 'server CPU µs per response'],
+        [
+          [
+            '(a) proxy core, memory stores',
+            fmt.int(a.rps),
+            fmt.ms(a.p50),
+            fmt.ms(a.p99),
+            fmt.int(proxyCpu * 1000),
+          ],
+          ['(b) static bytes', fmt.int(b.rps), fmt.ms(b.p50), fmt.ms(b.p99), fmt.int(staticCpu * 1000)],
+          [
+            'ratio (a)/(b): median of the per-round ratios',
+            fmt.pct(share),
+            fmt.x(pairedRatio(proxyRuns, staticRuns, (r) => r.p50)),
+            fmt.x(p99Factor),
+            fmt.x(proxyCpu / staticCpu),
+          ],
+        ],
+      ),
+      '',
+      'Every round:',
+      '',
+      roundsTable([
+        ['proxy', a],
+        ['static', b],
+      ]),
+      '',
+      `Where the difference goes: the proxy core alone (the handler called in-process, no HTTP, ${fmt.int(iterations)} sequential calls per request after a warm-up; request id, request log line and in-memory key/quota/object calls included) costs on average **${fmt.int(meanCost)} µs of CPU per request** over the mix; the static server's whole HTTP exchange costs ${fmt.int(staticCpu * 1000)} µs. By category (mean µs per call): ${[
+        ...byCategory,
+      ]
+        .map(
+          ([category, values]) => `${category} ${fmt.int(values.reduce((a, v) => a + v, 0) / values.length)}`,
+        )
+        .join(', ')}.`,
+      '',
+      "The request mix (cursors obtained by walking `page.next_cursor`; ETags by asking once), with the core's cost of each:",
+      '',
+      table(
+        ['#', 'category', 'request', 'path', 'If-None-Match', 'status', 'body bytes', 'core CPU µs/call'],
+        mix.map((e, i) => [
+          i + 1,
+          e.category,
+          e.label,
+          `\`${e.shown}\``,
+          e.headers?.['if-none-match'] ? 'yes' : '',
+          e.expect,
+          fmt.int(sizes[i]!),
+          fmt.int(costs[i]!.cpuUs),
+        ]),
+      ),
+      '',
+      profile,
+    ].join('\n');
+
+    return {
+      markdown,
+      data: { cpuMs: proxyCpu },
+      commands: [
+        `node --import tsx --max-old-space-size=4096 test/bench/servers/proxy-memory.ts ${snapshotDir.replace(BENCH_DIR, 'test/bench/')}`,
+        'node --import tsx test/bench/servers/static.ts test/bench/.work/captured.json',
+      ],
+      targets: [
+        {
+          name: 'Proxy core vs static bytes: throughput',
+          target: `≥ ${fmt.pct(THROUGHPUT_SHARE)} of static`,
+          measured: `${fmt.int(a.rps)} vs ${fmt.int(b.rps)} req/s (medians); per-round ratio ${fmt.pct(share)}; CPU per response ${fmt.x(proxyCpu / staticCpu)}`,
+          ok: share >= THROUGHPUT_SHARE,
+        },
+        {
+          name: 'Proxy core vs static bytes: p99',
+          target: `within ${P99_FACTOR}× of static`,
+          measured: `${fmt.ms(a.p99)} vs ${fmt.ms(b.p99)} ms (medians); per-round ratio ${fmt.x(p99Factor)}`,
+          ok: p99Factor <= P99_FACTOR,
+        },
+      ],
+    };
+  } finally {
+    // The in-memory proxy stays up for section 3's reference row; run.ts stops it.
+    if (proxy) shared.memoryProxy = proxy;
+    await stopAll([bare]);
+  }
+}

@@ -1,0 +1,192 @@
+/**
+ * `npm run bench`: builds, serves and loads a generated catalogue, then writes test/bench/RESULTS.md.
+ * Not part of `npm test`. Quick development run (about a minute or two):
+ *   BENCH_MODULES=2000 BENCH_SECONDS=3 BENCH_SOAK_SECONDS=10 npm run bench
+ * Every server runs in a child process; all of them are stopped at the end, also when a section fails.
+ */
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { join, relative } from 'node:path';
+import { generateSnapshot, writeSnapshot } from '../../builder/generate.js';
+import { benchBuild } from './build.js';
+import { benchCalls } from './calls.js';
+import { killAll } from './children.js';
+import { benchCore, type Shared } from './core.js';
+import { benchPeer, type Stack, startStack } from './e2e.js';
+import { closeClient } from './http.js';
+import { machineTable } from './machine.js';
+import { pickFilters } from './mix.js';
+import { progress, type SectionResult, type Target, verdict } from './report.js';
+import { benchEnv, loadSettings, REPO, type Section, WORK } from './settings.js';
+import { benchSoak } from './soak.js';
+import { fmt, table } from './stats.js';
+
+const TITLES: Record<Section, string> = {
+  1: '1. Build',
+  2: '2. Proxy core vs the static limit',
+  3: '3. End to end vs a dynamic peer (json-server)',
+  4: '4. Dependency calls per request and cost per million requests',
+  5: '5. Memory under sustained load',
+};
+
+async function main(): Promise<number> {
+  const settings = loadSettings();
+  const startedAt = new Date();
+  const started = performance.now();
+  await mkdir(WORK, { recursive: true });
+  const results = new Map<Section, SectionResult | Error>();
+  const machine = machineTable();
+
+  progress(`generating a ${settings.modules}-module snapshot (seed ${settings.seed})`);
+  const snapshot = generateSnapshot({ modules: settings.modules, seed: settings.seed });
+  const snapshotDir = join(WORK, `snapshot-${settings.modules}-${settings.seed}`);
+  await rm(snapshotDir, { recursive: true, force: true });
+  await writeSnapshot(snapshotDir, snapshot);
+  const picks = pickFilters(snapshot);
+
+  const attempt = async (section: Section, run: () => Promise<SectionResult>) => {
+    if (!settings.sections.has(section)) return;
+    try {
+      results.set(section, await run());
+    } catch (error) {
+      progress(`section ${section} failed: ${(error as Error).stack ?? error}`);
+      results.set(section, error as Error);
+    }
+  };
+
+  /** Servers kept across sections: section 2's in-memory proxy is section 3's reference. */
+  const shared: Shared = {};
+
+  /** Sections 3–5 share one local stack (s3rver + dynalite + the production proxy). */
+  async function stackSections() {
+    let stack: Stack | undefined;
+    const needsStack = [3, 4, 5].some((s) => settings.sections.has(s as Section));
+    try {
+      if (needsStack) {
+        try {
+          stack = await startStack(settings, snapshot, snapshotDir, picks);
+        } catch (error) {
+          progress(`the local stack did not start: ${(error as Error).stack ?? error}`);
+          for (const s of [3, 4, 5] as Section[])
+            if (settings.sections.has(s)) results.set(s, error as Error);
+        }
+      }
+      if (stack) {
+        const s = stack;
+        await attempt(3, () => benchPeer(settings, s, snapshot, picks, shared));
+        await attempt(4, () => benchCalls(s, picks));
+        await attempt(5, () => benchSoak(settings, s, picks));
+      }
+    } finally {
+      await stack?.stop();
+    }
+  }
+
+  await attempt(1, () => benchBuild(settings, snapshot, snapshotDir));
+  try {
+    await attempt(2, () => benchCore(settings, snapshotDir, picks, shared));
+    await stackSections();
+  } finally {
+    await shared.memoryProxy?.stop();
+  }
+  closeClient();
+
+  const seconds = (performance.now() - started) / 1000;
+  const targets: Target[] = [];
+  const sections: string[] = [];
+  const commands: string[] = [];
+  for (const section of [1, 2, 3, 4, 5] as Section[]) {
+    const result = results.get(section);
+    if (!result) {
+      sections.push(`## ${TITLES[section]}\n\nNot run (BENCH_SECTIONS).\n`);
+      continue;
+    }
+    if (result instanceof Error) {
+      sections.push(`## ${TITLES[section]}\n\n**Failed:** \`${result.message.split('\n')[0]}\`\n`);
+      continue;
+    }
+    targets.push(...result.targets);
+    commands.push(...result.commands);
+    sections.push(`## ${TITLES[section]}\n\n${result.markdown}`);
+  }
+  const env = benchEnv();
+  const markdown = [
+    '# Benchmarks',
+    '',
+    `Written by \`npm run bench\` (test/bench/run.ts) on ${startedAt.toISOString().replace('T', ' ').slice(0, 16)} UTC; the whole run took ${fmt.s(seconds / 60)} min. ` +
+      'Numbers from one shared machine with other work running (see the load averages): repeated runs are alternated and medians are quoted.',
+    '',
+    '## Machine',
+    '',
+    machine,
+    '',
+    '## How this was run',
+    '',
+    `\`\`\`sh\n${env ? `${env} ` : ''}npm run bench\n\`\`\``,
+    '',
+    table(
+      ['setting', 'value', 'env'],
+      [
+        [
+          'modules (generateSnapshot, seed)',
+          `${fmt.int(settings.modules)} (seed ${settings.seed})`,
+          'BENCH_MODULES, BENCH_SEED',
+        ],
+        [
+          'load run / warm-up',
+          `${settings.seconds} s / ${settings.warmupSeconds} s`,
+          'BENCH_SECONDS, BENCH_WARMUP_SECONDS',
+        ],
+        ['rounds per server (medians)', settings.rounds, 'BENCH_ROUNDS'],
+        ['connections', settings.connections, 'BENCH_CONNECTIONS'],
+        [
+          'soak / sample interval',
+          `${settings.soakSeconds} s / ${settings.soakSampleSeconds} s`,
+          'BENCH_SOAK_SECONDS, BENCH_SOAK_SAMPLE_SECONDS',
+        ],
+        ['catalogue in s3rver', settings.s3Publish, 'BENCH_S3_PUBLISH (full|mix)'],
+        ['profiling', settings.profile, 'BENCH_PROFILE (auto: where a target is missed)'],
+      ],
+    ),
+    '',
+    'Child processes (all on 127.0.0.1, ephemeral ports; the load generator runs in the bench process itself):',
+    '',
+    ...commands.map((c) => `- \`${c}\``),
+    '',
+    '## Targets',
+    '',
+    table(
+      ['target', 'goal', 'measured', 'verdict'],
+      targets.map((t) => [t.name, t.target, t.measured, verdict(t.ok)]),
+    ),
+    '',
+    ...sections,
+  ].join('\n');
+  await writeFile(settings.out, `${markdown.replace(/\n{3,}/g, '\n\n').trimEnd()}\n`);
+  progress(`wrote ${relative(REPO, settings.out)} in ${fmt.s(seconds)} s`);
+
+  if (!settings.keep) {
+    for (const dir of ['s3', 'dynamo', 'build', 'build-profiled'])
+      await rm(join(WORK, dir), { recursive: true, force: true });
+  }
+  const failed = [...results.values()].some((r) => r instanceof Error);
+  return failed ? 1 : 0;
+}
+
+const stopSignals = () => {
+  killAll();
+  process.exit(130);
+};
+process.once('SIGINT', stopSignals);
+process.once('SIGTERM', stopSignals);
+
+main().then(
+  (code) => {
+    killAll();
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    process.stderr.write(`${(error as Error).stack ?? String(error)}\n`);
+    killAll();
+    process.exitCode = 1;
+  },
+);

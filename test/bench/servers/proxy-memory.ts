@@ -1,0 +1,70 @@
+/**
+ * Bench server (a): the proxy core behind the node:http adapter, with in-memory stores — the rendered
+ * objects in a MemoryObjectStore, one partner key in a MemoryKeyStore, a MemoryQuotaMeter with huge limits.
+ * The real factory (proxy/app.ts createProxy) wires it, with its default JSON request log on stdout
+ * (the parent points stdout at /dev/null, so each log line is still built and written).
+ * argv: <snapshot directory>
+ */
+import { loadSnapshot } from '../../../builder/load.js';
+import { planCatalogue } from '../../../builder/render.js';
+import { createHttpServer } from '../../../proxy/adapters/http.js';
+import { createProxy } from '../../../proxy/app.js';
+import { loadConfig } from '../../../proxy/config.js';
+import { objectKeyFor, POINTER_KEY } from '../../../proxy/format.js';
+import { MemoryKeyStore } from '../../../proxy/keys/memory.js';
+import { MemoryObjectStore } from '../../../proxy/objects/memory.js';
+import { MemoryQuotaMeter } from '../../../proxy/quota/memory.js';
+import { BENCH_KEY, CURSOR_SECRET, HUGE_LIMITS } from '../settings.js';
+import { listen, main, onCommand, ready } from './child.js';
+
+main(async () => {
+  const started = performance.now();
+  const source = process.argv[2]!;
+  const loaded = await loadSnapshot(source);
+  if (!loaded.ok) throw new Error(`snapshot ${source} does not validate`);
+  const plan = planCatalogue(loaded.snapshot);
+  const objects = new MemoryObjectStore();
+  let bytes = 0;
+  for (const object of plan.objects()) {
+    await objects.put(objectKeyFor('', object.objectId), object.bytes);
+    bytes += object.bytes.byteLength;
+  }
+  const { indexBytes } = plan.index();
+  await objects.put(POINTER_KEY, indexBytes);
+
+  const keys = new MemoryKeyStore();
+  keys.add(BENCH_KEY, { tier: 'partner', limits: HUGE_LIMITS, label: 'bench' });
+  const config = loadConfig({
+    CATALOGUE_BUCKET: 'bench',
+    KEYS_TABLE: 'bench-keys',
+    COUNTERS_TABLE: 'bench-counters',
+    CURSOR_SECRET,
+  });
+  const handle = createProxy(config, { objects, keys, quota: new MemoryQuotaMeter() });
+  const port = await listen(createHttpServer(handle));
+
+  // The core alone, without HTTP: each request `iterations` times in sequence, CPU and wall time per call.
+  onCommand('handler-cost', async (message) => {
+    const requests = message.requests as { path: string; headers: Record<string, string> }[];
+    const iterations = Number(message.iterations);
+    const costs = [];
+    for (const request of requests) {
+      const q = request.path.indexOf('?');
+      const call = {
+        method: 'GET',
+        path: q < 0 ? request.path : request.path.slice(0, q),
+        query: q < 0 ? '' : request.path.slice(q + 1),
+        headers: request.headers,
+      };
+      for (let i = 0; i < Math.min(200, iterations); i++) await handle(call); // warm
+      const cpu = process.cpuUsage();
+      const started = performance.now();
+      for (let i = 0; i < iterations; i++) await handle(call);
+      const wall = performance.now() - started;
+      const used = process.cpuUsage(cpu);
+      costs.push({ cpuUs: (used.user + used.system) / iterations, wallUs: (wall * 1000) / iterations });
+    }
+    return { costs };
+  });
+  ready({ port, objects: objects.size - 1, bytes, loadSeconds: (performance.now() - started) / 1000 });
+});
