@@ -48,6 +48,7 @@ export function roundsTable(rows: [string, Rounds][]): string {
         fmt.ms(r.p90),
         fmt.ms(r.p99),
         fmt.ms(r.max),
+        fmt.pct(r.generatorCpu),
         Object.entries(r.statuses)
           .map(([s, n]) => `${s}: ${fmt.int(n)}`)
           .join(', ') + (r.errors ? `, errors: ${r.errors}` : ''),
@@ -55,7 +56,18 @@ export function roundsTable(rows: [string, Rounds][]): string {
     });
   }
   return table(
-    ['server', 'round', 'responses', 'req/s', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'statuses'],
+    [
+      'server',
+      'round',
+      'responses',
+      'req/s',
+      'p50 ms',
+      'p90 ms',
+      'p99 ms',
+      'max ms',
+      'load generator CPU',
+      'statuses',
+    ],
     body,
   );
 }
@@ -246,6 +258,12 @@ export async function benchCore(
           ],
         ],
       ),
+      '',
+      `The load generator used ${fmt.pct(median(staticRuns.map((r) => r.generatorCpu)))} of a core while driving the static server (${fmt.pct(median(proxyRuns.map((r) => r.generatorCpu)))} for the proxy)${
+        median(staticRuns.map((r) => r.generatorCpu)) >= 0.8
+          ? ': on two cores it, not the static server, sets the static rate, so the real static limit is higher and the throughput ratio above is an upper bound. The CPU-per-response ratio does not depend on the generator'
+          : ''
+      }.`,
       '',
       'Every round:',
       '',

@@ -36,6 +36,8 @@ export interface LoadResult {
   timeouts: number;
   statuses: Record<string, number>;
   bytes: number;
+  /** CPU the load generator (this process) used, as a share of one core: near 100 % it is the limit. */
+  generatorCpu: number;
 }
 
 export interface LoadOptions {
@@ -51,6 +53,7 @@ export function runLoad(options: LoadOptions): Promise<LoadResult> {
   let count = 0;
   let bytes = 0;
   const statuses: Record<string, number> = {};
+  const cpuBefore = process.cpuUsage();
   return new Promise((resolve, reject) => {
     const instance = autocannon(
       {
@@ -66,6 +69,7 @@ export function runLoad(options: LoadOptions): Promise<LoadResult> {
           reject(error);
           return;
         }
+        const cpu = process.cpuUsage(cpuBefore);
         const sorted = latencies.slice(0, count).sort();
         resolve({
           requests: count,
@@ -79,6 +83,7 @@ export function runLoad(options: LoadOptions): Promise<LoadResult> {
           timeouts: result.timeouts,
           statuses,
           bytes,
+          generatorCpu: (cpu.user + cpu.system) / 1e6 / result.duration,
         });
       },
     );
