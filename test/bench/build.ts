@@ -43,7 +43,8 @@ async function runCli(args: string[], nodeFlags: string[] = []): Promise<Measure
     : [...node, 'test/bench/max-rss.ts', 'builder/cli.ts', ...args];
   const load = loadAverage();
   const result = await runCommand(argv[0]!, argv.slice(1));
-  const shown = `${useTime ? '/usr/bin/time -v ' : ''}node ${[...nodeFlags, '--import', 'tsx'].join(' ')} ${
+  const flags = nodeFlags.map((flag) => flag.replace(REPO, ''));
+  const shown = `${useTime ? '/usr/bin/time -v ' : ''}node ${[...flags, '--import', 'tsx'].join(' ')} ${
     useTime ? '' : 'test/bench/max-rss.ts '
   }builder/cli.ts ${args.map((a) => (a.startsWith('/') ? rel(a) : a)).join(' ')}`;
   if (result.code !== 0) {

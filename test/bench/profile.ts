@@ -87,7 +87,8 @@ export function summarizeProfile(file: string, top = 15): ProfileSummary {
     const { functionName, url, lineNumber } = byId.get(id)!.callFrame;
     if (functionName === '(idle)') continue;
     total += ms;
-    const where = url ? `${shortUrl(url)}:${lineNumber + 1}` : '';
+    // Lines of TypeScript files are lines of tsx's transpiled output, not of the source: name the file only.
+    const where = url ? `${shortUrl(url)}${url.endsWith('.ts') ? '' : `:${lineNumber + 1}`}` : '';
     const name = functionName || '(anonymous)';
     const key = `${name}@${where}`;
     const entry = functions.get(key) ?? { name, where, ms: 0 };
