@@ -102,7 +102,8 @@ function pickFrom<T>(rng: Rng, from: Table<T>): T {
 // ---------------------------------------------------------------------------------------------------------
 // Vocabulary
 
-const STANDARDS: Standard[] = [
+/** The real panel standards, shared with the hand-curated fixture (fixtures/make-fixture.ts). */
+export const STANDARDS: readonly Standard[] = [
   { id: 0, name: 'Eurorack 3U', height_mm: 128.5 },
   { id: 1, name: 'Intellijel 1U', height_mm: 39.65 },
   { id: 2, name: 'Pulp Logic 1U', height_mm: 43.18 },
