@@ -1,0 +1,125 @@
+/**
+ * The byte cache: a bounded in-memory LRU of values derived from IMMUTABLE objects (index shards, data
+ * ranges, composed and coded answers). Because what it caches never changes under its key, it needs no TTL
+ * and no invalidation: a publish only adds new keys, and old ones age out by recency. Bounded by bytes
+ * (each entry says what it weighs), not by entries, so a container's memory stays predictable.
+ *
+ * Keys are namespaced by their first character so unrelated values cannot collide, e.g. `s:<shardId>`,
+ * `r:<objectId>:<start>-<end>`, `p:<objectId>:<limit>:<mask>`, `z:<etag>:<coding>`.
+ */
+import { LRUCache } from 'lru-cache';
+
+export interface ByteCacheOptions {
+  /** Upper bound of the summed weights of the entries; 0 disables caching. */
+  maxBytes: number;
+}
+
+export interface ByteCacheStats {
+  bytes: number;
+  entries: number;
+  hits: number;
+  misses: number;
+}
+
+interface Entry {
+  value: unknown;
+  weight: number;
+}
+
+/** An entry larger than this share of the cache is not kept: one huge value must not flush the hot set. */
+const LARGEST_SHARE = 0.25;
+
+/**
+ * @example
+ * const cache = new ByteCache({ maxBytes: 64 * 2 ** 20 });
+ * const bytes = await cache.getOrLoad(`r:${objectId}:0-4096`, async () => {
+ *   const body = await read();
+ *   return body && { value: body, weight: body.byteLength };
+ * });
+ */
+export class ByteCache {
+  readonly maxBytes: number;
+  readonly #lru: LRUCache<string, Entry> | undefined;
+  /** Loads in flight: concurrent misses of one key share a single load. */
+  readonly #loading = new Map<string, Promise<unknown>>();
+  #hits = 0;
+  #misses = 0;
+
+  constructor(options: ByteCacheOptions) {
+    this.maxBytes = Math.max(0, Math.floor(options.maxBytes));
+    this.#lru =
+      this.maxBytes > 0
+        ? new LRUCache<string, Entry>({
+            maxSize: this.maxBytes,
+            maxEntrySize: Math.max(1, Math.floor(this.maxBytes * LARGEST_SHARE)),
+            sizeCalculation: (entry) => Math.max(1, entry.weight),
+          })
+        : undefined;
+  }
+
+  /** The cached value of `key` (and it becomes the most recently used), or `undefined`. */
+  get<T>(key: string): T | undefined {
+    const entry = this.#lru?.get(key);
+    if (entry === undefined) {
+      this.#misses++;
+      return undefined;
+    }
+    this.#hits++;
+    return entry.value as T;
+  }
+
+  /** Keep `value` under `key`, weighing `weight` bytes (values over a quarter of the cache are not kept). */
+  set(key: string, value: unknown, weight: number): void {
+    this.#lru?.set(key, { value, weight });
+  }
+
+  /**
+   * The cached value of `key`, or the result of `load` (then cached). `load` returns `undefined` for
+   * "nothing to cache" (not found); that and a rejection are passed on and never cached. Concurrent calls
+   * for one key share one load.
+   */
+  async getOrLoad<T>(
+    key: string,
+    load: () => Promise<{ value: T; weight: number } | undefined>,
+  ): Promise<T | undefined> {
+    const cached = this.get<T>(key);
+    if (cached !== undefined) return cached;
+    const pending = this.#loading.get(key) as Promise<T | undefined> | undefined;
+    if (pending) return pending;
+    const loading = load()
+      .then((loaded) => {
+        if (loaded === undefined) return undefined;
+        this.set(key, loaded.value, loaded.weight);
+        return loaded.value;
+      })
+      .finally(() => this.#loading.delete(key));
+    this.#loading.set(key, loading);
+    return loading;
+  }
+
+  stats(): ByteCacheStats {
+    return {
+      bytes: this.#lru?.calculatedSize ?? 0,
+      entries: this.#lru?.size ?? 0,
+      hits: this.#hits,
+      misses: this.#misses,
+    };
+  }
+}
+
+/** Share of the Lambda's memory the byte cache may use by default; the rest is Node, buffers and headroom. */
+const LAMBDA_MEMORY_SHARE = 0.25;
+/** Default outside Lambda (`npm start`, tests). */
+const DEFAULT_MAX_MB = 64;
+
+/**
+ * The byte cache's size in bytes: `BYTE_CACHE_MB` when set, else a quarter of the Lambda's memory
+ * (`AWS_LAMBDA_FUNCTION_MEMORY_SIZE`, e.g. 128 MB of a 512 MB function), else 64 MB.
+ * @example defaultByteCacheBytes({ AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '512' }) // → 134217728
+ */
+export function defaultByteCacheBytes(env: Record<string, string | undefined>): number {
+  const lambdaMb = Number(env.AWS_LAMBDA_FUNCTION_MEMORY_SIZE);
+  const mb =
+    Number.isFinite(lambdaMb) && lambdaMb > 0 ? Math.floor(lambdaMb * LAMBDA_MEMORY_SHARE) : DEFAULT_MAX_MB;
+  return mb * 2 ** 20;
+}
