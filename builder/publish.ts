@@ -1,22 +1,39 @@
 /**
- * Publishing (DESIGN.md builder invariant 5), one code path for every WritableObjectStore:
- * list what exists → render and upload only new objects → version file and log → pointer LAST → collect
- * what no retained version references. A publish killed at any point leaves the previous pointer and all of
- * its objects in place; running it again completes it.
+ * Publishing (DESIGN.md builder invariants 5 and 7), one code path for every WritableObjectStore:
+ * read the current pointer and its manifest → build (incrementally from the manifest when it can, else in
+ * full) and upload only objects the previous version does not reference → shards → version files and log
+ * → pointer LAST → collect what expired versions referenced and no retained version does, from their
+ * manifests. An incremental publish (a small edit) lists nothing; a full build (a first publish, a large
+ * edit, a target without a readable manifest, and `repair`) lists the target's objects, which costs little
+ * next to rendering everything, and heals what an interrupted publish or a damaged target left behind.
+ *
+ * A publish killed at any point leaves the previous pointer and all of its objects in place; running it
+ * again completes it.
  */
 import {
-  type CatalogueIndex,
+  type IndexEntry,
   OBJECT_ID_PATTERN,
   OBJECTS_DIR,
   objectKeyFor,
   POINTER_KEY,
+  type Pointer,
+  parsePointer,
+  parseShard,
   VERSIONS_DIR,
 } from '../proxy/format.js';
 import type { WritableObjectStore } from '../proxy/objects/interface.js';
-import { type BuildCache, decodeCache, encodeCache } from './cache.js';
 import { advanceHistory, HISTORY_FILE, parseHistory, partitionHistory } from './history.js';
+import { buildIncrementally } from './incremental.js';
+import { decodeManifest, encodeManifest, type Manifest, manifestKey, moduleRows } from './manifest.js';
 import { TaskPool } from './pool.js';
-import { planCatalogue } from './render.js';
+import {
+  entryObject,
+  type PreparedCatalogue,
+  planCatalogue,
+  prepareCatalogue,
+  type RenderedObject,
+} from './render.js';
+import type { ObjectTable } from './shards.js';
 import type { Snapshot } from './snapshot.js';
 
 export const DEFAULT_RETENTION_MS = 24 * 60 * 60 * 1000;
@@ -24,7 +41,7 @@ export const DEFAULT_CONCURRENCY = 16;
 
 /** Progress of long phases; the CLI shows a bar on a terminal. */
 export interface PublishProgress {
-  /** A step without a count (listing, planning, collecting). */
+  /** A step without a count (reading, planning, collecting). */
   note(step: string): void;
   start(phase: string, total: number): void;
   update(done: number): void;
@@ -43,6 +60,13 @@ export interface PublishOptions {
   concurrency?: number;
   /** Compute and report what would change; write nothing. */
   dryRun?: boolean;
+  /**
+   * List the target and heal it: upload every object of this version it lacks, and collect every object
+   * under `o/` that no retained version references (orphans of abandoned publishes included).
+   */
+  repair?: boolean;
+  /** Report every index key whose entry changes, and every object to upload (`--verbose`). */
+  explain?: boolean;
   /** The clock for the publication log and retention (tests inject one). */
   now?: () => Date;
   progress?: PublishProgress;
@@ -55,16 +79,40 @@ export interface PublishSummary {
   previousVersion: string | null;
   /** The pointer was (or, in a dry run, would be) replaced. */
   pointerChanged: boolean;
+  /** How the version was built: from the previous manifest, in full, or in full after listing (repair). */
+  mode: 'incremental' | 'full' | 'repair';
+  /** Why a publish with a previous version was not incremental. */
+  fullBuildReason?: string;
   objects: { total: number; added: number; unchanged: number; removed: number };
   bytes: { total: number; added: number; removed: number };
   versionsRemoved: number;
   seconds: number;
+  /** With `explain`: index keys whose entry changes (undefined when unknown, e.g. the first publish). */
+  changes?: { key: string; before?: IndexEntry; after?: IndexEntry }[];
+  /** With `explain`: objects uploaded (or, in a dry run, that would be). */
+  uploads?: { objectId: string; size: number }[];
 }
 
-const VERSION_FILE = new RegExp(`^${VERSIONS_DIR}([A-Za-z0-9_-]{22})\\.(json|cache)$`);
+const VERSION_FILE = new RegExp(`^${VERSIONS_DIR}([A-Za-z0-9_-]{22})\\.(json|manifest|cache)$`);
 const versionKey = (prefix: string, version: string) => `${prefix}${VERSIONS_DIR}${version}.json`;
-const cacheKey = (prefix: string, version: string) => `${prefix}${VERSIONS_DIR}${version}.cache`;
 
+/** Version files by version (`json`: the pointer copy, `manifest`, `cache`: a format-1 build cache). */
+async function listVersionFiles(
+  store: WritableObjectStore,
+  prefix: string,
+): Promise<Map<string, Set<string>>> {
+  const files = new Map<string, Set<string>>();
+  for await (const { key } of store.list(`${prefix}${VERSIONS_DIR}`)) {
+    const match = VERSION_FILE.exec(key.slice(prefix.length));
+    if (!match) continue;
+    const kinds = files.get(match[1]!) ?? new Set<string>();
+    kinds.add(match[2]!);
+    files.set(match[1]!, kinds);
+  }
+  return files;
+}
+
+/** Every content-addressed object under `o/` with its size (a full listing: first publish and repair). */
 async function listObjects(store: WritableObjectStore, prefix: string): Promise<Map<string, number>> {
   const sizes = new Map<string, number>();
   const from = prefix.length + OBJECTS_DIR.length;
@@ -76,151 +124,89 @@ async function listObjects(store: WritableObjectStore, prefix: string): Promise<
   return sizes;
 }
 
-/** The versions with an index file, and those with a build cache file. */
-async function listVersionFiles(
-  store: WritableObjectStore,
-  prefix: string,
-): Promise<{ indexes: Set<string>; caches: Set<string> }> {
-  const indexes = new Set<string>();
-  const caches = new Set<string>();
-  for await (const { key } of store.list(`${prefix}${VERSIONS_DIR}`)) {
-    const match = VERSION_FILE.exec(key.slice(prefix.length));
-    if (match) (match[2] === 'json' ? indexes : caches).add(match[1]!);
-  }
-  return { indexes, caches };
-}
-
 async function read(store: WritableObjectStore, key: string): Promise<Buffer | undefined> {
   const result = await store.get(key);
   return result.status === 'ok' ? result.body : undefined;
 }
 
-function parseIndex(bytes: Buffer | undefined): CatalogueIndex | undefined {
-  if (!bytes) return undefined;
-  try {
-    const index = JSON.parse(bytes.toString('utf8')) as CatalogueIndex;
-    return typeof index.version === 'string' && OBJECT_ID_PATTERN.test(index.version) ? index : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * Every object id an index references.
- * @example objectIdsOf(renderCatalogue(snapshot).index).size // → distinct objects of that version
- */
-export function objectIdsOf(index: CatalogueIndex): Set<string> {
-  const ids = new Set<string>();
-  for (const [objectId] of Object.values(index.lists)) ids.add(objectId);
-  for (const objectId of Object.values(index.modules)) ids.add(objectId);
-  for (const objectId of Object.values(index.manufacturers)) ids.add(objectId);
-  return ids;
-}
-
-/** Remove from `candidates` every object id `index` references. */
-function dropReferenced(index: CatalogueIndex, candidates: Set<string>): void {
-  if (candidates.size === 0) return;
-  for (const key in index.lists) candidates.delete(index.lists[key]![0]);
-  for (const key in index.modules) candidates.delete(index.modules[key]!);
-  for (const key in index.manufacturers) candidates.delete(index.manufacturers[key]!);
+/** What a build hands to the writing phase. */
+interface Built {
+  pointer: Pointer;
+  pointerBytes: Buffer;
+  manifest: Manifest;
+  mode: PublishSummary['mode'];
+  fullBuildReason?: string;
+  changes?: PublishSummary['changes'];
 }
 
 interface Counts {
   objects: PublishSummary['objects'];
   bytes: PublishSummary['bytes'];
+  uploads: { objectId: string; size: number }[] | undefined;
 }
 
-/**
- * Render every object and upload those the target lacks; returns the index and the build cache once all
- * uploads are done. Objects whose input the previous build's cache knows, and which the target holds, are
- * neither encoded nor uploaded.
- */
-async function uploadObjects(
+/** Upload what `exists` does not know, `concurrency` at a time; counts every object. */
+async function uploadAll(
   options: PublishOptions,
   prefix: string,
-  existing: ReadonlyMap<string, number>,
-  previousCache: BuildCache | undefined,
+  objects: Iterable<RenderedObject>,
+  exists: (objectId: string) => boolean,
   counts: Counts,
-) {
-  const { store, progress, dryRun } = options;
-  const plan = planCatalogue(options.snapshot, {
-    cache: previousCache,
-    exists: (objectId) => existing.has(objectId),
-  });
+  onEach?: () => void,
+): Promise<void> {
   const pool = new TaskPool(options.concurrency ?? DEFAULT_CONCURRENCY);
-  progress?.start(dryRun ? 'rendering' : 'rendering and uploading', plan.encodes);
-  try {
-    for (const { objectId, bytes } of plan.objects()) {
-      counts.objects.total++;
-      counts.bytes.total += bytes.byteLength;
-      if (existing.has(objectId)) {
-        counts.objects.unchanged++;
-      } else {
-        counts.objects.added++;
-        counts.bytes.added += bytes.byteLength;
-        if (!dryRun) await pool.run(() => store.put(objectKeyFor(prefix, objectId), bytes));
-      }
-      progress?.update(plan.encoded);
+  for (const { objectId, bytes } of objects) {
+    if (exists(objectId)) {
+      counts.objects.unchanged++;
+    } else {
+      counts.objects.added++;
+      counts.bytes.added += bytes.byteLength;
+      counts.uploads?.push({ objectId, size: bytes.byteLength });
+      if (!options.dryRun) await pool.run(() => options.store.put(objectKeyFor(prefix, objectId), bytes));
     }
-    await pool.drain();
+    onEach?.();
+  }
+  await pool.drain();
+}
+
+function manifestOf(
+  prepared: PreparedCatalogue,
+  pointer: Pointer,
+  entries: number,
+  small: Map<string, IndexEntry>,
+  objects: ObjectTable,
+): Manifest {
+  const modules = new Map(moduleRows(prepared).map((row) => [row[0], row]));
+  return { version: pointer.version, shardCount: pointer.shards.length, entries, modules, small, objects };
+}
+
+/** A full build: encode every job, upload what `exists` does not know. */
+async function buildInFull(
+  options: PublishOptions,
+  prefix: string,
+  prepared: PreparedCatalogue,
+  exists: (objectId: string) => boolean,
+  counts: Counts,
+): Promise<Omit<Built, 'mode'> & { shards: Map<string, Buffer> }> {
+  const { progress } = options;
+  const plan = planCatalogue(prepared);
+  progress?.start(options.dryRun ? 'rendering' : 'rendering and uploading', plan.jobs);
+  try {
+    await uploadAll(options, prefix, plan.objects(), exists, counts, () => progress?.update(plan.encoded));
   } finally {
     progress?.stop();
   }
-  // A reused object is one the target holds (see `exists` above): unchanged.
-  counts.objects.total += plan.reused.objects;
-  counts.objects.unchanged += plan.reused.objects;
-  counts.bytes.total += plan.reused.bytes;
-  return { ...plan.index(), cache: plan.cache(), objectIds: plan.objectIds() };
-}
-
-/**
- * The object keys and version files that no retained version references. Retained: the new version and
- * every version current or superseded less than the retention period ago (the log says which).
- */
-async function findGarbage(
-  options: PublishOptions,
-  prefix: string,
-  retained: ReadonlySet<string>,
-  known: ReadonlyMap<string, CatalogueIndex>,
-  current: { version: string; ids: ReadonlySet<string> },
-  existing: ReadonlyMap<string, number>,
-  versionFiles: { indexes: ReadonlySet<string>; caches: ReadonlySet<string> },
-  counts: Counts,
-): Promise<{ objects: string[]; versions: string[] }> {
-  const indexes = new Map(known);
-  let complete = true;
-  for (const version of retained) {
-    if (indexes.has(version)) continue;
-    const retainedIndex = parseIndex(await read(options.store, versionKey(prefix, version)));
-    if (retainedIndex) indexes.set(version, retainedIndex);
-    else complete = false;
-  }
-  const objects: string[] = [];
-  if (complete) {
-    // Candidates: what the new version does not use (usually few); then drop those another retained
-    // version references. Cheaper than a set of every id of every retained index (~300k entries each).
-    const candidates = new Set<string>();
-    for (const objectId of existing.keys()) if (!current.ids.has(objectId)) candidates.add(objectId);
-    for (const version of retained) {
-      if (version !== current.version) dropReferenced(indexes.get(version)!, candidates);
-    }
-    for (const objectId of candidates) {
-      objects.push(objectKeyFor(prefix, objectId));
-      counts.objects.removed++;
-      counts.bytes.removed += existing.get(objectId)!;
-    }
-  } else {
-    // Collecting too little is safe, too much is not: without a retained index its objects are unknown.
-    options.warn?.('a retained version file is missing or unreadable; objects are not collected this time');
-  }
-  const versions = [...versionFiles.indexes]
-    .filter((version) => !retained.has(version))
-    .map((version) => versionKey(prefix, version));
-  // A build cache goes with its version (or alone, if its index file is gone).
-  const caches = [...versionFiles.caches]
-    .filter((version) => !retained.has(version))
-    .map((version) => cacheKey(prefix, version));
-  return { objects, versions: [...caches, ...versions] };
+  const result = plan.result();
+  const shards = [...result.shards].map(([objectId, bytes]) => ({ objectId, bytes }));
+  await uploadAll(options, prefix, shards, exists, counts);
+  const small = new Map<string, IndexEntry>();
+  for (const job of prepared.smallJobs) small.set(job.key, result.entries.get(job.key)!);
+  return {
+    pointer: result.pointer,
+    pointerBytes: result.pointerBytes,
+    shards: result.shards,
+    manifest: manifestOf(prepared, result.pointer, result.entries.size, small, result.objects),
+  };
 }
 
 /**
@@ -228,7 +214,7 @@ async function findGarbage(
  * Store faults propagate (as DependencyError); nothing written before a fault is ever visible to readers.
  * @example
  * const summary = await publishCatalogue({ store: new DirectoryObjectStore('/srv/catalogue'), snapshot });
- * console.log(summary.objects.added, summary.bytes.added);
+ * console.log(summary.mode, summary.objects.added, summary.bytes.added);
  */
 export async function publishCatalogue(options: PublishOptions): Promise<PublishSummary> {
   const started = performance.now();
@@ -238,52 +224,99 @@ export async function publishCatalogue(options: PublishOptions): Promise<Publish
   const counts: Counts = {
     objects: { total: 0, added: 0, unchanged: 0, removed: 0 },
     bytes: { total: 0, added: 0, removed: 0 },
+    uploads: options.explain ? [] : undefined,
   };
 
-  progress?.note('listing what the target holds');
-  const existing = await listObjects(store, prefix);
-  const versionFiles = await listVersionFiles(store, prefix);
+  progress?.note('reading the current version');
   const pointerBytes = await read(store, `${prefix}${POINTER_KEY}`);
-  const previous = parseIndex(pointerBytes);
-  if (pointerBytes && !previous)
-    options.warn?.(`the pointer ${prefix}${POINTER_KEY} is unreadable; replacing it`);
-  // The current version's build cache, if any; a missing or unreadable one only means encoding everything.
-  let previousCacheBytes: Buffer | undefined;
-  if (previous && versionFiles.caches.has(previous.version)) {
-    previousCacheBytes = await read(store, cacheKey(prefix, previous.version));
+  const previous = pointerBytes && parsePointer(pointerBytes);
+  if (pointerBytes && !previous) {
+    options.warn?.(`the pointer ${prefix}${POINTER_KEY} is unreadable or of an older format; replacing it`);
   }
-  const previousCache = previous && decodeCache(previousCacheBytes, previous.version);
+  const versionFiles = await listVersionFiles(store, prefix);
+  const previousManifest =
+    previous && versionFiles.get(previous.version)?.has('manifest')
+      ? decodeManifest(await read(store, manifestKey(prefix, previous.version)), previous.version)
+      : undefined;
+  progress?.note('serialising records');
+  const prepared = prepareCatalogue(options.snapshot);
+  const readShard = async (shardId: string) => {
+    const bytes = await read(store, objectKeyFor(prefix, shardId));
+    if (!bytes) throw new Error(`index shard ${shardId} is missing from the target`);
+    return bytes;
+  };
 
-  // Objects first: each is immutable and content-addressed, so an object already present has these bytes.
-  progress?.note('planning variants');
-  const { index, indexBytes, cache, objectIds } = await uploadObjects(
-    { ...options, dryRun },
-    prefix,
-    existing,
-    previousCache,
-    counts,
-  );
+  let built: Built;
+  let listed: Map<string, number> | undefined;
+  let fullBuildReason: string | undefined;
+  if (previous && previousManifest && !options.repair) {
+    progress?.note('working out what the edit changes');
+    const outcome = await buildIncrementally(
+      prepared,
+      { pointer: previous, manifest: previousManifest },
+      readShard,
+    );
+    if (outcome.ok) {
+      const { build } = outcome;
+      await uploadAll({ ...options, dryRun }, prefix, build.uploads, () => false, counts);
+      counts.objects.unchanged += build.objects.size - build.uploads.length;
+      const changes = [...build.changes].map(([key, change]) => ({ key, ...change }));
+      built = {
+        pointer: build.shards.pointer,
+        pointerBytes: build.shards.pointerBytes,
+        manifest: manifestOf(prepared, build.shards.pointer, build.entries, build.small, build.objects),
+        mode: 'incremental',
+        ...(options.explain && { changes }),
+      };
+    } else {
+      fullBuildReason = outcome.reason;
+    }
+  } else if (previous && !options.repair) {
+    fullBuildReason = 'the current version has no readable manifest';
+  }
+  built ??= await (async () => {
+    // A full build lists what the target holds (a first publish, a large edit, an older format, repair):
+    // its cost is in proportion to the work anyway, and an interrupted or damaged target then heals:
+    // only what is missing is uploaded, and every orphan is collected.
+    progress?.note('listing what the target holds');
+    const found = await listObjects(store, prefix);
+    listed = found;
+    const full = await buildInFull({ ...options, dryRun }, prefix, prepared, (id) => found.has(id), counts);
+    const mode: Built['mode'] = options.repair ? 'repair' : 'full';
+    let changes: PublishSummary['changes'];
+    // A dry run has not written the new shards: read them from memory.
+    if (options.explain && previous) {
+      changes = await diffEntries(previous, full.pointer, async (id) => full.shards.get(id) ?? readShard(id));
+    }
+    const { shards: _, ...rest } = full;
+    return { ...rest, mode, ...(fullBuildReason && { fullBuildReason }), ...(changes && { changes }) };
+  })();
+  counts.objects.total = built.manifest.objects.size;
+  for (const { size } of built.manifest.objects.values()) counts.bytes.total += size;
+
+  const { pointer } = built;
   const historyBytes = await read(store, `${prefix}${HISTORY_FILE}`);
   const now = (options.now ?? (() => new Date()))();
-  const advanced = advanceHistory(parseHistory(historyBytes), previous?.version ?? null, index.version, now);
+  const advanced = advanceHistory(
+    parseHistory(historyBytes),
+    previous?.version ?? null,
+    pointer.version,
+    now,
+  );
   const { kept } = partitionHistory(advanced, now, options.retentionMs ?? DEFAULT_RETENTION_MS);
   const nextHistoryBytes = Buffer.from(`${JSON.stringify(kept, null, 1)}\n`);
-  const pointerChanged = !pointerBytes?.equals(indexBytes);
+  const pointerChanged = !pointerBytes?.equals(built.pointerBytes);
 
   if (!dryRun) {
     const json = { contentType: 'application/json' };
-    if (!versionFiles.indexes.has(index.version)) {
-      await store.put(versionKey(prefix, index.version), indexBytes, json);
-    }
-    const cacheBytes = encodeCache(index.version, cache);
-    const storedCache =
-      previous?.version === index.version
-        ? previousCacheBytes
-        : versionFiles.caches.has(index.version)
-          ? await read(store, cacheKey(prefix, index.version))
-          : undefined;
-    if (!storedCache?.equals(cacheBytes)) {
-      await store.put(cacheKey(prefix, index.version), cacheBytes, {
+    const files = versionFiles.get(pointer.version);
+    if (!files?.has('json')) await store.put(versionKey(prefix, pointer.version), built.pointerBytes, json);
+    const manifestBytes = encodeManifest(built.manifest);
+    const stored = files?.has('manifest')
+      ? await read(store, manifestKey(prefix, pointer.version))
+      : undefined;
+    if (!stored?.equals(manifestBytes)) {
+      await store.put(manifestKey(prefix, pointer.version), manifestBytes, {
         contentType: 'application/octet-stream',
       });
     }
@@ -291,37 +324,130 @@ export async function publishCatalogue(options: PublishOptions): Promise<Publish
       await store.put(`${prefix}${HISTORY_FILE}`, nextHistoryBytes, json);
     }
     // The pointer LAST: until this write, readers see the previous version, whose objects are all in place.
-    if (pointerChanged) await store.put(`${prefix}${POINTER_KEY}`, indexBytes, json);
+    if (pointerChanged) await store.put(`${prefix}${POINTER_KEY}`, built.pointerBytes, json);
   }
 
   progress?.note(dryRun ? 'working out what collection would remove' : 'collecting unreferenced objects');
-  const retained = new Set([...kept.versions.map((entry) => entry.version), index.version]);
-  const known = new Map([[index.version, index]]);
-  if (previous) known.set(previous.version, previous);
-  const current = { version: index.version, ids: objectIds };
-  const garbage = await findGarbage(
-    options,
-    prefix,
-    retained,
-    known,
-    current,
-    existing,
-    versionFiles,
-    counts,
-  );
+  const retained = new Set([...kept.versions.map((entry) => entry.version), pointer.version]);
+  const known = new Map<string, Manifest>([[pointer.version, built.manifest]]);
+  if (previous && previousManifest) known.set(previous.version, previousManifest);
+  const garbage = await findGarbage(options, prefix, retained, known, versionFiles, listed, counts);
   if (!dryRun) {
-    // Objects before version files: an interrupted collection leaves nothing a retained version needs.
+    // Objects before version files: an interrupted collection leaves nothing a retained version needs,
+    // and the expired manifests still name what is left to collect.
     await store.delete(garbage.objects);
-    await store.delete(garbage.versions);
+    await store.delete(garbage.versionFiles);
   }
 
   return {
     dryRun,
-    version: index.version,
+    version: pointer.version,
     previousVersion: previous?.version ?? null,
     pointerChanged,
-    ...counts,
-    versionsRemoved: garbage.versions.filter((key) => key.endsWith('.json')).length,
+    mode: built.mode,
+    ...(built.fullBuildReason && { fullBuildReason: built.fullBuildReason }),
+    objects: counts.objects,
+    bytes: counts.bytes,
+    versionsRemoved: garbage.versionsRemoved,
     seconds: (performance.now() - started) / 1000,
+    ...(built.changes && { changes: built.changes }),
+    ...(counts.uploads && { uploads: counts.uploads }),
   };
+}
+
+/** Every index key whose entry differs between two versions (reads every shard of both: `--verbose` only). */
+async function diffEntries(
+  previous: Pointer,
+  next: Pointer,
+  readShard: (shardId: string) => Promise<Buffer>,
+): Promise<NonNullable<PublishSummary['changes']>> {
+  const entriesOf = async (pointer: Pointer) => {
+    const entries = new Map<string, IndexEntry>();
+    for (const id of new Set(pointer.shards)) {
+      const shard = parseShard(await readShard(id));
+      for (const [key, entry] of Object.entries(shard ?? {})) entries.set(key, entry);
+    }
+    return entries;
+  };
+  const before = await entriesOf(previous);
+  const after = await entriesOf(next);
+  const same = (a: IndexEntry | undefined, b: IndexEntry | undefined) =>
+    JSON.stringify(a) === JSON.stringify(b);
+  const changes: NonNullable<PublishSummary['changes']> = [];
+  for (const [key, entry] of after) {
+    const old = before.get(key);
+    if (!same(old, entry)) changes.push({ key, ...(old !== undefined && { before: old }), after: entry });
+  }
+  for (const [key, entry] of before) if (!after.has(key)) changes.push({ key, before: entry });
+  return changes.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+}
+
+/**
+ * What to delete: objects the versions leaving retention referenced and no retained version does (from
+ * their manifests), or with `listed` (repair) every listed object no retained version references; then the
+ * version files of the versions not retained. Collecting too little is safe, too much is not: when a
+ * retained version's manifest cannot be read, no object is deleted and expired files stay for later.
+ */
+async function findGarbage(
+  options: PublishOptions,
+  prefix: string,
+  retained: ReadonlySet<string>,
+  known: ReadonlyMap<string, Manifest>,
+  versionFiles: ReadonlyMap<string, ReadonlySet<string>>,
+  listed: ReadonlyMap<string, number> | undefined,
+  counts: Counts,
+): Promise<{ objects: string[]; versionFiles: string[]; versionsRemoved: number }> {
+  const manifestOf = async (version: string) =>
+    known.get(version) ??
+    (versionFiles.get(version)?.has('manifest')
+      ? decodeManifest(await read(options.store, manifestKey(prefix, version)), version)
+      : undefined);
+  const expired = [...versionFiles.keys()].filter((version) => !retained.has(version));
+  const nothing = { objects: [], versionFiles: [], versionsRemoved: 0 };
+  if (expired.length === 0 && !listed) return nothing;
+
+  const retainedTables: ObjectTable[] = [];
+  for (const version of retained) {
+    const manifest = await manifestOf(version);
+    if (!manifest) {
+      options.warn?.(
+        `retained version ${version} has no readable manifest; nothing is collected until it expires`,
+      );
+      return nothing;
+    }
+    retainedTables.push(manifest.objects);
+  }
+  const referenced = (objectId: string) => retainedTables.some((table) => table.has(objectId));
+
+  const sizes = new Map<string, number>();
+  if (listed) {
+    for (const [objectId, size] of listed) sizes.set(objectId, size);
+  } else {
+    let unknown = 0;
+    for (const version of expired) {
+      const manifest = await manifestOf(version);
+      if (!manifest) {
+        unknown++;
+        continue;
+      }
+      for (const [objectId, { size }] of manifest.objects) sizes.set(objectId, size);
+    }
+    if (unknown > 0) {
+      options.warn?.(
+        `${unknown} expired version${unknown === 1 ? ' has' : 's have'} no manifest (an older format); ` +
+          'their objects are left in place: `npm run catalogue -- repair` collects them',
+      );
+    }
+  }
+  const objects: string[] = [];
+  for (const [objectId, size] of sizes) {
+    if (referenced(objectId)) continue;
+    objects.push(objectKeyFor(prefix, objectId));
+    counts.objects.removed++;
+    counts.bytes.removed += size;
+  }
+  const files = expired.flatMap((version) =>
+    [...versionFiles.get(version)!].map((kind) => `${prefix}${VERSIONS_DIR}${version}.${kind}`),
+  );
+  return { objects, versionFiles: files, versionsRemoved: expired.length };
 }

@@ -1,20 +1,27 @@
 /**
  * Rendering: a validated snapshot → the complete precomputed API (DESIGN.md builder invariants 1–3).
- * Pure and deterministic: the same snapshot always yields the same objects, object ids and index bytes.
+ * Pure and deterministic: the same snapshot always yields the same objects, object ids, shards and pointer.
+ *
+ * Every object is one job: an index key (a list variant's {@link variantKey} or a detail's
+ * {@link detailKey}) and the records it holds, in order. {@link prepareCatalogue} serialises every record
+ * once; {@link planCatalogue} (a full build) encodes every job, and builder/incremental.ts encodes only the
+ * jobs an edit touches.
  */
 import {
   type CatalogueIndex,
+  detailKey,
   FRAGMENTS,
+  type IndexEntry,
   type ListEndpoint,
-  type ListEntry,
+  type ModuleFilters,
   nameCollator,
   objectIdFor,
+  type Pointer,
   type RecordFragments,
   variantKey,
 } from '../proxy/format.js';
-import { type BuildCache, type CacheEntry, inputKey, recordDigests } from './cache.js';
+import { recordDigests } from './digests.js';
 import { encodePackedVariant, type PackedRecord, packRecord } from './encode.js';
-import { indexWithVersion } from './index-json.js';
 import {
   idOrder,
   manufacturerDetailFragments,
@@ -24,101 +31,59 @@ import {
   standardFragments,
   tagFragments,
 } from './records.js';
-import type { Snapshot } from './snapshot.js';
-import { moduleVariants } from './variants.js';
+import { buildShards, type ObjectTable } from './shards.js';
+import type { Module, Snapshot } from './snapshot.js';
+import { type ModuleVariant, moduleVariants } from './variants.js';
 
 export interface RenderedObject {
   objectId: string;
   bytes: Buffer;
 }
 
-export interface RenderedIndex {
-  index: CatalogueIndex;
-  /** The index as published (`versions/<version>.json` and the pointer). */
-  indexBytes: Buffer;
-}
-
-/** A render in progress: fragments and variants are computed, objects are encoded as they are pulled. */
-export interface CataloguePlan {
-  /** Objects to encode, identical ones counted separately (a progress total). */
-  readonly encodes: number;
-  /** Objects encoded (or found in the cache) so far. */
-  readonly encoded: number;
-  /**
-   * Every distinct object once, in a deterministic order, except those reused from the cache (counted in
-   * {@link reused}). Can be consumed once.
-   */
-  objects(): Generator<RenderedObject>;
-  /** Distinct objects taken from the cache without encoding, and their bytes. */
-  readonly reused: { objects: number; bytes: number };
-  /** The index; only after {@link objects} has been consumed fully. */
-  index(): RenderedIndex;
-  /** The build cache of this render (every object of the index); only after {@link objects}. */
-  cache(): BuildCache;
-  /** Every object id the index references (yielded or reused); only after {@link objects}. */
-  objectIds(): ReadonlySet<string>;
-}
-
-export interface PlanOptions {
-  /** A previous build's cache: an object whose input key it holds is not encoded again… */
-  cache?: BuildCache;
-  /** …provided the target holds that object (then {@link CataloguePlan.objects} does not yield it). */
-  exists?: (objectId: string) => boolean;
-}
-
-interface Job {
-  /** Where the object goes in the index. */
-  place: { list: string } | { module: number } | { manufacturer: number };
+/** One object to encode: where it goes in the index and which records it holds, in order. */
+export interface Job {
+  key: string;
+  /** List entries carry a count and the first segment's end; details only the object id. */
+  list: boolean;
   fragmentsPerRecord: number;
   /** The object's records are `pool[members[0]], pool[members[1]], …`. */
   pool: readonly PackedRecord[];
   members: readonly number[];
 }
 
-function listJobs<T extends { id: number; name: string }>(
-  endpoint: Exclude<ListEndpoint, 'modules'>,
-  records: readonly T[],
-  fragmentsPerRecord: number,
-  fragmentsOf: (record: T) => RecordFragments,
-): Job[] {
-  if (records.length === 0) return []; // an empty list is absent from the index; the proxy answers []
-  const pool = records.map((record) => packRecord(fragmentsOf(record)));
-  return [
-    { order: idOrder(records), sort: 'id' as const },
-    { order: nameOrder(records, nameCollator), sort: 'name' as const },
-  ].map(({ order, sort }) => ({
-    place: { list: variantKey(endpoint, {}, sort) },
-    fragmentsPerRecord,
-    pool,
-    members: order,
-  }));
+/** A snapshot with every record serialised once, and what an incremental build compares. */
+export interface PreparedCatalogue {
+  snapshot: Snapshot;
+  /** Packed fragments of each module, by position in `snapshot.modules`. */
+  packedModules: PackedRecord[];
+  /** 16-byte digest of each packed module (position `p` at `16 * p`): equal digests, equal records. */
+  moduleDigests: Buffer;
+  /** Module positions in id order and in name order. */
+  byId: number[];
+  byName: number[];
+  /** Lists of standards, tags and manufacturers, and manufacturer details: small, always encoded. */
+  smallJobs: Job[];
 }
 
 /**
- * Prepare the render of a validated snapshot. The returned plan encodes objects lazily, so a publisher can
- * upload each one and let it go: memory stays bounded by the fragments, not by the total bytes.
- * @example
- * const plan = planCatalogue(snapshot);
- * for (const { objectId, bytes } of plan.objects()) await store.put(`o/${objectId}`, bytes);
- * const { index, indexBytes } = plan.index();
+ * Serialise every record of a validated snapshot once.
+ * @example prepareCatalogue(snapshot).smallJobs.length // → lists of standards, tags, manufacturers + details
  */
-export function planCatalogue(snapshot: Snapshot, options: PlanOptions = {}): CataloguePlan {
+export function prepareCatalogue(snapshot: Snapshot): PreparedCatalogue {
   const { modules, manufacturers } = snapshot;
   const tagsById = new Map(snapshot.tags.map((tag) => [tag.id, tag]));
   const moduleRecords = modules.map((module) => moduleFragments(module, tagsById));
   const packedModules = moduleRecords.map((record) => packRecord(record.fragments));
-  const modulesById = idOrder(modules);
-  const modulesByName = nameOrder(modules, nameCollator);
+  const byId = idOrder(modules);
+  const byName = nameOrder(modules, nameCollator);
 
-  const jobs: Job[] = [];
-  jobs.push(...listJobs('standards', snapshot.standards, FRAGMENTS.standard.length, standardFragments));
-  jobs.push(...listJobs('tags', snapshot.tags, FRAGMENTS.tag.length, tagFragments));
-  jobs.push(
+  const smallJobs: Job[] = [
+    ...listJobs('standards', snapshot.standards, FRAGMENTS.standard.length, standardFragments),
+    ...listJobs('tags', snapshot.tags, FRAGMENTS.tag.length, tagFragments),
     ...listJobs('manufacturers', manufacturers, FRAGMENTS.manufacturer.length, manufacturerFragments),
-  );
-
+  ];
   const topLevelsByMaker = new Map<number, string[]>();
-  for (const position of modulesById) {
+  for (const position of byId) {
     const module = modules[position]!;
     let list = topLevelsByMaker.get(module.manufacturer_id);
     if (!list) {
@@ -130,123 +95,247 @@ export function planCatalogue(snapshot: Snapshot, options: PlanOptions = {}): Ca
   for (const position of idOrder(manufacturers)) {
     const manufacturer = manufacturers[position]!;
     const detail = manufacturerDetailFragments(manufacturer, topLevelsByMaker.get(manufacturer.id) ?? []);
-    jobs.push({
-      place: { manufacturer: manufacturer.id },
+    smallJobs.push({
+      key: detailKey('manufacturers', manufacturer.id),
+      list: false,
       fragmentsPerRecord: FRAGMENTS.manufacturerDetail.length,
       pool: [packRecord(detail)],
       members: [0],
     });
   }
-  for (const position of modulesById) {
-    jobs.push({
-      place: { module: modules[position]!.id },
-      fragmentsPerRecord: FRAGMENTS.module.length,
-      pool: packedModules,
-      members: [position],
-    });
+  return {
+    snapshot,
+    packedModules,
+    moduleDigests: recordDigests(packedModules),
+    byId,
+    byName,
+    smallJobs,
+  };
+}
+
+function listJobs<T extends { id: number; name: string }>(
+  endpoint: Exclude<ListEndpoint, 'modules'>,
+  records: readonly T[],
+  fragmentsPerRecord: number,
+  fragmentsOf: (record: T) => RecordFragments,
+): Job[] {
+  if (records.length === 0) return []; // an empty list is absent from the index; the proxy answers []
+  const pool = records.map((record) => packRecord(fragmentsOf(record)));
+  return [
+    { members: idOrder(records), key: variantKey(endpoint, {}, 'id') },
+    { members: nameOrder(records, nameCollator), key: variantKey(endpoint, {}, 'name') },
+  ].map(({ members, key }) => ({ key, list: true, fragmentsPerRecord, pool, members }));
+}
+
+/** The detail job of the module at `position`. */
+export function moduleDetailJob(prepared: PreparedCatalogue, position: number): Job {
+  return {
+    key: detailKey('modules', prepared.snapshot.modules[position]!.id),
+    list: false,
+    fragmentsPerRecord: FRAGMENTS.module.length,
+    pool: prepared.packedModules,
+    members: [position],
+  };
+}
+
+function matches(module: Module, filters: ModuleFilters): boolean {
+  return (
+    (filters.manufacturer_id === undefined || module.manufacturer_id === filters.manufacturer_id) &&
+    (filters.hp === undefined || module.hp === filters.hp) &&
+    (filters.standard === undefined || module.standard === filters.standard) &&
+    (filters.tag === undefined || module.tag_ids.includes(filters.tag))
+  );
+}
+
+/**
+ * The two jobs (sort=id, sort=name) of the module list variant with `filters`, found by scanning the
+ * modules; none when no module matches (the variant is then absent from the index).
+ * @example variantJobs(prepared, { manufacturer_id: 3 }).map((job) => job.key)
+ *   // → ['modules?manufacturer_id=3&sort=id', 'modules?manufacturer_id=3&sort=name']
+ */
+export function variantJobs(prepared: PreparedCatalogue, filters: ModuleFilters): Job[] {
+  const { modules } = prepared.snapshot;
+  const member = new Uint8Array(modules.length);
+  const byId: number[] = [];
+  for (const position of prepared.byId) {
+    if (matches(modules[position]!, filters)) {
+      member[position] = 1;
+      byId.push(position);
+    }
   }
-  for (const [idKey, variant] of moduleVariants(modules, modulesById, modulesByName)) {
-    for (const [key, order] of [
+  if (byId.length === 0) return [];
+  const byName = prepared.byName.filter((position) => member[position] === 1);
+  return [
+    { key: variantKey('modules', filters, 'id'), members: byId },
+    { key: variantKey('modules', filters, 'name'), members: byName },
+  ].map(({ key, members }) => ({
+    key,
+    list: true,
+    fragmentsPerRecord: FRAGMENTS.module.length,
+    pool: prepared.packedModules,
+    members,
+  }));
+}
+
+/** Every job of a full build: small lists and details, module details, every module list variant. */
+function* allJobs(prepared: PreparedCatalogue, variants: Map<string, ModuleVariant>): Generator<Job> {
+  yield* prepared.smallJobs;
+  for (const position of prepared.byId) yield moduleDetailJob(prepared, position);
+  for (const [idKey, variant] of variants) {
+    for (const [key, members] of [
       [idKey, variant.byId],
       [variantKey('modules', variant.filters, 'name'), variant.byName],
     ] as const) {
-      jobs.push({
-        place: { list: key },
+      yield {
+        key,
+        list: true,
         fragmentsPerRecord: FRAGMENTS.module.length,
-        pool: packedModules,
-        members: order,
-      });
+        pool: prepared.packedModules,
+        members,
+      };
     }
   }
+}
 
-  const lists: Record<string, ListEntry> = {};
-  const moduleDetails: Record<string, string> = {};
-  const manufacturerDetails: Record<string, string> = {};
+/** A job's object: its bytes, id and index entry. */
+export interface EncodedJob {
+  objectId: string;
+  bytes: Buffer;
+  entry: IndexEntry;
+}
+
+/**
+ * Encode one job.
+ * @example encodeJob(moduleDetailJob(prepared, 0)).entry // → the module's object id
+ */
+export function encodeJob(job: Job): EncodedJob {
+  const { bytes, segment0End } = encodePackedVariant(job.pool, job.members, job.fragmentsPerRecord);
+  const objectId = objectIdFor(bytes);
+  return { objectId, bytes, entry: job.list ? [objectId, job.members.length, segment0End] : objectId };
+}
+
+/** The object id an index entry names. */
+export function entryObject(entry: IndexEntry): string {
+  return typeof entry === 'string' ? entry : entry[0];
+}
+
+/** What a full build has produced once its objects are consumed. */
+export interface RenderedCatalogue {
+  /** Every index key's entry. */
+  entries: Map<string, IndexEntry>;
+  /** Every object the version references (data objects and shards): references and byte length. */
+  objects: ObjectTable;
+  /** The shards' bytes by object id (also in {@link objects}). */
+  shards: Map<string, Buffer>;
+  pointer: Pointer;
+  pointerBytes: Buffer;
+}
+
+/** A full render in progress: objects are encoded as they are pulled, so memory stays bounded. */
+export interface CataloguePlan {
+  readonly prepared: PreparedCatalogue;
+  /** Jobs encoded so far (a progress count; identical objects are counted each time). */
+  readonly encoded: number;
+  /** Jobs to encode. */
+  readonly jobs: number;
+  /** Every distinct data object once, in a deterministic order; can be consumed once. Shards are not here. */
+  objects(): Generator<RenderedObject>;
+  /** Entries, object table, shards and pointer; only after {@link objects} has been consumed fully. */
+  result(): RenderedCatalogue;
+}
+
+/**
+ * Prepare the full render of a validated snapshot.
+ * @example
+ * const plan = planCatalogue(snapshot);
+ * for (const { objectId, bytes } of plan.objects()) await store.put(`o/${objectId}`, bytes);
+ * const { shards, pointerBytes } = plan.result();
+ */
+export function planCatalogue(snapshot: Snapshot | PreparedCatalogue): CataloguePlan {
+  const prepared = 'smallJobs' in snapshot ? snapshot : prepareCatalogue(snapshot);
+  const variants = moduleVariants(prepared.snapshot.modules, prepared.byId, prepared.byName);
+  const entries = new Map<string, IndexEntry>();
+  const objects: ObjectTable = new Map();
   let encoded = 0;
-  let finished = false;
+  let result: RenderedCatalogue | undefined;
   let started = false;
-  const reused = { objects: 0, bytes: 0 };
-  const emitted = new Set<string>();
-  const nextCache: BuildCache = new Map();
-  const { cache: previousCache, exists } = options;
+  const jobs = prepared.smallJobs.length + prepared.snapshot.modules.length + 2 * variants.size;
 
-  function* objects(): Generator<RenderedObject> {
+  function* generate(): Generator<RenderedObject> {
     if (started) throw new Error('the objects of a plan can be consumed once');
     started = true;
-    const digests = new Map<readonly PackedRecord[], Buffer>();
-    for (const job of jobs) {
-      let poolDigests = digests.get(job.pool);
-      if (!poolDigests) {
-        poolDigests = recordDigests(job.pool);
-        digests.set(job.pool, poolDigests);
-      }
-      // The input key names the encoding's input exactly, so an equal key means equal bytes: variants
-      // with the same members (in this build or the cached one) are encoded once.
-      const key = inputKey(poolDigests, job.members, job.fragmentsPerRecord);
-      let entry: CacheEntry | undefined = nextCache.get(key);
-      let bytes: Buffer | undefined;
-      if (!entry) {
-        const cached = previousCache?.get(key);
-        if (cached && exists?.(cached.objectId)) entry = cached;
-        else {
-          const encoding = encodePackedVariant(job.pool, job.members, job.fragmentsPerRecord);
-          bytes = encoding.bytes;
-          entry = {
-            objectId: objectIdFor(bytes),
-            segment0End: encoding.segment0End,
-            byteLength: bytes.byteLength,
-          };
-        }
-        nextCache.set(key, entry);
-      }
-      const { objectId } = entry;
-      if ('list' in job.place) lists[job.place.list] = [objectId, job.members.length, entry.segment0End];
-      else if ('module' in job.place) moduleDetails[job.place.module] = objectId;
-      else manufacturerDetails[job.place.manufacturer] = objectId;
+    for (const job of allJobs(prepared, variants)) {
+      const { objectId, bytes, entry } = encodeJob(job);
+      entries.set(job.key, entry);
       encoded++;
-      if (emitted.has(objectId)) continue; // content addressing: identical variants are one object
-      emitted.add(objectId);
-      if (bytes) yield { objectId, bytes };
-      else {
-        reused.objects++;
-        reused.bytes += entry.byteLength;
+      const known = objects.get(objectId);
+      if (known) {
+        known.refs++; // content addressing: identical variants are one object
+        continue;
       }
+      objects.set(objectId, { refs: 1, size: bytes.byteLength });
+      yield { objectId, bytes };
     }
-    finished = true;
+    const shards = buildShards(entries);
+    for (const [shardId, bytes] of shards.bytes) {
+      const known = objects.get(shardId);
+      if (known) known.refs++;
+      else objects.set(shardId, { refs: 1, size: bytes.byteLength });
+    }
+    result = {
+      entries,
+      objects,
+      shards: shards.bytes,
+      pointer: shards.pointer,
+      pointerBytes: shards.pointerBytes,
+    };
   }
 
   return {
-    encodes: jobs.length,
+    prepared,
     get encoded() {
       return encoded;
     },
-    objects,
-    reused,
-    index() {
-      if (!finished) throw new Error('index() before every object was rendered');
-      return indexWithVersion(lists, moduleDetails, manufacturerDetails);
-    },
-    cache() {
-      if (!finished) throw new Error('cache() before every object was rendered');
-      return nextCache;
-    },
-    objectIds() {
-      if (!finished) throw new Error('objectIds() before every object was rendered');
-      return emitted;
+    jobs,
+    objects: generate,
+    result() {
+      if (!result) throw new Error('result() before every object was rendered');
+      return result;
     },
   };
 }
 
 /**
- * Render a validated snapshot completely in memory: the index and every distinct object by id.
- * For large catalogues prefer {@link planCatalogue}, which does not hold all the bytes at once.
+ * Render a validated snapshot completely in memory: the logical index, the pointer, and every distinct
+ * object by id (shards included). For large catalogues prefer {@link planCatalogue}.
  * @example
- * const { index, objects } = renderCatalogue(snapshot);
+ * const { index, pointerBytes, objects } = renderCatalogue(snapshot);
  * objects.get(index.lists['modules?sort=id']![0]); // → the bytes of the default module list
  */
-export function renderCatalogue(snapshot: Snapshot): RenderedIndex & { objects: Map<string, Buffer> } {
+export function renderCatalogue(snapshot: Snapshot): {
+  index: CatalogueIndex;
+  pointer: Pointer;
+  pointerBytes: Buffer;
+  objects: Map<string, Buffer>;
+} {
   const plan = planCatalogue(snapshot);
   const objects = new Map<string, Buffer>();
   for (const { objectId, bytes } of plan.objects()) objects.set(objectId, bytes);
-  return { ...plan.index(), objects };
+  const { entries, shards, pointer, pointerBytes } = plan.result();
+  for (const [shardId, bytes] of shards) objects.set(shardId, bytes);
+  return { index: logicalIndex(entries), pointer, pointerBytes, objects };
+}
+
+/**
+ * The entries as the logical {@link CatalogueIndex} (tests, benchmarks).
+ * @example logicalIndex(new Map([['modules/1', 'AAAAAAAAAAAAAAAAAAAAAA']])).modules['1'] // → 'AAAAAAAAAAAAAAAAAAAAAA'
+ */
+export function logicalIndex(entries: ReadonlyMap<string, IndexEntry>): CatalogueIndex {
+  const index: CatalogueIndex = { lists: {}, modules: {}, manufacturers: {} };
+  for (const [key, entry] of entries) {
+    if (typeof entry !== 'string') index.lists[key] = entry;
+    else if (key.startsWith('modules/')) index.modules[key.slice('modules/'.length)] = entry;
+    else index.manufacturers[key.slice('manufacturers/'.length)] = entry;
+  }
+  return index;
 }

@@ -2,6 +2,7 @@
  * Proxy configuration, read once from the environment. A missing or malformed required variable is not a
  * crash: the proxy answers `503 configuration_error` naming nothing secret, and logs which variable it was.
  */
+import { defaultByteCacheBytes } from './cache/bytes.js';
 
 export interface ProxyConfig {
   /** S3 bucket holding the published objects. */
@@ -23,6 +24,8 @@ export interface ProxyConfig {
   pointerTtlMs: number;
   /** Timeout of every single dependency call (S3 read, DynamoDB call). */
   dependencyTimeoutMs: number;
+  /** Bound of the in-memory cache of immutable bytes (shards, ranges, composed answers); 0 disables it. */
+  byteCacheBytes: number;
 }
 
 export type ConfigResult = { ok: true; config: ProxyConfig } | { ok: false; problems: string[] };
@@ -71,6 +74,7 @@ export function loadConfig(env: Env = process.env): ConfigResult {
     keyCacheMaxEntries: integer('KEY_CACHE_MAX_ENTRIES', 10_000, 1, 10_000_000),
     pointerTtlMs: integer('POINTER_TTL_MS', 5_000, 0, 3_600_000),
     dependencyTimeoutMs: integer('DEPENDENCY_TIMEOUT_MS', 2_000, 1, 60_000),
+    byteCacheBytes: integer('BYTE_CACHE_MB', defaultByteCacheBytes(env) / 2 ** 20, 0, 1_000_000) * 2 ** 20,
   };
   return problems.length > 0 ? { ok: false, problems } : { ok: true, config };
 }

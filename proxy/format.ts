@@ -2,9 +2,12 @@
  * The published object format: the one contract between the builder (writer) and the proxy (reader).
  *
  * Layout under a prefix (a local directory or `s3://bucket/prefix/`):
- *   current.json            the pointer: the whole {@link CatalogueIndex} of the live version (written last)
- *   versions/<version>.json an immutable copy of each published index, plus its publication time
- *   o/<objectId>            content-addressed immutable objects (list variants and details)
+ *   current.json                the pointer ({@link Pointer}): the live version and its index shards (written last)
+ *   versions/<version>.json     an immutable copy of each published pointer
+ *   versions/<version>.manifest what the version references (objects, module digests): the next publish and
+ *                               garbage collection read it instead of listing the target
+ *   versions/log.json           when each retained version became current and was superseded
+ *   o/<objectId>                content-addressed immutable objects: list variants, details, index shards
  *
  * A list variant (one endpoint + filters + sort) is ONE object: its ordered records split into segments of
  * at most {@link SEGMENT_SIZE} records. Every record is stored as pre-serialised fragments (each top-level
@@ -24,7 +27,7 @@
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 
-export const FORMAT_VERSION = 1;
+export const FORMAT_VERSION = 2;
 export const SEGMENT_SIZE = 100;
 export const DEFAULT_LIMIT = 50;
 export const MAX_LIMIT = 100;
@@ -117,20 +120,135 @@ export function sortRecords<T extends { id: number; name: string }>(
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// The index (the pointer's content)
+// The index: a small pointer naming content-addressed shards
 
 /** One list variant: its object, record count and the end offset of segment 0 (a first page's range). */
 export type ListEntry = [objectId: string, count: number, segment0End: number];
+/** What an index key names: a list variant's entry, or a detail's object id. */
+export type IndexEntry = ListEntry | string;
 
+/**
+ * The logical index of a version: every list variant with at least one record by {@link variantKey}, and
+ * detail objects by record id (decimal string). It is published split into shards ({@link shardOf}); only
+ * the builder and tests ever hold all of it.
+ */
 export interface CatalogueIndex {
-  format: typeof FORMAT_VERSION;
-  /** Content hash of the index without this field; names the version. */
-  version: string;
-  /** Every list variant with at least one record, by {@link variantKey}. */
   lists: Record<string, ListEntry>;
-  /** Detail objects by record id (decimal string). */
   modules: Record<string, string>;
   manufacturers: Record<string, string>;
+}
+
+/**
+ * The index key of a detail; list variants use their {@link variantKey}. The two never collide (`/` vs `?`).
+ * @example detailKey('modules', 101) === 'modules/101'
+ */
+export function detailKey(resource: 'modules' | 'manufacturers', id: number | string): string {
+  return `${resource}/${id}`;
+}
+
+/**
+ * The pointer (`current.json`, written last): the version and the object ids of its index shards. Small
+ * (22 characters a shard) whatever the catalogue's size, so every container reads it cheaply.
+ */
+export interface Pointer {
+  format: typeof FORMAT_VERSION;
+  /** Content hash of the pointer without this field; names the version. */
+  version: string;
+  /** Object ids of the shards; index key `k` lives in shard `shardOf(k, shards.length)`. */
+  shards: string[];
+}
+
+/** Average index entries a shard is sized for; a shard of ~1,000 entries is ~90 KB of JSON. */
+export const SHARD_ENTRIES = 1024;
+
+/**
+ * The number of shards for an index of `entries` keys: a power of two, so a catalogue's shards keep their
+ * names across publishes until its size doubles or halves. Depends on the entry count only (determinism).
+ * @example shardCountFor(2000) === 2
+ * @example shardCountFor(330_000) === 512
+ */
+export function shardCountFor(entries: number): number {
+  let count = 1;
+  while (count * SHARD_ENTRIES < entries) count *= 2;
+  return count;
+}
+
+/**
+ * The shard of an index key: the first 32 bits of its SHA-256, modulo the shard count.
+ * @example shardOf('modules?sort=id', 1) === 0
+ */
+export function shardOf(key: string, shardCount: number): number {
+  return createHash('sha256').update(key).digest().readUInt32BE(0) % shardCount;
+}
+
+/** Shards and pointers are JSON; their keys are sorted, so equal content is equal bytes. */
+const entryJson = (entry: IndexEntry) =>
+  typeof entry === 'string' ? JSON.stringify(entry) : `[${JSON.stringify(entry[0])},${entry[1]},${entry[2]}]`;
+
+/**
+ * The bytes of a shard holding `entries`: `{"entries":{…},"format":2}` with keys in code-unit order.
+ * @example encodeShard(new Map([['modules/1', 'AAAAAAAAAAAAAAAAAAAAAA']])).toString()
+ *   // → '{"entries":{"modules/1":"AAAAAAAAAAAAAAAAAAAAAA"},"format":2}'
+ */
+export function encodeShard(entries: ReadonlyMap<string, IndexEntry>): Buffer {
+  const keys = [...entries.keys()].sort();
+  const parts = new Array<string>(keys.length);
+  for (let i = 0; i < keys.length; i++) {
+    parts[i] = `${JSON.stringify(keys[i])}:${entryJson(entries.get(keys[i]!)!)}`;
+  }
+  return Buffer.from(`{"entries":{${parts.join(',')}},"format":${FORMAT_VERSION}}`);
+}
+
+/** A shard's entries, or `undefined` when `bytes` are not a shard of this format. */
+export function parseShard(bytes: Buffer): Record<string, IndexEntry> | undefined {
+  let value: { entries?: unknown; format?: unknown } | null;
+  try {
+    value = JSON.parse(bytes.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  if (value?.format !== FORMAT_VERSION || !isPlainObject(value.entries)) return undefined;
+  return value.entries as Record<string, IndexEntry>;
+}
+
+/**
+ * The pointer naming `shards`, and its bytes; the version hashes the bytes without the version.
+ * @example encodePointer(['AAAAAAAAAAAAAAAAAAAAAA']).pointer.version // → 22 base64url characters
+ */
+export function encodePointer(shards: readonly string[]): { pointer: Pointer; bytes: Buffer } {
+  const body = `{"format":${FORMAT_VERSION},"shards":[${shards.map((id) => JSON.stringify(id)).join(',')}]`;
+  const version = objectIdFor(Buffer.from(`${body}}`));
+  return {
+    pointer: { format: FORMAT_VERSION, version, shards: [...shards] },
+    bytes: Buffer.from(`${body},"version":${JSON.stringify(version)}}`),
+  };
+}
+
+/** The pointer, when `bytes` hold one of {@link FORMAT_VERSION} (a torn or foreign one gives `undefined`). */
+export function parsePointer(bytes: Buffer): Pointer | undefined {
+  let value: Partial<Pointer> | null;
+  try {
+    value = JSON.parse(bytes.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  if (
+    !isPlainObject(value) ||
+    value?.format !== FORMAT_VERSION ||
+    typeof value.version !== 'string' ||
+    !OBJECT_ID_PATTERN.test(value.version) ||
+    !Array.isArray(value.shards) ||
+    value.shards.length === 0 ||
+    (value.shards.length & (value.shards.length - 1)) !== 0 ||
+    !value.shards.every((id) => typeof id === 'string' && OBJECT_ID_PATTERN.test(id))
+  ) {
+    return undefined;
+  }
+  return value as Pointer;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** Object id: base64url of the first 16 bytes of SHA-256 of the object's bytes (22 characters). */

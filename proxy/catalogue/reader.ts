@@ -1,9 +1,13 @@
 /**
- * Plans → bytes: the catalogue's read path. At most one data read per request (plus the pointer re-check
- * when it is due). A cursor page's 304 is decided from the cursor alone, before any read; other answers carry
- * the ETag of their bytes, so it changes exactly when what the consumer sees changes.
+ * Plans → bytes: the catalogue's read path. Per request at most two object reads — the index shard that
+ * names the answer's object, and the object's bytes (one range) — plus the pointer re-check when it is due;
+ * in a warm container none at all, because everything read is immutable and kept in the byte cache: index
+ * shards (parsed), data ranges, and composed answers with their ETags. A cursor page's 304 is decided from
+ * the cursor alone, before any read; other answers carry the ETag of their bytes, so it changes exactly when
+ * what the consumer sees changes.
  */
 import { createHash } from 'node:crypto';
+import { ByteCache } from '../cache/bytes.js';
 import { callWithDeadline } from '../core/deadline.js';
 import { type ApiError, apiError } from '../core/errors.js';
 import { ifNoneMatchMatches } from '../core/etag.js';
@@ -12,12 +16,17 @@ import { DependencyError } from '../errors.js';
 import {
   type CursorState,
   decodeCursor,
+  detailKey,
   encodeCursor,
   etagFor,
   etagOfBytes,
   FormatError,
+  type IndexEntry,
   objectKeyFor,
   POINTER_KEY,
+  type Pointer,
+  parseShard,
+  shardOf,
 } from '../format.js';
 import type { GetOptions, ObjectStore } from '../objects/interface.js';
 import { composeDetail, composeListPage, EMPTY_LIST_BODY } from './compose.js';
@@ -37,7 +46,19 @@ export interface CatalogueOptions {
   dependencyTimeoutMs: number;
   /** Clock in milliseconds (the pointer's TTL). */
   now: () => number;
+  /** Where immutable bytes are kept between requests; a small private one when absent. */
+  cache?: ByteCache;
 }
+
+/** A composed answer, kept in the byte cache under what selects its bytes. */
+interface Composed {
+  body: Buffer;
+  etag: string;
+}
+
+/** A parsed shard weighs more than its bytes: keys and entries become strings and arrays. */
+const SHARD_WEIGHT_FACTOR = 3;
+const DEFAULT_CACHE_BYTES = 16 * 2 ** 20;
 
 const EXPIRED_CURSOR =
   'cursor is not valid for this query: pass page.next_cursor back unchanged, with the same filters and sort.';
@@ -52,9 +73,11 @@ export class Catalogue {
   readonly #pointer: PointerCache;
   /** Cursors in a body depend on the secret: rotating it must change list ETags. */
   readonly #secretFingerprint: string;
+  readonly #cache: ByteCache;
 
   constructor(options: CatalogueOptions) {
     this.#options = options;
+    this.#cache = options.cache ?? new ByteCache({ maxBytes: DEFAULT_CACHE_BYTES });
     this.#pointer = new PointerCache({
       read: (get) => this.#get(`${options.prefix}${POINTER_KEY}`, get),
       ttlMs: options.pointerTtlMs,
@@ -81,19 +104,22 @@ export class Catalogue {
     const current = await this.#pointer.current();
     if (!current.ok)
       return { kind: 'error', error: apiError('configuration_error', 'No catalogue is published.') };
-    const entry = Object.hasOwn(current.index.lists, plan.variant)
-      ? current.index.lists[plan.variant]
-      : undefined;
+    const entry = await this.#entry(current.pointer, plan.variant);
     // A filter that matches nothing has no object: the answer is the empty list.
-    if (!entry) return answer(EMPTY_LIST_BODY, ifNoneMatch);
+    if (!entry) return answer({ body: EMPTY_LIST_BODY, etag: EMPTY_LIST_ETAG }, ifNoneMatch);
+    if (typeof entry === 'string')
+      throw new DependencyError('objects', `index entry of ${plan.variant} is not a list`);
     const [objectId, , segment0End] = entry;
-    const bytes = await this.#object(objectId, [0, segment0End]);
-    if (!bytes) throw new DependencyError('objects', `the index names object ${objectId}, which is missing`);
-    const page = { bytes, rangeStart: 0, objectId, offset: 0, limit: plan.limit, mask: plan.mask };
-    return answer(
-      originBytes(() => composeListPage(page, this.#cursorFor(plan))),
-      ifNoneMatch,
-    );
+    // The first page's bytes depend on the object, the selection, and the variant and secret its cursor binds.
+    const key = `p:${objectId}:${plan.limit}:${plan.mask}:${plan.variant}`;
+    const composed = await this.#composed(key, async () => {
+      const bytes = await this.#range(objectId, [0, segment0End]);
+      if (!bytes)
+        throw new DependencyError('objects', `the index names object ${objectId}, which is missing`);
+      const page = { bytes, rangeStart: 0, objectId, offset: 0, limit: plan.limit, mask: plan.mask };
+      return originBytes(() => composeListPage(page, this.#cursorFor(plan)));
+    });
+    return answer(composed, ifNoneMatch);
   }
 
   async #laterPage(plan: ListPlan, cursor: string, ifNoneMatch: string | undefined): Promise<ReadOutcome> {
@@ -102,36 +128,79 @@ export class Catalogue {
     // The cursor pins an immutable object, so this page's ETag is known without reading anything.
     const etag = this.#listEtag(state.objectId, state.offset, plan);
     if (ifNoneMatchMatches(ifNoneMatch, etag)) return { kind: 'not-modified', etag };
-    const bytes = await this.#object(state.objectId, [state.rangeStart, state.rangeEnd]);
+    const key = `c:${etag}`;
+    const cached = this.#cache.get<Composed>(key);
+    if (cached) return { kind: 'ok', etag, body: cached.body };
+    const bytes = await this.#range(state.objectId, [state.rangeStart, state.rangeEnd]);
     // Collected after its retention period: the walk has to start again from the first page.
     if (!bytes)
       return { kind: 'error', error: apiError('invalid_parameter', `${EXPIRED_CURSOR} It has expired.`) };
     const page = { ...state, bytes, limit: plan.limit, mask: plan.mask };
+    let body: Buffer;
     try {
-      return { kind: 'ok', etag, body: composeListPage(page, this.#cursorFor(plan)) };
+      body = composeListPage(page, this.#cursorFor(plan));
     } catch (error) {
       if (error instanceof FormatError)
         return { kind: 'error', error: apiError('invalid_parameter', EXPIRED_CURSOR) };
       throw error;
     }
+    this.#cache.set(key, { body, etag }, body.byteLength);
+    return { kind: 'ok', etag, body };
   }
 
   async #detail(plan: DetailPlan, ifNoneMatch: string | undefined): Promise<ReadOutcome> {
     const current = await this.#pointer.current();
     if (!current.ok)
       return { kind: 'error', error: apiError('configuration_error', 'No catalogue is published.') };
-    const ids = current.index[plan.resource];
-    const objectId = Object.hasOwn(ids, plan.id) ? ids[plan.id] : undefined;
-    if (!objectId) {
+    const entry = await this.#entry(current.pointer, detailKey(plan.resource, plan.id));
+    if (!entry) {
       const what = plan.resource === 'modules' ? 'module' : 'manufacturer';
       return { kind: 'error', error: apiError('not_found', `There is no ${what} with id ${plan.id}.`) };
     }
-    const bytes = await this.#object(objectId);
-    if (!bytes) throw new DependencyError('objects', `the index names object ${objectId}, which is missing`);
-    return answer(
-      originBytes(() => composeDetail(bytes, plan.mask)),
-      ifNoneMatch,
-    );
+    if (typeof entry !== 'string')
+      throw new DependencyError('objects', `index entry of ${plan.id} is not a detail`);
+    const objectId = entry;
+    const composed = await this.#composed(`d:${objectId}:${plan.mask}`, async () => {
+      const bytes = await this.#range(objectId);
+      if (!bytes)
+        throw new DependencyError('objects', `the index names object ${objectId}, which is missing`);
+      return originBytes(() => composeDetail(bytes, plan.mask));
+    });
+    return answer(composed, ifNoneMatch);
+  }
+
+  /**
+   * The index entry of `key` in the version `pointer` names: one shard read the first time a container
+   * needs that shard, none after (shards are immutable and named by their content).
+   */
+  async #entry(pointer: Pointer, key: string): Promise<IndexEntry | undefined> {
+    const shardId = pointer.shards[shardOf(key, pointer.shards.length)]!;
+    const shard = await this.#cache.getOrLoad(`s:${shardId}`, async () => {
+      const bytes = await this.#read(shardId);
+      if (!bytes) throw new DependencyError('objects', `index shard ${shardId} is missing`);
+      const entries = parseShard(bytes);
+      if (!entries) throw new DependencyError('objects', `index shard ${shardId} is malformed`);
+      return { value: entries, weight: SHARD_WEIGHT_FACTOR * bytes.byteLength };
+    });
+    return shard && Object.hasOwn(shard, key) ? shard[key] : undefined;
+  }
+
+  /** Bytes of an immutable object (or a range of it) through the cache; `undefined` when it is missing. */
+  #range(objectId: string, range?: readonly [number, number]): Promise<Buffer | undefined> {
+    const key = range ? `r:${objectId}:${range[0]}-${range[1]}` : `r:${objectId}`;
+    return this.#cache.getOrLoad(key, async () => {
+      const bytes = await this.#read(objectId, range);
+      return bytes && { value: bytes, weight: bytes.byteLength };
+    });
+  }
+
+  /** A composed answer and its ETag (a hash of its bytes), composed and hashed once while it stays hot. */
+  async #composed(key: string, compose: () => Promise<Buffer>): Promise<Composed> {
+    const composed = await this.#cache.getOrLoad(key, async () => {
+      const body = await compose();
+      return { value: { body, etag: etagOfBytes(body) }, weight: body.byteLength };
+    });
+    return composed!;
   }
 
   /**
@@ -146,8 +215,8 @@ export class Catalogue {
     return (state) => encodeCursor(state, plan.variant, this.#options.cursorSecret);
   }
 
-  /** The bytes of an object (or a range of it), or `undefined` when it does not exist. */
-  async #object(objectId: string, range?: readonly [number, number]): Promise<Buffer | undefined> {
+  /** The bytes of an object (or a range of it) from the store, or `undefined` when it does not exist. */
+  async #read(objectId: string, range?: readonly [number, number]): Promise<Buffer | undefined> {
     const result = await this.#get(objectKeyFor(this.#options.prefix, objectId), range ? { range } : {});
     return result.status === 'ok' ? result.body : undefined;
   }
@@ -159,9 +228,10 @@ export class Catalogue {
   }
 }
 
-/** An answer whose ETag is the hash of its bytes (16 bytes of SHA-256: microseconds for a page). */
-function answer(body: Buffer, ifNoneMatch: string | undefined): ReadOutcome {
-  const etag = etagOfBytes(body);
+const EMPTY_LIST_ETAG = etagOfBytes(EMPTY_LIST_BODY);
+
+/** An answer whose ETag is the hash of its bytes, or its 304. */
+function answer({ body, etag }: Composed, ifNoneMatch: string | undefined): ReadOutcome {
   return ifNoneMatchMatches(ifNoneMatch, etag) ? { kind: 'not-modified', etag } : { kind: 'ok', etag, body };
 }
 

@@ -7,6 +7,7 @@
  * could not serve is not counted (§2: 503s do not count), while a 429 still outranks a 404 or a 400.
  */
 import { randomBytes } from 'node:crypto';
+import { ByteCache } from '../cache/bytes.js';
 import { Catalogue } from '../catalogue/reader.js';
 import { DependencyError } from '../errors.js';
 import { hashKey } from '../keys/hash.js';
@@ -65,6 +66,7 @@ export function createHandler(deps: ProxyDependencies): ProxyHandler {
       pointerTtlMs: config.pointerTtlMs,
       dependencyTimeoutMs: config.dependencyTimeoutMs,
       now: () => deps.now().getTime(),
+      cache: deps.byteCache ?? new ByteCache({ maxBytes: config.byteCacheBytes }),
     });
 
   async function respond(request: ProxyRequest, requestId: string, trace: Trace): Promise<ProxyResponse> {

@@ -8,9 +8,8 @@ import { existsSync } from 'node:fs';
 import { readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { writeSnapshot } from '../../builder/generate.js';
-import { objectIdsOf } from '../../builder/publish.js';
 import type { Snapshot } from '../../builder/snapshot.js';
-import type { CatalogueIndex } from '../../proxy/format.js';
+import { versionOn } from '../builder/helpers.js';
 import { runCommand } from './children.js';
 import { loadAverage } from './machine.js';
 import { profileTables, summarizeProfile } from './profile.js';
@@ -76,8 +75,9 @@ async function listObjects(root: string): Promise<Map<string, number>> {
   return sizes;
 }
 
-async function readIndex(root: string): Promise<CatalogueIndex> {
-  return JSON.parse(await readFile(join(root, 'current.json'), 'utf8')) as CatalogueIndex;
+/** Every object the current version references (data objects and index shards). */
+async function readIndex(root: string): Promise<Set<string>> {
+  return versionOn(root).objectIds;
 }
 
 /** The snapshot with the module at `position` renamed. */
@@ -142,8 +142,7 @@ export async function benchBuild(
     const after = await readIndex(out);
     const written = [...afterObjects.keys()].filter((id) => !beforeObjects.has(id));
     const writtenSet = new Set(written);
-    const beforeIds = objectIdsOf(before);
-    const changed = [...objectIdsOf(after)].filter((id) => !beforeIds.has(id));
+    const changed = [...after].filter((id) => !before.has(id));
     incrementals.push({
       ...run,
       moduleId: edit.id,

@@ -55,8 +55,8 @@ const rel = (path: string) => relative(REPO, path);
 /** Upload only what the section 3–5 requests read (plus the pointer): for short development runs. */
 async function publishMix(snapshot: Snapshot, picks: Picks, endpoint: string) {
   const started = performance.now();
-  const { index, indexBytes, objects } = renderCatalogue(snapshot);
-  const wanted = new Set<string>();
+  const { index, pointer, pointerBytes, objects } = renderCatalogue(snapshot);
+  const wanted = new Set<string>(pointer.shards);
   for (const query of peerQueries(picks))
     wanted.add(index.lists[variantKey('modules', query.filters, 'name')]![0]);
   wanted.add(index.modules[picks.moduleId]!);
@@ -71,7 +71,7 @@ async function publishMix(snapshot: Snapshot, picks: Picks, endpoint: string) {
       bytes += body.byteLength;
       await store.put(objectKeyFor(STACK_PREFIX, id), body);
     }
-    await store.put(`${STACK_PREFIX}${POINTER_KEY}`, indexBytes, { contentType: 'application/json' });
+    await store.put(`${STACK_PREFIX}${POINTER_KEY}`, pointerBytes, { contentType: 'application/json' });
   } finally {
     client.destroy();
   }

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SNAPSHOT_FILES, type Snapshot } from '../../builder/snapshot.js';
+import { type IndexEntry, POINTER_KEY, type Pointer, parsePointer, parseShard } from '../../proxy/format.js';
 
 export const FIXTURE_DIR = fileURLToPath(new URL('../../fixtures/catalogue/', import.meta.url));
 export const REPO_DIR = fileURLToPath(new URL('../../', import.meta.url));
@@ -69,4 +70,24 @@ export function fingerprint(root: string): Record<string, string> {
   };
   walk(root);
   return result;
+}
+
+/** The version a pointer names in a directory target: its entries and every object it references. */
+export function versionOn(
+  root: string,
+  pointerBytes: Buffer = readFileSync(join(root, POINTER_KEY)),
+): { pointer: Pointer; version: string; entries: Map<string, IndexEntry>; objectIds: Set<string> } {
+  const pointer = parsePointer(pointerBytes);
+  if (!pointer) throw new Error(`no pointer of this format in ${root}`);
+  const entries = new Map<string, IndexEntry>();
+  const objectIds = new Set(pointer.shards);
+  for (const id of new Set(pointer.shards)) {
+    const shard = parseShard(readFileSync(join(root, 'o', id)));
+    if (!shard) throw new Error(`shard ${id} in ${root} is not readable`);
+    for (const [key, entry] of Object.entries(shard)) {
+      entries.set(key, entry);
+      objectIds.add(typeof entry === 'string' ? entry : entry[0]);
+    }
+  }
+  return { pointer, version: pointer.version, entries, objectIds };
 }

@@ -4,10 +4,16 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { generateSnapshot, writeSnapshot } from '../../builder/generate.js';
-import { objectIdsOf, publishCatalogue } from '../../builder/publish.js';
-import { type CatalogueIndex, objectIdFor } from '../../proxy/format.js';
+import { publishCatalogue } from '../../builder/publish.js';
+import { objectIdFor } from '../../proxy/format.js';
 import { DirectoryObjectStore } from '../../proxy/objects/directory.js';
-import { fixtureSnapshot, REPO_DIR, removeTemporaryDirectories, temporaryDirectory } from './helpers.js';
+import {
+  fixtureSnapshot,
+  REPO_DIR,
+  removeTemporaryDirectories,
+  temporaryDirectory,
+  versionOn,
+} from './helpers.js';
 
 const children: ChildProcess[] = [];
 
@@ -30,10 +36,10 @@ function cli(args: string[]): ChildProcess {
 const objectFiles = (root: string) => readdirSync(join(root, 'o')).filter((name) => !name.startsWith('.'));
 
 /** Every object the pointer references is present and holds the bytes its id names. */
-function assertServable(root: string): CatalogueIndex {
-  const index = JSON.parse(readFileSync(join(root, 'current.json'), 'utf8')) as CatalogueIndex;
-  for (const id of objectIdsOf(index)) expect(objectIdFor(readFileSync(join(root, 'o', id))), id).toBe(id);
-  return index;
+function assertServable(root: string): { version: string } {
+  const version = versionOn(root);
+  for (const id of version.objectIds) expect(objectIdFor(readFileSync(join(root, 'o', id))), id).toBe(id);
+  return version;
 }
 
 it('a publish killed mid-way leaves the previous version fully served, and a re-run completes it', async () => {
@@ -77,5 +83,5 @@ it('a publish killed mid-way leaves the previous version fully served, and a re-
   expect(Number(match![3])).toBeGreaterThanOrEqual(uploadedBeforeKill);
   expect(assertServable(root).version).toBe(match![1]);
   // The previous version stays readable (retention), so open cursors keep working.
-  for (const id of objectIdsOf(JSON.parse(pointerBefore.toString()))) expect(objectFiles(root)).toContain(id);
+  for (const id of versionOn(root, pointerBefore).objectIds) expect(objectFiles(root)).toContain(id);
 }, 120_000);

@@ -2,7 +2,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { EXIT, main } from '../../builder/cli.js';
 import { HISTORY_FILE } from '../../builder/history.js';
-import { objectIdsOf, publishCatalogue } from '../../builder/publish.js';
+import { publishCatalogue } from '../../builder/publish.js';
 import { renderCatalogue } from '../../builder/render.js';
 import type { Snapshot } from '../../builder/snapshot.js';
 import { openTarget } from '../../builder/target.js';
@@ -61,7 +61,7 @@ async function objectKeys(store: WritableObjectStore): Promise<Set<string>> {
   return keys;
 }
 
-const idsOf = (snapshot: Snapshot) => objectIdsOf(renderCatalogue(snapshot).index);
+const idsOf = (snapshot: Snapshot) => new Set(renderCatalogue(snapshot).objects.keys());
 const union = (...sets: Set<string>[]) => new Set(sets.flatMap((set) => [...set]));
 
 describe('publishing', () => {
@@ -84,7 +84,7 @@ describe('publishing', () => {
     const fromS3 = await contents(bucket, 'cat/v1/');
     expect([...fromS3.keys()].sort()).toEqual([...fromDirectory.keys()].sort());
     for (const [key, bytes] of fromDirectory) expect(fromS3.get(key)!.equals(bytes), key).toBe(true);
-    expect(fromDirectory.get(POINTER_KEY)!.equals(renderCatalogue(snapshot).indexBytes)).toBe(true);
+    expect(fromDirectory.get(POINTER_KEY)!.equals(renderCatalogue(snapshot).pointerBytes)).toBe(true);
   });
 
   it('re-publishing the same snapshot uploads nothing and leaves every file untouched', async () => {
@@ -141,12 +141,12 @@ describe('publishing', () => {
     );
     expect(late.versionsRemoved).toBe(1);
     expect(await versionFiles()).not.toContain(`versions/${first.version}.json`);
-    expect(await versionFiles()).not.toContain(`versions/${first.version}.cache`); // collected with it
+    expect(await versionFiles()).not.toContain(`versions/${first.version}.manifest`); // collected with it
 
     const strict = await publishCatalogue({ store, snapshot: c, now: at(T0 + 26 * HOUR), retentionMs: 0 });
     expect(await objectKeys(store)).toEqual(idsOf(c));
     expect(await versionFiles()).toEqual(
-      [HISTORY_FILE, `versions/${strict.version}.cache`, `versions/${strict.version}.json`].sort(),
+      [HISTORY_FILE, `versions/${strict.version}.manifest`, `versions/${strict.version}.json`].sort(),
     );
   });
 
@@ -227,7 +227,7 @@ describe('the CLI', () => {
     ]);
 
     expect(result.code).toBe(EXIT.publishFailed);
-    expect(result.err).toMatch(/^publish failed: s3 list x\/o\/ failed/);
+    expect(result.err).toMatch(/^publish failed: s3 get x\/current\.json failed/);
     expect(result.err).toContain('the previous version is still current');
   });
 

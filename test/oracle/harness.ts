@@ -85,9 +85,9 @@ export async function putCatalogue(
   snapshot: Snapshot,
   prefix = '',
 ): Promise<void> {
-  const { indexBytes, objects } = renderCatalogue(snapshot);
+  const { pointerBytes, objects } = renderCatalogue(snapshot);
   for (const [objectId, bytes] of objects) await store.put(objectKeyFor(prefix, objectId), bytes);
-  await store.put(`${prefix}${POINTER_KEY}`, indexBytes);
+  await store.put(`${prefix}${POINTER_KEY}`, pointerBytes);
 }
 
 export interface TestProxyOptions {

@@ -311,7 +311,7 @@ describe('publishing killed', () => {
             const total = counter.count;
 
             const oldPointer = (await memory.get(`${PREFIX}${POINTER_KEY}`)) as { body: Buffer };
-            const newIndexBytes = renderCatalogue(next).indexBytes;
+            const newIndexBytes = renderCatalogue(next).pointerBytes;
             const handle = testProxy({ objects: memory, prefix: PREFIX, env: { POINTER_TTL_MS: '0' } });
             // Killed twice at random points (the second run starts from what the first left), then completed.
             for (const fraction of [at, againAt]) {

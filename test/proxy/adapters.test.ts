@@ -34,7 +34,7 @@ beforeAll(async () => {
   const rendered = renderCatalogue(loaded.snapshot);
   const objects = new MemoryObjectStore();
   for (const [id, bytes] of rendered.objects) await objects.put(`${PREFIX}o/${id}`, bytes);
-  await objects.put(`${PREFIX}current.json`, rendered.indexBytes);
+  await objects.put(`${PREFIX}current.json`, rendered.pointerBytes);
   const keys = new MemoryKeyStore();
   keys.add(KEYS.main, { limits: { minute: 100_000, month: 100_000 } });
   let n = 0;

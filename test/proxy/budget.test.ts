@@ -1,6 +1,7 @@
 /**
- * The per-request budget of DESIGN.md: at most two object reads (the pointer re-check when it is due, and
- * one data range), none for a 304 of a cursor page, and no JSON parsing of catalogue data.
+ * The per-request budget of DESIGN.md: at most two object reads — the index shard that names the answer's
+ * object and one data range — plus the pointer re-check when it is due; none for a 304 of a cursor page; none
+ * at all for a hot request in a warm container (the byte cache); and no JSON parsing of catalogue data.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { renderCatalogue } from '../../builder/render.js';
@@ -25,18 +26,40 @@ afterAll(async () => {
 
 const auth = { authorization: `Bearer ${KEYS.main}` };
 
-/** [request type, method, target, extra headers, status, reads with a stale pointer, reads with a fresh one] */
-const REQUESTS: [string, string, () => string, () => Record<string, string>, number, number, number][] = [
-  ['first page', 'GET', () => '/v1/modules?limit=60', () => ({}), 200, 2, 1],
-  ['first page, HEAD', 'HEAD', () => '/v1/modules?limit=60', () => ({}), 200, 2, 1],
-  ['first page, 304', 'GET', () => '/v1/modules?limit=60', () => ({ 'if-none-match': firstEtag }), 304, 2, 1],
-  ['cursor page', 'GET', () => `/v1/modules?limit=60&cursor=${cursor}`, () => ({}), 200, 1, 1],
+/**
+ * [request type, method, target, extra headers, status, reads per column]: without a byte cache with a
+ * stale pointer (pointer + shard + data) and with a fresh one (shard + data); with a warm byte cache (none).
+ */
+const REQUESTS: [
+  string,
+  string,
+  () => string,
+  () => Record<string, string>,
+  number,
+  number,
+  number,
+  number,
+][] = [
+  ['first page', 'GET', () => '/v1/modules?limit=60', () => ({}), 200, 3, 2, 0],
+  ['first page, HEAD', 'HEAD', () => '/v1/modules?limit=60', () => ({}), 200, 3, 2, 0],
+  [
+    'first page, 304',
+    'GET',
+    () => '/v1/modules?limit=60',
+    () => ({ 'if-none-match': firstEtag }),
+    304,
+    3,
+    2,
+    0,
+  ],
+  ['cursor page', 'GET', () => `/v1/modules?limit=60&cursor=${cursor}`, () => ({}), 200, 1, 1, 0],
   [
     'cursor page, 304',
     'GET',
     () => `/v1/modules?limit=60&cursor=${cursor}`,
     () => ({ 'if-none-match': cursorEtag }),
     304,
+    0,
     0,
     0,
   ],
@@ -48,43 +71,81 @@ const REQUESTS: [string, string, () => string, () => Record<string, string>, num
     200,
     1,
     1,
+    0,
   ],
-  ['module detail', 'GET', () => '/v1/modules/101?include=tags', () => ({}), 200, 2, 1],
-  ['manufacturer detail', 'GET', () => '/v1/manufacturers/1?include=modules', () => ({}), 200, 2, 1],
-  ['missing resource (404)', 'GET', () => '/v1/modules/999999', () => ({}), 404, 1, 0],
-  ['empty filter', 'GET', () => '/v1/modules?hp=999', () => ({}), 200, 1, 0],
-  ['small list', 'GET', () => '/v1/tags', () => ({}), 200, 2, 1],
-  ['invalid parameter (400)', 'GET', () => '/v1/modules?limit=0', () => ({}), 400, 0, 0],
-  ['invalid cursor (400)', 'GET', () => '/v1/modules?cursor=abc', () => ({}), 400, 0, 0],
-  ['unknown route (404)', 'GET', () => '/v1/nope', () => ({}), 404, 0, 0],
-  ['OPTIONS', 'OPTIONS', () => '/v1/modules', () => ({}), 204, 0, 0],
-  ['405', 'DELETE', () => '/v1/modules', () => ({}), 405, 0, 0],
+  ['module detail', 'GET', () => '/v1/modules/101?include=tags', () => ({}), 200, 3, 2, 0],
+  ['manufacturer detail', 'GET', () => '/v1/manufacturers/1?include=modules', () => ({}), 200, 3, 2, 0],
+  ['missing resource (404)', 'GET', () => '/v1/modules/999999', () => ({}), 404, 2, 1, 0],
+  ['empty filter', 'GET', () => '/v1/modules?hp=999', () => ({}), 200, 2, 1, 0],
+  ['small list', 'GET', () => '/v1/tags', () => ({}), 200, 3, 2, 0],
+  ['invalid parameter (400)', 'GET', () => '/v1/modules?limit=0', () => ({}), 400, 0, 0, 0],
+  ['invalid cursor (400)', 'GET', () => '/v1/modules?cursor=abc', () => ({}), 400, 0, 0, 0],
+  ['unknown route (404)', 'GET', () => '/v1/nope', () => ({}), 404, 0, 0, 0],
+  ['OPTIONS', 'OPTIONS', () => '/v1/modules', () => ({}), 204, 0, 0, 0],
+  ['405', 'DELETE', () => '/v1/modules', () => ({}), 405, 0, 0, 0],
 ];
 
 describe.each([
-  ['stale pointer (re-checked on every request)', 0, 5],
-  ['fresh pointer', 60_000, 6],
-] as const)('object reads per request, %s', (_, pointerTtlMs, column) => {
+  ['no byte cache, stale pointer (re-checked on every request)', 0, 0, 5],
+  ['no byte cache, fresh pointer', 60_000, 0, 6],
+  ['warm byte cache (the same request made once before)', 60_000, 2 ** 20, 7],
+] as const)('object reads per request, %s', (_, pointerTtlMs, byteCacheBytes, column) => {
   let handle: ProxyHandler;
   beforeAll(async () => {
-    handle = stack.handler({ config: testConfig({ pointerTtlMs }) });
+    handle = stack.handler({ config: testConfig({ pointerTtlMs, byteCacheBytes }) });
     await stack.call('GET', '/v1/tags', auth, handle); // the first pointer read of a cold start
     stack.objects.take();
   });
 
   it.each(REQUESTS)('%s', async (...row) => {
     const [, method, target, headers, status] = row;
+    if (byteCacheBytes > 0) {
+      await stack.call(method, target(), { ...auth, ...headers() }, handle);
+      stack.objects.take();
+    }
     const answer = await stack.call(method, target(), { ...auth, ...headers() }, handle);
     expect(answer.status).toBe(status);
     const reads = stack.objects.take();
     expect(reads.length).toBe(row[column]);
-    expect(reads.length).toBeLessThanOrEqual(2);
-    const data = reads.filter((r) => r.key !== `${PREFIX}current.json`);
-    expect(data.length).toBeLessThanOrEqual(1);
+    const pointer = reads.filter((r) => r.key === `${PREFIX}current.json`);
+    const shards = reads.filter((r) => stack.shards.some((id) => r.key === `${PREFIX}o/${id}`));
+    expect(pointer.length).toBeLessThanOrEqual(1);
+    expect(shards.length).toBeLessThanOrEqual(1);
+    expect(reads.length - pointer.length - shards.length).toBeLessThanOrEqual(1);
     // The pointer is only ever read conditionally once it is known.
-    for (const read of reads.filter((r) => r.key === `${PREFIX}current.json`)) {
-      expect(read.options.ifNoneMatch).toMatch(/^"/);
+    for (const read of pointer) expect(read.options.ifNoneMatch).toMatch(/^"/);
+  });
+});
+
+describe('the byte cache', () => {
+  it('a cold container reads each shard once; a warm one answers other selections of a hot object without a read', async () => {
+    const handle = stack.handler({ config: testConfig({ pointerTtlMs: 60_000, byteCacheBytes: 2 ** 20 }) });
+    await stack.call('GET', '/v1/modules?limit=10', auth, handle);
+    const cold = stack.objects.take();
+    // Pointer, shard, segment 0 of the list.
+    expect(cold.map((r) => r.key.replace(/o\/.*/, 'o/…'))).toEqual([
+      `${PREFIX}current.json`,
+      `${PREFIX}o/…`,
+      `${PREFIX}o/…`,
+    ]);
+    for (const target of ['/v1/modules?limit=20&fields=name', '/v1/modules?limit=5&include=tags,ins']) {
+      expect((await stack.call('GET', target, auth, handle)).status).toBe(200);
     }
+    expect(stack.objects.take()).toEqual([]);
+  });
+
+  it('stays within its bound: a cache too small for the data reads it again, and answers stay right', async () => {
+    const small = stack.handler({ config: testConfig({ pointerTtlMs: 60_000, byteCacheBytes: 1 }) });
+    const big = stack.handler({ config: testConfig({ pointerTtlMs: 60_000, byteCacheBytes: 2 ** 20 }) });
+    for (let round = 0; round < 2; round++) {
+      const a = await stack.call('GET', '/v1/modules?limit=100', auth, small);
+      const b = await stack.call('GET', '/v1/modules?limit=100', auth, big);
+      expect(a.body!.equals(b.body!)).toBe(true);
+      expect(a.headers.etag).toBe(b.headers.etag);
+    }
+    const reads = stack.objects.take();
+    // The 1-byte cache keeps nothing: it reads shard and data every time; the big one once.
+    expect(reads.length).toBe(1 + 2 + 2 + 1 + 2);
   });
 });
 
@@ -103,14 +164,21 @@ describe('reads are ranged', () => {
 });
 
 describe('no JSON parsing of catalogue data on the request path', () => {
-  it('JSON.parse is not called while serving pages and details (the index is parsed once per version)', async () => {
+  it('JSON.parse is not called while serving pages and details (an index shard is parsed once)', async () => {
     // s3rver runs in this process and parses its own metadata files: serve the same bytes from memory.
     const memory = new MemoryObjectStore();
     const rendered = renderCatalogue(stack.snapshot);
     for (const [id, bytes] of rendered.objects) await memory.put(`${PREFIX}o/${id}`, bytes);
-    await memory.put(`${PREFIX}current.json`, rendered.indexBytes);
-    const handle = stack.handler({ objects: memory, config: testConfig({ pointerTtlMs: 0 }) });
-    await stack.call('GET', '/v1/tags', auth, handle);
+    await memory.put(`${PREFIX}current.json`, rendered.pointerBytes);
+    const handle = stack.handler({
+      objects: memory,
+      config: testConfig({ pointerTtlMs: 0, byteCacheBytes: 2 ** 20 }),
+    });
+    // Load the index shards these requests need (the only JSON the proxy parses, once per shard), with
+    // other selections, so the answers below are composed from the bytes, not served from the cache.
+    for (const target of ['/v1/modules?limit=1', '/v1/modules/101?include=tags', '/v1/manufacturers/1']) {
+      await stack.call('GET', target, auth, handle);
+    }
     const parse = vi.spyOn(JSON, 'parse');
     try {
       for (const target of [

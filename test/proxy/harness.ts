@@ -44,6 +44,9 @@ export function testConfig(overrides: Partial<ProxyConfig> = {}): ConfigResult {
       keyCacheMaxEntries: 10,
       pointerTtlMs: 60_000,
       dependencyTimeoutMs: 2_000,
+      // No byte cache by default: each request's object reads are visible (budget and fault suites);
+      // suites about the cache turn it on.
+      byteCacheBytes: 0,
       ...overrides,
     },
   };
@@ -77,6 +80,8 @@ export interface Stack {
   quota: MemoryQuotaMeter;
   snapshot: Snapshot;
   index: CatalogueIndex;
+  /** Object ids of the index shards of the published version. */
+  shards: readonly string[];
   logs: RequestLogLine[];
   openapi: ResponseValidator;
   handle: ProxyHandler;
@@ -113,20 +118,21 @@ export async function publishFixture(store: S3ObjectStore, prefix = PREFIX, sele
   if (!loaded.ok)
     throw new Error(`fixture does not validate: ${JSON.stringify(loaded.problems.slice(0, 5))}`);
   const rendered = renderCatalogue(loaded.snapshot);
-  const wanted = select && new Set(select(rendered.index));
+  // The index shards always: without them nothing can be found.
+  const wanted = select && new Set([...select(rendered.index), ...rendered.pointer.shards]);
   const entries = [...rendered.objects].filter(([id]) => !wanted || wanted.has(id));
   for (let i = 0; i < entries.length; i += 16) {
     await Promise.all(entries.slice(i, i + 16).map(([id, bytes]) => store.put(`${prefix}o/${id}`, bytes)));
   }
-  await store.put(`${prefix}current.json`, rendered.indexBytes, { contentType: 'application/json' });
-  return { snapshot: loaded.snapshot, index: rendered.index };
+  await store.put(`${prefix}current.json`, rendered.pointerBytes, { contentType: 'application/json' });
+  return { snapshot: loaded.snapshot, index: rendered.index, shards: rendered.pointer.shards };
 }
 
 export async function startStack(select?: ObjectSelection): Promise<Stack> {
   const s3 = await startS3('catalogue-test');
   const client = s3Client({ endpoint: s3.endpoint });
   const store = new S3ObjectStore({ client, bucket: s3.bucket });
-  const { snapshot, index } = await publishFixture(store, PREFIX, select);
+  const { snapshot, index, shards } = await publishFixture(store, PREFIX, select);
   const objects = new CountingObjectStore(store);
   const keys = new MemoryKeyStore();
   keys.add(KEYS.main, {
@@ -176,6 +182,7 @@ export async function startStack(select?: ObjectSelection): Promise<Stack> {
     quota,
     snapshot,
     index,
+    shards,
     logs,
     openapi,
     handle,

@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { PointerCache, parseIndex } from '../../proxy/catalogue/pointer.js';
-import { FORMAT_VERSION } from '../../proxy/format.js';
+import { PointerCache } from '../../proxy/catalogue/pointer.js';
+import { encodePointer, FORMAT_VERSION, objectIdFor, parsePointer } from '../../proxy/format.js';
 import type { GetOptions, GetResult } from '../../proxy/objects/interface.js';
 
-const index = (version: string) =>
-  Buffer.from(JSON.stringify({ format: FORMAT_VERSION, version, lists: {}, modules: {}, manufacturers: {} }));
+/** A pointer naming one shard per label character; `versionOf` gives its version. */
+const index = (label: string) => encodePointer([objectIdFor(Buffer.from(label))]).bytes;
+const versionOf = (label: string) => parsePointer(index(label))!.version;
 
 /** A pointer object whose bytes the test changes; records every read. */
 function pointerStore(initial: Buffer | undefined) {
@@ -24,12 +25,12 @@ describe('PointerCache', () => {
     const { state, read } = pointerStore(index('v1'));
     let clock = 0;
     const pointer = new PointerCache({ read, ttlMs: 1000, now: () => clock });
-    expect(await pointer.current()).toMatchObject({ ok: true, index: { version: 'v1' } });
+    expect(await pointer.current()).toMatchObject({ ok: true, pointer: { version: versionOf('v1') } });
     clock = 999;
     await pointer.current();
     expect(state.reads).toHaveLength(1);
     clock = 1000;
-    expect(await pointer.current()).toMatchObject({ ok: true, index: { version: 'v1' } });
+    expect(await pointer.current()).toMatchObject({ ok: true, pointer: { version: versionOf('v1') } });
     expect(state.reads).toEqual([{}, { ifNoneMatch: '"1"' }]);
   });
 
@@ -41,9 +42,9 @@ describe('PointerCache', () => {
     state.body = index('v2');
     state.etag = '"2"';
     clock = 5;
-    expect(await pointer.current()).toMatchObject({ index: { version: 'v1' } });
+    expect(await pointer.current()).toMatchObject({ pointer: { version: versionOf('v1') } });
     clock = 20;
-    expect(await pointer.current()).toMatchObject({ index: { version: 'v2' } });
+    expect(await pointer.current()).toMatchObject({ pointer: { version: versionOf('v2') } });
   });
 
   it('a half-written pointer (a store without atomic overwrites) keeps the held version and is read again', async () => {
@@ -54,11 +55,11 @@ describe('PointerCache', () => {
     state.body = index('v2').subarray(0, 20);
     state.etag = '"torn"';
     clock = 20;
-    expect(await pointer.current()).toMatchObject({ ok: true, index: { version: 'v1' } });
+    expect(await pointer.current()).toMatchObject({ ok: true, pointer: { version: versionOf('v1') } });
     state.body = index('v2');
     state.etag = '"2"';
     clock = 21;
-    expect(await pointer.current()).toMatchObject({ ok: true, index: { version: 'v2' } });
+    expect(await pointer.current()).toMatchObject({ ok: true, pointer: { version: versionOf('v2') } });
   });
 
   it('concurrent requests share one refresh', async () => {
@@ -66,7 +67,7 @@ describe('PointerCache', () => {
     const pointer = new PointerCache({ read, ttlMs: 1000, now: () => 0 });
     const outcomes = await Promise.all(Array.from({ length: 20 }, () => pointer.current()));
     expect(state.reads).toHaveLength(1);
-    expect(new Set(outcomes.map((o) => o.ok && o.index)).size).toBe(1);
+    expect(new Set(outcomes.map((o) => o.ok && o.pointer)).size).toBe(1);
   });
 
   it('no pointer: not ok, and checked again on the next request', async () => {
@@ -90,24 +91,32 @@ describe('PointerCache', () => {
   });
 });
 
-describe('parseIndex', () => {
+describe('parsePointer', () => {
+  const shard = 'A'.repeat(22);
   it.each([
     ['not json', '{'],
+    ['another format', JSON.stringify({ format: 1, version: shard, shards: [shard] })],
     [
-      'another format',
-      JSON.stringify({ format: 99, version: 'v', lists: {}, modules: {}, manufacturers: {} }),
+      'the format-1 index',
+      JSON.stringify({ format: 1, version: shard, lists: {}, modules: {}, manufacturers: {} }),
     ],
-    ['missing maps', JSON.stringify({ format: FORMAT_VERSION, version: 'v' })],
+    ['no shards', JSON.stringify({ format: FORMAT_VERSION, version: shard, shards: [] })],
     [
-      'lists as array',
-      JSON.stringify({ format: FORMAT_VERSION, version: 'v', lists: [], modules: {}, manufacturers: {} }),
+      'three shards (not a power of two)',
+      JSON.stringify({ format: FORMAT_VERSION, version: shard, shards: [shard, shard, shard] }),
     ],
+    ['a malformed shard id', JSON.stringify({ format: FORMAT_VERSION, version: shard, shards: ['x'] })],
+    ['a malformed version', JSON.stringify({ format: FORMAT_VERSION, version: 'v', shards: [shard] })],
     ['null', 'null'],
   ])('refuses %s', (_, text) => {
-    expect(parseIndex(Buffer.from(text))).toBeUndefined();
+    expect(parsePointer(Buffer.from(text))).toBeUndefined();
   });
 
-  it('accepts an index', () => {
-    expect(parseIndex(index('v9'))).toMatchObject({ version: 'v9' });
+  it('accepts a pointer, whose version is the hash of the rest', () => {
+    expect(parsePointer(index('v9'))).toMatchObject({
+      version: versionOf('v9'),
+      shards: [objectIdFor(Buffer.from('v9'))],
+    });
+    expect(versionOf('v9')).not.toBe(versionOf('v8'));
   });
 });

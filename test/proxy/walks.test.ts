@@ -225,7 +225,7 @@ describe('a walk pins its catalogue version', () => {
     for (let i = 0; i < added.length; i += 16) {
       await Promise.all(added.slice(i, i + 16).map(([id, bytes]) => store.put(`${PREFIX}o/${id}`, bytes)));
     }
-    await store.put(`${PREFIX}current.json`, rendered.indexBytes);
+    await store.put(`${PREFIX}current.json`, rendered.pointerBytes);
     try {
       const rest = (
         await stack.call(
@@ -249,7 +249,7 @@ describe('a walk pins its catalogue version', () => {
       const fresh = (await stack.call('GET', `/v1/modules/${renamed.id}`, undefined, handle)).json();
       expect(fresh.data.name).toBe(`${renamed.name} (mk2)`);
     } finally {
-      await store.put(`${PREFIX}current.json`, original.indexBytes);
+      await store.put(`${PREFIX}current.json`, original.pointerBytes);
     }
   });
 });

@@ -29,8 +29,9 @@ main(async () => {
     await objects.put(objectKeyFor('', object.objectId), object.bytes);
     bytes += object.bytes.byteLength;
   }
-  const { indexBytes } = plan.index();
-  await objects.put(POINTER_KEY, indexBytes);
+  const { pointerBytes, shards } = plan.result();
+  for (const [shardId, shard] of shards) await objects.put(objectKeyFor('', shardId), shard);
+  await objects.put(POINTER_KEY, pointerBytes);
 
   const keys = new MemoryKeyStore();
   keys.add(BENCH_KEY, { tier: 'partner', limits: HUGE_LIMITS, label: 'bench' });
