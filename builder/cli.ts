@@ -8,7 +8,7 @@ import { parseArgs } from 'node:util';
 import { generateSnapshot, writeSnapshot } from './generate.js';
 import { loadSnapshot } from './load.js';
 import { formatProblem, type Problem } from './problems.js';
-import { summaryLine, terminalProgress } from './progress.js';
+import { explainLines, summaryLine, terminalProgress } from './progress.js';
 import { DEFAULT_RETENTION_MS, publishCatalogue } from './publish.js';
 import { openTarget } from './target.js';
 
@@ -18,6 +18,7 @@ export const HELP = `Catalogue builder: compile a catalogue snapshot into the pr
 
 Usage:
   npm run catalogue -- build --source DIR --out DIR|s3://BUCKET[/PREFIX] [options]
+  npm run catalogue -- repair --source DIR --out DIR|s3://BUCKET[/PREFIX] [options]
   npm run catalogue -- validate --source DIR
   npm run catalogue -- generate --modules N --seed S --out DIR
   npm run catalogue -- --help
@@ -26,6 +27,11 @@ Commands:
   build      Validate the snapshot in --source, render every list variant and detail, and publish:
              upload objects that are not there yet, then the version file and log, then the pointer
              (current.json) last, then delete what no retained version references.
+             A small edit is built from the current version's manifest: only the list variants and
+             details it changes are rendered and uploaded, and the target is not listed.
+  repair     Like build, but list the whole target first: upload every object of this version that is
+             missing (a damaged target), and delete every object no retained version references
+             (orphans of abandoned publishes, objects of versions published by an older format).
   validate   Check a snapshot and list every problem (file, record id, field, reason). Writes nothing.
   generate   Write a deterministic synthetic snapshot of N modules (for load tests and benchmarks).
 
@@ -36,6 +42,8 @@ Options of build:
   --endpoint URL       S3-compatible endpoint (e.g. http://127.0.0.1:4569 for s3rver); AWS when absent.
                        Credentials and region come from the usual AWS environment and profiles.
   --dry-run            report what would be added and removed (objects and bytes); write nothing
+  --verbose, -v        also list every index key (list variant or detail) whose object changes, and
+                       every object uploaded (or, with --dry-run, that would be)
   --retention DUR      how long a superseded version stays readable before collection: 0 or a number with
                        a unit ms, s, m, h or d (default 24h). Open cursors pin a version for this long.
   --concurrency N      uploads in flight (default 16 for a directory, 48 for S3)
@@ -100,6 +108,7 @@ const OPTIONS = {
   out: { type: 'string' },
   endpoint: { type: 'string' },
   'dry-run': { type: 'boolean' },
+  verbose: { type: 'boolean', short: 'v' },
   retention: { type: 'string' },
   concurrency: { type: 'string' },
   modules: { type: 'string' },
@@ -108,12 +117,13 @@ const OPTIONS = {
 } as const;
 
 const ALLOWED: Record<string, readonly string[]> = {
-  build: ['source', 'out', 'endpoint', 'dry-run', 'retention', 'concurrency'],
+  build: ['source', 'out', 'endpoint', 'dry-run', 'verbose', 'retention', 'concurrency'],
+  repair: ['source', 'out', 'endpoint', 'dry-run', 'verbose', 'retention', 'concurrency'],
   validate: ['source'],
   generate: ['modules', 'seed', 'out'],
 };
 
-async function build(values: Record<string, string | boolean | undefined>): Promise<number> {
+async function build(values: Record<string, string | boolean | undefined>, repair = false): Promise<number> {
   const source = required('source', values.source as string | undefined);
   const out = required('out', values.out as string | undefined);
   const retentionMs =
@@ -122,9 +132,9 @@ async function build(values: Record<string, string | boolean | undefined>): Prom
     values.concurrency === undefined
       ? undefined
       : parseInteger('concurrency', values.concurrency as string, 1);
-  let target: ReturnType<typeof openTarget>;
+  let target: Awaited<ReturnType<typeof openTarget>>;
   try {
-    target = openTarget(out, values.endpoint as string | undefined);
+    target = await openTarget(out, values.endpoint as string | undefined);
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
@@ -144,9 +154,12 @@ async function build(values: Record<string, string | boolean | undefined>): Prom
         retentionMs,
         concurrency: concurrency ?? target.defaultConcurrency,
         dryRun: values['dry-run'] === true,
+        repair,
+        explain: values.verbose === true,
         progress,
         warn: (message) => process.stderr.write(`warning: ${message}\n`),
       });
+      if (values.verbose) for (const line of explainLines(summary)) process.stdout.write(`${line}\n`);
       process.stdout.write(`${summaryLine(summary, target.description)}\n`);
       return EXIT.ok;
     } catch (error) {
@@ -206,7 +219,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     for (const name of Object.keys(values)) {
       if (!allowed.includes(name)) throw new UsageError(`--${name} does not apply to ${command}`);
     }
-    if (command === 'build') return await build(values);
+    if (command === 'build' || command === 'repair') return await build(values, command === 'repair');
     if (command === 'validate') return await validate(values);
     return await generate(values);
   } catch (error) {

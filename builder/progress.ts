@@ -1,5 +1,6 @@
 /** Progress and summary output of the CLI: a bar on a terminal, one summary line otherwise. */
 import cliProgress from 'cli-progress';
+import type { IndexEntry } from '../proxy/format.js';
 import type { PublishProgress, PublishSummary } from './publish.js';
 
 /**
@@ -72,4 +73,31 @@ export function summaryLine(summary: PublishSummary, target: string): string {
     `${objects.added} objects added (${formatBytes(bytes.added)}), ${objects.unchanged} unchanged, ` +
     `${objects.removed} removed (${formatBytes(bytes.removed)}), ${versions} removed, ${seconds}`
   );
+}
+
+const describeEntry = (entry: IndexEntry) =>
+  typeof entry === 'string' ? entry : `${entry[0]} (${entry[1]} record${entry[1] === 1 ? '' : 's'})`;
+
+/**
+ * What `--verbose` prints before the summary: one line per changed index key, then one per upload.
+ * @example
+ * explainLines(summary)
+ * // → ['changed  modules?sort=id: AAA… (204 records) → BBB… (205 records)', …, 'upload   BBB… 61.2 kB', …]
+ */
+export function explainLines(summary: PublishSummary): string[] {
+  const lines: string[] = [];
+  const verb = summary.dryRun ? 'would ' : '';
+  if (summary.changes === undefined) lines.push('(no previous version to compare with: every key is new)');
+  for (const { key, before, after } of summary.changes ?? []) {
+    if (before === undefined) lines.push(`added    ${key}: ${describeEntry(after!)}`);
+    else if (after === undefined) lines.push(`removed  ${key}: ${describeEntry(before)}`);
+    else lines.push(`changed  ${key}: ${describeEntry(before)} → ${describeEntry(after)}`);
+  }
+  for (const { objectId, size } of summary.uploads ?? []) {
+    lines.push(`${verb}upload ${objectId} ${formatBytes(size)}`);
+  }
+  if (summary.mode !== 'incremental') {
+    lines.push(`full build${summary.fullBuildReason ? ` (${summary.fullBuildReason})` : ''}`);
+  }
+  return lines;
 }

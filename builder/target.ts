@@ -1,9 +1,7 @@
 /** Where a build goes: `--out DIR` (a directory store) or `--out s3://bucket/prefix` (an S3 store). */
 import { resolve } from 'node:path';
-import { s3Client } from '../proxy/aws.js';
 import { DirectoryObjectStore } from '../proxy/objects/directory.js';
 import type { WritableObjectStore } from '../proxy/objects/interface.js';
-import { S3ObjectStore } from '../proxy/objects/s3.js';
 
 export interface PublishTarget {
   store: WritableObjectStore;
@@ -26,11 +24,13 @@ const DIRECTORY_CONCURRENCY = 16;
 const PUBLISH_MAX_ATTEMPTS = 5;
 
 /**
- * Open the target named by `out`; throws a RangeError (a usage error) when it is malformed.
- * @example openTarget('s3://catalogue-bucket/v1', 'http://127.0.0.1:4569').prefix // → 'v1/'
- * @example openTarget('./public').description // → '/abs/path/public'
+ * Open the target named by `out`; rejects with a RangeError (a usage error) when it is malformed. The AWS
+ * SDK is loaded only for an s3:// target (it takes a good part of a second, a large share of a small
+ * incremental publish to a directory).
+ * @example (await openTarget('s3://catalogue-bucket/v1', 'http://127.0.0.1:4569')).prefix // → 'v1/'
+ * @example (await openTarget('./public')).description // → '/abs/path/public'
  */
-export function openTarget(out: string, endpoint?: string): PublishTarget {
+export async function openTarget(out: string, endpoint?: string): Promise<PublishTarget> {
   if (out.startsWith('s3://')) {
     const match = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(?:\/(.*))?$/.exec(out);
     if (!match) throw new RangeError(`--out ${out}: expected s3://bucket or s3://bucket/prefix`);
@@ -43,6 +43,10 @@ export function openTarget(out: string, endpoint?: string): PublishTarget {
       throw new RangeError(`--out ${out}: the prefix has an empty, "." or ".." segment`);
     }
     const prefix = path === '' ? '' : `${path}/`;
+    const [{ s3Client }, { S3ObjectStore }] = await Promise.all([
+      import('../proxy/aws.js'),
+      import('../proxy/objects/s3.js'),
+    ]);
     const client = s3Client({ endpoint, maxAttempts: PUBLISH_MAX_ATTEMPTS });
     return {
       store: new S3ObjectStore({ client, bucket }),

@@ -289,10 +289,59 @@ describe('the CLI', () => {
 });
 
 describe('targets', () => {
-  it('parses s3 addresses into bucket and prefix', () => {
-    const target = openTarget('s3://my-bucket/a/b/', 'http://127.0.0.1:1');
+  it('parses s3 addresses into bucket and prefix', async () => {
+    const target = await openTarget('s3://my-bucket/a/b/', 'http://127.0.0.1:1');
     target.close();
     expect(target).toMatchObject({ prefix: 'a/b/', description: 's3://my-bucket/a/b/' });
-    expect(openTarget('s3://my-bucket').prefix).toBe('');
+    expect((await openTarget('s3://my-bucket')).prefix).toBe('');
+  });
+});
+
+describe('--verbose and repair', () => {
+  it('--dry-run --verbose lists each changed list variant and detail and each object it would upload', async () => {
+    const source = writeSnapshotFiles(fixtureSnapshot());
+    const edited = fixtureSnapshot();
+    const module = edited.modules.find((m) => m.id === 101)!;
+    module.name = `${module.name} Mk2`;
+    const editedSource = writeSnapshotFiles(edited);
+    const out = temporaryDirectory('verbose');
+    const { main: cli } = await import('../../builder/cli.js');
+    const lines: string[] = [];
+    const spy = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      lines.push(...String(chunk).trimEnd().split('\n'));
+      return true;
+    });
+    try {
+      expect(await cli(['build', '--source', source, '--out', out])).toBe(EXIT.ok);
+      lines.length = 0;
+      expect(await cli(['build', '--source', editedSource, '--out', out, '--dry-run', '--verbose'])).toBe(
+        EXIT.ok,
+      );
+    } finally {
+      spy.mockRestore();
+    }
+    expect(lines.some((line) => /^changed {2}modules\/101: [\w-]{22} → [\w-]{22}$/.test(line))).toBe(true);
+    expect(
+      lines.some((line) => /^changed {2}modules\?sort=name: [\w-]{22} \(204 records\) → /.test(line)),
+    ).toBe(true);
+    const uploads = lines.filter((line) => line.startsWith('would upload '));
+    expect(uploads.length).toBeGreaterThan(0);
+    expect(lines.at(-1)).toMatch(new RegExp(`^dry run for .*would add ${uploads.length} objects`));
+  });
+
+  it('repair lists the target, uploads what is missing and collects orphans', async () => {
+    const root = temporaryDirectory('repair');
+    const store = new DirectoryObjectStore(root);
+    const snapshot = smallSnapshot();
+    await publishCatalogue({ store, snapshot, now: at(T0) });
+    const ids = [...idsOf(snapshot)];
+    await store.delete([`o/${ids[0]}`, `o/${ids[1]}`]);
+    await store.put(`o/${'Q'.repeat(22)}`, Buffer.from('orphan'));
+
+    const repaired = await publishCatalogue({ store, snapshot, repair: true, now: at(T0 + HOUR) });
+
+    expect(repaired).toMatchObject({ mode: 'repair', pointerChanged: false });
+    expect(repaired.objects).toMatchObject({ added: 2, removed: 1 });
+    expect(await objectKeys(store)).toEqual(idsOf(snapshot));
   });
 });
