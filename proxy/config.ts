@@ -2,6 +2,7 @@
  * Proxy configuration, read once from the environment. A missing or malformed required variable is not a
  * crash: the proxy answers `503 configuration_error` naming nothing secret, and logs which variable it was.
  */
+import { defaultByteCacheBytes } from './cache/bytes.js';
 
 export interface ProxyConfig {
   /** S3 bucket holding the published objects. */
@@ -23,11 +24,15 @@ export interface ProxyConfig {
   pointerTtlMs: number;
   /** Timeout of every single dependency call (S3 read, DynamoDB call). */
   dependencyTimeoutMs: number;
+  /** Size of the byte cache (coded answers, shards, ranges) in bytes; 0 disables it. */
+  byteCacheBytes: number;
 }
 
 export type ConfigResult = { ok: true; config: ProxyConfig } | { ok: false; problems: string[] };
 
 type Env = Record<string, string | undefined>;
+
+const MB = 2 ** 20;
 
 /**
  * @example loadConfig({ CATALOGUE_BUCKET: 'b', KEYS_TABLE: 'k', COUNTERS_TABLE: 'c', CURSOR_SECRET: 'x'.repeat(32) })
@@ -71,6 +76,8 @@ export function loadConfig(env: Env = process.env): ConfigResult {
     keyCacheMaxEntries: integer('KEY_CACHE_MAX_ENTRIES', 10_000, 1, 10_000_000),
     pointerTtlMs: integer('POINTER_TTL_MS', 5_000, 0, 3_600_000),
     dependencyTimeoutMs: integer('DEPENDENCY_TIMEOUT_MS', 2_000, 1, 60_000),
+    // MB; by default a quarter of the Lambda's memory (64 MB outside Lambda).
+    byteCacheBytes: integer('BYTE_CACHE_MB', defaultByteCacheBytes(env) / MB, 0, 65_536) * MB,
   };
   return problems.length > 0 ? { ok: false, problems } : { ok: true, config };
 }

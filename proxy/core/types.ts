@@ -1,4 +1,5 @@
 /** The proxy core's view of HTTP: plain values, so adapters stay thin and tests need no server. */
+import type { ByteCache } from '../cache/bytes.js';
 import type { ConfigResult } from '../config.js';
 import type { KeyStore } from '../keys/interface.js';
 import type { ObjectStore } from '../objects/interface.js';
@@ -46,4 +47,9 @@ export interface ProxyDependencies {
   now: () => Date;
   requestId: () => string;
   log: (line: RequestLogLine) => void;
+  /**
+   * Bounded cache of bytes derived from immutable objects (coded answers, `z:<etag>:<coding>`).
+   * @default a new one of `config.byteCacheBytes`
+   */
+  byteCache?: ByteCache;
 }
