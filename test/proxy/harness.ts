@@ -44,6 +44,7 @@ export function testConfig(overrides: Partial<ProxyConfig> = {}): ConfigResult {
       keyCacheMaxEntries: 10,
       pointerTtlMs: 60_000,
       dependencyTimeoutMs: 2_000,
+      byteCacheBytes: 16 * 2 ** 20,
       ...overrides,
     },
   };
