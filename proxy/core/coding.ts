@@ -6,6 +6,9 @@
  * Each coding is its own representation with its own strong ETag, derived from the identity one
  * (`"<tag>"` → `"<tag>-br"`, `"<tag>-gz"`): a strong ETag may not be shared by two codings, and deriving
  * it keeps the 304 of a cursor page free of any read (its identity tag is known from the cursor alone).
+ * The coded bytes are a function of the identity bytes, the settings below and the zlib build; should a Node
+ * upgrade or a new setting change them, a client's copy under the same tag still decodes to the same content
+ * (the API serves no byte ranges, the one use that would need the coded bytes themselves to match).
  */
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 import type { ByteCache } from '../cache/bytes.js';
@@ -26,13 +29,14 @@ export const CONTENT_CODINGS: readonly ContentCoding[] = ['br', 'gzip'];
 export const MIN_CODED_BYTES = 1024;
 
 /**
- * The settings, chosen from measurements on real pages (README, "Content coding"): on a 100-record page with
- * every include (64 KB), brotli quality 5 gives 8.9× in ~1 ms of CPU (quality 4: 7.8× in ~0.6 ms; 6: 9.1× in
- * ~1.1 ms) and gzip level 6 8.4× in ~0.6–0.8 ms (level 4: 7.2×). A kilobyte of egress costs as much as ~10 ms
- * of a 512 MB Lambda, and a hot page is coded once, so the smaller output is worth its CPU per miss.
- * Compression is synchronous: the threadpool hop of zlib's async API measured +100–150 µs of CPU per call
- * (twice the work itself on a 10 KB page), and a Lambda container serves one request at a time, so blocking
- * its event loop for a miss delays no one else.
+ * The settings, chosen from measurements on real pages (`npm run bench`, section 6): on a 100-record page with
+ * every include (64 KB), brotli quality 5 gives 8.9× for ~0.6–1.2 ms of CPU (quality 4: 7.8× for ~0.4–0.7 ms;
+ * 6: 9.1× for a little more) and gzip level 6 8.4× for ~0.55–0.85 ms (level 4: 7.2×; 9: 8.8× for twice the
+ * CPU). A kilobyte of CloudFront egress ($0.085/GB) costs as much as ~13 ms of a 512 MB arm64 Lambda, and a
+ * hot page is coded once per container, so the smaller output is worth its CPU per miss.
+ * Compression is synchronous: zlib's async API added 150–450 µs of CPU per call (threadpool hop, stream
+ * set-up; more than the work itself on a 10 KB page), and a Lambda container serves one request at a time, so
+ * blocking its event loop for a miss delays no one else.
  */
 const BROTLI_QUALITY = 5;
 const GZIP_LEVEL = 6;
