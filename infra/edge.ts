@@ -114,11 +114,11 @@ export class Edge extends Construct {
         // Every request must reach the proxy to be authenticated and metered, and one key's answer must
         // never be served to another: no caching at CloudFront (ETags still give consumers their 304s).
         cachePolicy: cloudfront.CachePolicy.CACHING_DISABLED,
-        // All viewer headers (x-catalogue-authorization, If-None-Match) and query strings; not Host,
-        // which must be the function URL's own host for the SigV4 signature to match.
+        // All viewer headers (x-catalogue-authorization, If-None-Match, Accept-Encoding: with caching disabled
+        // CloudFront does not normalise it, so the proxy sees the consumer's q-values) and query strings; not
+        // Host, which must be the function URL's own host for the SigV4 signature to match.
         originRequestPolicy: cloudfront.OriginRequestPolicy.ALL_VIEWER_EXCEPT_HOST_HEADER,
-        // The proxy's bytes and strong ETags reach the consumer unchanged (CloudFront would only compress
-        // cacheable responses anyway).
+        // The proxy codes its answers itself (br/gzip, an ETag per coding): CloudFront must not code again.
         compress: false,
         responseHeadersPolicy: this.responseHeaders,
         functionAssociations: [

@@ -1,5 +1,6 @@
 /** Wiring: the proxy core with its real dependencies (S3, DynamoDB), built from the configuration. */
 import { dynamoClient, s3Client } from './aws.js';
+import { ByteCache } from './cache/bytes.js';
 import type { ConfigResult } from './config.js';
 import { createHandler, newRequestId } from './core/handler.js';
 import type { ProxyDependencies, ProxyHandler, RequestLogLine } from './core/types.js';
@@ -66,6 +67,8 @@ export function createProxy(config: ConfigResult, overrides: ProxyOverrides = {}
     return createHandler(dependencies);
   }
   const { config: c } = config;
+  // One cache per container, for every immutable derived value (coded answers now; shards and ranges too).
+  dependencies.byteCache = new ByteCache({ maxBytes: c.byteCacheBytes });
   if (!overrides.objects) {
     dependencies.objects = new S3ObjectStore({
       client: s3Client({ endpoint: c.s3Endpoint }),

@@ -24,13 +24,15 @@ export interface ProxyConfig {
   pointerTtlMs: number;
   /** Timeout of every single dependency call (S3 read, DynamoDB call). */
   dependencyTimeoutMs: number;
-  /** Bound of the in-memory cache of immutable bytes (shards, ranges, composed answers); 0 disables it. */
+  /** Bound of the in-memory cache of immutable bytes (index shards, ranges, composed and coded answers); 0 disables it. */
   byteCacheBytes: number;
 }
 
 export type ConfigResult = { ok: true; config: ProxyConfig } | { ok: false; problems: string[] };
 
 type Env = Record<string, string | undefined>;
+
+const MB = 2 ** 20;
 
 /**
  * @example loadConfig({ CATALOGUE_BUCKET: 'b', KEYS_TABLE: 'k', COUNTERS_TABLE: 'c', CURSOR_SECRET: 'x'.repeat(32) })
@@ -74,7 +76,8 @@ export function loadConfig(env: Env = process.env): ConfigResult {
     keyCacheMaxEntries: integer('KEY_CACHE_MAX_ENTRIES', 10_000, 1, 10_000_000),
     pointerTtlMs: integer('POINTER_TTL_MS', 5_000, 0, 3_600_000),
     dependencyTimeoutMs: integer('DEPENDENCY_TIMEOUT_MS', 2_000, 1, 60_000),
-    byteCacheBytes: integer('BYTE_CACHE_MB', defaultByteCacheBytes(env) / 2 ** 20, 0, 1_000_000) * 2 ** 20,
+    // MB; by default a quarter of the Lambda's memory (64 MB outside Lambda).
+    byteCacheBytes: integer('BYTE_CACHE_MB', defaultByteCacheBytes(env) / MB, 0, 65_536) * MB,
   };
   return problems.length > 0 ? { ok: false, problems } : { ok: true, config };
 }

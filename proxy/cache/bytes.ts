@@ -113,8 +113,8 @@ const LAMBDA_MEMORY_SHARE = 0.25;
 const DEFAULT_MAX_MB = 64;
 
 /**
- * The byte cache's size in bytes: `BYTE_CACHE_MB` when set, else a quarter of the Lambda's memory
- * (`AWS_LAMBDA_FUNCTION_MEMORY_SIZE`, e.g. 128 MB of a 512 MB function), else 64 MB.
+ * The byte cache's default size in bytes (`BYTE_CACHE_MB`, read by loadConfig, overrides it): a quarter of
+ * the Lambda's memory (`AWS_LAMBDA_FUNCTION_MEMORY_SIZE`, e.g. 128 MB of a 512 MB function), else 64 MB.
  * @example defaultByteCacheBytes({ AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '512' }) // → 134217728
  */
 export function defaultByteCacheBytes(env: Record<string, string | undefined>): number {

@@ -8,9 +8,9 @@
  */
 import { createHash } from 'node:crypto';
 import { ByteCache } from '../cache/bytes.js';
+import type { IfNoneMatch } from '../core/coding.js';
 import { callWithDeadline } from '../core/deadline.js';
 import { type ApiError, apiError } from '../core/errors.js';
-import { ifNoneMatchMatches } from '../core/etag.js';
 import type { DetailPlan, ListPlan, Plan } from '../core/plan.js';
 import { DependencyError } from '../errors.js';
 import {
@@ -34,6 +34,7 @@ import { PointerCache } from './pointer.js';
 
 export type ReadOutcome =
   | { kind: 'ok'; body: Buffer; etag: string }
+  /** `etag`: the tag the request's If-None-Match matched (identity or a coding's, see core/coding.ts). */
   | { kind: 'not-modified'; etag: string }
   | { kind: 'error'; error: ApiError };
 
@@ -66,7 +67,7 @@ const EXPIRED_CURSOR =
 /**
  * @example
  * const catalogue = new Catalogue({ objects, prefix: '', cursorSecret, pointerTtlMs: 5000, dependencyTimeoutMs: 2000, now: Date.now });
- * await catalogue.read(plan, request.headers['if-none-match']); // → { kind: 'ok', body, etag } | …
+ * await catalogue.read(plan, ifNoneMatchFor(request.headers['if-none-match'], accepted)); // → { kind: 'ok', … } | …
  */
 export class Catalogue {
   readonly #options: CatalogueOptions;
@@ -93,14 +94,14 @@ export class Catalogue {
    * Answer a plan. Throws {@link DependencyError} when the object store fails; every other outcome is a value
    * (`configuration_error` when nothing is published, `not_found`, `invalid_parameter` for a bad cursor).
    */
-  read(plan: Plan, ifNoneMatch: string | undefined): Promise<ReadOutcome> {
+  read(plan: Plan, ifNoneMatch: IfNoneMatch): Promise<ReadOutcome> {
     if (plan.kind === 'detail') return this.#detail(plan, ifNoneMatch);
     return plan.cursor === undefined
       ? this.#firstPage(plan, ifNoneMatch)
       : this.#laterPage(plan, plan.cursor, ifNoneMatch);
   }
 
-  async #firstPage(plan: ListPlan, ifNoneMatch: string | undefined): Promise<ReadOutcome> {
+  async #firstPage(plan: ListPlan, ifNoneMatch: IfNoneMatch): Promise<ReadOutcome> {
     const current = await this.#pointer.current();
     if (!current.ok)
       return { kind: 'error', error: apiError('configuration_error', 'No catalogue is published.') };
@@ -122,12 +123,13 @@ export class Catalogue {
     return answer(composed, ifNoneMatch);
   }
 
-  async #laterPage(plan: ListPlan, cursor: string, ifNoneMatch: string | undefined): Promise<ReadOutcome> {
+  async #laterPage(plan: ListPlan, cursor: string, ifNoneMatch: IfNoneMatch): Promise<ReadOutcome> {
     const state = decodeCursor(cursor, plan.variant, this.#options.cursorSecret);
     if (!state) return { kind: 'error', error: apiError('invalid_parameter', EXPIRED_CURSOR) };
     // The cursor pins an immutable object, so this page's ETag is known without reading anything.
     const etag = this.#listEtag(state.objectId, state.offset, plan);
-    if (ifNoneMatchMatches(ifNoneMatch, etag)) return { kind: 'not-modified', etag };
+    const matched = ifNoneMatch(etag);
+    if (matched) return { kind: 'not-modified', etag: matched };
     const key = `c:${etag}`;
     const cached = this.#cache.get<Composed>(key);
     if (cached) return { kind: 'ok', etag, body: cached.body };
@@ -148,7 +150,7 @@ export class Catalogue {
     return { kind: 'ok', etag, body };
   }
 
-  async #detail(plan: DetailPlan, ifNoneMatch: string | undefined): Promise<ReadOutcome> {
+  async #detail(plan: DetailPlan, ifNoneMatch: IfNoneMatch): Promise<ReadOutcome> {
     const current = await this.#pointer.current();
     if (!current.ok)
       return { kind: 'error', error: apiError('configuration_error', 'No catalogue is published.') };
@@ -230,9 +232,10 @@ export class Catalogue {
 
 const EMPTY_LIST_ETAG = etagOfBytes(EMPTY_LIST_BODY);
 
-/** An answer whose ETag is the hash of its bytes, or its 304. */
-function answer({ body, etag }: Composed, ifNoneMatch: string | undefined): ReadOutcome {
-  return ifNoneMatchMatches(ifNoneMatch, etag) ? { kind: 'not-modified', etag } : { kind: 'ok', etag, body };
+/** An answer whose ETag is the hash of its bytes, or its 304 (the matcher knows which coding's tag matched). */
+function answer({ body, etag }: Composed, ifNoneMatch: IfNoneMatch): ReadOutcome {
+  const matched = ifNoneMatch(etag, body.byteLength);
+  return matched ? { kind: 'not-modified', etag: matched } : { kind: 'ok', etag, body };
 }
 
 /** Objects named by the index are the builder's output: bytes that do not decode are an origin fault. */

@@ -24,6 +24,8 @@ export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 export const CACHEABLE = 'private, no-cache';
 /** Errors and OPTIONS answers are never worth keeping. */
 export const NOT_CACHEABLE = 'no-store';
+/** Catalogue answers (200 and 304) depend on the request's Accept-Encoding, coded or not (RFC 9110 §12.5.5). */
+export const VARY = 'Accept-Encoding';
 export const LICENSE_LINK = '<https://creativecommons.org/licenses/by/4.0/>; rel="license"';
 /** RFC 6750: a 401 names the scheme the client should use. */
 export const WWW_AUTHENTICATE = 'Bearer realm="catalogue"';

@@ -11,14 +11,26 @@ const ENTITY_TAG = /^(?:W\/)?("[\x21\x23-\x7e\x80-\xff]*")$/;
  * @example ifNoneMatchMatches('b', '"b"') === false
  */
 export function ifNoneMatchMatches(header: string | undefined, etag: string): boolean {
-  if (header === undefined) return false;
+  return ifNoneMatchSelects(header, [etag]) !== undefined;
+}
+
+/**
+ * Which of the current strong ETags `etags` an `If-None-Match` header names: the first member of the header
+ * (in the header's order) that is one of them, by weak comparison; `*` selects `etags[0]`, so callers put
+ * first the tag a 200 would carry. `undefined` when none matches (or the header is absent or malformed).
+ * One resource has several current tags when it has several representations (one per content coding).
+ * @example ifNoneMatchSelects('"x", W/"b-gz"', ['"b"', '"b-gz"']) === '"b-gz"'
+ * @example ifNoneMatchSelects('*', ['"b-br"', '"b"']) === '"b-br"'
+ */
+export function ifNoneMatchSelects(header: string | undefined, etags: readonly string[]): string | undefined {
+  if (header === undefined || etags.length === 0) return undefined;
   const value = header.trim();
-  if (value === '*') return true;
+  if (value === '*') return etags[0];
   for (const member of splitEntityTags(value)) {
     const match = ENTITY_TAG.exec(member);
-    if (match && match[1] === etag) return true;
+    if (match && etags.includes(match[1]!)) return match[1];
   }
-  return false;
+  return undefined;
 }
 
 /** Split a list of entity tags on the commas between them (an opaque tag may itself contain commas). */

@@ -1,7 +1,7 @@
 /**
  * The proxy core: `request + dependencies → response`. Steps, in the order DESIGN.md §2 ranks their answers:
  * method (405) → Authorization header (401) → configuration (503) → key lookup (503/401) → the answer itself
- * (404 route, 400, 404 resource, 304, 200, 503 origin) → metering (503/429).
+ * (404 route, 400, 404 resource, 304, 200 in the negotiated content coding, 503 origin) → metering (503/429).
  *
  * The answer is worked out before metering, and only sent once the meter admits it: a request the origin
  * could not serve is not counted (§2: 503s do not count), while a 429 still outranks a 404 or a 400.
@@ -14,6 +14,14 @@ import { hashKey } from '../keys/hash.js';
 import type { KeyRecord } from '../keys/interface.js';
 import type { MeterResult } from '../quota/interface.js';
 import { parseAuthorization } from './auth.js';
+import {
+  type AcceptedCodings,
+  acceptedCodings,
+  chooseCoding,
+  codedEtag,
+  encodeBody,
+  ifNoneMatchFor,
+} from './coding.js';
 import type { RouteName } from './constants.js';
 import { callWithDeadline } from './deadline.js';
 import { apiError } from './errors.js';
@@ -57,6 +65,7 @@ interface Trace {
 export function createHandler(deps: ProxyDependencies): ProxyHandler {
   const config = deps.config.ok ? deps.config.config : undefined;
   const timeoutMs = config?.dependencyTimeoutMs ?? FALLBACK_TIMEOUT_MS;
+  const byteCache = deps.byteCache ?? new ByteCache({ maxBytes: config?.byteCacheBytes ?? 0 });
   const catalogue =
     config &&
     new Catalogue({
@@ -66,7 +75,7 @@ export function createHandler(deps: ProxyDependencies): ProxyHandler {
       pointerTtlMs: config.pointerTtlMs,
       dependencyTimeoutMs: config.dependencyTimeoutMs,
       now: () => deps.now().getTime(),
-      cache: deps.byteCache ?? new ByteCache({ maxBytes: config.byteCacheBytes }),
+      cache: byteCache,
     });
 
   async function respond(request: ProxyRequest, requestId: string, trace: Trace): Promise<ProxyResponse> {
@@ -106,10 +115,14 @@ export function createHandler(deps: ProxyDependencies): ProxyHandler {
     else if (parsed.method === 'OPTIONS') answer = optionsResponse(requestId);
     else {
       try {
-        const outcome = await catalogue.read(parsed.plan, request.headers['if-none-match']);
+        const accepted = acceptedCodings(request.headers['accept-encoding']);
+        const outcome = await catalogue.read(
+          parsed.plan,
+          ifNoneMatchFor(request.headers['if-none-match'], accepted),
+        );
         answer =
           outcome.kind === 'ok'
-            ? okResponse(outcome.body, outcome.etag, requestId)
+            ? codedResponse(outcome.body, outcome.etag, accepted, requestId)
             : outcome.kind === 'not-modified'
               ? notModifiedResponse(outcome.etag, requestId)
               : errorResponse(outcome.error, requestId);
@@ -146,6 +159,18 @@ export function createHandler(deps: ProxyDependencies): ProxyHandler {
       );
     }
     return withHeaders(answer, limits);
+  }
+
+  /** The 200 in the coding the request prefers (HEAD too: its Content-Length is the coded length). */
+  function codedResponse(
+    body: Buffer,
+    etag: string,
+    accepted: AcceptedCodings,
+    requestId: string,
+  ): ProxyResponse {
+    const coding = chooseCoding(accepted, body.byteLength);
+    if (coding === 'identity') return okResponse(body, etag, requestId);
+    return okResponse(encodeBody(body, etag, coding, byteCache), codedEtag(etag, coding), requestId, coding);
   }
 
   return async (request) => {

@@ -1,37 +1,47 @@
 /** Building responses: the headers every kind of answer carries (DESIGN.md §2), in one place. */
 import type { RateLimitState } from '../quota/interface.js';
+import type { Coding } from './coding.js';
 import {
   ALLOW_HEADER,
   CACHEABLE,
   JSON_CONTENT_TYPE,
   LICENSE_LINK,
   NOT_CACHEABLE,
+  VARY,
   WWW_AUTHENTICATE,
 } from './constants.js';
 import { type ApiError, ERROR_STATUS, errorBody } from './errors.js';
 import type { ProxyResponse } from './types.js';
 
-/** A 200 with a catalogue body: ETag, the licence link, private revalidated caching. */
-export function okResponse(body: Buffer, etag: string, requestId: string): ProxyResponse {
-  return {
-    status: 200,
-    headers: {
-      'content-type': JSON_CONTENT_TYPE,
-      'content-length': String(body.byteLength),
-      etag,
-      'cache-control': CACHEABLE,
-      link: LICENSE_LINK,
-      'x-request-id': requestId,
-    },
-    body,
+/**
+ * A 200 with a catalogue body: ETag, the licence link, private revalidated caching; `Vary: Accept-Encoding`
+ * also when the body is identity (the choice depended on that header), `Content-Encoding` when it is coded.
+ * `body` and `etag` are those of the representation sent (the coded bytes and their own ETag).
+ */
+export function okResponse(
+  body: Buffer,
+  etag: string,
+  requestId: string,
+  coding: Coding = 'identity',
+): ProxyResponse {
+  const headers: Record<string, string> = {
+    'content-type': JSON_CONTENT_TYPE,
+    'content-length': String(body.byteLength),
+    etag,
+    'cache-control': CACHEABLE,
+    link: LICENSE_LINK,
+    vary: VARY,
+    'x-request-id': requestId,
   };
+  if (coding !== 'identity') headers['content-encoding'] = coding;
+  return { status: 200, headers, body };
 }
 
 /** A 304 carries only what lets the client keep using its copy (RFC 9110 §15.4.5), no body. */
 export function notModifiedResponse(etag: string, requestId: string): ProxyResponse {
   return {
     status: 304,
-    headers: { etag, 'cache-control': CACHEABLE, 'x-request-id': requestId },
+    headers: { etag, 'cache-control': CACHEABLE, vary: VARY, 'x-request-id': requestId },
     body: undefined,
   };
 }

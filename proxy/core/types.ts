@@ -47,6 +47,10 @@ export interface ProxyDependencies {
   now: () => Date;
   requestId: () => string;
   log: (line: RequestLogLine) => void;
-  /** Immutable bytes kept between requests (index shards, ranges, composed answers); a default when absent. */
+  /**
+   * Bounded cache of bytes derived from immutable objects: index shards, data ranges, composed answers,
+   * coded answers (`z:<etag>:<coding>`).
+   * @default a new one of `config.byteCacheBytes`
+   */
   byteCache?: ByteCache;
 }

@@ -10,6 +10,7 @@ import { generateSnapshot, writeSnapshot } from '../../builder/generate.js';
 import { benchBuild } from './build.js';
 import { benchCalls } from './calls.js';
 import { killAll } from './children.js';
+import { benchCoding } from './coding.js';
 import { benchCore, type Shared } from './core.js';
 import { benchPeer, type Stack, startStack } from './e2e.js';
 import { closeClient } from './http.js';
@@ -26,6 +27,7 @@ const TITLES: Record<Section, string> = {
   3: '3. End to end vs a dynamic peer (json-server)',
   4: '4. Dependency calls per request and cost per million requests',
   5: '5. Memory under sustained load',
+  6: '6. Content coding: CPU and bytes per response',
 };
 
 async function main(): Promise<number> {
@@ -88,13 +90,15 @@ async function main(): Promise<number> {
   } finally {
     await shared.memoryProxy?.stop();
   }
+  // After section 2's in-memory proxy has stopped: this one holds the rendered catalogue too.
+  await attempt(6, () => benchCoding(settings, snapshotDir));
   closeClient();
 
   const seconds = (performance.now() - started) / 1000;
   const targets: Target[] = [];
   const sections: string[] = [];
   const commands: string[] = [];
-  for (const section of [1, 2, 3, 4, 5] as Section[]) {
+  for (const section of [1, 2, 3, 4, 5, 6] as Section[]) {
     const result = results.get(section);
     if (!result) {
       sections.push(`## ${TITLES[section]}\n\nNot run (BENCH_SECTIONS).\n`);

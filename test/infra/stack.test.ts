@@ -413,6 +413,31 @@ describe('distribution', () => {
     });
   });
 
+  it('content coding: the consumer’s Accept-Encoding reaches the proxy as sent, and CloudFront never codes again', () => {
+    // CachingDisabled has EnableAcceptEncodingGzip/Brotli off, so CloudFront treats Accept-Encoding as an
+    // ordinary viewer header (no normalisation), and AllViewerExceptHostHeader forwards every viewer header.
+    template.hasResourceProperties('AWS::CloudFront::Distribution', {
+      DistributionConfig: Match.objectLike({
+        DefaultCacheBehavior: Match.objectLike({
+          CachePolicyId: '4135ea2d-6df8-44a3-9df3-4b5a84be39ad',
+          OriginRequestPolicyId: 'b689b0a8-53d0-40ab-baf2-68738e2966ac',
+          Compress: false,
+        }),
+      }),
+    });
+    // The viewer-request function leaves the header alone.
+    const request = {
+      method: 'GET',
+      uri: '/v1/modules',
+      querystring: {},
+      cookies: {},
+      headers: { 'accept-encoding': { value: 'br;q=0.9, gzip' } },
+    };
+    const forwarded = loadViewerRequest()({ version: '1.0', context: {}, viewer: {}, request });
+    expect(forwarded).toBe(request);
+    expect(request.headers['accept-encoding']).toEqual({ value: 'br;q=0.9, gzip' });
+  });
+
   it('runs infra/viewer-request.js on the JS 2.0 runtime', () => {
     template.hasResourceProperties('AWS::CloudFront::Function', {
       AutoPublish: true,

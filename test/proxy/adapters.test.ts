@@ -4,6 +4,7 @@
  */
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadSnapshot } from '../../builder/load.js';
@@ -103,6 +104,20 @@ function recordingRuntime() {
   return { runtime, log, preludes };
 }
 
+const decode = { br: brotliDecompressSync, gzip: gunzipSync } as const;
+const CODED_PATH = '/v1/modules';
+const CODED_QUERY = 'limit=100&include=tags';
+
+/** The identity answer of the core itself, to compare decoded bodies with. */
+async function identityAnswer(method = 'GET'): Promise<ProxyResponse> {
+  return handle({
+    method,
+    path: CODED_PATH,
+    query: CODED_QUERY,
+    headers: { authorization: `Bearer ${KEYS.main}` },
+  });
+}
+
 const fixed =
   (response: ProxyResponse): ProxyHandler =>
   async () =>
@@ -196,6 +211,47 @@ describe('Lambda adapter', () => {
     expect(JSON.parse(body.toString()).data).toHaveLength(2);
   });
 
+  it.each(['br', 'gzip'] as const)(
+    'passes a %s-coded answer through as the core coded it',
+    async (coding) => {
+      const identity = await identityAnswer();
+      const lengths: Record<string, string | undefined> = {};
+      for (const method of ['GET', 'HEAD']) {
+        const { stream, seen } = slowWritable(1 << 20, 0);
+        await createLambdaHandler(handle, localRuntime)(
+          event(method, CODED_PATH, CODED_QUERY, {
+            'x-catalogue-authorization': `Bearer ${KEYS.main}`,
+            'accept-encoding': coding,
+          }),
+          stream,
+        );
+        const wire = Buffer.concat(seen.chunks);
+        const split = wire.indexOf(Buffer.alloc(8));
+        const prelude = JSON.parse(wire.subarray(0, split).toString()) as ResponsePrelude;
+        const body = wire.subarray(split + 8);
+        openapi.assert({
+          method,
+          path: CODED_PATH,
+          status: prelude.statusCode,
+          headers: prelude.headers,
+          body,
+        });
+        expect(prelude.statusCode).toBe(200);
+        expect(prelude.headers['content-encoding']).toBe(coding);
+        expect(prelude.headers.vary).toBe('Accept-Encoding');
+        lengths[method] = prelude.headers['content-length'];
+        if (method === 'GET') {
+          expect(prelude.headers['content-length']).toBe(String(body.byteLength));
+          expect(decode[coding](body).equals(identity.body!)).toBe(true);
+        } else {
+          expect(body.byteLength).toBe(0);
+        }
+      }
+      expect(lengths.HEAD).toBe(lengths.GET);
+      expect(Number(lengths.GET)).toBeLessThan(identity.body!.byteLength);
+    },
+  );
+
   it.each([
     [{ authorization: 'AWS4-HMAC-SHA256 Credential=oac' }, 401, 'missing_authorization'],
     [{ 'x-catalogue-authorization': 'Bearer nope' }, 401, 'malformed_authorization'],
@@ -284,6 +340,32 @@ describe('node:http adapter through undici', () => {
     expect((await call('GET', '/v1/tags', {})).status).toBe(401);
     expect((await call('GET', '/v1/nope')).status).toBe(404);
   });
+
+  it.each(['br', 'gzip'] as const)(
+    'passes a %s-coded answer through: Node neither re-encodes nor drops it',
+    async (coding) => {
+      const identity = await identityAnswer();
+      const headers = { authorization: `Bearer ${KEYS.main}`, 'accept-encoding': coding };
+      const target = `${CODED_PATH}?${CODED_QUERY}`;
+      const get = await call('GET', target, headers);
+      const head = await call('HEAD', target, headers);
+      expect(get.status).toBe(200);
+      expect(get.headers['content-encoding']).toBe(coding);
+      expect(get.headers.vary).toBe('Accept-Encoding');
+      expect(get.headers['content-length']).toBe(String(get.body.byteLength));
+      expect(decode[coding](get.body).equals(identity.body!)).toBe(true);
+      expect(head.headers['content-length']).toBe(get.headers['content-length']);
+      expect(head.headers.etag).toBe(get.headers.etag);
+      expect(head.body.byteLength).toBe(0);
+      const revalidated = await call('GET', target, {
+        ...headers,
+        'if-none-match': get.headers.etag as string,
+      });
+      expect(revalidated.status).toBe(304);
+      expect(revalidated.headers.etag).toBe(get.headers.etag);
+      expect(revalidated.headers.vary).toBe('Accept-Encoding');
+    },
+  );
 
   it('passes the raw path and query through (no normalisation)', async () => {
     expect((await call('GET', '/v1/modules/%31')).status).toBe(400);

@@ -247,7 +247,7 @@ describe('happy: headers, ETags, HEAD, OPTIONS', () => {
       if (status === 304) {
         expect(answer.body).toBeUndefined();
         expect(Object.keys(answer.headers).sort()).toEqual(
-          ['cache-control', 'etag', 'x-request-id', ...RATE_LIMIT_HEADERS].sort(),
+          ['cache-control', 'etag', 'vary', 'x-request-id', ...RATE_LIMIT_HEADERS].sort(),
         );
         expect(answer.headers.etag).toBe(etag);
       }

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { brotliCompressSync, gzipSync } from 'node:zlib';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { describe, expect, it } from 'vitest';
 import { ERROR_CODES } from '../../proxy/core/errors.js';
@@ -40,6 +41,7 @@ describe('proxy/openapi.json', () => {
       'content-type': 'application/json; charset=utf-8',
       etag: '"AAAAAAAAAAAAAAAAAAAAAA"',
       'cache-control': 'private, no-cache',
+      vary: 'Accept-Encoding',
       link: '<https://creativecommons.org/licenses/by/4.0/>; rel="license"',
       'x-request-id': 'req_x',
       'x-ratelimit-limit-month': '5000',
@@ -56,5 +58,34 @@ describe('proxy/openapi.json', () => {
     expect(openapi.problems({ ...base, status: 404, headers, body })).not.toEqual([]);
     expect(openapi.problems({ ...base, method: 'HEAD', headers, body })).not.toEqual([]);
     expect(openapi.problems({ ...base, method: 'HEAD', headers, body: '' })).toEqual([]);
+    expect(openapi.problems({ ...base, headers: { ...headers, vary: undefined }, body })).not.toEqual([]);
+  });
+
+  it('coded answers: the body is decoded before validation; codings and tags are the documented ones', () => {
+    const openapi = loadResponseValidator(document);
+    const base = { method: 'GET', path: '/v1/standards', status: 200 };
+    const headers = {
+      'content-type': 'application/json; charset=utf-8',
+      etag: '"AAAAAAAAAAAAAAAAAAAAAA-gz"',
+      'cache-control': 'private, no-cache',
+      vary: 'Accept-Encoding',
+      'content-encoding': 'gzip',
+      link: '<https://creativecommons.org/licenses/by/4.0/>; rel="license"',
+      'x-request-id': 'req_x',
+      'x-ratelimit-limit-month': '5000',
+      'x-ratelimit-remaining-month': '4999',
+      'x-ratelimit-limit-minute': '60',
+      'x-ratelimit-remaining-minute': '59',
+      'x-ratelimit-reset': '1795000000',
+    };
+    const json = Buffer.from('{"data":[{"id":0,"name":"3U","height_mm":128.5}],"page":{"next_cursor":null}}');
+    const br = { ...headers, 'content-encoding': 'br', etag: '"AAAAAAAAAAAAAAAAAAAAAA-br"' };
+    const problems = (h: Record<string, string>, body: Buffer) =>
+      openapi.problems({ ...base, headers: h, body });
+    expect(problems(headers, gzipSync(json))).toEqual([]);
+    expect(problems(br, brotliCompressSync(json))).toEqual([]);
+    expect(problems(headers, json)).toEqual(['the body does not decode as gzip']);
+    expect(problems({ ...headers, 'content-encoding': 'deflate' }, gzipSync(json))).not.toEqual([]);
+    expect(problems({ ...headers, etag: '"AAAAAAAAAAAAAAAAAAAAAA-zz"' }, gzipSync(json))).not.toEqual([]);
   });
 });

@@ -1,8 +1,10 @@
 /**
  * Validating answers against `proxy/openapi.json`, for any suite that drives the proxy: status, headers
- * (declared ones must match their schema; undeclared ones are refused) and the JSON body.
+ * (declared ones must match their schema; undeclared ones are refused) and the JSON body (decoded first when
+ * the answer names a Content-Encoding).
  */
 import { readFileSync } from 'node:fs';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 
@@ -153,7 +155,16 @@ export function loadResponseValidator(
         found.push(`header ${name} is not documented`);
     }
 
-    const body = response.body === undefined ? '' : response.body.toString();
+    let body = response.body === undefined ? '' : response.body.toString();
+    const coding = headers.get('content-encoding');
+    if (coding !== undefined && response.body !== undefined && response.body.length > 0) {
+      try {
+        const bytes = Buffer.from(response.body);
+        body = (coding === 'br' ? brotliDecompressSync(bytes) : gunzipSync(bytes)).toString();
+      } catch {
+        return [...found, `the body does not decode as ${coding}`];
+      }
+    }
     const content = node.content as Json | undefined;
     if (!content) {
       if (body !== '') found.push('the answer has a body where none is documented');

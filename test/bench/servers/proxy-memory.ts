@@ -16,22 +16,14 @@ import { MemoryObjectStore } from '../../../proxy/objects/memory.js';
 import { MemoryQuotaMeter } from '../../../proxy/quota/memory.js';
 import { BENCH_KEY, CURSOR_SECRET, HUGE_LIMITS } from '../settings.js';
 import { listen, main, onCommand, ready } from './child.js';
+import { catalogueInMemory } from './memory-catalogue.js';
 
 main(async () => {
   const started = performance.now();
   const source = process.argv[2]!;
   const loaded = await loadSnapshot(source);
   if (!loaded.ok) throw new Error(`snapshot ${source} does not validate`);
-  const plan = planCatalogue(loaded.snapshot);
-  const objects = new MemoryObjectStore();
-  let bytes = 0;
-  for (const object of plan.objects()) {
-    await objects.put(objectKeyFor('', object.objectId), object.bytes);
-    bytes += object.bytes.byteLength;
-  }
-  const { pointerBytes, shards } = plan.result();
-  for (const [shardId, shard] of shards) await objects.put(objectKeyFor('', shardId), shard);
-  await objects.put(POINTER_KEY, pointerBytes);
+  const { objects, bytes } = await catalogueInMemory(loaded.snapshot);
 
   const keys = new MemoryKeyStore();
   keys.add(BENCH_KEY, { tier: 'partner', limits: HUGE_LIMITS, label: 'bench' });

@@ -1,0 +1,67 @@
+/**
+ * Bench server for section 6 (content coding): the proxy over the rendered catalogue in a MemoryObjectStore,
+ * twice — `hot` with a byte cache (coded answers compressed once, then served from the cache) and `cold` with
+ * `BYTE_CACHE_MB=0` (every coded answer compressed per request) — each behind its own node:http server.
+ * Commands: `handler-cost` (the core alone, in-process, CPU per call) and `cpu` (this process, from child.ts).
+ * argv: <snapshot directory>
+ */
+import { loadSnapshot } from '../../../builder/load.js';
+import { planCatalogue } from '../../../builder/render.js';
+import { createHttpServer } from '../../../proxy/adapters/http.js';
+import { createProxy } from '../../../proxy/app.js';
+import { loadConfig } from '../../../proxy/config.js';
+import type { ProxyHandler } from '../../../proxy/core/types.js';
+import { objectKeyFor, POINTER_KEY } from '../../../proxy/format.js';
+import { MemoryKeyStore } from '../../../proxy/keys/memory.js';
+import { MemoryObjectStore } from '../../../proxy/objects/memory.js';
+import { MemoryQuotaMeter } from '../../../proxy/quota/memory.js';
+import { BENCH_KEY, CURSOR_SECRET, HUGE_LIMITS } from '../settings.js';
+import { listen, main, onCommand, ready } from './child.js';
+import { catalogueInMemory } from './memory-catalogue.js';
+
+main(async () => {
+  const source = process.argv[2]!;
+  const loaded = await loadSnapshot(source);
+  if (!loaded.ok) throw new Error(`snapshot ${source} does not validate`);
+  const { objects } = await catalogueInMemory(loaded.snapshot);
+
+  const keys = new MemoryKeyStore();
+  keys.add(BENCH_KEY, { tier: 'partner', limits: HUGE_LIMITS, label: 'bench' });
+  const proxy = (byteCacheMb: string): ProxyHandler =>
+    createProxy(
+      loadConfig({
+        CATALOGUE_BUCKET: 'bench',
+        KEYS_TABLE: 'bench-keys',
+        COUNTERS_TABLE: 'bench-counters',
+        CURSOR_SECRET,
+        BYTE_CACHE_MB: byteCacheMb,
+      }),
+      { objects, keys, quota: new MemoryQuotaMeter() },
+    );
+  const handlers = { hot: proxy('64'), cold: proxy('0') };
+  const ports = {
+    hot: await listen(createHttpServer(handlers.hot)),
+    cold: await listen(createHttpServer(handlers.cold)),
+  };
+
+  // The core alone, without HTTP: one request `iterations` times in sequence, CPU and bytes per call.
+  onCommand('handler-cost', async (message) => {
+    const handle = handlers[message.cache === 'cold' ? 'cold' : 'hot'];
+    const path = String(message.path);
+    const q = path.indexOf('?');
+    const call = {
+      method: 'GET',
+      path: q < 0 ? path : path.slice(0, q),
+      query: q < 0 ? '' : path.slice(q + 1),
+      headers: message.headers as Record<string, string>,
+    };
+    const iterations = Number(message.iterations);
+    for (let i = 0; i < Math.min(50, iterations); i++) await handle(call); // warm (and fill the cache)
+    let bytes = 0;
+    const cpu = process.cpuUsage();
+    for (let i = 0; i < iterations; i++) bytes = (await handle(call)).body?.byteLength ?? 0;
+    const used = process.cpuUsage(cpu);
+    return { cpuUs: (used.user + used.system) / iterations, bytes };
+  });
+  ready({ hotPort: ports.hot, coldPort: ports.cold });
+});
