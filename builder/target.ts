@@ -1,6 +1,6 @@
 /** Where a build goes: `--out DIR` (a directory store) or `--out s3://bucket/prefix` (an S3 store). */
 import { resolve } from 'node:path';
-import { s3Client } from '../proxy/aws.js';
+import { awsRegion, s3Client } from '../proxy/aws.js';
 import { DirectoryObjectStore } from '../proxy/objects/directory.js';
 import type { WritableObjectStore } from '../proxy/objects/interface.js';
 import { S3ObjectStore } from '../proxy/objects/s3.js';
@@ -11,6 +11,8 @@ export interface PublishTarget {
   prefix: string;
   /** For messages: the resolved directory or the s3:// address. */
   description: string;
+  /** For error messages: "S3 bucket B in us-east-1 (endpoint …)" or "directory /abs/path". */
+  location: string;
   /** Uploads in flight when --concurrency is absent: S3 round trips are slow, local writes are not. */
   defaultConcurrency: number;
   /** Release clients. */
@@ -48,6 +50,7 @@ export function openTarget(out: string, endpoint?: string): PublishTarget {
       store: new S3ObjectStore({ client, bucket }),
       prefix,
       description: `s3://${bucket}/${prefix}`,
+      location: `S3 bucket ${bucket} in ${awsRegion()}${endpoint ? ` at ${endpoint}` : ''}`,
       defaultConcurrency: S3_CONCURRENCY,
       close: () => client.destroy(),
     };
@@ -58,6 +61,7 @@ export function openTarget(out: string, endpoint?: string): PublishTarget {
     store: new DirectoryObjectStore(root),
     prefix: '',
     description: root,
+    location: `directory ${root}`,
     defaultConcurrency: DIRECTORY_CONCURRENCY,
     close: () => {},
   };

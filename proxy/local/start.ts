@@ -15,7 +15,7 @@ import { summaryLine } from '../../builder/progress.js';
 import { publishCatalogue } from '../../builder/publish.js';
 import { createHttpServer } from '../adapters/http.js';
 import { createProxy, logJson } from '../app.js';
-import { dynamoClient, s3Client } from '../aws.js';
+import { dynamoClient, s3Client, silenceSdkNodeVersionWarning } from '../aws.js';
 import { loadConfig } from '../config.js';
 import { type AdminOptions, issueKey, partnerDefaults, registerKey } from '../keys/admin.js';
 import { createTables } from '../keys/tables.js';
@@ -23,8 +23,7 @@ import { S3ObjectStore } from '../objects/s3.js';
 import { parseDevKeys } from './dev-keys.js';
 import { type LocalServer, startDynamo, startS3 } from './servers.js';
 
-// The SDK's Node 20 deprecation notice is not actionable for a local run (Lambda runs Node 22).
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+silenceSdkNodeVersionWarning();
 
 const ROOT = resolve(import.meta.dirname, '../..');
 // Local state (s3rver and dynalite data, the cursor secret); tests point it at a temporary directory.
