@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
-import { join, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { CreateBucketCommand, HeadBucketCommand } from '@aws-sdk/client-s3';
 import { loadSnapshot } from '../../builder/load.js';
 import { formatProblem } from '../../builder/problems.js';
@@ -21,6 +21,7 @@ import { type AdminOptions, issueKey, partnerDefaults, registerKey } from '../ke
 import { createTables } from '../keys/tables.js';
 import { S3ObjectStore } from '../objects/s3.js';
 import { parseDevKeys } from './dev-keys.js';
+import { localCommandHints } from './hints.js';
 import { type LocalServer, startDynamo, startS3 } from './servers.js';
 
 silenceSdkNodeVersionWarning();
@@ -160,6 +161,15 @@ async function main(): Promise<void> {
     `A fresh free-tier dev key (${fresh.record.keyId}): ${fresh.key}`,
     'Try:',
     `  curl -s -H "Authorization: Bearer ${fresh.key}" "${base}/modules?limit=2"`,
+    ...localCommandHints({
+      source: relative(ROOT, source) || '.',
+      s3Endpoint,
+      bucket: config.bucket,
+      prefix: config.prefix,
+      dynamodbEndpoint,
+      keysTable: config.keysTable,
+      countersTable: config.countersTable,
+    }),
     'Ctrl-C stops it.',
     '',
   ];
