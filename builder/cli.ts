@@ -153,7 +153,8 @@ async function build(values: Record<string, string | boolean | undefined>): Prom
     } catch (error) {
       const cause = (error as Error).cause as Error | undefined;
       process.stderr.write(
-        `publish failed: ${target.location}: ${(error as Error).message}${cause?.message ? ` (${cause.message})` : ''}\n` +
+        `publish failed: ${(error as Error).message}${cause?.message ? ` (${cause.message})` : ''}; ` +
+          `target: ${target.location}\n` +
           'the previous version is still current; run the same build again to complete the publish\n',
       );
       return EXIT.publishFailed;

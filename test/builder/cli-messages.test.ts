@@ -39,7 +39,7 @@ it('a missing bucket: exit 3, the bucket, region and endpoint named, no SDK noti
   expect(run.code).toBe(3);
   expect(run.stderr).toMatch(
     new RegExp(
-      `^publish failed: S3 bucket no-such-bucket in eu-west-1 at ${s3.endpoint}: .*NoSuchBucket.*\\n` +
+      `^publish failed: .*NoSuchBucket.*; target: S3 bucket no-such-bucket in eu-west-1 at ${s3.endpoint}\\n` +
         'the previous version is still current',
     ),
   );
