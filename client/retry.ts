@@ -36,6 +36,8 @@ export function parseRetryAfter(value: string | null, nowMs: number): number | u
     const seconds = Number(text);
     return Number.isSafeInteger(seconds) ? seconds : undefined;
   }
+  // Only the IMF-fixdate of RFC 9110: Date.parse alone would take '-1' or '1.5' for dates.
+  if (!/^[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT$/.test(text)) return undefined;
   const date = Date.parse(text);
   return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - nowMs) / 1000));
 }
