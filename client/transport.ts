@@ -48,6 +48,9 @@ export function rateLimitOf(headers: Headers): RateLimit | undefined {
   return result as RateLimit;
 }
 
+/** A 429 without `Retry-After` (never sent by this API, maybe by something in front of it) waits at least 1 s. */
+const BACKOFF_FLOOR_WITHOUT_RETRY_AFTER_MS = 1_000;
+
 /** Raised inside the loop for failures that are retried with backoff; never leaves the transport. */
 class NetworkFailure {
   constructor(readonly cause: unknown) {}
@@ -135,9 +138,6 @@ export class Transport {
     return body;
   }
 }
-
-/** A 429 without `Retry-After` (never sent by this API, maybe by something in front of it) waits at least 1 s. */
-const BACKOFF_FLOOR_WITHOUT_RETRY_AFTER_MS = 1_000;
 
 function invalidResponse(status: number, response: Response, what: string): CatalogueApiError {
   return new CatalogueApiError({

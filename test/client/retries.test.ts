@@ -99,6 +99,16 @@ describe('429', () => {
   });
 });
 
+describe('429 without Retry-After (from something in front of the API)', () => {
+  it('waits at least a second plus the jittered backoff', async () => {
+    api.script({ status: 429, body: 'Too Many Requests' }, TAGS);
+
+    await client({ random: () => 0.5 }).tags.listPage();
+
+    expect(waits).toEqual([1250]);
+  });
+});
+
 describe('503', () => {
   it('backs off exponentially with full jitter, capped, then succeeds', async () => {
     const down = errorAnswer(503, 'origin_unavailable');
