@@ -5,6 +5,7 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { silenceSdkNodeVersionWarning } from '../proxy/aws.js';
 import { generateSnapshot, writeSnapshot } from './generate.js';
 import { loadSnapshot } from './load.js';
 import { formatProblem, type Problem } from './problems.js';
@@ -165,7 +166,8 @@ async function build(values: Record<string, string | boolean | undefined>, repai
     } catch (error) {
       const cause = (error as Error).cause as Error | undefined;
       process.stderr.write(
-        `publish failed: ${(error as Error).message}${cause?.message ? ` (${cause.message})` : ''}\n` +
+        `publish failed: ${(error as Error).message}${cause?.message ? ` (${cause.message})` : ''}; ` +
+          `target: ${target.location}\n` +
           'the previous version is still current; run the same build again to complete the publish\n',
       );
       return EXIT.publishFailed;
@@ -232,6 +234,7 @@ export async function main(argv: readonly string[]): Promise<number> {
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
+  silenceSdkNodeVersionWarning();
   main(process.argv.slice(2)).then(
     (code) => {
       process.exitCode = code;

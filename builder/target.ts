@@ -9,6 +9,8 @@ export interface PublishTarget {
   prefix: string;
   /** For messages: the resolved directory or the s3:// address. */
   description: string;
+  /** For error messages: "S3 bucket B in us-east-1 (endpoint …)" or "directory /abs/path". */
+  location: string;
   /** Uploads in flight when --concurrency is absent: S3 round trips are slow, local writes are not. */
   defaultConcurrency: number;
   /** Release clients. */
@@ -43,7 +45,7 @@ export async function openTarget(out: string, endpoint?: string): Promise<Publis
       throw new RangeError(`--out ${out}: the prefix has an empty, "." or ".." segment`);
     }
     const prefix = path === '' ? '' : `${path}/`;
-    const [{ s3Client }, { S3ObjectStore }] = await Promise.all([
+    const [{ awsRegion, s3Client }, { S3ObjectStore }] = await Promise.all([
       import('../proxy/aws.js'),
       import('../proxy/objects/s3.js'),
     ]);
@@ -52,6 +54,7 @@ export async function openTarget(out: string, endpoint?: string): Promise<Publis
       store: new S3ObjectStore({ client, bucket }),
       prefix,
       description: `s3://${bucket}/${prefix}`,
+      location: `S3 bucket ${bucket} in ${awsRegion()}${endpoint ? ` at ${endpoint}` : ''}`,
       defaultConcurrency: S3_CONCURRENCY,
       close: () => client.destroy(),
     };
@@ -62,6 +65,7 @@ export async function openTarget(out: string, endpoint?: string): Promise<Publis
     store: new DirectoryObjectStore(root),
     prefix: '',
     description: root,
+    location: `directory ${root}`,
     defaultConcurrency: DIRECTORY_CONCURRENCY,
     close: () => {},
   };

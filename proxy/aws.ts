@@ -10,6 +10,25 @@ export interface ClientOptions {
   maxAttempts?: number;
 }
 
+/**
+ * The region the clients use: the one given, else `AWS_REGION`, else us-east-1. Messages that name the
+ * region call it too, so they name the one actually used.
+ * @example awsRegion() // → 'us-east-1' when AWS_REGION is unset
+ */
+export function awsRegion(region?: string): string {
+  return region ?? process.env.AWS_REGION ?? 'us-east-1';
+}
+
+/**
+ * Silence the SDK's notice that its releases after January 2027 need Node 22: not actionable for `npm start`
+ * and the CLIs on Node 20 (Lambda runs Node 22). The SDK checks once per process, when the first client is
+ * made, so call this before that.
+ * @example silenceSdkNodeVersionWarning(); // first thing in a CLI's entry point
+ */
+export function silenceSdkNodeVersionWarning(): void {
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+}
+
 function isLocal(endpoint: string | undefined): boolean {
   if (!endpoint) return false;
   const host = new URL(endpoint).hostname;
@@ -25,7 +44,7 @@ function localCredentials(endpoint: string | undefined) {
 
 export function s3Client(options: ClientOptions = {}): S3Client {
   return new S3Client({
-    region: options.region ?? process.env.AWS_REGION ?? 'us-east-1',
+    region: awsRegion(options.region),
     maxAttempts: options.maxAttempts ?? 2,
     ...(options.endpoint
       ? {
@@ -42,7 +61,7 @@ export function s3Client(options: ClientOptions = {}): S3Client {
 
 export function dynamoClient(options: ClientOptions = {}): DynamoDBClient {
   return new DynamoDBClient({
-    region: options.region ?? process.env.AWS_REGION ?? 'us-east-1',
+    region: awsRegion(options.region),
     maxAttempts: options.maxAttempts ?? 2,
     ...(options.endpoint ? { endpoint: options.endpoint } : {}),
     ...localCredentials(options.endpoint),

@@ -29,6 +29,7 @@ import {
 import { type ApiError, apiError, firstByPrecedence } from './errors.js';
 import { parseNameSet, parseNonnegativeInteger, parsePositiveInteger } from './grammar.js';
 import { splitQuery } from './query.js';
+import { didYouMean, echoName, suggest } from './suggest.js';
 
 export interface ListPlan {
   kind: 'list';
@@ -73,10 +74,12 @@ const PAGING: Record<string, ValueParser> = {
   }, `limit must be an integer from 1 to ${MAX_LIMIT}.`),
   // Checked against its query by the handler (it needs the cursor secret); any non-empty text here.
   cursor: (text) => ({ ok: true, value: text }),
-  sort: valueOrMessage(
-    (text) => (text === 'id' || text === 'name' ? text : undefined),
-    'sort must be "id" or "name".',
-  ),
+  sort: (text) => {
+    if (text === 'id' || text === 'name') return { ok: true, value: text };
+    // The value itself is never echoed; only the defined value it was probably meant to be.
+    const meant = suggest(text, ['id', 'name']);
+    return { ok: false, message: `sort must be "id" or "name"${meant ? didYouMean(meant, 'values') : '.'}` };
+  },
 };
 
 const MODULE_INCLUDE = valueOrMessage(
@@ -126,9 +129,25 @@ function matchRoute(path: string): RouteMatch | undefined {
     : { route: ROUTES.manufacturer, parameters: MANUFACTURER_DETAIL, id: detail[2]! };
 }
 
-/** Names are echoed in messages only when they look like parameter names (never a pasted key or value). */
-function quoteName(name: string): string {
-  return /^[a-z_]{1,32}$/.test(name) ? `"${name}"` : 'a parameter';
+/**
+ * The message for a parameter the endpoint does not define: its name (cut and escaped, never a key) and the
+ * defined parameter it was probably meant to be, or else the ones the endpoint has.
+ * @example unknownParameterMessage('Limit', ['limit', 'cursor', 'sort'])
+ *   // → '`Limit` is not a parameter of this endpoint; parameter names are case-sensitive: did you mean `limit`?'
+ * @example unknownParameterMessage('foo', ['limit', 'cursor', 'sort'])
+ *   // → '`foo` is not a parameter of this endpoint; its parameters are: limit, cursor, sort.'
+ */
+export function unknownParameterMessage(name: string | undefined, defined: readonly string[]): string {
+  const parameters = `its parameters are: ${defined.join(', ')}.`;
+  if (name === undefined) {
+    return `A parameter name with a malformed percent-encoding is not a parameter of this endpoint; ${parameters}`;
+  }
+  const echoed = echoName(name);
+  if (echoed === undefined) {
+    return 'A parameter name that looks like an API key is not a parameter of this endpoint; send the key only in the Authorization header.';
+  }
+  const meant = suggest(name, defined);
+  return `${echoed} is not a parameter of this endpoint${meant ? didYouMean(meant, 'parameter names') : `; ${parameters}`}`;
 }
 
 /** The parameters of the query, validated against `allowed`, or every problem found. */
@@ -140,8 +159,7 @@ function readParameters(query: string, allowed: Record<string, ValueParser>) {
     if (name === 'q') {
       errors.push(apiError('unsupported_parameter', 'The parameter "q" is reserved and not supported yet.'));
     } else if (name === undefined || !Object.hasOwn(allowed, name)) {
-      const which = name === undefined ? 'a parameter with a malformed name' : quoteName(name);
-      errors.push(apiError('unknown_parameter', `This endpoint does not define ${which}.`));
+      errors.push(apiError('unknown_parameter', unknownParameterMessage(name, Object.keys(allowed))));
     } else if (seen.has(name)) {
       errors.push(apiError('invalid_parameter', `${name} must be given at most once.`));
     } else {

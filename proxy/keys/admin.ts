@@ -66,11 +66,29 @@ function limitsFor(tier: Tier, limits: Limits | undefined): Limits {
   return { ...chosen };
 }
 
-function fault(dependency: Dependency, action: string, error: unknown): DependencyError {
+/**
+ * A DynamoDB call on one table failed. The message names the table, the service's answer and what was being
+ * done, e.g. "DynamoDB table catalogue-keys: Requested resource not found (ResourceNotFoundException), while
+ * listing keys"; the key CLI adds the region and endpoint, which only it knows for sure.
+ */
+export class TableError extends DependencyError {
+  constructor(
+    dependency: Dependency,
+    readonly table: string,
+    /** What was being done: "listing keys". */
+    readonly action: string,
+    /** The service's answer: "Requested resource not found (ResourceNotFoundException)". */
+    readonly reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(dependency, `DynamoDB table ${table}: ${reason}, while ${action}`, options);
+  }
+}
+
+function fault(dependency: Dependency, table: string, action: string, error: unknown): TableError {
   const { name, message } = error as { name?: string; message?: string };
-  return new DependencyError(dependency, `${action} failed: ${name ?? 'error'}: ${message ?? ''}`.trim(), {
-    cause: error,
-  });
+  const named = name && name !== 'Error' ? ` (${name})` : '';
+  return new TableError(dependency, table, action, `${message || 'failed'}${named}`, { cause: error });
 }
 
 function recordOf(item: Item | undefined): KeyRecord | undefined {
@@ -117,7 +135,7 @@ export async function issueKey(
       }),
     );
   } catch (error) {
-    throw fault('keys', 'issuing a key', error);
+    throw fault('keys', admin.keysTable, 'issuing a key', error);
   }
   return { key, record };
 }
@@ -158,7 +176,7 @@ export async function registerKey(
     return recordOf(response.Attributes)!;
   } catch (error) {
     if (error instanceof DependencyError) throw error;
-    throw fault('keys', 'registering a key', error);
+    throw fault('keys', admin.keysTable, 'registering a key', error);
   }
 }
 
@@ -179,7 +197,7 @@ export async function listKeys(admin: AdminOptions): Promise<KeyRecord[]> {
     } while (start);
   } catch (error) {
     if (error instanceof DependencyError) throw error;
-    throw fault('keys', 'listing keys', error);
+    throw fault('keys', admin.keysTable, 'listing keys', error);
   }
   return records.sort((a, b) => a.created.localeCompare(b.created) || a.keyId.localeCompare(b.keyId));
 }
@@ -201,7 +219,7 @@ export async function findKey(admin: AdminOptions, keyId: string): Promise<KeyRe
     return recordOf(response.Items?.[0]);
   } catch (error) {
     if (error instanceof DependencyError) throw error;
-    throw fault('keys', 'finding a key', error);
+    throw fault('keys', admin.keysTable, 'finding a key', error);
   }
 }
 
@@ -236,7 +254,7 @@ export async function revokeKey(admin: AdminOptions, keyId: string): Promise<Rev
       return { ok: false, reason: 'not_found' };
     }
     if (error instanceof DependencyError) throw error;
-    throw fault('keys', 'revoking a key', error);
+    throw fault('keys', admin.keysTable, 'revoking a key', error);
   }
 }
 
@@ -274,7 +292,7 @@ export async function usage(
     );
     item = response.Item;
   } catch (error) {
-    throw fault('quota', 'reading usage', error);
+    throw fault('quota', admin.countersTable, 'reading usage', error);
   }
   const monthCount = Number(item?.month_count?.N ?? 0);
   const minuteCount = Number(item?.minute?.N) === minute ? Number(item?.minute_count?.N ?? 0) : 0;

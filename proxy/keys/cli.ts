@@ -4,9 +4,17 @@
  */
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { dynamoClient } from '../aws.js';
+import { awsRegion, dynamoClient, silenceSdkNodeVersionWarning } from '../aws.js';
 import { ConfigurationError, DependencyError } from '../errors.js';
-import { type AdminOptions, issueKey, listKeys, partnerDefaults, revokeKey, usage } from './admin.js';
+import {
+  type AdminOptions,
+  issueKey,
+  listKeys,
+  partnerDefaults,
+  revokeKey,
+  TableError,
+  usage,
+} from './admin.js';
 import type { KeyRecord, Limits, Tier } from './interface.js';
 import { createTables } from './tables.js';
 
@@ -61,7 +69,12 @@ function positive(flag: string, raw: string | undefined): number | undefined {
   return Number(raw);
 }
 
-function adminFrom(env: Env): AdminOptions {
+interface Admin extends AdminOptions {
+  /** For messages: "in us-east-1", plus the endpoint when it is not AWS's. */
+  where: string;
+}
+
+function adminFrom(env: Env): Admin {
   const required = (name: string) => {
     const value = env[name]?.trim();
     if (!value) throw new ConfigurationError(`${name} is not set`);
@@ -69,11 +82,36 @@ function adminFrom(env: Env): AdminOptions {
   };
   const endpoint = env.DYNAMODB_ENDPOINT?.trim() || undefined;
   if (endpoint && !URL.canParse(endpoint)) throw new ConfigurationError('DYNAMODB_ENDPOINT is not a URL');
+  const region = awsRegion(env.AWS_REGION?.trim() || undefined);
   return {
     keysTable: required('KEYS_TABLE'),
     countersTable: required('COUNTERS_TABLE'),
-    client: dynamoClient({ endpoint, region: env.AWS_REGION }),
+    client: dynamoClient({ endpoint, region }),
+    where: `in ${region}${endpoint ? ` at ${endpoint}` : ''}`,
   };
+}
+
+/**
+ * A DynamoDB failure as the operator needs it: which table, which region (and endpoint), the service's
+ * answer, e.g. "DynamoDB table catalogue-keys in us-east-1: Requested resource not found
+ * (ResourceNotFoundException), while listing keys".
+ */
+function located(error: unknown, admin: Admin): unknown {
+  if (error instanceof TableError) {
+    return new DependencyError(
+      error.dependency,
+      `DynamoDB table ${error.table} ${admin.where}: ${error.reason}, while ${error.action}`,
+      { cause: error },
+    );
+  }
+  const { name, message, $metadata } = error as { name?: string; message?: string; $metadata?: unknown };
+  if ($metadata === undefined) return error;
+  // An SDK error outside the admin functions (create-tables touches both tables).
+  return new DependencyError(
+    'keys',
+    `DynamoDB tables ${admin.keysTable} and ${admin.countersTable} ${admin.where}: ${message} (${name})`,
+    { cause: error },
+  );
 }
 
 function issueLimits(tier: Tier, options: Options, env: Env): Limits | undefined {
@@ -209,6 +247,8 @@ async function run(argv: string[], env: Env, out: (text: string) => void, err: (
     const result = await createTables(admin.client, admin);
     print(result, `tables ready (created: ${result.created.join(', ') || 'none'}; TTL ${result.ttl})`);
     return 0;
+  } catch (error) {
+    throw located(error, admin);
   } finally {
     admin.client.destroy();
   }
@@ -246,6 +286,7 @@ export function main(argv: string[], env: Env, io: Io): Promise<number> {
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  silenceSdkNodeVersionWarning();
   process.exitCode = await main(process.argv.slice(2), process.env, {
     out: (text) => process.stdout.write(`${text}\n`),
     err: (text) => process.stderr.write(`${text}\n`),

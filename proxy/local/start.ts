@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
-import { join, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { CreateBucketCommand, HeadBucketCommand } from '@aws-sdk/client-s3';
 import { loadSnapshot } from '../../builder/load.js';
 import { formatProblem } from '../../builder/problems.js';
@@ -15,16 +15,16 @@ import { summaryLine } from '../../builder/progress.js';
 import { publishCatalogue } from '../../builder/publish.js';
 import { createHttpServer } from '../adapters/http.js';
 import { createProxy, logJson } from '../app.js';
-import { dynamoClient, s3Client } from '../aws.js';
+import { dynamoClient, s3Client, silenceSdkNodeVersionWarning } from '../aws.js';
 import { loadConfig } from '../config.js';
 import { type AdminOptions, issueKey, partnerDefaults, registerKey } from '../keys/admin.js';
 import { createTables } from '../keys/tables.js';
 import { S3ObjectStore } from '../objects/s3.js';
 import { parseDevKeys } from './dev-keys.js';
+import { localCommandHints } from './hints.js';
 import { type LocalServer, startDynamo, startS3 } from './servers.js';
 
-// The SDK's Node 20 deprecation notice is not actionable for a local run (Lambda runs Node 22).
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+silenceSdkNodeVersionWarning();
 
 const ROOT = resolve(import.meta.dirname, '../..');
 // Local state (s3rver and dynalite data, the cursor secret); tests point it at a temporary directory.
@@ -161,6 +161,15 @@ async function main(): Promise<void> {
     `A fresh free-tier dev key (${fresh.record.keyId}): ${fresh.key}`,
     'Try:',
     `  curl -s -H "Authorization: Bearer ${fresh.key}" "${base}/modules?limit=2"`,
+    ...localCommandHints({
+      source: relative(ROOT, source) || '.',
+      s3Endpoint,
+      bucket: config.bucket,
+      prefix: config.prefix,
+      dynamodbEndpoint,
+      keysTable: config.keysTable,
+      countersTable: config.countersTable,
+    }),
     'Ctrl-C stops it.',
     '',
   ];

@@ -89,6 +89,8 @@ describe('keys CLI', () => {
 
     // Assess
     expect(issued).toMatchObject({ code: 0, stderr: expect.stringContaining('shown once') });
+    // Silenced as in `npm start` (the AWS SDK's Node 20 notice is not actionable here).
+    expect(issued.stderr).not.toContain('NodeVersionSupportWarning');
     expect(key).toMatch(KEY_PATTERN);
     expect(keyId).toMatch(/^key_[A-Za-z0-9]{10}$/);
     expect(issued.stdout).toContain('tier:   free (60/minute, 5000/month)');
@@ -168,8 +170,17 @@ describe('keys CLI', () => {
     });
   });
 
-  it('reports a DynamoDB fault with exit code 1', async () => {
-    const run = await keysInProcess(['list'], { KEYS_TABLE: 'no-such-table' });
-    expect(run).toMatchObject({ code: 1, stderr: expect.stringContaining('ResourceNotFoundException') });
+  it('reports a DynamoDB fault with exit code 1, naming the table, region and endpoint', async () => {
+    const run = await keysInProcess(['list'], { KEYS_TABLE: 'no-such-table', AWS_REGION: 'eu-west-1' });
+    const usageRun = await keysInProcess(['usage', 'key_abcdefghij'], { KEYS_TABLE: 'no-such-table' });
+
+    expect(run).toEqual({
+      code: 1,
+      stdout: '',
+      stderr:
+        `error: DynamoDB table no-such-table in eu-west-1 at ${db.server.endpoint}: ` +
+        'Requested resource not found (ResourceNotFoundException), while listing keys\n',
+    });
+    expect(usageRun.stderr).toContain(`DynamoDB table no-such-table in us-east-1 at ${db.server.endpoint}:`);
   });
 });

@@ -78,6 +78,13 @@ describe('npm start', () => {
       const started = await start();
       try {
         expect(started.output()).toContain(`curl -s -H "Authorization: Bearer ${started.freshKey}"`);
+        expect(started.output()).toMatch(
+          /^ {2}KEYS_TABLE=\S+ COUNTERS_TABLE=\S+ DYNAMODB_ENDPOINT=http:\/\/127\.0\.0\.1:\d+ npm run keys -- list$/m,
+        );
+        expect(started.output()).toMatch(
+          /^ {2}npm run catalogue -- build --source \S+ --out s3:\/\/catalogue --endpoint http:\/\/127\.0\.0\.1:\d+$/m,
+        );
+        expect(started.output()).not.toContain('NodeVersionSupportWarning');
         const modules = await get(`${started.base}/modules`, started.freshKey);
         expect(modules.status).toBe(200);
         expect(JSON.parse(modules.body).data).toHaveLength(50);

@@ -261,3 +261,65 @@ describe('parseRequest: canonical plans', () => {
     }
   });
 });
+
+describe('parseRequest: messages that help', () => {
+  const messageOf = (path: string, query: string) => {
+    const outcome = parseRequest('GET', path, query);
+    return outcome.ok ? 'ok' : `${outcome.error.code}: ${outcome.error.message}`;
+  };
+
+  it.each([
+    [
+      '/v1/modules',
+      'Limit=5',
+      'unknown_parameter: `Limit` is not a parameter of this endpoint; parameter names are case-sensitive: did you mean `limit`?',
+    ],
+    [
+      '/v1/modules',
+      'limt=5',
+      'unknown_parameter: `limt` is not a parameter of this endpoint; did you mean `limit`?',
+    ],
+    [
+      '/v1/modules',
+      'Tag=3',
+      'unknown_parameter: `Tag` is not a parameter of this endpoint; parameter names are case-sensitive: did you mean `tag`?',
+    ],
+    [
+      '/v1/tags',
+      'fields=name',
+      'unknown_parameter: `fields` is not a parameter of this endpoint; its parameters are: limit, cursor, sort.',
+    ],
+    [
+      '/v1/modules/1',
+      'includes=ins',
+      'unknown_parameter: `includes` is not a parameter of this endpoint; did you mean `include`?',
+    ],
+    [
+      '/v1/modules',
+      'sort=NAME',
+      'invalid_parameter: sort must be "id" or "name"; values are case-sensitive: did you mean `name`?',
+    ],
+    ['/v1/tags', 'sort=nmae', 'invalid_parameter: sort must be "id" or "name"; did you mean `name`?'],
+    ['/v1/tags', 'sort=size', 'invalid_parameter: sort must be "id" or "name".'],
+  ])('GET %s?%s → %s', (path, query, expected) => {
+    expect(messageOf(path, query)).toBe(expected);
+  });
+
+  it('keeps the precedence: an unknown name with a suggestion still beats an invalid value', () => {
+    expect(messageOf('/v1/modules', 'sort=NAME&Limit=5')).toMatch(/^unknown_parameter: `Limit`/);
+    expect(messageOf('/v1/modules', 'Limit=5&q=x')).toMatch(/^unsupported_parameter/);
+  });
+
+  it('echoes names bounded and escaped, never a key', () => {
+    const long = messageOf('/v1/modules', `${'x'.repeat(5000)}=1`);
+    const control = messageOf('/v1/modules', 'a%00%0Ab=1');
+    const key = messageOf('/v1/modules', 'my_pk_live_AAAAAAAAAAAAAAAAAAAAAA=1');
+
+    expect(long.length).toBeLessThan(300);
+    expect(long).toContain(`\`${'x'.repeat(40)}…\``);
+    expect(control).toContain('`a\\u0000\\u000ab`');
+    expect(key).toBe(
+      'unknown_parameter: A parameter name that looks like an API key is not a parameter of this endpoint; send the key only in the Authorization header.',
+    );
+  });
+});

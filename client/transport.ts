@@ -1,0 +1,191 @@
+/**
+ * One logical GET: conditional request from the ETag cache, retries (429 after `Retry-After`, 502/503/504
+ * and network failures with backoff), rate-limit headers, and the answer checked for shape before anyone
+ * sees it. Everything else about the API lives in `client.ts`.
+ */
+import type { EtagCache } from './cache.js';
+import { CatalogueApiError, CLIENT_ERROR_CODES } from './errors.js';
+import { BACKOFF_STATUSES, backoffDelay, parseRetryAfter, type Sleep } from './retry.js';
+import type { RateLimit } from './types.js';
+
+export interface TransportOptions {
+  baseUrl: string;
+  apiKey: string;
+  maxRetries: number;
+  maxRetryAfterSeconds: number;
+  fetch: typeof fetch;
+  cache: EtagCache | undefined;
+  /** Resolves to the cache-key prefix for this API key (a hash, never the key). */
+  identity: () => Promise<string>;
+  sleep: Sleep;
+  random: () => number;
+  now: () => number;
+  onRateLimit: (rateLimit: RateLimit) => void;
+}
+
+/** Checks a parsed body; `undefined` means the shape is wrong. */
+export type ShapeCheck<T> = (body: unknown) => T | undefined;
+
+const RATE_LIMIT_HEADERS = {
+  limitMinute: 'x-ratelimit-limit-minute',
+  remainingMinute: 'x-ratelimit-remaining-minute',
+  limitMonth: 'x-ratelimit-limit-month',
+  remainingMonth: 'x-ratelimit-remaining-month',
+  reset: 'x-ratelimit-reset',
+} as const;
+
+/**
+ * The rate-limit headers as numbers, or `undefined` unless all five are there and are integers.
+ * @example rateLimitOf(new Headers({ 'x-ratelimit-limit-minute': '60', … })) // → { limitMinute: 60, … }
+ */
+export function rateLimitOf(headers: Headers): RateLimit | undefined {
+  const result: Partial<RateLimit> = {};
+  for (const [field, header] of Object.entries(RATE_LIMIT_HEADERS)) {
+    const text = headers.get(header);
+    if (text === null || !/^\d+$/.test(text.trim())) return undefined;
+    result[field as keyof RateLimit] = Number(text);
+  }
+  return result as RateLimit;
+}
+
+/** A 429 without `Retry-After` (never sent by this API, maybe by something in front of it) waits at least 1 s. */
+const BACKOFF_FLOOR_WITHOUT_RETRY_AFTER_MS = 1_000;
+
+/** Raised inside the loop for failures that are retried with backoff; never leaves the transport. */
+class NetworkFailure {
+  constructor(readonly cause: unknown) {}
+}
+
+export class Transport {
+  constructor(readonly options: TransportOptions) {}
+
+  /**
+   * GET `path?query` and return its checked body; throws {@link CatalogueApiError}, or the signal's reason.
+   * @example await transport.get('/tags', 'limit=5', isList, signal)
+   */
+  async get<T>(path: string, query: string, check: ShapeCheck<T>, signal?: AbortSignal): Promise<T> {
+    const { options } = this;
+    signal?.throwIfAborted();
+    const url = `${options.baseUrl}${path}${query ? `?${query}` : ''}`;
+    const cacheKey = options.cache ? `${await options.identity()} ${url}` : undefined;
+    const cached = cacheKey ? await options.cache?.get(cacheKey) : undefined;
+    for (let attempt = 0; ; attempt++) {
+      const headers: Record<string, string> = {
+        authorization: `Bearer ${options.apiKey}`,
+        accept: 'application/json',
+      };
+      if (cached) headers['if-none-match'] = cached.etag;
+      let response: Response;
+      let text: string;
+      try {
+        try {
+          response = await options.fetch(url, { headers, signal: signal ?? null });
+        } catch (error) {
+          throw new NetworkFailure(error);
+        }
+        const rateLimit = rateLimitOf(response.headers);
+        if (rateLimit) options.onRateLimit(rateLimit);
+        if (response.status === 304 && cached) return this.#checked(cached.body, 304, response, check);
+        try {
+          text = await response.text();
+        } catch (error) {
+          throw new NetworkFailure(error);
+        }
+      } catch (failure) {
+        if (!(failure instanceof NetworkFailure)) throw failure;
+        if (signal?.aborted) throw signal.reason;
+        if (attempt >= options.maxRetries) throw networkError(url, failure.cause);
+        await options.sleep(backoffDelay(attempt, options.random), signal);
+        continue;
+      }
+      if (response.status === 200) {
+        const body = this.#checked(text, 200, response, check);
+        const etag = response.headers.get('etag');
+        if (cacheKey && etag) await options.cache?.set(cacheKey, { etag, body: text });
+        return body;
+      }
+      const error = apiErrorOf(response, text, options.now());
+      if (attempt >= options.maxRetries) throw error;
+      if (response.status === 429) {
+        // Never sooner than the server said; a wait past the bound (a spent monthly quota) is the caller's call.
+        if (error.retryAfter !== undefined && error.retryAfter > options.maxRetryAfterSeconds) throw error;
+        const wait =
+          error.retryAfter !== undefined
+            ? error.retryAfter * 1000
+            : backoffDelay(attempt, options.random) + BACKOFF_FLOOR_WITHOUT_RETRY_AFTER_MS;
+        await options.sleep(wait, signal);
+        continue;
+      }
+      if (BACKOFF_STATUSES.has(response.status)) {
+        const floor = (error.retryAfter ?? 0) * 1000;
+        await options.sleep(Math.max(floor, backoffDelay(attempt, options.random)), signal);
+        continue;
+      }
+      throw error;
+    }
+  }
+
+  #checked<T>(text: string, status: number, response: Response, check: ShapeCheck<T>): T {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      throw invalidResponse(status, response, 'the answer is not JSON');
+    }
+    const body = check(parsed);
+    if (body === undefined)
+      throw invalidResponse(status, response, 'the answer does not have the expected shape');
+    return body;
+  }
+}
+
+function invalidResponse(status: number, response: Response, what: string): CatalogueApiError {
+  return new CatalogueApiError({
+    status,
+    code: CLIENT_ERROR_CODES.invalidResponse,
+    message: `${what} (HTTP ${status} from ${new URL(response.url || 'http://unknown').pathname})`,
+    requestId: response.headers.get('x-request-id') ?? undefined,
+  });
+}
+
+function networkError(url: string, cause: unknown): CatalogueApiError {
+  const reason =
+    cause instanceof Error ? (cause.cause instanceof Error ? cause.cause.message : cause.message) : '';
+  return new CatalogueApiError({
+    status: 0,
+    code: CLIENT_ERROR_CODES.networkError,
+    message: `no answer from ${new URL(url).origin}${reason ? `: ${reason}` : ''}`,
+    cause,
+  });
+}
+
+/** The error of a non-200 answer: its envelope, or `invalid_response` when it has none. */
+function apiErrorOf(response: Response, text: string, nowMs: number): CatalogueApiError {
+  const retryAfter = parseRetryAfter(response.headers.get('retry-after'), nowMs);
+  const headerId = response.headers.get('x-request-id') ?? undefined;
+  let envelope: unknown;
+  try {
+    envelope = JSON.parse(text);
+  } catch {
+    envelope = undefined;
+  }
+  const error = (envelope as { error?: unknown } | undefined)?.error as
+    | { code?: unknown; message?: unknown; request_id?: unknown }
+    | undefined;
+  if (error && typeof error.code === 'string' && typeof error.message === 'string') {
+    return new CatalogueApiError({
+      status: response.status,
+      code: error.code,
+      message: error.message,
+      requestId: typeof error.request_id === 'string' ? error.request_id : headerId,
+      retryAfter,
+    });
+  }
+  return new CatalogueApiError({
+    status: response.status,
+    code: CLIENT_ERROR_CODES.invalidResponse,
+    message: `HTTP ${response.status} without the API's error envelope`,
+    requestId: headerId,
+    retryAfter,
+  });
+}

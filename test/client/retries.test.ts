@@ -1,0 +1,327 @@
+/**
+ * The client against a scripted local server: 429 waits out Retry-After (real time checked), 503 backs off
+ * with bounded full jitter, other 4xx are never retried, aborts reject promptly with their reason, and
+ * malformed answers become `invalid_response`.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  BACKOFF,
+  CatalogueApiError,
+  CatalogueClient,
+  type CatalogueClientOptions,
+} from '../../client/index.js';
+import { errorAnswer, RATE_HEADERS, type ScriptedServer, startScripted } from './scripted.js';
+
+const KEY = `pk_live_${'T'.repeat(22)}`;
+const TAGS = {
+  status: 200,
+  headers: { etag: '"t1"' },
+  body: { data: [{ id: 1, name: 'Analog', type: 'nature' }], page: { next_cursor: null } },
+};
+
+let api: ScriptedServer;
+let waits: number[];
+
+beforeEach(async () => {
+  api = await startScripted();
+  waits = [];
+});
+afterEach(async () => {
+  await api.close();
+});
+
+/** A client whose waits are recorded and skipped (unless `real`), with jitter `random`. */
+function client(options: Partial<CatalogueClientOptions> & { real?: boolean } = {}): CatalogueClient {
+  const { real, ...rest } = options;
+  return new CatalogueClient({
+    baseUrl: api.baseUrl,
+    apiKey: KEY,
+    cache: false,
+    ...(real
+      ? {}
+      : {
+          sleep: async (ms: number, signal?: AbortSignal) => {
+            signal?.throwIfAborted();
+            waits.push(ms);
+          },
+        }),
+    ...rest,
+  });
+}
+
+async function failure(promise: Promise<unknown>): Promise<CatalogueApiError> {
+  const error = await promise.then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+  expect(error).toBeInstanceOf(CatalogueApiError);
+  return error as CatalogueApiError;
+}
+
+describe('429', () => {
+  it('waits at least Retry-After in real time, then retries and succeeds', async () => {
+    // Prepare
+    api.script(errorAnswer(429, 'rate_limit_exceeded', { 'retry-after': '1', ...RATE_HEADERS(0) }), TAGS);
+
+    // Act
+    const page = await client({ real: true }).tags.listPage();
+
+    // Assess
+    expect(page.data).toHaveLength(1);
+    expect(api.requests).toHaveLength(2);
+    expect(api.requests[1]!.at - api.requests[0]!.at).toBeGreaterThanOrEqual(1000);
+  });
+
+  it('waits exactly Retry-After, up to maxRetries, then throws with retryAfter', async () => {
+    const limited = errorAnswer(429, 'rate_limit_exceeded', { 'retry-after': '7', ...RATE_HEADERS(0) });
+    api.script(limited, limited, limited);
+
+    const error = await failure(client({ maxRetries: 2, random: () => 0 }).tags.listPage());
+
+    expect(waits).toEqual([7000, 7000]);
+    expect(api.requests).toHaveLength(3);
+    expect(error).toMatchObject({
+      status: 429,
+      code: 'rate_limit_exceeded',
+      requestId: 'req_rate_limit_exceeded',
+      retryAfter: 7,
+    });
+  });
+
+  it('throws at once when Retry-After is beyond maxRetryAfter (a spent monthly quota)', async () => {
+    api.script(errorAnswer(429, 'rate_limit_exceeded', { 'retry-after': '86400' }));
+
+    const error = await failure(client().tags.listPage());
+
+    expect(waits).toEqual([]);
+    expect(api.requests).toHaveLength(1);
+    expect(error.retryAfter).toBe(86400);
+  });
+});
+
+describe('429 without Retry-After (from something in front of the API)', () => {
+  it('waits at least a second plus the jittered backoff', async () => {
+    api.script({ status: 429, body: 'Too Many Requests' }, TAGS);
+
+    await client({ random: () => 0.5 }).tags.listPage();
+
+    expect(waits).toEqual([1250]);
+  });
+});
+
+describe('503', () => {
+  it('backs off exponentially with full jitter, capped, then succeeds', async () => {
+    const down = errorAnswer(503, 'origin_unavailable');
+    api.script(down, down, down, down, down, down, TAGS);
+
+    const page = await client({ maxRetries: 6, random: () => 1 }).tags.listPage();
+
+    expect(page.data[0]?.name).toBe('Analog');
+    expect(waits).toEqual([500, 1000, 2000, 4000, 8000, 8000]);
+    expect(Math.max(...waits)).toBe(BACKOFF.capMs);
+  });
+
+  it('draws each wait from [0, ceiling): the jitter scales it', async () => {
+    const down = errorAnswer(503, 'quota_unavailable');
+    api.script(down, down, down, down);
+
+    const error = await failure(client({ random: () => 0.25 }).tags.listPage());
+
+    expect(waits).toEqual([125, 250, 500]);
+    expect(api.requests).toHaveLength(4);
+    expect(error).toMatchObject({ status: 503, code: 'quota_unavailable' });
+  });
+
+  it('retries network failures the same way and then reports network_error', async () => {
+    const closed = `${api.baseUrl}`;
+    await api.close();
+
+    const error = await failure(
+      new CatalogueClient({
+        baseUrl: closed,
+        apiKey: KEY,
+        maxRetries: 2,
+        random: () => 1,
+        sleep: async (ms) => {
+          waits.push(ms);
+        },
+      }).tags.listPage(),
+    );
+
+    expect(waits).toEqual([500, 1000]);
+    expect(error).toMatchObject({ status: 0, code: 'network_error' });
+    api = await startScripted();
+  });
+});
+
+describe('no retry on other 4xx', () => {
+  it.each([
+    [400, 'invalid_parameter'],
+    [401, 'invalid_key'],
+    [404, 'not_found'],
+  ])('%i %s is thrown after one request', async (status, code) => {
+    api.script(errorAnswer(status, code, RATE_HEADERS(42)));
+    const tested = client();
+
+    const error = await failure(tested.modules.get(7));
+
+    expect(api.requests).toHaveLength(1);
+    expect(waits).toEqual([]);
+    expect(error).toMatchObject({ status, code, message: `scripted ${code}`, requestId: `req_${code}` });
+    expect(error.retryAfter).toBeUndefined();
+    if (status !== 401) expect(tested.rateLimit?.remainingMinute).toBe(42);
+  });
+});
+
+describe('aborts', () => {
+  it('during a request: rejects with the reason', async () => {
+    api.script(() => {}); // never answers
+    const controller = new AbortController();
+    const reason = new Error('user gave up');
+
+    const pending = client().tags.listPage({ signal: controller.signal });
+    await expect.poll(() => api.requests.length).toBe(1);
+    controller.abort(reason);
+
+    await expect(pending).rejects.toBe(reason);
+  });
+
+  it('during the wait for Retry-After: rejects promptly with the reason, without another request', async () => {
+    api.script(errorAnswer(429, 'rate_limit_exceeded', { 'retry-after': '30' }), TAGS);
+    const controller = new AbortController();
+    const reason = new Error('shutting down');
+
+    const started = performance.now();
+    const pending = client({ real: true }).tags.listPage({ signal: controller.signal });
+    await expect.poll(() => api.requests.length).toBe(1);
+    controller.abort(reason);
+
+    await expect(pending).rejects.toBe(reason);
+    // Far below the 30 s it would have waited.
+    expect(performance.now() - started).toBeLessThan(10_000);
+    expect(api.requests).toHaveLength(1);
+  });
+
+  it('during a 503 backoff: rejects with the reason', async () => {
+    api.script(errorAnswer(503, 'origin_unavailable'), TAGS);
+    const controller = new AbortController();
+    const reason = new Error('stop');
+
+    const pending = client({ real: true, random: () => 1, maxRetries: 3 }).tags.listPage({
+      signal: controller.signal,
+    });
+    await expect.poll(() => api.requests.length).toBe(1);
+    controller.abort(reason);
+
+    await expect(pending).rejects.toBe(reason);
+    expect(api.requests).toHaveLength(1);
+  });
+
+  it('an already aborted signal sends nothing', async () => {
+    const reason = new Error('before');
+
+    await expect(client().tags.listPage({ signal: AbortSignal.abort(reason) })).rejects.toBe(reason);
+    expect(api.requests).toHaveLength(0);
+  });
+
+  it('stops an auto-paging walk between pages', async () => {
+    const controller = new AbortController();
+    const reason = new Error('enough');
+    api.script({
+      status: 200,
+      body: { data: [{ id: 1, name: 'a', type: null }], page: { next_cursor: 'c2' } },
+    });
+    const seen: number[] = [];
+
+    const walk = async () => {
+      for await (const tag of client().tags.list({ signal: controller.signal })) {
+        seen.push(tag.id);
+        controller.abort(reason);
+      }
+    };
+
+    await expect(walk()).rejects.toBe(reason);
+    expect(seen).toEqual([1]);
+    expect(api.requests).toHaveLength(1);
+  });
+});
+
+describe('malformed answers', () => {
+  it.each([
+    ['a 200 that is not JSON', { status: 200, body: '<html>hello</html>' }, 200],
+    ['a list without page', { status: 200, body: { data: [] } }, 200],
+    [
+      'a list whose next_cursor is a number',
+      { status: 200, body: { data: [], page: { next_cursor: 3 } } },
+      200,
+    ],
+    ['a list of non-records', { status: 200, body: { data: [1, 2], page: { next_cursor: null } } }, 200],
+    ['a 400 without the envelope', { status: 400, body: 'Bad Request' }, 400],
+    ['a 404 whose envelope has no code', { status: 404, body: { error: { message: 'x' } } }, 404],
+  ])('%s → invalid_response', async (_label, answer, status) => {
+    api.script({ ...answer, headers: { 'x-request-id': 'req_shape' } });
+
+    const error = await failure(client().tags.listPage());
+
+    expect(error).toMatchObject({ status, code: 'invalid_response', requestId: 'req_shape' });
+    expect(api.requests).toHaveLength(1);
+  });
+
+  it('a detail that is not {"data": {record}} → invalid_response', async () => {
+    api.script({ status: 200, body: { id: 101, name: 'A-110' } });
+
+    const error = await failure(client().modules.get(101));
+
+    expect(error.code).toBe('invalid_response');
+  });
+
+  it('a 502 page from something in front of the API is retried, then invalid_response', async () => {
+    const gateway = { status: 502, body: '<html>Bad gateway</html>' };
+    api.script(gateway, gateway);
+
+    const error = await failure(client({ maxRetries: 1, random: () => 1 }).tags.listPage());
+
+    expect(waits).toEqual([500]);
+    expect(error).toMatchObject({ status: 502, code: 'invalid_response' });
+  });
+});
+
+describe('requests', () => {
+  it('sends the key, lists comma-joined and sorted, and follows next_cursor', async () => {
+    const page = (ids: number[], next: string | null) => ({
+      status: 200,
+      body: { data: ids.map((id) => ({ id, name: `m${id}` })), page: { next_cursor: next } },
+    });
+    api.script(page([1, 2], 'AbC-_1'), page([3], null));
+    const tested = client();
+
+    const ids: number[] = [];
+    for await (const module of tested.modules.list({
+      manufacturer_id: 1,
+      hp: 8,
+      standard: 0,
+      tag: 3,
+      sort: 'name',
+      fields: ['name', 'hp'],
+      include: ['tags', 'ins', 'tags'],
+      limit: 2,
+    })) {
+      ids.push(module.id);
+    }
+
+    expect(ids).toEqual([1, 2, 3]);
+    const first =
+      '/v1/modules?fields=hp,name&hp=8&include=ins,tags&limit=2&manufacturer_id=1&sort=name&standard=0&tag=3';
+    expect(api.requests.map((r) => r.url)).toEqual([first, first.replace('?', '?cursor=AbC-_1&')]);
+    expect(api.requests[0]!.headers.authorization).toBe(`Bearer ${KEY}`);
+  });
+
+  it('get sends include and returns the record itself', async () => {
+    api.script({ status: 200, body: { data: { id: 1, name: 'Doepfer', country: 'DE', modules: [] } } });
+
+    const manufacturer = await client().manufacturers.get(1, { include: ['modules'] });
+
+    expect(manufacturer).toEqual({ id: 1, name: 'Doepfer', country: 'DE', modules: [] });
+    expect(api.requests[0]!.url).toBe('/v1/manufacturers/1?include=modules');
+  });
+});

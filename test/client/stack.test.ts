@@ -1,0 +1,220 @@
+/**
+ * The client against the real local stack: the proxy over the fixture's builder output on s3rver, keys and
+ * quota on dynalite, served by the node:http adapter on an ephemeral loopback port. The client's answers
+ * are compared with direct requests (plain fetch, cursors followed by hand).
+ */
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CatalogueApiError, CatalogueClient, type CatalogueClientOptions } from '../../client/index.js';
+import { createHttpServer } from '../../proxy/adapters/http.js';
+import { createProxy } from '../../proxy/app.js';
+import { dynamoClient } from '../../proxy/aws.js';
+import { loadConfig } from '../../proxy/config.js';
+import { registerKey } from '../../proxy/keys/admin.js';
+import { createTables } from '../../proxy/keys/tables.js';
+import { type LocalServer, startDynamo } from '../../proxy/local/servers.js';
+import { CURSOR_SECRET, PREFIX, type Stack, startStack } from '../proxy/harness.js';
+
+const KEY = `pk_live_${'C'.repeat(22)}`;
+const TABLES = { keysTable: 'client-keys', countersTable: 'client-counters' };
+
+let stack: Stack;
+let dynamo: LocalServer;
+let http: Server;
+let baseUrl: string;
+
+beforeAll(async () => {
+  [stack, dynamo] = await Promise.all([startStack(), startDynamo()]);
+  const client = dynamoClient({ endpoint: dynamo.endpoint });
+  await createTables(client, TABLES);
+  await registerKey({ client, ...TABLES }, KEY, {
+    tier: 'partner',
+    limits: { minute: 100_000, month: 1_000_000 },
+  });
+  client.destroy();
+  const config = loadConfig({
+    CATALOGUE_BUCKET: stack.s3.bucket,
+    CATALOGUE_PREFIX: PREFIX,
+    S3_ENDPOINT: stack.s3.endpoint,
+    KEYS_TABLE: TABLES.keysTable,
+    COUNTERS_TABLE: TABLES.countersTable,
+    DYNAMODB_ENDPOINT: dynamo.endpoint,
+    CURSOR_SECRET,
+  });
+  http = createHttpServer(createProxy(config, { log: () => {} }));
+  await new Promise<void>((ready) => http.listen(0, '127.0.0.1', ready));
+  baseUrl = `http://127.0.0.1:${(http.address() as AddressInfo).port}/v1`;
+});
+
+afterAll(async () => {
+  http?.closeAllConnections();
+  await new Promise((done) => http?.close(done));
+  await dynamo?.dispose();
+  await stack?.dispose();
+});
+
+/** A client over a fetch that records each answer's status. */
+function counted(options: Partial<CatalogueClientOptions> = {}) {
+  const statuses: number[] = [];
+  const client = new CatalogueClient({
+    baseUrl,
+    apiKey: KEY,
+    fetch: async (input, init) => {
+      const response = await fetch(input, init);
+      statuses.push(response.status);
+      return response;
+    },
+    ...options,
+  });
+  return { client, statuses };
+}
+
+/** Every record of a list by direct requests, following next_cursor by hand. */
+async function walkDirectly(path: string, query: string): Promise<unknown[]> {
+  const records: unknown[] = [];
+  let cursor: string | null = null;
+  do {
+    const url: string = `${baseUrl}${path}?${query}${cursor ? `&cursor=${cursor}` : ''}`;
+    const response = await fetch(url, { headers: { authorization: `Bearer ${KEY}` } });
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as { data: unknown[]; page: { next_cursor: string | null } };
+    records.push(...body.data);
+    cursor = body.page.next_cursor;
+  } while (cursor);
+  return records;
+}
+
+describe('the client on the local stack', () => {
+  it('walks all 204 modules with limit 7 in 30 requests, as direct requests do', async () => {
+    const { client, statuses } = counted();
+
+    const walked = [];
+    for await (const module of client.modules.list({ limit: 7 })) walked.push(module);
+
+    expect(walked).toHaveLength(stack.snapshot.modules.length);
+    expect(walked).toHaveLength(204);
+    expect(statuses).toEqual(Array(Math.ceil(204 / 7)).fill(200));
+    expect(walked).toEqual(await walkDirectly('/modules', 'limit=7'));
+    expect(walked.map((m) => m.id)).toEqual(stack.snapshot.modules.map((m) => m.id).sort((a, b) => a - b));
+  });
+
+  it('filters, sorts and selects fields and relations', async () => {
+    const { client } = counted();
+    const expected = stack.snapshot.modules.filter((m) => m.manufacturer_id === 1 && m.standard === 0);
+
+    const walked = [];
+    for await (const module of client.modules.list({
+      manufacturer_id: 1,
+      standard: 0,
+      sort: 'name',
+      fields: ['name', 'hp'],
+      include: ['tags'],
+      limit: 5,
+    })) {
+      walked.push(module);
+    }
+
+    expect(expected.length).toBeGreaterThan(5);
+    expect(walked.map((m) => m.id).sort()).toEqual(expected.map((m) => m.id).sort());
+    expect(walked.every((m) => Object.keys(m).join() === 'id,name,hp,tags')).toBe(true);
+    expect(walked).toEqual(
+      await walkDirectly(
+        '/modules',
+        'manufacturer_id=1&standard=0&sort=name&fields=name,hp&include=tags&limit=5',
+      ),
+    );
+  });
+
+  it('lists manufacturers, standards and tags completely', async () => {
+    const { client } = counted();
+    const all = async <T>(iterable: AsyncIterable<T>) => {
+      const items: T[] = [];
+      for await (const item of iterable) items.push(item);
+      return items;
+    };
+
+    const [manufacturers, standards, tags] = await Promise.all([
+      all(client.manufacturers.list({ limit: 3 })),
+      all(client.standards.list()),
+      all(client.tags.list({ sort: 'name' })),
+    ]);
+
+    expect(manufacturers.map((m) => m.id)).toEqual(
+      stack.snapshot.manufacturers.map((m) => m.id).sort((a, b) => a - b),
+    );
+    expect(standards).toHaveLength(stack.snapshot.standards.length);
+    expect(tags).toHaveLength(stack.snapshot.tags.length);
+  });
+
+  it('gets one record with include, the record itself', async () => {
+    const { client } = counted();
+
+    const module = await client.modules.get(101, { include: ['ins'] });
+    const manufacturer = await client.manufacturers.get(1, { include: ['modules'] });
+
+    const direct = await fetch(`${baseUrl}/modules/101?include=ins`, {
+      headers: { authorization: `Bearer ${KEY}` },
+    });
+    expect(module).toEqual(((await direct.json()) as { data: unknown }).data);
+    expect(module.ins?.length).toBeGreaterThan(0);
+    expect(module.outs).toBeUndefined();
+    expect(manufacturer.modules?.map((m) => m.manufacturer_id)).toEqual(manufacturer.modules?.map(() => 1));
+  });
+
+  it('revalidates: the second get is a 304 served from the cache, and is counted', async () => {
+    const { client, statuses } = counted();
+
+    const first = await client.modules.get(102, { include: ['tags', 'panels'] });
+    const before = client.rateLimit!;
+    const second = await client.modules.get(102, { include: ['panels', 'tags'] });
+    const after = client.rateLimit!;
+
+    expect(statuses).toEqual([200, 304]);
+    expect(second).toEqual(first);
+    expect(after.remainingMonth).toBe(before.remainingMonth - 1);
+    expect(after.limitMonth).toBe(1_000_000);
+  });
+
+  it('revalidates cursor pages of a second walk (all 304s), and without a cache refetches them', async () => {
+    const cached = counted();
+    const uncached = counted({ cache: false });
+    const walk = async (client: CatalogueClient) => {
+      const ids: number[] = [];
+      for await (const tag of client.tags.list({ limit: 10 })) ids.push(tag.id);
+      return ids;
+    };
+
+    const first = await walk(cached.client);
+    const second = await walk(cached.client);
+    await walk(uncached.client);
+    await walk(uncached.client);
+
+    const pages = Math.ceil(stack.snapshot.tags.length / 10);
+    expect(second).toEqual(first);
+    expect(cached.statuses).toEqual([...Array(pages).fill(200), ...Array(pages).fill(304)]);
+    expect(uncached.statuses).toEqual(Array(2 * pages).fill(200));
+  });
+
+  it('throws the API errors with their code and request id', async () => {
+    const { client } = counted();
+    const wrongKey = new CatalogueClient({ baseUrl, apiKey: `pk_live_${'W'.repeat(22)}` });
+    const caught = (promise: Promise<unknown>) =>
+      promise.catch((error: unknown) => error as CatalogueApiError);
+
+    const [missing, badLimit, unknownKey] = await Promise.all([
+      caught(client.modules.get(999_999)),
+      caught(client.tags.listPage({ limit: 0 })),
+      caught(wrongKey.tags.listPage()),
+    ]);
+
+    expect(missing).toBeInstanceOf(CatalogueApiError);
+    expect(missing).toMatchObject({
+      status: 404,
+      code: 'not_found',
+      requestId: expect.stringMatching(/^req_/),
+    });
+    expect(badLimit).toMatchObject({ status: 400, code: 'invalid_parameter' });
+    expect(unknownKey).toMatchObject({ status: 401, code: 'invalid_key' });
+  });
+});

@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest';
+import { localCommandHints, shellWord } from '../../proxy/local/hints.js';
+
+const STACK = {
+  source: 'fixtures/catalogue',
+  s3Endpoint: 'http://127.0.0.1:40001',
+  bucket: 'catalogue',
+  prefix: '',
+  dynamodbEndpoint: 'http://127.0.0.1:40002',
+  keysTable: 'catalogue-keys',
+  countersTable: 'catalogue-counters',
+};
+
+describe('npm start command hints', () => {
+  it('prints the key CLI and a publish against the local servers, ready to paste', () => {
+    expect(localCommandHints(STACK)).toEqual([
+      'Keys (list, issue, revoke, usage):',
+      '  KEYS_TABLE=catalogue-keys COUNTERS_TABLE=catalogue-counters DYNAMODB_ENDPOINT=http://127.0.0.1:40002 npm run keys -- list',
+      'Publish an edited catalogue:',
+      '  npm run catalogue -- build --source fixtures/catalogue --out s3://catalogue --endpoint http://127.0.0.1:40001',
+    ]);
+  });
+
+  it('keeps a prefix and quotes what the shell would split', () => {
+    const lines = localCommandHints({ ...STACK, prefix: 'catalogue/', source: "../my snapshots/it's" });
+
+    expect(lines[3]).toBe(
+      `  npm run catalogue -- build --source '../my snapshots/it'\\''s' --out s3://catalogue/catalogue --endpoint http://127.0.0.1:40001`,
+    );
+  });
+
+  it.each([
+    ['plain/path-1.2', 'plain/path-1.2'],
+    ['a b', "'a b'"],
+    ['$HOME', "'$HOME'"],
+    ["it's", "'it'\\''s'"],
+    ['', "''"],
+  ])('shellWord(%j) → %s', (value, expected) => {
+    expect(shellWord(value)).toBe(expected);
+  });
+});
