@@ -21,8 +21,10 @@ const TIME = '/usr/bin/time';
 const FULL_BUILD_SECONDS = 60;
 const FULL_BUILD_RSS_BYTES = 1.5e9;
 const INCREMENTAL_SECONDS = 5;
+/** An incremental publish may cost at most this share of a full build measured in the same run. */
+const INCREMENTAL_SHARE = 0.1;
 
-interface Measured {
+export interface Measured {
   command: string;
   wallSeconds: number;
   cpuSeconds: number;
@@ -31,10 +33,10 @@ interface Measured {
   loadAverage: string;
 }
 
-const rel = (path: string) => relative(REPO, path) || '.';
+export const rel = (path: string) => relative(REPO, path) || '.';
 
 /** The CLI as `npm run catalogue` runs it (tsx), in a child process, measured. */
-async function runCli(args: string[], nodeFlags: string[] = []): Promise<Measured> {
+export async function runCli(args: string[], nodeFlags: string[] = []): Promise<Measured> {
   const node = [process.execPath, ...nodeFlags, '--import', 'tsx'];
   const useTime = existsSync(TIME);
   const argv = useTime
@@ -63,7 +65,7 @@ async function runCli(args: string[], nodeFlags: string[] = []): Promise<Measure
   return { command: shown, wallSeconds, cpuSeconds, maxRssBytes, summary, loadAverage: load };
 }
 
-async function listObjects(root: string): Promise<Map<string, number>> {
+export async function listObjects(root: string): Promise<Map<string, number>> {
   const sizes = new Map<string, number>();
   const dir = join(root, 'o');
   const names = await readdir(dir);
@@ -159,7 +161,9 @@ export async function benchBuild(
   const incrementalWall = median(incrementals.map((r) => r.wallSeconds));
   const onlyChanged = incrementals.every((r) => r.onlyChanged);
   const fullOk = fullWall <= FULL_BUILD_SECONDS && fullRss <= FULL_BUILD_RSS_BYTES;
-  const incrementalOk = incrementalWall <= INCREMENTAL_SECONDS && onlyChanged;
+  const incrementalShare = incrementalWall / fullWall;
+  const incrementalOk =
+    incrementalWall <= INCREMENTAL_SECONDS && incrementalShare <= INCREMENTAL_SHARE && onlyChanged;
 
   let profile = '';
   const wantProfile =
@@ -198,7 +202,7 @@ export async function benchBuild(
       profile += await profileOf(dir, 'full build', profiled.wallSeconds);
     }
   }
-  if (!settings.keep) await rm(out, { recursive: true, force: true });
+  // Section 7 starts its cold-start rows over this build; run.ts removes it at the end.
 
   const markdown = [
     `Snapshot: \`generateSnapshot({modules: ${settings.modules}, seed: ${settings.seed}})\` written to \`${rel(snapshotDir)}\`: ` +
@@ -246,7 +250,7 @@ export async function benchBuild(
       .map((r) => `${fmt.int(r.written)} written / ${fmt.int(r.changed)} changed`)
       .join(
         '; ',
-      )}), so only changed objects are uploaded. They are few but large: a variant is one object, so renaming one module rewrites every list variant that holds it (the unfiltered lists and the big filter variants of its standard, width and tags): ${fmt.mb(median(incrementals.map((r) => r.writtenBytes)))} (median) for one name, against ${fmt.mb(totalBytes)} for the whole catalogue. The index (\`current.json\`, \`versions/…\`) and the publication log are rewritten too; nothing is removed before the 24 h retention.`,
+      )}), so only changed objects are uploaded. They are few but large: a variant is one object, so renaming one module rewrites every list variant that holds it (the unfiltered lists and the big filter variants of its standard, width and tags): ${fmt.mb(median(incrementals.map((r) => r.writtenBytes)))} (median) for one name, against ${fmt.mb(totalBytes)} for the whole catalogue. Of the index only the shards holding a changed key are written, plus the small pointer, the version's manifest and the publication log; nothing is listed, and nothing is removed before the 24 h retention.`,
     '',
     'CLI summary lines (first full build, first incremental):',
     '',
@@ -267,12 +271,12 @@ export async function benchBuild(
       },
       {
         name: 'Incremental publish (one module renamed)',
-        target: `only changed objects, ≤ ${INCREMENTAL_SECONDS} s`,
+        target: `only changed objects, ≤ ${INCREMENTAL_SECONDS} s and ≤ ${fmt.pct(INCREMENTAL_SHARE)} of a full build`,
         measured: `${incrementals.map((r) => fmt.int(r.written)).join('/')} objects (${incrementals
           .map((r) => fmt.mb(r.writtenBytes))
           .join(
             '/',
-          )}) = ${onlyChanged ? 'exactly the changed ones' : 'NOT the changed set'}; ${fmt.s(incrementalWall)} s (median of ${incrementals.length})`,
+          )}) = ${onlyChanged ? 'exactly the changed ones' : 'NOT the changed set'}; ${fmt.s(incrementalWall)} s (median of ${incrementals.length}) = ${fmt.pct(incrementalShare)} of the full build`,
         ok: incrementalOk,
       },
     ],

@@ -17,7 +17,8 @@ import { closeClient } from './http.js';
 import { machineTable } from './machine.js';
 import { pickFilters } from './mix.js';
 import { progress, type SectionResult, type Target, verdict } from './report.js';
-import { benchEnv, loadSettings, REPO, type Section, WORK } from './settings.js';
+import { benchScale } from './scale.js';
+import { benchEnv, loadSettings, REPO, SECTIONS, type Section, WORK } from './settings.js';
 import { benchSoak } from './soak.js';
 import { fmt, table } from './stats.js';
 
@@ -28,6 +29,7 @@ const TITLES: Record<Section, string> = {
   4: '4. Dependency calls per request and cost per million requests',
   5: '5. Memory under sustained load',
   6: '6. Content coding: CPU and bytes per response',
+  7: '7. Scale: cold start, pointer and shards, a 100,000-module catalogue',
 };
 
 async function main(): Promise<number> {
@@ -92,13 +94,15 @@ async function main(): Promise<number> {
   }
   // After section 2's in-memory proxy has stopped: this one holds the rendered catalogue too.
   await attempt(6, () => benchCoding(settings, snapshotDir));
+  // Reuses section 1's build of the bench catalogue when it is there.
+  await attempt(7, () => benchScale(settings, join(WORK, 'build')));
   closeClient();
 
   const seconds = (performance.now() - started) / 1000;
   const targets: Target[] = [];
   const sections: string[] = [];
   const commands: string[] = [];
-  for (const section of [1, 2, 3, 4, 5, 6] as Section[]) {
+  for (const section of SECTIONS) {
     const result = results.get(section);
     if (!result) {
       sections.push(`## ${TITLES[section]}\n\nNot run (BENCH_SECTIONS).\n`);
@@ -141,6 +145,7 @@ async function main(): Promise<number> {
           'BENCH_SECONDS, BENCH_WARMUP_SECONDS',
         ],
         ['rounds per server (medians)', settings.rounds, 'BENCH_ROUNDS'],
+        ['large catalogue of section 7', fmt.int(settings.scaleModules), 'BENCH_SCALE_MODULES'],
         ['connections', settings.connections, 'BENCH_CONNECTIONS'],
         [
           'soak / sample interval',

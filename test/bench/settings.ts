@@ -20,7 +20,8 @@ export const STACK_TABLES = { keysTable: 'bench-keys', countersTable: 'bench-cou
 export const STACK_BUCKET = 'bench-catalogue';
 export const STACK_PREFIX = 'catalogue/';
 
-export type Section = 1 | 2 | 3 | 4 | 5 | 6;
+export type Section = 1 | 2 | 3 | 4 | 5 | 6 | 7;
+export const SECTIONS: readonly Section[] = [1, 2, 3, 4, 5, 6, 7];
 
 export interface Settings {
   modules: number;
@@ -31,6 +32,8 @@ export interface Settings {
   warmupSeconds: number;
   /** Measured runs per server; medians are reported. */
   rounds: number;
+  /** Modules of the large catalogue of section 7 (full and incremental build, cold start); 0 skips it. */
+  scaleModules: number;
   /** Full builds (each into an empty directory) and one-module incremental publishes; medians reported. */
   fullBuilds: number;
   incrementalBuilds: number;
@@ -69,9 +72,10 @@ export function loadSettings(): Settings {
   const modules = integer('BENCH_MODULES', 25_000, 10);
   const seconds = integer('BENCH_SECONDS', 10, 1);
   const sections = new Set<Section>();
-  for (const part of (process.env.BENCH_SECTIONS ?? '1,2,3,4,5,6').split(',')) {
+  for (const part of (process.env.BENCH_SECTIONS ?? SECTIONS.join(',')).split(',')) {
     const n = Number(part.trim());
-    if (![1, 2, 3, 4, 5, 6].includes(n)) throw new Error(`BENCH_SECTIONS: ${part} is not a section (1-6)`);
+    if (!SECTIONS.includes(n as Section))
+      throw new Error(`BENCH_SECTIONS: ${part} is not a section (1-${SECTIONS.length})`);
     sections.add(n as Section);
   }
   return {
@@ -81,6 +85,7 @@ export function loadSettings(): Settings {
     warmupSeconds: integer('BENCH_WARMUP_SECONDS', Math.max(1, Math.round(seconds / 3)), 0),
     // Short development runs (BENCH_SECONDS < 5) measure each server once; real runs three times.
     rounds: integer('BENCH_ROUNDS', seconds >= 5 ? 3 : 1, 1),
+    scaleModules: integer('BENCH_SCALE_MODULES', 100_000, 0),
     fullBuilds: integer('BENCH_FULL_BUILDS', seconds >= 5 ? 2 : 1, 1),
     incrementalBuilds: integer('BENCH_INCREMENTAL_BUILDS', seconds >= 5 ? 3 : 1, 1),
     connections: integer('BENCH_CONNECTIONS', 10, 1),
