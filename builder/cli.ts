@@ -5,6 +5,7 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { explainPublishFailure } from './failure.js';
 import { generateSnapshot, writeSnapshot } from './generate.js';
 import { loadSnapshot } from './load.js';
 import { formatProblem, type Problem } from './problems.js';
@@ -53,8 +54,9 @@ Exit codes:
   0  done (for validate: the snapshot is valid)
   1  the snapshot is invalid; every problem is printed on stderr and nothing is written
   2  usage error (unknown command or option, missing or malformed value)
-  3  publishing failed (storage unreachable, access denied…); the previous version stays current,
-     and running the same build again completes the publish
+  3  publishing failed (storage unreachable, access denied…); the previous version stays current.
+     The message says what to do: run the same build again for a passing fault (network, timeout,
+     throttling), or what to fix first (credentials, permissions, bucket, endpoint, server, disk)
 `;
 
 class UsageError extends Error {
@@ -151,9 +153,13 @@ async function build(values: Record<string, string | boolean | undefined>): Prom
       return EXIT.ok;
     } catch (error) {
       const cause = (error as Error).cause as Error | undefined;
+      const { advice } = explainPublishFailure(error, {
+        description: target.description,
+        endpoint: values.endpoint as string | undefined,
+      });
       process.stderr.write(
         `publish failed: ${(error as Error).message}${cause?.message ? ` (${cause.message})` : ''}\n` +
-          'the previous version is still current; run the same build again to complete the publish\n',
+          `the previous version is still current; ${advice}\n`,
       );
       return EXIT.publishFailed;
     }
