@@ -29,6 +29,8 @@ export interface FailureTarget {
   description: string;
   /** The `--endpoint`, when one was given. */
   endpoint?: string | undefined;
+  /** How to say "do it again" (default `run the same build again`; `npm start` says `start again`). */
+  again?: string;
 }
 
 interface ErrorShape {
@@ -109,8 +111,8 @@ const LOCAL: Record<string, string> = {
   EACCES: 'no permission to write there: fix the directory’s owner or mode, or choose another --out',
   EPERM: 'no permission to write there: fix the directory’s owner or mode, or choose another --out',
   EROFS: 'the file system is read-only: choose another --out',
-  ENOSPC: 'the disk is full: free space (or choose another --out), then run the build again',
-  EDQUOT: 'the disk quota is exhausted: free space, then run the build again',
+  ENOSPC: 'the disk is full: free space (or choose another --out), then try again',
+  EDQUOT: 'the disk quota is exhausted: free space, then try again',
   ENOTDIR: 'a file stands where a directory must be: check --out',
   EISDIR: 'a directory stands where a file must be: check --out',
 };
@@ -132,6 +134,7 @@ export function explainPublishFailure(error: unknown, target: FailureTarget): Fa
   const attempts = attemptsOf(errors);
   const tries = attempts && attempts > 1 ? ` on all ${attempts} attempts` : '';
   const where = target.endpoint ?? target.description;
+  const again = target.again ?? 'run the same build again';
 
   if (has(CREDENTIALS)) {
     return {
@@ -139,7 +142,7 @@ export function explainPublishFailure(error: unknown, target: FailureTarget): Fa
       rerun: false,
       advice:
         `the storage refused or could not find the credentials: check AWS_PROFILE / AWS_ACCESS_KEY_ID / ` +
-        `AWS_SESSION_TOKEN (expired SSO or session tokens: sign in again), then run the build again`,
+        `AWS_SESSION_TOKEN (expired SSO or session tokens: sign in again), then try again`,
     };
   }
   if (has(PERMISSION) || status === 403) {
@@ -149,7 +152,7 @@ export function explainPublishFailure(error: unknown, target: FailureTarget): Fa
       advice:
         `access denied on ${target.description}: the identity needs s3:ListBucket on the bucket and ` +
         `s3:GetObject, s3:PutObject, s3:DeleteObject on the prefix (the stack's publisher role has exactly ` +
-        `these); check --out and the role, then run the build again`,
+        `these); check --out and the role, then try again`,
     };
   }
   if (has(TARGET) || status === 301) {
@@ -158,9 +161,9 @@ export function explainPublishFailure(error: unknown, target: FailureTarget): Fa
       rerun: false,
       advice: names.has('NoSuchBucket')
         ? `the bucket of ${target.description} does not exist at ${where}: check --out (and --endpoint), ` +
-          'or create the bucket (the CDK stack does), then run the build again'
+          'or create the bucket (the CDK stack does), then try again'
         : `the bucket of ${target.description} is not reachable as addressed: check the bucket name and ` +
-          'AWS_REGION (the bucket may live in another region), then run the build again',
+          'AWS_REGION (the bucket may live in another region), then try again',
     };
   }
   if (has(UNREACHABLE)) {
@@ -170,7 +173,7 @@ export function explainPublishFailure(error: unknown, target: FailureTarget): Fa
       advice: names.has('ENOTFOUND')
         ? `the host of ${where} does not resolve: check --endpoint (or AWS_REGION) and the network`
         : `nothing answers at ${where}: check --endpoint and that the server is running ` +
-          '(`npm start` prints the endpoint of its S3 server), then run the build again',
+          '(`npm start` prints the endpoint of its S3 server), then try again',
     };
   }
   const local = Object.keys(LOCAL).find((code) => names.has(code));
@@ -180,7 +183,7 @@ export function explainPublishFailure(error: unknown, target: FailureTarget): Fa
       kind: 'transient',
       rerun: true,
       advice:
-        `a temporary fault (network, timeout or throttling)${tries}: run the same build again; it uploads ` +
+        `a temporary fault (network, timeout or throttling)${tries}: ${again}; it uploads ` +
         'only what is still missing (if it keeps happening, lower --concurrency)',
     };
   }
@@ -190,15 +193,13 @@ export function explainPublishFailure(error: unknown, target: FailureTarget): Fa
       rerun: false,
       advice:
         `the storage server failed${tries} with ${status}${names.has('InternalError') ? ' InternalError' : ''}: ` +
-        `a fault of the server at ${where}, not of the snapshot, and running the same build again will most ` +
-        'likely fail the same way: check that server (its log, version, disk) before trying again',
+        `a fault of the server at ${where}, not of the snapshot, and a re-run will most likely fail the ` +
+        'same way: check that server (its log, version, disk) before trying again',
     };
   }
   return {
     kind: 'unknown',
     rerun: true,
-    advice:
-      'run the same build again to complete the publish; if it fails the same way, the message above names ' +
-      'the failing call',
+    advice: `${again} to complete the publish; if it fails the same way, the message above names the failing call`,
   };
 }

@@ -1,4 +1,7 @@
-/** Progress and summary output of the CLI: a bar on a terminal, one summary line otherwise. */
+/**
+ * Progress and summary output of the CLI and `npm start`: a bar on a terminal; for `npm start` in a log, a
+ * line every few seconds; then one summary line.
+ */
 import cliProgress from 'cli-progress';
 import type { PublishProgress, PublishSummary } from './publish.js';
 
@@ -17,7 +20,7 @@ export function terminalProgress(stream: NodeJS.WriteStream): PublishProgress | 
       bar = new cliProgress.SingleBar(
         {
           stream,
-          format: `${phase} [{bar}] {percentage}% | {value}/{total} variants | {duration_formatted}`,
+          format: `${phase} [{bar}] {percentage}% | {value}/{total} | {duration_formatted}`,
           hideCursor: true,
           clearOnComplete: true,
         },
@@ -33,6 +36,93 @@ export function terminalProgress(stream: NodeJS.WriteStream): PublishProgress | 
       bar = undefined;
     },
   };
+}
+
+/** Where progress lines go: a stream, or anything with its `write` (tests). */
+export interface LineSink {
+  write(text: string): unknown;
+}
+
+export interface LogProgressOptions {
+  /** At most one count line per interval while a phase runs (default 5 s). */
+  intervalMs?: number;
+  /** Milliseconds from any origin; tests inject one. */
+  now?: () => number;
+}
+
+const count = (value: number) => value.toLocaleString('en-US');
+
+/**
+ * Progress as plain lines for a log or a pipe: each step, the phase and its total when it starts, then at most
+ * one line per `intervalMs` with done / total, and the count reached when the phase ends (unless the last
+ * line said it already, or nothing needed rendering: a publish that reuses everything). The unit is the
+ * publisher's (today: variants and details to render, identical ones counted separately, so more than the
+ * distinct objects of the summary line), hence no unit in the line.
+ * @example
+ * const progress = logProgress(process.stderr);
+ * // rendering and uploading: 80,000 to do…
+ * // rendering and uploading: 12,345 / 80,000 (15 %), 5 s
+ */
+export function logProgress(sink: LineSink, options: LogProgressOptions = {}): PublishProgress {
+  const intervalMs = options.intervalMs ?? 5000;
+  const now = options.now ?? (() => performance.now());
+  let phase: string | undefined;
+  let total = 0;
+  let done = 0;
+  let started = 0;
+  let printedAt = 0;
+  let printedDone = 0;
+  const line = () => {
+    const percent = total === 0 ? 100 : Math.floor((done * 100) / total);
+    const seconds = Math.round((now() - started) / 1000);
+    sink.write(`${phase}: ${count(done)} / ${count(total)} (${percent} %), ${seconds} s\n`);
+    printedAt = now();
+    printedDone = done;
+  };
+  return {
+    note(step) {
+      sink.write(`${step}…\n`);
+    },
+    start(name, planned) {
+      phase = name;
+      total = planned;
+      done = printedDone = 0;
+      started = printedAt = now();
+      sink.write(`${phase}: ${count(total)} to do…\n`);
+    },
+    update(value) {
+      done = value;
+      if (phase !== undefined && now() - printedAt >= intervalMs) line();
+    },
+    stop() {
+      if (phase !== undefined && done !== printedDone) line();
+      phase = undefined;
+    },
+  };
+}
+
+/**
+ * The progress `npm start` shows on `stream`: the bar on a terminal, lines in a log.
+ * @example const progress = publishProgress(process.stderr);
+ */
+export function publishProgress(
+  stream: NodeJS.WriteStream,
+  options: LogProgressOptions = {},
+): PublishProgress {
+  return terminalProgress(stream) ?? logProgress(stream, options);
+}
+
+/** Above this many modules a first publish takes minutes (≈198 s at 25,000 on 2 cores), so say so first. */
+export const BIG_CATALOGUE_MODULES = 5000;
+
+/**
+ * What to say before the first publish of a big catalogue, or undefined for a small one.
+ * @example firstPublishNotice(25_000)
+ * // → 'first start: publishing 25,000 modules takes a few minutes; later starts reuse what is published'
+ */
+export function firstPublishNotice(modules: number): string | undefined {
+  if (modules <= BIG_CATALOGUE_MODULES) return undefined;
+  return `first start: publishing ${count(modules)} modules takes a few minutes; later starts reuse what is published`;
 }
 
 /**
