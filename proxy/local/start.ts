@@ -132,6 +132,7 @@ async function main(): Promise<void> {
   const store = new S3ObjectStore({ client: s3, bucket: config.bucket });
   const target = `s3://${config.bucket}/${config.prefix}`;
   let summary: Awaited<ReturnType<typeof publishCatalogue>>;
+  const progress = publishProgress(process.stderr);
   try {
     const notice = firstPublishNotice(loaded.snapshot.modules.length);
     if (notice && !(await hasPointer(store, config.prefix))) console.error(notice);
@@ -139,7 +140,7 @@ async function main(): Promise<void> {
       store,
       prefix: config.prefix,
       snapshot: loaded.snapshot,
-      progress: publishProgress(process.stderr),
+      progress,
       warn: (message) => console.error(`warning: ${message}`),
     });
   } catch (error) {
@@ -152,6 +153,7 @@ async function main(): Promise<void> {
       cause: error,
     });
   } finally {
+    progress.close();
     s3.destroy();
   }
   console.error(summaryLine(summary, target));
