@@ -123,8 +123,11 @@ const attemptsOf = (errors: readonly ErrorShape[]) =>
 /**
  * Classify a publish failure and say what to do.
  * @example
- * explainPublishFailure(sdkError('NoSuchBucket', 404), { description: 's3://catalogue/' })
- * // → { kind: 'target', rerun: false, advice: 'the bucket does not exist …' }
+ * explainPublishFailure(
+ *   new DependencyError('objects', 's3 list o/ failed', { cause: { name: 'NoSuchBucket' } }),
+ *   { description: 's3://catalogue/', endpoint: 'http://127.0.0.1:4569' },
+ * )
+ * // → { kind: 'target', rerun: false, advice: 'the bucket of s3://catalogue/ does not exist at http://…' }
  */
 export function explainPublishFailure(error: unknown, target: FailureTarget): FailureAdvice {
   const errors = chain(error);
