@@ -104,9 +104,11 @@ export function logProgress(sink: LineSink, options: LogProgressOptions = {}): C
     write(`${phase}: ${count(done)} / ${count(total)} (${percent} %), ${seconds()} s`);
     printedDone = done;
   };
-  const due = () => now() - printedAt >= intervalMs;
+  const due = (slack = 0) => now() - printedAt >= intervalMs - slack;
   const tick = () => {
-    if (!due()) return;
+    // A tick a little early (the last line came from an update between ticks) still counts, or the
+    // interval would double.
+    if (!due(intervalMs / 5)) return;
     if (phase !== undefined) line();
     else if (step !== undefined) write(`${step}: ${seconds()} s so far`);
   };
