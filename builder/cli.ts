@@ -5,7 +5,8 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { silenceSdkNodeVersionWarning } from '../proxy/aws.js';
+import { silenceSdkNodeVersionWarning } from '../proxy/aws-env.js';
+import { explainPublishFailure } from './failure.js';
 import { generateSnapshot, writeSnapshot } from './generate.js';
 import { loadSnapshot } from './load.js';
 import { formatProblem, type Problem } from './problems.js';
@@ -62,8 +63,9 @@ Exit codes:
   0  done (for validate: the snapshot is valid)
   1  the snapshot is invalid; every problem is printed on stderr and nothing is written
   2  usage error (unknown command or option, missing or malformed value)
-  3  publishing failed (storage unreachable, access denied…); the previous version stays current,
-     and running the same build again completes the publish
+  3  publishing failed (storage unreachable, access denied…); the previous version stays current.
+     The message says what to do: run the same build again for a passing fault (network, timeout,
+     throttling), or what to fix first (credentials, permissions, bucket, endpoint, server, disk)
 `;
 
 class UsageError extends Error {
@@ -165,10 +167,14 @@ async function build(values: Record<string, string | boolean | undefined>, repai
       return EXIT.ok;
     } catch (error) {
       const cause = (error as Error).cause as Error | undefined;
+      const { advice } = explainPublishFailure(error, {
+        description: target.description,
+        endpoint: values.endpoint as string | undefined,
+      });
       process.stderr.write(
         `publish failed: ${(error as Error).message}${cause?.message ? ` (${cause.message})` : ''}; ` +
           `target: ${target.location}\n` +
-          'the previous version is still current; run the same build again to complete the publish\n',
+          `the previous version is still current; ${advice}\n`,
       );
       return EXIT.publishFailed;
     }

@@ -1,6 +1,9 @@
 /** AWS SDK clients, configured for AWS or for a local S3/DynamoDB-compatible endpoint. */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
+import { awsRegion } from './aws-env.js';
+
+export { awsRegion, silenceSdkNodeVersionWarning } from './aws-env.js';
 
 export interface ClientOptions {
   /** e.g. http://127.0.0.1:4569 for s3rver/dynalite; AWS when absent. */
@@ -8,25 +11,6 @@ export interface ClientOptions {
   region?: string | undefined;
   /** SDK retries; our own timeouts bound each call, so keep this small. */
   maxAttempts?: number;
-}
-
-/**
- * The region the clients use: the one given, else `AWS_REGION`, else us-east-1. Messages that name the
- * region call it too, so they name the one actually used.
- * @example awsRegion() // → 'us-east-1' when AWS_REGION is unset
- */
-export function awsRegion(region?: string): string {
-  return region ?? process.env.AWS_REGION ?? 'us-east-1';
-}
-
-/**
- * Silence the SDK's notice that its releases after January 2027 need Node 22: not actionable for `npm start`
- * and the CLIs on Node 20 (Lambda runs Node 22). The SDK checks once per process, when the first client is
- * made, so call this before that.
- * @example silenceSdkNodeVersionWarning(); // first thing in a CLI's entry point
- */
-export function silenceSdkNodeVersionWarning(): void {
-  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 }
 
 function isLocal(endpoint: string | undefined): boolean {

@@ -11,6 +11,7 @@ import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import dynalite from 'dynalite';
 import S3rver from 's3rver';
 import { s3Client } from '../aws.js';
+import { installS3rverDes } from './s3rver-des.js';
 
 export interface LocalServer {
   endpoint: string;
@@ -37,11 +38,15 @@ export interface ServerOptions {
   port?: number;
 }
 
-/** An s3rver on 127.0.0.1 with `bucket` created (if missing). */
+/**
+ * An s3rver on 127.0.0.1 with `bucket` created (if missing). Listings of any length work on Node ≥ 17
+ * (see `s3rver-des.ts`).
+ */
 export async function startS3(
   bucket = 'catalogue-test',
   options: ServerOptions = {},
 ): Promise<LocalServer & { bucket: string }> {
+  installS3rverDes();
   const temporary = !options.directory;
   const directory = options.directory ?? mkdtempSync(join(tmpdir(), 'cat-s3-'));
   let port = options.port ?? 0;

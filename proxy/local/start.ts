@@ -9,14 +9,16 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { join, relative, resolve } from 'node:path';
 import { CreateBucketCommand, HeadBucketCommand } from '@aws-sdk/client-s3';
+import { explainPublishFailure } from '../../builder/failure.js';
 import { loadSnapshot } from '../../builder/load.js';
 import { formatProblem } from '../../builder/problems.js';
-import { summaryLine } from '../../builder/progress.js';
+import { firstPublishNotice, publishProgress, summaryLine } from '../../builder/progress.js';
 import { publishCatalogue } from '../../builder/publish.js';
 import { createHttpServer } from '../adapters/http.js';
 import { createProxy, logJson } from '../app.js';
 import { dynamoClient, s3Client, silenceSdkNodeVersionWarning } from '../aws.js';
 import { loadConfig } from '../config.js';
+import { POINTER_KEY } from '../format.js';
 import { type AdminOptions, issueKey, partnerDefaults, registerKey } from '../keys/admin.js';
 import { createTables } from '../keys/tables.js';
 import { S3ObjectStore } from '../objects/s3.js';
@@ -50,6 +52,14 @@ async function ensureBucket(endpoint: string, bucket: string): Promise<void> {
   } finally {
     client.destroy();
   }
+}
+
+/** Whether a catalogue is published under `prefix` (a listing: cheaper than reading the pointer). */
+async function hasPointer(store: S3ObjectStore, prefix: string): Promise<boolean> {
+  for await (const { key } of store.list(`${prefix}${POINTER_KEY}`)) {
+    if (key === `${prefix}${POINTER_KEY}`) return true;
+  }
+  return false;
 }
 
 async function main(): Promise<void> {
@@ -117,14 +127,36 @@ async function main(): Promise<void> {
     for (const problem of loaded.problems) console.error(formatProblem(problem));
     throw new Error(`the snapshot in ${source} is not valid (${loaded.problems.length} problems)`);
   }
+  // Progress on stderr (a bar on a terminal, a line every 5 s in a log); a big first publish takes minutes.
   const s3 = s3Client({ endpoint: config.s3Endpoint, maxAttempts: 5 });
-  const summary = await publishCatalogue({
-    store: new S3ObjectStore({ client: s3, bucket: config.bucket }),
-    prefix: config.prefix,
-    snapshot: loaded.snapshot,
-  });
-  s3.destroy();
-  console.error(summaryLine(summary, `s3://${config.bucket}/${config.prefix}`));
+  const store = new S3ObjectStore({ client: s3, bucket: config.bucket });
+  const target = `s3://${config.bucket}/${config.prefix}`;
+  let summary: Awaited<ReturnType<typeof publishCatalogue>>;
+  const progress = publishProgress(process.stderr);
+  try {
+    const notice = firstPublishNotice(loaded.snapshot.modules.length);
+    if (notice && !(await hasPointer(store, config.prefix))) console.error(notice);
+    summary = await publishCatalogue({
+      store,
+      prefix: config.prefix,
+      snapshot: loaded.snapshot,
+      progress,
+      warn: (message) => console.error(`warning: ${message}`),
+    });
+  } catch (error) {
+    const { advice } = explainPublishFailure(error, {
+      description: target,
+      endpoint: config.s3Endpoint,
+      again: 'start again',
+    });
+    throw new Error(`publishing ${source} to ${target} failed: ${(error as Error).message}; ${advice}`, {
+      cause: error,
+    });
+  } finally {
+    progress.close();
+    s3.destroy();
+  }
+  console.error(summaryLine(summary, target));
 
   // 3. Keys: tables, the keys named in CATALOGUE_DEV_KEYS, and one fresh free key.
   const admin: AdminOptions = {
