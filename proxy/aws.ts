@@ -1,6 +1,8 @@
 /** AWS SDK clients, configured for AWS or for a local S3/DynamoDB-compatible endpoint. */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
+import { defaultProvider } from '@aws-sdk/credential-provider-node';
+import type { AwsCredentialIdentityProvider } from '@smithy/types';
 
 export interface ClientOptions {
   /** e.g. http://127.0.0.1:4569 for s3rver/dynalite; AWS when absent. */
@@ -23,9 +25,28 @@ function localCredentials(endpoint: string | undefined) {
     : {};
 }
 
+/** The region of every client: the option, else AWS_REGION (set on Lambda), else us-east-1. */
+export function regionOf(options: ClientOptions = {}): string {
+  return options.region ?? process.env.AWS_REGION ?? 'us-east-1';
+}
+
+/**
+ * Credentials for the lean hot-path clients (proxy/aws-lean.ts), chosen as the SDK clients choose theirs:
+ * the fixed local ones for a loopback endpoint, else the SDK's default provider chain (environment — as on
+ * Lambda —, profile, SSO, web identity, container or instance metadata). The chain caches what it found and
+ * fetches new credentials before they expire (within five minutes of `expiration`), so calling it per
+ * request costs a resolved promise.
+ * @example const credentials = credentialProvider(process.env.S3_ENDPOINT);
+ */
+export function credentialProvider(endpoint: string | undefined): AwsCredentialIdentityProvider {
+  const local = localCredentials(endpoint).credentials;
+  if (local) return () => Promise.resolve(local);
+  return defaultProvider();
+}
+
 export function s3Client(options: ClientOptions = {}): S3Client {
   return new S3Client({
-    region: options.region ?? process.env.AWS_REGION ?? 'us-east-1',
+    region: regionOf(options),
     maxAttempts: options.maxAttempts ?? 2,
     ...(options.endpoint
       ? {
@@ -42,7 +63,7 @@ export function s3Client(options: ClientOptions = {}): S3Client {
 
 export function dynamoClient(options: ClientOptions = {}): DynamoDBClient {
   return new DynamoDBClient({
-    region: options.region ?? process.env.AWS_REGION ?? 'us-east-1',
+    region: regionOf(options),
     maxAttempts: options.maxAttempts ?? 2,
     ...(options.endpoint ? { endpoint: options.endpoint } : {}),
     ...localCredentials(options.endpoint),

@@ -23,7 +23,17 @@ export interface ProxyConfig {
   pointerTtlMs: number;
   /** Timeout of every single dependency call (S3 read, DynamoDB call). */
   dependencyTimeoutMs: number;
+  /**
+   * Client of the two hot calls (the S3 object read, the metering write): `lean` signed requests over
+   * undici (proxy/aws-lean.ts) or the AWS SDK clients. Everything else always uses the SDK.
+   */
+  hotPathClient?: HotPathClient;
 }
+
+export const HOT_PATH_CLIENTS = ['lean', 'sdk'] as const;
+export type HotPathClient = (typeof HOT_PATH_CLIENTS)[number];
+/** Bench section 6: the lean client spends a fraction of the SDK's CPU per call and passes the same tests. */
+export const DEFAULT_HOT_PATH_CLIENT: HotPathClient = 'lean';
 
 export type ConfigResult = { ok: true; config: ProxyConfig } | { ok: false; problems: string[] };
 
@@ -56,6 +66,14 @@ export function loadConfig(env: Env = process.env): ConfigResult {
     return value;
   };
 
+  const choice = <T extends string>(name: string, values: readonly T[], fallback: T): T => {
+    const value = optional(name);
+    if (value === undefined) return fallback;
+    if ((values as readonly string[]).includes(value)) return value as T;
+    problems.push(`${name} must be one of ${values.join(', ')}`);
+    return fallback;
+  };
+
   const prefix = optional('CATALOGUE_PREFIX') ?? '';
   const cursorSecret = required('CURSOR_SECRET');
   if (cursorSecret && cursorSecret.length < 32) problems.push('CURSOR_SECRET must be at least 32 characters');
@@ -71,6 +89,7 @@ export function loadConfig(env: Env = process.env): ConfigResult {
     keyCacheMaxEntries: integer('KEY_CACHE_MAX_ENTRIES', 10_000, 1, 10_000_000),
     pointerTtlMs: integer('POINTER_TTL_MS', 5_000, 0, 3_600_000),
     dependencyTimeoutMs: integer('DEPENDENCY_TIMEOUT_MS', 2_000, 1, 60_000),
+    hotPathClient: choice('HOT_PATH_CLIENT', HOT_PATH_CLIENTS, DEFAULT_HOT_PATH_CLIENT),
   };
   return problems.length > 0 ? { ok: false, problems } : { ok: true, config };
 }
