@@ -13,10 +13,12 @@ import { killAll } from './children.js';
 import { benchCore, type Shared } from './core.js';
 import { benchPeer, type Stack, startStack } from './e2e.js';
 import { closeClient } from './http.js';
+import { benchLatency } from './latency.js';
+import { benchLean } from './lean.js';
 import { machineTable } from './machine.js';
 import { pickFilters } from './mix.js';
 import { progress, type SectionResult, type Target, verdict } from './report.js';
-import { benchEnv, loadSettings, REPO, type Section, WORK } from './settings.js';
+import { benchEnv, loadSettings, REPO, SECTIONS, type Section, WORK } from './settings.js';
 import { benchSoak } from './soak.js';
 import { fmt, table } from './stats.js';
 
@@ -26,6 +28,8 @@ const TITLES: Record<Section, string> = {
   3: '3. End to end vs a dynamic peer (json-server)',
   4: '4. Dependency calls per request and cost per million requests',
   5: '5. Memory under sustained load',
+  6: '6. Hot calls: AWS SDK vs lean signed requests',
+  7: '7. Latency as on AWS (injected service latencies)',
 };
 
 async function main(): Promise<number> {
@@ -56,18 +60,18 @@ async function main(): Promise<number> {
   /** Servers kept across sections: section 2's in-memory proxy is section 3's reference. */
   const shared: Shared = {};
 
-  /** Sections 3–5 share one local stack (s3rver + dynalite + the production proxy). */
+  /** Sections 3–7 share one local stack (s3rver + dynalite + the production proxy). */
+  const stackSectionList: Section[] = [3, 4, 5, 6, 7];
   async function stackSections() {
     let stack: Stack | undefined;
-    const needsStack = [3, 4, 5].some((s) => settings.sections.has(s as Section));
+    const needsStack = stackSectionList.some((s) => settings.sections.has(s));
     try {
       if (needsStack) {
         try {
           stack = await startStack(settings, snapshot, snapshotDir, picks);
         } catch (error) {
           progress(`the local stack did not start: ${(error as Error).stack ?? error}`);
-          for (const s of [3, 4, 5] as Section[])
-            if (settings.sections.has(s)) results.set(s, error as Error);
+          for (const s of stackSectionList) if (settings.sections.has(s)) results.set(s, error as Error);
         }
       }
       if (stack) {
@@ -75,6 +79,8 @@ async function main(): Promise<number> {
         await attempt(3, () => benchPeer(settings, s, snapshot, picks, shared));
         await attempt(4, () => benchCalls(s, picks));
         await attempt(5, () => benchSoak(settings, s, picks));
+        await attempt(6, () => benchLean(s));
+        await attempt(7, () => benchLatency(s, picks));
       }
     } finally {
       await stack?.stop();
@@ -94,7 +100,7 @@ async function main(): Promise<number> {
   const targets: Target[] = [];
   const sections: string[] = [];
   const commands: string[] = [];
-  for (const section of [1, 2, 3, 4, 5] as Section[]) {
+  for (const section of SECTIONS) {
     const result = results.get(section);
     if (!result) {
       sections.push(`## ${TITLES[section]}\n\nNot run (BENCH_SECTIONS).\n`);

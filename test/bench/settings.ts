@@ -20,7 +20,8 @@ export const STACK_TABLES = { keysTable: 'bench-keys', countersTable: 'bench-cou
 export const STACK_BUCKET = 'bench-catalogue';
 export const STACK_PREFIX = 'catalogue/';
 
-export type Section = 1 | 2 | 3 | 4 | 5;
+export type Section = 1 | 2 | 3 | 4 | 5 | 6 | 7;
+export const SECTIONS: readonly Section[] = [1, 2, 3, 4, 5, 6, 7];
 
 export interface Settings {
   modules: number;
@@ -69,9 +70,10 @@ export function loadSettings(): Settings {
   const modules = integer('BENCH_MODULES', 25_000, 10);
   const seconds = integer('BENCH_SECONDS', 10, 1);
   const sections = new Set<Section>();
-  for (const part of (process.env.BENCH_SECTIONS ?? '1,2,3,4,5').split(',')) {
+  for (const part of (process.env.BENCH_SECTIONS ?? SECTIONS.join(',')).split(',')) {
     const n = Number(part.trim());
-    if (![1, 2, 3, 4, 5].includes(n)) throw new Error(`BENCH_SECTIONS: ${part} is not a section (1-5)`);
+    if (!(SECTIONS as readonly number[]).includes(n))
+      throw new Error(`BENCH_SECTIONS: ${part} is not a section (1-${SECTIONS.length})`);
     sections.add(n as Section);
   }
   return {
