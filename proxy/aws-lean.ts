@@ -118,10 +118,10 @@ export class SignedClient {
         try {
           return await this.#send(request);
         } catch (again) {
-          throw networkError(again);
+          throw networkError(again, request.signal);
         }
       }
-      throw networkError(error);
+      throw networkError(error, request.signal);
     }
   }
 
@@ -155,8 +155,16 @@ export class SignedClient {
   }
 }
 
-function networkError(error: unknown): AwsCallError {
-  const shape = error as { name?: string; code?: string; message?: string };
-  const name = shape.name === 'AbortError' ? 'AbortError' : (shape.code ?? shape.name ?? 'Error');
-  return new AwsCallError(name, shape.message ?? String(error), undefined, { cause: error });
+/** Named as the SDK names them: `AbortError` when the caller's signal ended the call, else the socket's code. */
+function networkError(error: unknown, signal: AbortSignal | undefined): AwsCallError {
+  const shape = error as { name?: unknown; code?: unknown; message?: unknown };
+  const name = signal?.aborted
+    ? 'AbortError'
+    : typeof shape.code === 'string'
+      ? shape.code
+      : typeof shape.name === 'string'
+        ? shape.name
+        : 'Error';
+  const message = typeof shape.message === 'string' ? shape.message : String(error);
+  return new AwsCallError(name, message, undefined, { cause: error });
 }

@@ -29,8 +29,14 @@ export function encodeKey(key: string): string {
     .replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 }
 
-/** Where the bucket's objects live: virtual-hosted on AWS (path-style for dotted names, as the SDK does). */
-function addressOf(options: LeanS3ObjectStoreOptions): { origin: string; base: string } {
+/**
+ * Where the bucket's objects live: path-style on a custom endpoint, virtual-hosted on AWS (path-style for
+ * dotted bucket names, whose virtual host would not match S3's certificate — as the SDK does).
+ * @example objectAddress({ bucket: 'cat', region: 'eu-west-1' }) // → { origin: 'https://cat.s3.eu-west-1.amazonaws.com', base: '/' }
+ */
+export function objectAddress(
+  options: Pick<LeanS3ObjectStoreOptions, 'bucket' | 'endpoint' | 'region'>,
+): { origin: string; base: string } {
   const bucket = encodeKey(options.bucket);
   if (options.endpoint) {
     const url = new URL(options.endpoint);
@@ -60,7 +66,7 @@ export class LeanS3ObjectStore implements ObjectStore {
   readonly #base: string;
 
   constructor(options: LeanS3ObjectStoreOptions) {
-    const { origin, base } = addressOf(options);
+    const { origin, base } = objectAddress(options);
     this.#base = base;
     this.#client = new SignedClient({
       origin,
