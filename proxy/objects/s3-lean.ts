@@ -34,9 +34,10 @@ export function encodeKey(key: string): string {
  * dotted bucket names, whose virtual host would not match S3's certificate — as the SDK does).
  * @example objectAddress({ bucket: 'cat', region: 'eu-west-1' }) // → { origin: 'https://cat.s3.eu-west-1.amazonaws.com', base: '/' }
  */
-export function objectAddress(
-  options: Pick<LeanS3ObjectStoreOptions, 'bucket' | 'endpoint' | 'region'>,
-): { origin: string; base: string } {
+export function objectAddress(options: Pick<LeanS3ObjectStoreOptions, 'bucket' | 'endpoint' | 'region'>): {
+  origin: string;
+  base: string;
+} {
   const bucket = encodeKey(options.bucket);
   if (options.endpoint) {
     const url = new URL(options.endpoint);
