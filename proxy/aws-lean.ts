@@ -40,8 +40,11 @@ export interface SignedRequest {
   headers?: Record<string, string>;
   body?: string;
   signal?: AbortSignal | undefined;
-  /** Safe to send twice: retried once when a kept-alive connection turns out to be closed. */
-  idempotent?: boolean;
+  /**
+   * Send once more when the connection turns out closed before any answer: a kept-alive connection the
+   * server dropped while idle (or while a Lambda container was frozen). The SDK retries these too.
+   */
+  retryOnReset?: boolean;
 }
 
 export interface SignedResponse {
@@ -114,7 +117,7 @@ export class SignedClient {
     try {
       return await this.#send(request);
     } catch (error) {
-      if (request.idempotent && isStaleConnection(error) && !request.signal?.aborted) {
+      if (request.retryOnReset && isStaleConnection(error) && !request.signal?.aborted) {
         try {
           return await this.#send(request);
         } catch (again) {

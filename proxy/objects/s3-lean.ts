@@ -94,7 +94,7 @@ export class LeanS3ObjectStore implements ObjectStore {
         path: this.#base + encodeKey(key),
         headers,
         signal: options.signal,
-        idempotent: true,
+        retryOnReset: true,
       });
     } catch (error) {
       const name = error instanceof AwsCallError ? error.name : 'error';

@@ -76,6 +76,10 @@ export class LeanCounterTransport implements CounterTransport {
       },
       body: JSON.stringify(input),
       signal,
+      // As the SDK does (maxAttempts 2). A reset before any answer almost always means the request never
+      // left on a dead kept-alive connection; in the rare case it was applied, a write counts twice, which
+      // errs towards the limit (exactness holds for admissions: a request is admitted by one write only).
+      retryOnReset: true,
     });
     const text = response.body.toString('utf8');
     if (response.status === 200) return { body: JSON.parse(text) as Record<string, unknown> };
