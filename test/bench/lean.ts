@@ -6,7 +6,10 @@
  * CPU per call is `process.cpuUsage()` around a batch divided by its calls.
  */
 import { randomBytes } from 'node:crypto';
+import { createProxy } from '../../proxy/app.js';
 import { credentialProvider, dynamoClient, regionOf, s3Client } from '../../proxy/aws.js';
+import { loadConfig } from '../../proxy/config.js';
+import type { ProxyHandler } from '../../proxy/core/types.js';
 import type { KeyRecord } from '../../proxy/keys/interface.js';
 import type { ObjectStore } from '../../proxy/objects/interface.js';
 import { S3ObjectStore } from '../../proxy/objects/s3.js';
@@ -15,6 +18,7 @@ import { DynamoQuotaMeter } from '../../proxy/quota/dynamo.js';
 import { LeanCounterTransport } from '../../proxy/quota/dynamo-lean.js';
 import { SdkCounterTransport } from '../../proxy/quota/dynamo-transport.js';
 import type { Stack } from './e2e.js';
+import { AUTH, type Picks } from './mix.js';
 import { progress, type SectionResult } from './report.js';
 import { HUGE_LIMITS, STACK_BUCKET, STACK_TABLES } from './settings.js';
 import { fmt, median, percentile, table } from './stats.js';
@@ -175,10 +179,50 @@ export async function measureHotCalls(stack: Stack, calls: number, rounds: numbe
   return { calls, rounds, rows };
 }
 
-export async function benchLean(stack: Stack): Promise<SectionResult> {
+/** Whole requests through the production wiring, per client: CPU per request of the proxy process. */
+async function measureRequests(stack: Stack, picks: Picks, calls: number, rounds: number) {
+  const target = `/v1/modules?manufacturer_id=${picks.bigMaker}&sort=name`;
+  const handles = Object.fromEntries(
+    CLIENTS.map((client) => [
+      client,
+      createProxy(loadConfig({ ...stack.env, HOT_PATH_CLIENT: client }), { log: () => {} }),
+    ]),
+  ) as Record<Client, ProxyHandler>;
+  const [path, query] = target.split('?') as [string, string];
+  const call = (client: Client) => async () => {
+    const response = await handles[client]({ method: 'GET', path, query, headers: AUTH });
+    if (response.status !== 200) throw new Error(`${client} ${target}: ${response.status}`);
+  };
+  const samples: Record<Client, Samples> = {
+    sdk: { cpuUsPerCall: [], wallMs: [] },
+    lean: { cpuUsPerCall: [], wallMs: [] },
+  };
+  for (const client of CLIENTS) for (let i = 0; i < 50; i++) await call(client)();
+  for (let round = 0; round < rounds; round++) {
+    progress(`6. round ${round + 1}/${rounds}: ${calls} first pages through createProxy per client`);
+    for (const client of round % 2 === 0 ? CLIENTS : [...CLIENTS].reverse())
+      await batch(call(client), calls, samples[client]);
+  }
+  return Object.fromEntries(
+    CLIENTS.map((client) => {
+      const sorted = Float64Array.from(samples[client].wallMs).sort();
+      return [
+        client,
+        {
+          cpuUs: median(samples[client].cpuUsPerCall),
+          p50: percentile(sorted, 50),
+          p99: percentile(sorted, 99),
+        },
+      ];
+    }),
+  ) as Record<Client, { cpuUs: number; p50: number; p99: number }>;
+}
+
+export async function benchLean(stack: Stack, picks: Picks): Promise<SectionResult> {
   const calls = Number(process.env.BENCH_LEAN_CALLS ?? 300);
   const rounds = Number(process.env.BENCH_LEAN_ROUNDS ?? 5);
   const figures = await measureHotCalls(stack, calls, rounds);
+  const requests = await measureRequests(stack, picks, calls, rounds);
   const row = (call: 'get' | 'meter', client: Client) =>
     figures.rows.find((r) => r.call === call && r.client === client)!;
   const label = { get: 'S3 ranged GET (8 KiB of a 64 KiB object)', meter: 'meter(): one UpdateItem' };
@@ -202,6 +246,28 @@ export async function benchLean(stack: Stack): Promise<SectionResult> {
       fmt.x(sdk.p99 / lean.p99),
     ]);
   }
+  const whole = 'a warm filtered, sorted first page through createProxy (the whole request)';
+  lines.push([
+    whole,
+    'AWS SDK v3',
+    fmt.int(requests.sdk.cpuUs),
+    fmt.ms(requests.sdk.p50),
+    fmt.ms(requests.sdk.p99),
+  ]);
+  lines.push([
+    whole,
+    'lean (undici + SigV4)',
+    fmt.int(requests.lean.cpuUs),
+    fmt.ms(requests.lean.p50),
+    fmt.ms(requests.lean.p99),
+  ]);
+  lines.push([
+    whole,
+    '**SDK / lean**',
+    `**${fmt.x(requests.sdk.cpuUs / requests.lean.cpuUs)}**`,
+    fmt.x(requests.sdk.p50 / requests.lean.p50),
+    fmt.x(requests.sdk.p99 / requests.lean.p99),
+  ]);
   const cpuRatio = (call: 'get' | 'meter') => row(call, 'sdk').cpuUs / row(call, 'lean').cpuUs;
   const saved =
     row('get', 'sdk').cpuUs +
@@ -212,7 +278,8 @@ export async function benchLean(stack: Stack): Promise<SectionResult> {
     `Both clients in the bench process, against the stack's s3rver and dynalite (another process, whose CPU is not counted). ` +
       `${figures.rounds} rounds; each round runs a batch of ${figures.calls} sequential calls per client and call, alternating which client goes first. ` +
       'CPU per call: `process.cpuUsage()` (user + system) around a batch divided by its calls, median over the rounds; wall times are per call over all rounds. ' +
-      'SDK: `S3ObjectStore` (GetObject) and `DynamoQuotaMeter` over `SdkCounterTransport`; lean: `LeanS3ObjectStore` and `DynamoQuotaMeter` over `LeanCounterTransport` (proxy/aws-lean.ts: `@smithy/signature-v4` + undici `Pool`). The meter logic is the same code for both.',
+      'SDK: `S3ObjectStore` (GetObject) and `DynamoQuotaMeter` over `SdkCounterTransport`; lean: `LeanS3ObjectStore` and `DynamoQuotaMeter` over `LeanCounterTransport` (proxy/aws-lean.ts: `@smithy/signature-v4` + undici `Pool`). The meter logic is the same code for both. ' +
+      'The last rows time whole requests (a warm filtered, sorted first page: cached key, one ranged GET, one UpdateItem) through `createProxy(loadConfig())` with `HOT_PATH_CLIENT=sdk` and `=lean`, in the same alternating batches: the proxy-side CPU of a request, core included.',
     '',
     table(['call', 'client', 'CPU µs per call', 'wall p50 ms', 'wall p99 ms'], lines),
     '',
@@ -231,6 +298,6 @@ export async function benchLean(stack: Stack): Promise<SectionResult> {
         ok: cpuRatio('get') > 1 && cpuRatio('meter') > 1,
       },
     ],
-    data: { saved },
+    data: { saved, requestCpuSdkUs: requests.sdk.cpuUs, requestCpuLeanUs: requests.lean.cpuUs },
   };
 }

@@ -79,7 +79,7 @@ async function main(): Promise<number> {
         await attempt(3, () => benchPeer(settings, s, snapshot, picks, shared));
         await attempt(4, () => benchCalls(s, picks));
         await attempt(5, () => benchSoak(settings, s, picks));
-        await attempt(6, () => benchLean(s));
+        await attempt(6, () => benchLean(s, picks));
         await attempt(7, () => benchLatency(s, picks));
       }
     } finally {
