@@ -2,6 +2,8 @@
  * Exact quota metering in DynamoDB: one counter item per key per calendar month holds the month count and
  * the count of the current minute window. Each admission is one conditional UpdateItem that checks both
  * windows and increments both counters atomically, so concurrent requests can never overshoot a limit.
+ * The calls go through a CounterTransport (the SDK client, or lean signed requests: HOT_PATH_CLIENT), so
+ * this logic exists once for both.
  */
 import type { DynamoDBClient, UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
 import { DependencyError } from '../errors.js';
@@ -15,6 +17,7 @@ export type DynamoQuotaMeterOptions = {
   /** The counters table (schema in keys/tables.ts). */
   table: string;
 } & (
+  /** An SDK client: the same as `transport: new SdkCounterTransport(client)`. */
   | { client: DynamoDBClient }
   /** How calls reach DynamoDB: the SDK (SdkCounterTransport) or lean signed requests (LeanCounterTransport). */
   | { transport: CounterTransport }
@@ -80,6 +83,8 @@ function rateLimitState(counters: Counters | undefined, minute: number, limits: 
 /**
  * @example
  * const meter = new DynamoQuotaMeter({ client: dynamoClient({ endpoint }), table: 'catalogue-counters' });
+ * const lean = new DynamoQuotaMeter({ transport: new LeanCounterTransport({ endpoint, region, credentials }),
+ *   table: 'catalogue-counters' });
  * const result = await meter.meter(keyRecord, new Date(), { signal: AbortSignal.timeout(1000) });
  * if (!result.admitted) console.log(`429, Retry-After: ${result.retryAfterSeconds}`);
  */
