@@ -17,10 +17,14 @@ export type DynamoQuotaMeterOptions = {
   /** The counters table (schema in keys/tables.ts). */
   table: string;
 } & (
-  /** An SDK client: the same as `transport: new SdkCounterTransport(client)`. */
-  | { client: DynamoDBClient }
-  /** How calls reach DynamoDB: the SDK (SdkCounterTransport) or lean signed requests (LeanCounterTransport). */
-  | { transport: CounterTransport }
+  | {
+      /** An SDK client: the same as `transport: new SdkCounterTransport(client)`. */
+      client: DynamoDBClient;
+    }
+  | {
+      /** How calls reach DynamoDB: the SDK (SdkCounterTransport) or lean signed requests (LeanCounterTransport). */
+      transport: CounterTransport;
+    }
 );
 
 /** The counter item of one key and month, as far as metering needs it. */
