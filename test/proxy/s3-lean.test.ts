@@ -217,6 +217,39 @@ describe('what LeanS3ObjectStore sends', () => {
     expect(check.requests[1]!.headers['if-none-match']).toBe('"same"');
   });
 
+  it('signs with the credential chain: the environment as on Lambda (session token included), fixed ones for loopback', async () => {
+    const saved = { ...process.env };
+    Object.assign(process.env, {
+      AWS_ACCESS_KEY_ID: 'AKIDFROMENV',
+      AWS_SECRET_ACCESS_KEY: 'secret-from-env',
+      AWS_SESSION_TOKEN: 'token-from-env',
+    });
+    try {
+      const fromEnv = await credentialProvider(undefined)();
+      const loopback = await credentialProvider(check.endpoint)();
+      expect(fromEnv).toMatchObject({ accessKeyId: 'AKIDFROMENV', sessionToken: 'token-from-env' });
+      // As the SDK clients do (proxy/aws.ts): environment credentials win over the local fixed ones.
+      expect(loopback).toMatchObject({ accessKeyId: 'AKIDFROMENV' });
+    } finally {
+      process.env = saved;
+    }
+    expect(await credentialProvider(check.endpoint)()).toEqual({
+      accessKeyId: 'S3RVER',
+      secretAccessKey: 'S3RVER',
+    });
+
+    check.requests.length = 0;
+    const lean = leanStore({
+      endpoint: check.endpoint,
+      credentials: async () => ({ ...CHECK_CREDENTIALS, sessionToken: 'session' }),
+    });
+    await lean.get(KEYS[0]!);
+    const [sent] = check.requests;
+    expect(sent!.headers['x-amz-security-token']).toBe('session');
+    expect(sent!.headers.authorization).toMatch(/SignedHeaders=[^,]*x-amz-security-token/);
+    expect(sent!.problem).toBeUndefined();
+  });
+
   it('the check itself refuses a request whose path differs from the signed one', async () => {
     const signer = new SignatureV4({
       service: 's3',
