@@ -218,12 +218,13 @@ describe('what LeanS3ObjectStore sends', () => {
   });
 
   it('signs with the credential chain: the environment as on Lambda (session token included), fixed ones for loopback', async () => {
-    const saved = { ...process.env };
-    Object.assign(process.env, {
+    const lambdaEnv = {
       AWS_ACCESS_KEY_ID: 'AKIDFROMENV',
       AWS_SECRET_ACCESS_KEY: 'secret-from-env',
       AWS_SESSION_TOKEN: 'token-from-env',
-    });
+    };
+    const saved = Object.fromEntries(Object.keys(lambdaEnv).map((name) => [name, process.env[name]]));
+    Object.assign(process.env, lambdaEnv);
     try {
       const fromEnv = await credentialProvider(undefined)();
       const loopback = await credentialProvider(check.endpoint)();
@@ -231,7 +232,10 @@ describe('what LeanS3ObjectStore sends', () => {
       // As the SDK clients do (proxy/aws.ts): environment credentials win over the local fixed ones.
       expect(loopback).toMatchObject({ accessKeyId: 'AKIDFROMENV' });
     } finally {
-      process.env = saved;
+      for (const [name, value] of Object.entries(saved)) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
     }
     expect(await credentialProvider(check.endpoint)()).toEqual({
       accessKeyId: 'S3RVER',
