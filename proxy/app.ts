@@ -1,7 +1,7 @@
 /** Wiring: the proxy core with its real dependencies (S3, DynamoDB), built from the configuration. */
-import { dynamoClient, s3Client } from './aws.js';
+import { credentialProvider, dynamoClient, regionOf, s3Client } from './aws.js';
 import { ByteCache } from './cache/bytes.js';
-import type { ConfigResult } from './config.js';
+import { type ConfigResult, DEFAULT_HOT_PATH_CLIENT } from './config.js';
 import { createHandler, newRequestId } from './core/handler.js';
 import type { ProxyDependencies, ProxyHandler, RequestLogLine } from './core/types.js';
 import { ConfigurationError } from './errors.js';
@@ -10,7 +10,10 @@ import { DynamoKeyStore } from './keys/dynamo.js';
 import type { KeyStore } from './keys/interface.js';
 import type { ObjectStore } from './objects/interface.js';
 import { S3ObjectStore } from './objects/s3.js';
+import { LeanS3ObjectStore } from './objects/s3-lean.js';
 import { DynamoQuotaMeter } from './quota/dynamo.js';
+import { LeanCounterTransport } from './quota/dynamo-lean.js';
+import { SdkCounterTransport } from './quota/dynamo-transport.js';
 import type { QuotaMeter } from './quota/interface.js';
 
 /** One JSON object per line on stdout: CloudWatch and `npm start` both keep it as is. */
@@ -69,11 +72,19 @@ export function createProxy(config: ConfigResult, overrides: ProxyOverrides = {}
   const { config: c } = config;
   // One cache per container, for every immutable derived value (coded answers now; shards and ranges too).
   dependencies.byteCache = new ByteCache({ maxBytes: c.byteCacheBytes });
+  // The two calls of every request (object read, metering write) may go lean; key lookups are cached and
+  // stay on the SDK, as does everything outside the request path.
+  const lean = (c.hotPathClient ?? DEFAULT_HOT_PATH_CLIENT) === 'lean';
+  const region = regionOf();
   if (!overrides.objects) {
-    dependencies.objects = new S3ObjectStore({
-      client: s3Client({ endpoint: c.s3Endpoint }),
-      bucket: c.bucket,
-    });
+    dependencies.objects = lean
+      ? new LeanS3ObjectStore({
+          bucket: c.bucket,
+          endpoint: c.s3Endpoint,
+          region,
+          credentials: credentialProvider(c.s3Endpoint),
+        })
+      : new S3ObjectStore({ client: s3Client({ endpoint: c.s3Endpoint }), bucket: c.bucket });
   }
   if (!overrides.keys || !overrides.quota) {
     const dynamo = dynamoClient({ endpoint: c.dynamodbEndpoint });
@@ -83,7 +94,18 @@ export function createProxy(config: ConfigResult, overrides: ProxyOverrides = {}
         ttlMs: c.keyCacheTtlMs,
         maxEntries: c.keyCacheMaxEntries,
       });
-    dependencies.quota = overrides.quota ?? new DynamoQuotaMeter({ client: dynamo, table: c.countersTable });
+    dependencies.quota =
+      overrides.quota ??
+      new DynamoQuotaMeter({
+        transport: lean
+          ? new LeanCounterTransport({
+              endpoint: c.dynamodbEndpoint,
+              region,
+              credentials: credentialProvider(c.dynamodbEndpoint),
+            })
+          : new SdkCounterTransport(dynamo),
+        table: c.countersTable,
+      });
   }
   return createHandler(dependencies);
 }

@@ -26,7 +26,17 @@ export interface ProxyConfig {
   dependencyTimeoutMs: number;
   /** Bound of the in-memory cache of immutable bytes (index shards, ranges, composed and coded answers); 0 disables it. */
   byteCacheBytes: number;
+  /**
+   * Client of the two hot calls (the S3 object read, the metering write): `lean` signed requests over
+   * undici (proxy/aws-lean.ts) or the AWS SDK clients. Everything else always uses the SDK.
+   */
+  hotPathClient?: HotPathClient;
 }
+
+export const HOT_PATH_CLIENTS = ['lean', 'sdk'] as const;
+export type HotPathClient = (typeof HOT_PATH_CLIENTS)[number];
+/** Bench section 6: the lean client spends a fraction of the SDK's CPU per call and passes the same tests. */
+export const DEFAULT_HOT_PATH_CLIENT: HotPathClient = 'lean';
 
 export type ConfigResult = { ok: true; config: ProxyConfig } | { ok: false; problems: string[] };
 
@@ -61,6 +71,14 @@ export function loadConfig(env: Env = process.env): ConfigResult {
     return value;
   };
 
+  const choice = <T extends string>(name: string, values: readonly T[], fallback: T): T => {
+    const value = optional(name);
+    if (value === undefined) return fallback;
+    if ((values as readonly string[]).includes(value)) return value as T;
+    problems.push(`${name} must be one of ${values.join(', ')}`);
+    return fallback;
+  };
+
   const prefix = optional('CATALOGUE_PREFIX') ?? '';
   const cursorSecret = required('CURSOR_SECRET');
   if (cursorSecret && cursorSecret.length < 32) problems.push('CURSOR_SECRET must be at least 32 characters');
@@ -78,6 +96,7 @@ export function loadConfig(env: Env = process.env): ConfigResult {
     dependencyTimeoutMs: integer('DEPENDENCY_TIMEOUT_MS', 2_000, 1, 60_000),
     // MB; by default a quarter of the Lambda's memory (64 MB outside Lambda).
     byteCacheBytes: integer('BYTE_CACHE_MB', defaultByteCacheBytes(env) / MB, 0, 65_536) * MB,
+    hotPathClient: choice('HOT_PATH_CLIENT', HOT_PATH_CLIENTS, DEFAULT_HOT_PATH_CLIENT),
   };
   return problems.length > 0 ? { ok: false, problems } : { ok: true, config };
 }

@@ -2,25 +2,30 @@
  * Exact quota metering in DynamoDB: one counter item per key per calendar month holds the month count and
  * the count of the current minute window. Each admission is one conditional UpdateItem that checks both
  * windows and increments both counters atomically, so concurrent requests can never overshoot a limit.
+ * The calls go through a CounterTransport (the SDK client, or lean signed requests: HOT_PATH_CLIENT), so
+ * this logic exists once for both.
  */
-import {
-  type AttributeValue,
-  type DynamoDBClient,
-  GetItemCommand,
-  UpdateItemCommand,
-  type UpdateItemCommandInput,
-} from '@aws-sdk/client-dynamodb';
+import type { DynamoDBClient, UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
 import { DependencyError } from '../errors.js';
 import type { KeyRecord, Limits } from '../keys/interface.js';
 import { COUNTER_RETENTION_SECONDS, COUNTERS_SCHEMA } from '../keys/tables.js';
+import { type CounterTransport, type Item, SdkCounterTransport } from './dynamo-transport.js';
 import type { MeterResult, QuotaMeter } from './interface.js';
 import { minuteWindowStart, monthWindowId, nextMonthStart, retryAfterSeconds } from './windows.js';
 
-export interface DynamoQuotaMeterOptions {
-  client: DynamoDBClient;
+export type DynamoQuotaMeterOptions = {
   /** The counters table (schema in keys/tables.ts). */
   table: string;
-}
+} & (
+  | {
+      /** An SDK client: the same as `transport: new SdkCounterTransport(client)`. */
+      client: DynamoDBClient;
+    }
+  | {
+      /** How calls reach DynamoDB: the SDK (SdkCounterTransport) or lean signed requests (LeanCounterTransport). */
+      transport: CounterTransport;
+    }
+);
 
 /** The counter item of one key and month, as far as metering needs it. */
 interface Counters {
@@ -40,7 +45,7 @@ type Step =
 /** Writes per request before giving up; only clocks far apart could use more than three. */
 const MAX_WRITES = 5;
 
-function countersFrom(item: Record<string, AttributeValue>): Counters {
+function countersFrom(item: Item): Counters {
   const counters = {
     minute: Number(item.minute?.N),
     minuteCount: Number(item.minute_count?.N),
@@ -82,15 +87,17 @@ function rateLimitState(counters: Counters | undefined, minute: number, limits: 
 /**
  * @example
  * const meter = new DynamoQuotaMeter({ client: dynamoClient({ endpoint }), table: 'catalogue-counters' });
+ * const lean = new DynamoQuotaMeter({ transport: new LeanCounterTransport({ endpoint, region, credentials }),
+ *   table: 'catalogue-counters' });
  * const result = await meter.meter(keyRecord, new Date(), { signal: AbortSignal.timeout(1000) });
  * if (!result.admitted) console.log(`429, Retry-After: ${result.retryAfterSeconds}`);
  */
 export class DynamoQuotaMeter implements QuotaMeter {
-  readonly #client: DynamoDBClient;
+  readonly #transport: CounterTransport;
   readonly #table: string;
 
   constructor(options: DynamoQuotaMeterOptions) {
-    this.#client = options.client;
+    this.#transport = 'transport' in options ? options.transport : new SdkCounterTransport(options.client);
     this.#table = options.table;
   }
 
@@ -184,33 +191,35 @@ export class DynamoQuotaMeter implements QuotaMeter {
               ':expires': { N: String(expiresAt) },
             },
           };
+    let outcome: Awaited<ReturnType<CounterTransport['updateItem']>>;
     try {
-      const response = await this.#client.send(new UpdateItemCommand(input), { abortSignal: signal });
-      return { admitted: countersFrom(response.Attributes ?? {}) };
+      outcome = await this.#transport.updateItem(input, signal);
     } catch (error) {
-      const { name, Item } = error as { name?: string; Item?: Record<string, AttributeValue> };
-      if (name === 'ConditionalCheckFailedException') return { state: Item ? countersFrom(Item) : 'unknown' };
       if (error instanceof DependencyError) throw error;
-      throw new DependencyError('quota', `quota write failed (${name ?? 'error'})`, { cause: error });
+      const name = (error as { name?: string }).name ?? 'error';
+      throw new DependencyError('quota', `quota write failed (${name})`, { cause: error });
     }
+    if (outcome.ok) return { admitted: countersFrom(outcome.attributes) };
+    return { state: outcome.item ? countersFrom(outcome.item) : 'unknown' };
   }
 
   /** Why a write failed, when the server did not say: a consistent read sees every earlier write. */
   async #read(pk: string, signal: AbortSignal | undefined): Promise<Counters | 'absent'> {
+    let item: Item | undefined;
     try {
-      const response = await this.#client.send(
-        new GetItemCommand({
+      item = await this.#transport.getItem(
+        {
           TableName: this.#table,
           Key: { [COUNTERS_SCHEMA.partitionKey]: { S: pk } },
           ConsistentRead: true,
-        }),
-        { abortSignal: signal },
+        },
+        signal,
       );
-      return response.Item ? countersFrom(response.Item) : 'absent';
     } catch (error) {
       if (error instanceof DependencyError) throw error;
       const name = (error as { name?: string }).name ?? 'error';
       throw new DependencyError('quota', `quota read failed (${name})`, { cause: error });
     }
+    return item ? countersFrom(item) : 'absent';
   }
 }

@@ -428,9 +428,9 @@ export async function benchPeer(
       `CPU per response is each child's \`process.cpuUsage()\` over a run divided by the responses of that run (median over rounds). ` +
         `Per filtered, sorted page json-server spends ${fmt.ms(peerCpu)} ms of CPU (it filters and sorts the whole collection on every request); the stack spends ${fmt.ms(proxyCpu + depsCpu)} ms: ${fmt.ms(depsCpu)} ms in s3rver and dynalite and ${fmt.ms(proxyCpu)} ms in the proxy process${
           reference
-            ? `, of which the core's own work is about ${fmt.ms(referenceCpu)} ms (the in-memory reference row) and the remaining ${fmt.ms(proxyCpu - referenceCpu)} ms is the AWS SDK clients' work (and their HTTP) for one S3 GetObject and one DynamoDB UpdateItem${profile ? ' (see the profile below)' : ''}`
+            ? `, of which the core's own work is about ${fmt.ms(referenceCpu)} ms (the in-memory reference row) and the remaining ${fmt.ms(proxyCpu - referenceCpu)} ms is the hot-path clients' work (HOT_PATH_CLIENT=${process.env.HOT_PATH_CLIENT ?? 'lean'}; section 6 compares them) and their HTTP for one S3 GET and one DynamoDB UpdateItem${profile ? ' (see the profile below)' : ''}`
             : ''
-        }. On AWS, S3 and DynamoDB run elsewhere; the SDK's share stays in the function. ` +
+        }. On AWS, S3 and DynamoDB run elsewhere; the clients' share stays in the function. ` +
         `By CPU per page the stack is ${fmt.x(peerCpu / (proxyCpu + depsCpu))} cheaper than json-server; the throughput ratio also depends on how much of the second core the three stack processes get (json-server is one process).`,
       '',
       failures,

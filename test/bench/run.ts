@@ -14,6 +14,8 @@ import { benchCoding } from './coding.js';
 import { benchCore, type Shared } from './core.js';
 import { benchPeer, type Stack, startStack } from './e2e.js';
 import { closeClient } from './http.js';
+import { benchLatency } from './latency.js';
+import { benchLean } from './lean.js';
 import { machineTable } from './machine.js';
 import { pickFilters } from './mix.js';
 import { progress, type SectionResult, type Target, verdict } from './report.js';
@@ -30,6 +32,8 @@ const TITLES: Record<Section, string> = {
   5: '5. Memory under sustained load',
   6: '6. Content coding: CPU and bytes per response',
   7: '7. Scale: cold start, pointer and shards, a 100,000-module catalogue',
+  8: '8. Hot calls: AWS SDK vs lean signed requests',
+  9: '9. Latency as on AWS (injected service latencies)',
 };
 
 async function main(): Promise<number> {
@@ -60,18 +64,18 @@ async function main(): Promise<number> {
   /** Servers kept across sections: section 2's in-memory proxy is section 3's reference. */
   const shared: Shared = {};
 
-  /** Sections 3–5 share one local stack (s3rver + dynalite + the production proxy). */
+  /** Sections 3–5, 8 and 9 share one local stack (s3rver + dynalite + the production proxy). */
+  const stackSectionList: Section[] = [3, 4, 5, 8, 9];
   async function stackSections() {
     let stack: Stack | undefined;
-    const needsStack = [3, 4, 5].some((s) => settings.sections.has(s as Section));
+    const needsStack = stackSectionList.some((s) => settings.sections.has(s));
     try {
       if (needsStack) {
         try {
           stack = await startStack(settings, snapshot, snapshotDir, picks);
         } catch (error) {
           progress(`the local stack did not start: ${(error as Error).stack ?? error}`);
-          for (const s of [3, 4, 5] as Section[])
-            if (settings.sections.has(s)) results.set(s, error as Error);
+          for (const s of stackSectionList) if (settings.sections.has(s)) results.set(s, error as Error);
         }
       }
       if (stack) {
@@ -79,6 +83,8 @@ async function main(): Promise<number> {
         await attempt(3, () => benchPeer(settings, s, snapshot, picks, shared));
         await attempt(4, () => benchCalls(s, picks));
         await attempt(5, () => benchSoak(settings, s, picks));
+        await attempt(8, () => benchLean(s, picks));
+        await attempt(9, () => benchLatency(s, picks));
       }
     } finally {
       await stack?.stop();

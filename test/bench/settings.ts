@@ -20,8 +20,8 @@ export const STACK_TABLES = { keysTable: 'bench-keys', countersTable: 'bench-cou
 export const STACK_BUCKET = 'bench-catalogue';
 export const STACK_PREFIX = 'catalogue/';
 
-export type Section = 1 | 2 | 3 | 4 | 5 | 6 | 7;
-export const SECTIONS: readonly Section[] = [1, 2, 3, 4, 5, 6, 7];
+export type Section = 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 9;
+export const SECTIONS: readonly Section[] = [1, 2, 3, 4, 5, 6, 7, 8, 9];
 
 export interface Settings {
   modules: number;
@@ -74,7 +74,7 @@ export function loadSettings(): Settings {
   const sections = new Set<Section>();
   for (const part of (process.env.BENCH_SECTIONS ?? SECTIONS.join(',')).split(',')) {
     const n = Number(part.trim());
-    if (!SECTIONS.includes(n as Section))
+    if (!(SECTIONS as readonly number[]).includes(n))
       throw new Error(`BENCH_SECTIONS: ${part} is not a section (1-${SECTIONS.length})`);
     sections.add(n as Section);
   }

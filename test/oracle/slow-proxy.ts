@@ -50,6 +50,8 @@ export async function startSlowProxy(options: SlowProxyOptions): Promise<SlowPro
 
   const track = (socket: Socket) => {
     sockets.add(socket);
+    // No Nagle: a chunk held back waiting for an ACK (delayed up to 40 ms) would add latency of its own.
+    socket.setNoDelay(true);
     socket.on('close', () => sockets.delete(socket));
     // A reset from either side is expected here; it must never become an uncaught exception.
     socket.on('error', () => socket.destroy());

@@ -1,5 +1,5 @@
 /**
- * The real wiring (`createProxy(loadConfig(env))`): S3ObjectStore, CachedKeyStore(DynamoKeyStore) and
+ * The real wiring (`createProxy(loadConfig(env))`): the object store, CachedKeyStore(DynamoKeyStore) and
  * DynamoQuotaMeter against s3rver and dynalite, through the Lambda adapter's local runtime.
  */
 import { Writable } from 'node:stream';

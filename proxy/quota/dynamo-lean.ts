@@ -1,0 +1,103 @@
+/**
+ * The meter's DynamoDB calls as lean signed requests (proxy/aws-lean.ts): DynamoDB's JSON protocol takes the
+ * SDK's input shape as it is (AttributeValue maps are JSON already), so a call is one JSON.stringify, one
+ * signature, one POST and one JSON.parse.
+ */
+import type { GetItemCommandInput, UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
+import type { AwsCredentialIdentityProvider } from '@smithy/types';
+import { AwsCallError, SignedClient } from '../aws-lean.js';
+import type { CounterTransport, Item, UpdateOutcome } from './dynamo-transport.js';
+
+export interface LeanCounterTransportOptions {
+  /** A DynamoDB-compatible endpoint such as dynalite; AWS when absent. */
+  endpoint?: string | undefined;
+  region: string;
+  credentials: AwsCredentialIdentityProvider;
+  /** Connections kept open to DynamoDB (default 50). */
+  connections?: number;
+}
+
+type Operation = 'UpdateItem' | 'GetItem';
+
+interface ErrorBody {
+  __type?: string;
+  message?: string;
+  Message?: string;
+  Item?: Item;
+}
+
+/**
+ * @example
+ * const transport = new LeanCounterTransport({ region: 'eu-west-1', credentials: credentialProvider(undefined) });
+ * const meter = new DynamoQuotaMeter({ transport, table: 'catalogue-counters' });
+ */
+export class LeanCounterTransport implements CounterTransport {
+  readonly #client: SignedClient;
+  readonly #path: string;
+
+  constructor(options: LeanCounterTransportOptions) {
+    const url = new URL(options.endpoint ?? `https://dynamodb.${options.region}.amazonaws.com/`);
+    this.#path = url.pathname || '/';
+    this.#client = new SignedClient({
+      origin: url.origin,
+      service: 'dynamodb',
+      region: options.region,
+      credentials: options.credentials,
+      ...(options.connections === undefined ? {} : { connections: options.connections }),
+    });
+  }
+
+  async updateItem(input: UpdateItemCommandInput, signal?: AbortSignal): Promise<UpdateOutcome> {
+    const answer = await this.#call('UpdateItem', input, signal);
+    if ('error' in answer) {
+      if (answer.error.name === 'ConditionalCheckFailedException') return { ok: false, item: answer.item };
+      throw answer.error;
+    }
+    return { ok: true, attributes: (answer.body.Attributes as Item | undefined) ?? {} };
+  }
+
+  async getItem(input: GetItemCommandInput, signal?: AbortSignal): Promise<Item | undefined> {
+    const answer = await this.#call('GetItem', input, signal);
+    if ('error' in answer) throw answer.error;
+    return answer.body.Item as Item | undefined;
+  }
+
+  async #call(
+    operation: Operation,
+    input: object,
+    signal: AbortSignal | undefined,
+  ): Promise<{ body: Record<string, unknown> } | { error: AwsCallError; item: Item | undefined }> {
+    const response = await this.#client.request({
+      method: 'POST',
+      path: this.#path,
+      headers: {
+        'content-type': 'application/x-amz-json-1.0',
+        'x-amz-target': `DynamoDB_20120810.${operation}`,
+      },
+      body: JSON.stringify(input),
+      signal,
+      // As the SDK does (maxAttempts 2). A reset before any answer almost always means the request never
+      // left on a dead kept-alive connection; in the rare case it was applied, a write counts twice, which
+      // errs towards the limit (exactness holds for admissions: a request is admitted by one write only).
+      retryOnReset: true,
+    });
+    const text = response.body.toString('utf8');
+    if (response.status === 200) return { body: JSON.parse(text) as Record<string, unknown> };
+    // Errors are JSON with a `__type` such as `com.amazonaws.dynamodb.v20120810#ThrottlingException`;
+    // a proxy or load balancer in between may answer something else entirely.
+    let parsed: ErrorBody = {};
+    try {
+      parsed = JSON.parse(text) as ErrorBody;
+    } catch {
+      // Not JSON: named after the status below.
+    }
+    const code = parsed.__type?.split('#').pop() || `HTTP ${response.status}`;
+    const message = parsed.message ?? parsed.Message ?? `DynamoDB answered ${response.status}`;
+    return { error: new AwsCallError(code, message, response.status), item: parsed.Item };
+  }
+
+  /** Close the connections (tests, benchmarks). */
+  close(): Promise<void> {
+    return this.#client.close();
+  }
+}
