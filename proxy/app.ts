@@ -79,6 +79,8 @@ export function createProxy(config: ConfigResult, overrides: ProxyOverrides = {}
       new CachedKeyStore(new DynamoKeyStore({ client: dynamo, table: c.keysTable }), {
         ttlMs: c.keyCacheTtlMs,
         maxEntries: c.keyCacheMaxEntries,
+        negativeTtlMs: c.keyNegativeCacheTtlMs,
+        negativeMaxEntries: c.keyNegativeCacheMaxEntries,
       });
     dependencies.quota = overrides.quota ?? new DynamoQuotaMeter({ client: dynamo, table: c.countersTable });
   }
