@@ -14,7 +14,13 @@ import { Construct } from 'constructs';
 /** The viewer-request function's code (plain JS, unit-tested in test/infra). */
 export const VIEWER_REQUEST_CODE = fileURLToPath(new URL('./viewer-request.js', import.meta.url));
 
-/** The security headers of every response; `viewer-request.js` sends the same ones with its 405s. */
+/**
+ * Every status CloudFront caches by default (for 10 s, whatever `Cache-Control` says: only 404, 410, 414 and
+ * 501 honour `no-store`). Each gets an error-caching time of 0 s and no custom page.
+ */
+export const CACHED_ERROR_STATUSES = [400, 403, 404, 405, 414, 416, 500, 501, 502, 503, 504] as const;
+
+/** The security headers of every response; `viewer-request.js` sends the same ones with its 401s and 405s. */
 export const SECURITY_HEADERS = {
   hstsMaxAge: Duration.days(365),
   contentSecurityPolicy: "default-src 'none'; frame-ancestors 'none'",
@@ -125,6 +131,11 @@ export class Edge extends Construct {
           { function: this.viewerRequest, eventType: cloudfront.FunctionEventType.VIEWER_REQUEST },
         ],
       },
+      // Never replay an error. With the default 10 s error caching and a cache key of the path alone, one
+      // request's 503 (a single DynamoDB timeout) or 400 would be served for 10 s to every request on that
+      // path at that edge, other keys and requests without a key included (which must get 401): outages
+      // amplified and authentication skipped. No response page: the proxy's own envelope goes through.
+      errorResponses: CACHED_ERROR_STATUSES.map((httpStatus) => ({ httpStatus, ttl: Duration.seconds(0) })),
       httpVersion: cloudfront.HttpVersion.HTTP2_AND_3,
       priceClass: props.priceClass ?? cloudfront.PriceClass.PRICE_CLASS_100,
       enableIpv6: true,

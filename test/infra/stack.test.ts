@@ -413,6 +413,17 @@ describe('distribution', () => {
     });
   });
 
+  it('caches no error: 0 s for every status CloudFront would cache, with no response page', () => {
+    const config = template.toJSON().Resources[ids.distribution].Properties.DistributionConfig;
+
+    expect(config.CustomErrorResponses).toEqual(
+      [400, 403, 404, 405, 414, 416, 500, 501, 502, 503, 504].map((ErrorCode) => ({
+        ErrorCode,
+        ErrorCachingMinTTL: 0,
+      })),
+    );
+  });
+
   it('runs infra/viewer-request.js on the JS 2.0 runtime', () => {
     template.hasResourceProperties('AWS::CloudFront::Function', {
       AutoPublish: true,
