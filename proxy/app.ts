@@ -7,15 +7,13 @@ import { ConfigurationError } from './errors.js';
 import { CachedKeyStore } from './keys/cached.js';
 import { DynamoKeyStore } from './keys/dynamo.js';
 import type { KeyStore } from './keys/interface.js';
+import { logJson } from './log.js';
 import type { ObjectStore } from './objects/interface.js';
 import { S3ObjectStore } from './objects/s3.js';
 import { DynamoQuotaMeter } from './quota/dynamo.js';
 import type { QuotaMeter } from './quota/interface.js';
 
-/** One JSON object per line on stdout: CloudWatch and `npm start` both keep it as is. */
-export function logJson(line: object): void {
-  process.stdout.write(`${JSON.stringify(line)}\n`);
-}
+export { logJson } from './log.js';
 
 export interface ProxyOverrides {
   log?: (line: RequestLogLine) => void;
