@@ -7,6 +7,7 @@
  * could not serve is not counted (§2: 503s do not count), while a 429 still outranks a 404 or a 400.
  */
 import { randomBytes } from 'node:crypto';
+import { cursorError } from '../catalogue/cursor-check.js';
 import { Catalogue } from '../catalogue/reader.js';
 import { DependencyError } from '../errors.js';
 import { hashKey } from '../keys/hash.js';
@@ -101,8 +102,11 @@ export function createHandler(deps: ProxyDependencies): ProxyHandler {
 
     let answer: ProxyResponse;
     if (!parsed.ok) answer = errorResponse(parsed.error, requestId);
-    else if (parsed.method === 'OPTIONS') answer = optionsResponse(requestId);
-    else {
+    else if (parsed.method === 'OPTIONS') {
+      // OPTIONS reads nothing, but refuses a tampered cursor as GET and HEAD do.
+      const cursor = cursorError(parsed.plan, deps.config.config.cursorSecret);
+      answer = cursor ? errorResponse(cursor, requestId) : optionsResponse(requestId);
+    } else {
       try {
         const outcome = await catalogue.read(parsed.plan, request.headers['if-none-match']);
         answer =
