@@ -3,6 +3,7 @@ import { dynamoClient, s3Client } from './aws.js';
 import type { ConfigResult } from './config.js';
 import { createHandler, newRequestId } from './core/handler.js';
 import type { ProxyDependencies, ProxyHandler, RequestLogLine } from './core/types.js';
+import { createSecretProxy, secretReader } from './cursor-secret.js';
 import { ConfigurationError } from './errors.js';
 import { CachedKeyStore } from './keys/cached.js';
 import { DynamoKeyStore } from './keys/dynamo.js';
@@ -17,6 +18,8 @@ export { logJson } from './log.js';
 
 export interface ProxyOverrides {
   log?: (line: RequestLogLine) => void;
+  /** Reads the cursor secret when the configuration names it by ARN (tests); Secrets Manager otherwise. */
+  fetchCursorSecret?: () => Promise<string>;
   now?: () => Date;
   requestId?: () => string;
   /** Replace a real dependency (tests, local runs). */
@@ -81,6 +84,21 @@ export function createProxy(config: ConfigResult, overrides: ProxyOverrides = {}
         negativeMaxEntries: c.keyNegativeCacheMaxEntries,
       });
     dependencies.quota = overrides.quota ?? new DynamoQuotaMeter({ client: dynamo, table: c.countersTable });
+  }
+  if (c.cursorSecretArn !== undefined && c.cursorSecret === '') {
+    // Deployed: the secret is read at cold start (and again when it is CURSOR_SECRET_MAX_AGE_MS old), never
+    // kept in the function's configuration. The dependencies above are shared by every handler built here.
+    const arn = c.cursorSecretArn;
+    return createSecretProxy({
+      fetchSecret: overrides.fetchCursorSecret ?? secretReader(arn, { timeoutMs: c.dependencyTimeoutMs }),
+      build: (cursorSecret) =>
+        createHandler({ ...dependencies, config: { ok: true, config: { ...c, cursorSecret } } }),
+      unavailable: (problem) =>
+        createHandler({ ...dependencies, config: { ok: false, problems: [problem] } }),
+      maxAgeMs: c.cursorSecretMaxAgeMs ?? 300_000,
+      now: () => dependencies.now().getTime(),
+      log: logJson,
+    });
   }
   return createHandler(dependencies);
 }
