@@ -52,7 +52,6 @@ export class CatalogueStack extends Stack {
       keyCacheTtlMs: s.keyCacheTtlMs,
       pointerTtlMs: s.pointerTtlMs,
       dependencyTimeoutMs: s.dependencyTimeoutMs,
-      cursorSecretGeneration: s.cursorSecretGeneration,
     });
 
     this.edge = new Edge(this, 'Edge', {
@@ -61,6 +60,7 @@ export class CatalogueStack extends Stack {
       domainName: s.domainName,
       certificateArn: s.certificateArn,
       webAclArn: s.webAclArn,
+      wafRateLimitPer5Min: s.wafRateLimitPer5Min,
       priceClass: s.priceClass,
     });
 
@@ -71,6 +71,8 @@ export class CatalogueStack extends Stack {
       alarmEmail: s.alarmEmail,
       errorRateThresholdPercent: s.errorRateThresholdPercent,
       p99DurationThresholdMs: s.p99DurationThresholdMs,
+      proxyLogGroup: this.proxy.logGroup,
+      unauthorizedPerMinuteThreshold: s.unauthorizedPerMinuteThreshold,
     });
 
     this.publisher = new PublisherRole(this, 'Publisher', {

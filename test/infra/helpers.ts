@@ -31,9 +31,9 @@ export const ALL_OPTIONS: CatalogueStackProps = {
   keyCacheTtlMs: 10_000,
   pointerTtlMs: 1_000,
   dependencyTimeoutMs: 3_000,
-  cursorSecretGeneration: 2,
   errorRateThresholdPercent: 2,
   p99DurationThresholdMs: 1_500,
+  unauthorizedPerMinuteThreshold: 120,
 };
 
 /** The context of infra/cdk.json (feature flags), so tests see what `npm run synth` produces. */

@@ -172,7 +172,7 @@ describe('tables', () => {
 describe('proxy Lambda', () => {
   it('runs Node.js 22 on arm64 with 512 MB, a 10 s timeout and its own log group', () => {
     template.hasResourceProperties('AWS::Lambda::Function', {
-      Description: Match.stringLikeRegexp('cursor key generation 1\\)$'),
+      Description: 'Catalogue Read API proxy: authenticate, meter, stream precomputed objects',
       Runtime: 'nodejs22.x',
       Architectures: ['arm64'],
       Handler: 'index.handler',
@@ -199,25 +199,22 @@ describe('proxy Lambda', () => {
       KEY_CACHE_TTL_MS: '30000',
       POINTER_TTL_MS: '5000',
       DEPENDENCY_TIMEOUT_MS: '2000',
-      CURSOR_SECRET: {
-        'Fn::Join': [
-          '',
-          [
-            '{{resolve:secretsmanager:',
-            { Ref: logicalId(template, 'AWS::SecretsManager::Secret', 'ProxyCursorSecret') },
-            ':SecretString:::}}',
-          ],
-        ],
-      },
+      // The ARN: the value is read from Secrets Manager at cold start, never kept in the configuration.
+      CURSOR_SECRET_ARN: { Ref: logicalId(template, 'AWS::SecretsManager::Secret', 'ProxyCursorSecret') },
       NODE_OPTIONS: '--enable-source-maps',
     });
     // With the deploy-time values filled in, the proxy's own configuration loader accepts it.
     const deployed = Object.fromEntries(
       Object.entries(variables).map(([name, value]) => [
         name,
-        typeof value === 'string' ? value : 'x'.repeat(64),
+        typeof value === 'string'
+          ? value
+          : name === 'CURSOR_SECRET_ARN'
+            ? 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:cursor-AbCdEf'
+            : 'x'.repeat(64),
       ]),
     );
+    expect(JSON.stringify(variables)).not.toContain('resolve:secretsmanager');
     expect(loadConfig(deployed)).toMatchObject({ ok: true });
   });
 
@@ -497,6 +494,12 @@ describe('IAM', () => {
       },
       { Sid: 'ReadKeys', Effect: 'Allow', Action: 'dynamodb:GetItem', Resource: arn(ids.keys) },
       {
+        Sid: 'ReadCursorSecret',
+        Effect: 'Allow',
+        Action: 'secretsmanager:GetSecretValue',
+        Resource: { Ref: logicalId(template, 'AWS::SecretsManager::Secret', 'ProxyCursorSecret') },
+      },
+      {
         Sid: 'MeterQuota',
         Effect: 'Allow',
         Action: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
@@ -578,8 +581,8 @@ describe('alarms', () => {
       (r) => r.Properties.AlarmName === `Catalogue-${name}`,
     )?.Properties;
 
-  it('creates the five alarms, without actions when no e-mail is given', () => {
-    template.resourceCountIs('AWS::CloudWatch::Alarm', 5);
+  it('creates the six alarms, without actions when no e-mail is given', () => {
+    template.resourceCountIs('AWS::CloudWatch::Alarm', 6);
     template.resourceCountIs('AWS::SNS::Topic', 0);
     for (const properties of Object.values(template.findResources('AWS::CloudWatch::Alarm')).map(
       (r) => r.Properties,
@@ -636,6 +639,37 @@ describe('alarms', () => {
     ]);
     for (const metric of metrics)
       expect(metric.Dimensions).toEqual([{ Name: 'TableName', Value: { Ref: ids[table] } }]);
+  });
+});
+
+describe('flood alarm', () => {
+  it('counts the proxy’s 401 log lines with a metric filter and alarms on their rate per minute', () => {
+    template.hasResourceProperties('AWS::Logs::MetricFilter', {
+      LogGroupName: { Ref: logicalId(template, 'AWS::Logs::LogGroup', 'ProxyLogs') },
+      FilterPattern: '{ $.status = 401 }',
+      MetricTransformations: [
+        {
+          MetricNamespace: 'CatalogueReadApi/Catalogue',
+          MetricName: 'ProxyUnauthorized',
+          MetricValue: '1',
+          Unit: 'Count',
+        },
+      ],
+    });
+    const alarm = Object.values(template.findResources('AWS::CloudWatch::Alarm')).find(
+      (r) => r.Properties.AlarmName === 'Catalogue-proxy-401-rate',
+    )?.Properties;
+
+    expect(alarm).toMatchObject({ Threshold: 600, EvaluationPeriods: 2, DatapointsToAlarm: 2 });
+    expect(alarm.Metrics.find((m: { Expression?: string }) => m.Expression)?.Expression).toBe(
+      'FILL(unauthorized, 0) / 5',
+    );
+    const metric = alarm.Metrics.find((m: { Id: string }) => m.Id === 'unauthorized').MetricStat;
+    expect(metric).toMatchObject({
+      Metric: { Namespace: 'CatalogueReadApi/Catalogue', MetricName: 'ProxyUnauthorized' },
+      Period: 300,
+      Stat: 'Sum',
+    });
   });
 });
 
