@@ -276,7 +276,7 @@ export function createHttpServer(handle: ProxyHandler, options: HttpServerOption
     else send();
   };
 
-  const server = createServer({ requireHostHeader: false }, (request, response) => {
+  const onRequest = (request: IncomingMessage, response: ServerResponse) => {
     const state = stateOf(request.socket);
     // Node parses every request of one write, even those behind one that closes the connection; their
     // answers could never be sent, so they are neither served (metered) nor logged (RFC 9112 §9.6).
@@ -321,7 +321,11 @@ export function createHttpServer(handle: ProxyHandler, options: HttpServerOption
         response.destroy();
       }
     });
-  });
+  };
+  const server = createServer({ requireHostHeader: false }, onRequest);
+  // An expectation other than 100-continue would get Node's bare 417; HTTP lets a server ignore it (RFC 9110
+  // §10.1.1 "MAY respond with 417"), so such a request is answered like any other.
+  server.on('checkExpectation', onRequest);
 
   server.on('clientError', (error: ParserError, socket: Duplex) => {
     if (error.code === 'ECONNRESET' || !socket.writable) {

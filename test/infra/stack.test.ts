@@ -1,7 +1,10 @@
 /** The stack with its defaults: one synthesis (with the real esbuild bundle) for the whole file. */
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { VIEWER_REQUEST_CODE } from '../../infra/edge.js';
@@ -276,6 +279,86 @@ describe('proxy Lambda', () => {
     expect(tagged('BODY')).toMatchObject({ error: { code: 'missing_authorization' } });
     const log = lines.filter((line) => line.startsWith('{')).map((line) => JSON.parse(line));
     expect(log).toEqual([expect.objectContaining({ status: 401 })]);
+  });
+});
+
+describe('proxy Lambda with its cursor secret in Secrets Manager (the bundle as deployed)', () => {
+  const script = `
+    import { Writable } from 'node:stream';
+    globalThis.awslambda = {
+      streamifyResponse: (handler) => handler,
+      HttpResponseStream: { from(stream, prelude) { process.stdout.write('PRELUDE ' + JSON.stringify(prelude) + '\\n'); return stream; } },
+    };
+    const { handler } = await import(process.env.BUNDLE);
+    for (const authorization of [undefined, 'Bearer pk_live_AAAAAAAAAAAAAAAAAAAAAA']) {
+      const body = [];
+      const sink = new Writable({ write(chunk, _encoding, done) { body.push(Buffer.from(chunk)); done(); } });
+      const headers = authorization ? { 'x-catalogue-authorization': authorization } : {};
+      await handler({ rawPath: '/v1/modules', rawQueryString: '', headers, requestContext: { http: { method: 'GET' } } }, sink);
+      process.stdout.write('BODY ' + Buffer.concat(body).toString() + '\\n');
+    }
+  `;
+
+  /** Run the bundle with the deployed environment, Secrets Manager at `endpoint`; its stdout lines. */
+  async function runBundle(endpoint: string): Promise<string[]> {
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ['--no-warnings', '--input-type=module', '-e', script],
+      {
+        env: {
+          PATH: process.env.PATH,
+          BUNDLE: pathToFileURL(bundledProxy(synthesised.assemblyDir).path).href,
+          AWS_REGION: 'eu-west-1',
+          AWS_ACCESS_KEY_ID: 'test',
+          AWS_SECRET_ACCESS_KEY: 'test',
+          AWS_ENDPOINT_URL_SECRETS_MANAGER: endpoint,
+          CATALOGUE_BUCKET: 'bucket',
+          CATALOGUE_PREFIX: 'catalogue/',
+          KEYS_TABLE: 'keys',
+          COUNTERS_TABLE: 'counters',
+          CURSOR_SECRET_ARN: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:cursor-AbCdEf',
+        },
+        encoding: 'utf8',
+        timeout: 20_000,
+      },
+    );
+    return stdout.trim().split('\n');
+  }
+  const bodies = (lines: string[]) =>
+    lines.filter((line) => line.startsWith('BODY ')).map((line) => JSON.parse(line.slice(5)).error?.code);
+
+  it('reads the secret through Powertools at cold start: no error logged, 401 for no key', async () => {
+    const seen: string[] = [];
+    const server = createServer((request, response) => {
+      seen.push(String(request.headers['x-amz-target']));
+      request.resume();
+      request.on('end', () => {
+        response.writeHead(200, { 'content-type': 'application/x-amz-json-1.1' });
+        response.end(JSON.stringify({ ARN: 'a', Name: 'cursor', SecretString: 'x'.repeat(64) }));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const lines = await runBundle(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+
+      expect(seen).toEqual(['secretsmanager.GetSecretValue']);
+      expect(bodies(lines)[0]).toBe('missing_authorization');
+      expect(lines.some((line) => line.includes('cursor secret could not be read'))).toBe(false);
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+
+  it('answers 401 first, then 503 configuration_error, when Secrets Manager cannot be reached', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+
+    const lines = await runBundle(`http://127.0.0.1:${port}`);
+
+    expect(bodies(lines)).toEqual(['missing_authorization', 'configuration_error']);
+    expect(lines.some((line) => line.includes('cursor secret could not be read'))).toBe(true);
   });
 });
 

@@ -439,6 +439,11 @@ export function rawHttpCases(authorization: string): RawHttpCase[] {
       end: true,
     },
     // Headers.
+    {
+      name: 'an Expect other than 100-continue (answered as usual, not a bare 417)',
+      bytes: line('Expect: teapot\r\n'),
+      answers: [ok],
+    },
     { name: 'two Host headers', bytes: line('Host: evil.test\r\n'), answers: [bad] },
     {
       name: 'no Host header (HTTP/1.1)',
