@@ -47,27 +47,45 @@ interface Refusal {
 
 const NOT_HTTP_1_1 = (why: string) => `The request could not be read as HTTP/1.1: ${why}.`;
 
+/** The request head, read in one pass over the raw header lines. */
+interface Head {
+  /** By lower-case name; a header sent more than once has its values joined with ", ". */
+  headers: Record<string, string>;
+  hosts: number;
+}
+
+function readHead(request: IncomingMessage): Head {
+  const headers: Record<string, string> = {};
+  let hosts = 0;
+  const raw = request.rawHeaders;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i]!.toLowerCase();
+    const value = raw[i + 1]!;
+    if (name === 'host') hosts++;
+    const earlier = headers[name];
+    headers[name] = earlier === undefined ? value : `${earlier}, ${value}`;
+  }
+  return { headers, hosts };
+}
+
 /**
  * The core's request from a node request: raw path and query; a header sent more than once has its values
- * joined with ", " (so two Authorization headers are malformed, as behind CloudFront and Lambda).
+ * joined with ", " (so two Authorization headers are malformed, as behind CloudFront and Lambda, where Node's
+ * own `headers` would keep only the first).
  */
-export function requestFromNode(request: IncomingMessage): ProxyRequest {
+export function requestFromNode(request: IncomingMessage, head: Head = readHead(request)): ProxyRequest {
   const target = request.url ?? '/';
   const question = target.indexOf('?');
-  const headers: Record<string, string> = {};
-  for (const [name, values] of Object.entries(request.headersDistinct)) {
-    if (values !== undefined) headers[name] = values.join(', ');
-  }
   return {
     method: request.method ?? 'GET',
     path: question < 0 ? target : target.slice(0, question),
     query: question < 0 ? '' : target.slice(question + 1),
-    headers,
+    headers: head.headers,
   };
 }
 
 /** HTTP/1.1 rules Node's parser lets through, checked before the core sees the request. */
-function framingRefusal(request: IncomingMessage): Refusal | undefined {
+function framingRefusal(request: IncomingMessage, head: Head): Refusal | undefined {
   const version = request.httpVersion;
   if (version !== '1.1' && version !== '1.0') {
     return {
@@ -76,14 +94,14 @@ function framingRefusal(request: IncomingMessage): Refusal | undefined {
       reason: `http version ${/^[0-9.]{1,5}$/.test(version) ? version : 'other'}`,
     };
   }
-  const hosts = request.headersDistinct.host?.length ?? 0;
+  const hosts = head.hosts;
   if (hosts > 1 || (hosts === 0 && version === '1.1')) {
     // RFC 9112 §3.2: a server MUST answer 400 to a request with no Host (HTTP/1.1) or more than one.
     const why = hosts > 1 ? 'more than one Host header' : 'no Host header';
     return { status: 400, error: apiError('invalid_parameter', NOT_HTTP_1_1(why)), reason: why };
   }
-  const codings = request.headersDistinct['transfer-encoding'];
-  if (codings && !/(^|,)[ \t]*chunked[ \t]*$/i.test(codings.join(','))) {
+  const codings = head.headers['transfer-encoding'];
+  if (codings !== undefined && !/(^|,)[ \t]*chunked[ \t]*$/i.test(codings)) {
     // RFC 9112 §6.3: a body whose length cannot be determined is refused with 400 and the connection closed.
     const why = 'a Transfer-Encoding that does not end in chunked';
     return { status: 400, error: apiError('invalid_parameter', NOT_HTTP_1_1(why)), reason: why };
@@ -205,8 +223,8 @@ interface ConnectionState {
 }
 
 /** Whether the connection ends after answering `request` (RFC 9112 §9.3). */
-function endsConnection(request: IncomingMessage): boolean {
-  const options = (request.headersDistinct.connection ?? []).join(',').toLowerCase().split(',');
+function endsConnection(request: IncomingMessage, head: Head): boolean {
+  const options = (head.headers.connection ?? '').toLowerCase().split(',');
   const named = (option: string) => options.some((o) => o.trim() === option);
   return request.httpVersion === '1.0' ? !named('keep-alive') : named('close');
 }
@@ -282,8 +300,9 @@ export function createHttpServer(handle: ProxyHandler, options: HttpServerOption
     // answers could never be sent, so they are neither served (metered) nor logged (RFC 9112 §9.6).
     // Node closes the connection itself once the answers before it are written.
     if (state.closing || state.refused) return;
-    const refusal = framingRefusal(request);
-    state.closing = refusal !== undefined || endsConnection(request);
+    const head = readHead(request);
+    const refusal = framingRefusal(request, head);
+    state.closing = refusal !== undefined || endsConnection(request, head);
     state.pending++;
     response.once('close', () => {
       state.pending--;
@@ -308,7 +327,7 @@ export function createHttpServer(handle: ProxyHandler, options: HttpServerOption
       );
       return;
     }
-    serve(handle, request, response).catch(() => {
+    serve(handle, requestFromNode(request, head), response).catch(() => {
       // The core answers every request itself; this only guards against a broken socket or a bug.
       if (!response.headersSent) {
         const body = errorBody({ code: 'origin_unavailable', message: 'Internal failure.' }, 'req_unknown');
@@ -348,12 +367,8 @@ export function createHttpServer(handle: ProxyHandler, options: HttpServerOption
   return server;
 }
 
-async function serve(
-  handle: ProxyHandler,
-  request: IncomingMessage,
-  response: ServerResponse,
-): Promise<void> {
-  const answer = await handle(requestFromNode(request));
+async function serve(handle: ProxyHandler, request: ProxyRequest, response: ServerResponse): Promise<void> {
+  const answer = await handle(request);
   response.writeHead(answer.status, answer.headers);
   // HEAD, 204 and 304 answers come without a body from the core.
   response.end(answer.body);
