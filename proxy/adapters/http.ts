@@ -55,7 +55,8 @@ interface Head {
 }
 
 function readHead(request: IncomingMessage): Head {
-  const headers: Record<string, string> = {};
+  // No prototype: a header named `constructor` or `__proto__` is just a header.
+  const headers: Record<string, string> = Object.create(null);
   let hosts = 0;
   const raw = request.rawHeaders;
   for (let i = 0; i + 1 < raw.length; i += 2) {

@@ -2,13 +2,14 @@
  * The two thin adapters: Lambda response streaming (status and headers settled before the body, back-pressure,
  * HEAD without body, the consumer's key from CloudFront's header) and node:http driven through undici.
  */
+import type { IncomingMessage } from 'node:http';
 import { type AddressInfo, createConnection } from 'node:net';
 import { Writable } from 'node:stream';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadSnapshot } from '../../builder/load.js';
 import { renderCatalogue } from '../../builder/render.js';
-import { createHttpServer } from '../../proxy/adapters/http.js';
+import { createHttpServer, requestFromNode } from '../../proxy/adapters/http.js';
 import {
   createLambdaHandler,
   type FunctionUrlEvent,
@@ -382,6 +383,23 @@ describe('node:http adapter: what Node’s parser refuses', () => {
     expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)).error.request_id).toBe(id);
     if (status === 405) expect(answer).toContain('\r\nallow: GET, HEAD, OPTIONS\r\n');
     expect(lines.map((line) => [line.request_id, line.status])).toEqual([[id, status]]);
+  });
+
+  it('gives the core header names as sent, prototype names included', () => {
+    const request = {
+      url: '/v1/tags?limit=1',
+      method: 'GET',
+      rawHeaders: ['Constructor', 'a', '__proto__', 'b', 'X-Twice', '1', 'x-twice', '2'],
+    } as unknown as IncomingMessage;
+
+    const core = requestFromNode(request);
+
+    expect({ ...core, headers: { ...core.headers } }).toEqual({
+      method: 'GET',
+      path: '/v1/tags',
+      query: 'limit=1',
+      headers: { constructor: 'a', ['__proto__']: 'b', 'x-twice': '1, 2' },
+    });
   });
 
   it('joins a repeated header with ", " for the core (two Authorization headers are malformed)', async () => {
