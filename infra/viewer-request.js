@@ -112,7 +112,7 @@ function handler(event) {
   if (refused) {
     return errorAnswer(event, 401, 'Unauthorized', refused, { 'www-authenticate': WWW_AUTHENTICATE });
   }
-  delete headers[FORWARDED_AUTHORIZATION];
+  // Replaces whatever the viewer sent as x-catalogue-authorization.
   headers[FORWARDED_AUTHORIZATION] = { value: headers.authorization.value };
   delete headers.authorization;
   return request;
