@@ -78,7 +78,8 @@ export interface CatalogueStackProps extends StackProps {
   readonly timeoutSeconds?: number;
   /**
    * Reserved concurrency of the proxy Lambda: caps its share of the account's concurrency and the load it
-   * can put on DynamoDB.
+   * can put on DynamoDB, so a flood of random keys cannot starve the account's other functions. Recommended
+   * in production: about 2 × peak requests per second × average duration in seconds (README, "Floods").
    * @default - none: unreserved account concurrency
    */
   readonly reservedConcurrency?: number;

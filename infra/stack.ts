@@ -116,10 +116,18 @@ export class CatalogueStack extends Stack {
       ProxyLogGroupName: { value: this.proxy.logGroup.logGroupName, description: 'Proxy Lambda log group' },
       CursorSecretArn: {
         value: this.proxy.cursorSecret.secretArn,
-        description: 'Secrets Manager secret holding the cursor HMAC key (CURSOR_SECRET)',
+        description: 'Secrets Manager secret holding the cursor HMAC key (CURSOR_SECRET_ARN of the proxy)',
       },
       ...(this.alarms.topic
         ? { AlarmTopicArn: { value: this.alarms.topic.topicArn, description: 'SNS topic of the alarms' } }
+        : {}),
+      ...(this.edge.webAcl
+        ? {
+            WebAclArn: {
+              value: this.edge.webAcl.attrArn,
+              description: 'AWS WAF web ACL of the distribution (rate limit per client IP)',
+            },
+          }
         : {}),
     };
     for (const [name, output] of Object.entries(outputs)) new CfnOutput(this, name, output);

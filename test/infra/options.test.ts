@@ -243,6 +243,7 @@ describe('with a rate-based web ACL (wafRateLimitPer5Min)', () => {
     template.hasResourceProperties('AWS::CloudFront::Distribution', {
       DistributionConfig: Match.objectLike({ WebACLId: { 'Fn::GetAtt': [acl, 'Arn'] } }),
     });
+    template.hasOutput('WebAclArn', { Value: { 'Fn::GetAtt': [acl, 'Arn'] } });
   });
 
   it('stops a deployment outside us-east-1 with a message naming webAclArn', () => {
