@@ -6,6 +6,7 @@ import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
@@ -29,6 +30,13 @@ export interface AlarmsProps {
    * @default 2000
    */
   readonly p99DurationThresholdMs?: number;
+  /** The proxy's log group (one JSON line per request): the 401 alarm counts its lines. */
+  readonly proxyLogGroup: logs.ILogGroup;
+  /**
+   * 401 answers of the proxy per minute, averaged over 5 minutes, that raise the unauthorized-rate alarm.
+   * @default 600
+   */
+  readonly unauthorizedPerMinuteThreshold?: number;
 }
 
 const PERIOD = Duration.minutes(5);
@@ -39,6 +47,7 @@ export class Alarms extends Construct {
   readonly p99Duration: cloudwatch.Alarm;
   readonly keysTableThrottles: cloudwatch.Alarm;
   readonly countersTableThrottles: cloudwatch.Alarm;
+  readonly unauthorizedRate: cloudwatch.Alarm;
   /** Receives every alarm and recovery when `alarmEmail` is set. */
   readonly topic?: sns.Topic;
 
@@ -131,6 +140,40 @@ export class Alarms extends Construct {
       'consumers get 503 quota_unavailable',
     );
 
+    // A flood of bad keys. What reaches the proxy and costs money is a well-formed key that is unknown or
+    // revoked (invalid_key): a Lambda invocation each and, past the key cache, a DynamoDB read. Missing and
+    // malformed keys are answered by the viewer-request function, which cannot emit metrics (CloudFront
+    // Functions have no custom metrics, and FunctionExecutionErrors counts only the function's own failures);
+    // they cost a CloudFront request and a function invocation each, and show in CloudFront's 4xxErrorRate,
+    // which lives in us-east-1 where an alarm of a stack in another region cannot watch it. So the alarm
+    // counts the proxy's own 401 log lines, in this region, with a metric filter (no code change, no
+    // per-request cost).
+    const unauthorized = new logs.MetricFilter(this, 'UnauthorizedFilter', {
+      logGroup: props.proxyLogGroup,
+      filterPattern: logs.FilterPattern.numberValue('$.status', '=', 401),
+      metricNamespace: `CatalogueReadApi/${prefix}`,
+      metricName: 'ProxyUnauthorized',
+      metricValue: '1',
+      unit: cloudwatch.Unit.COUNT,
+    });
+    this.unauthorizedRate = new cloudwatch.MathExpression({
+      expression: 'FILL(unauthorized, 0) / 5',
+      usingMetrics: {
+        unauthorized: unauthorized.metric({ statistic: cloudwatch.Stats.SUM, period: PERIOD }),
+      },
+      label: 'Proxy 401 answers per minute',
+      period: PERIOD,
+    }).createAlarm(this, 'UnauthorizedRate', {
+      alarmName: `${prefix}-proxy-401-rate`,
+      alarmDescription:
+        'The proxy answered more than the threshold of 401s (unknown or revoked keys) per minute for 10 minutes: a client retrying a revoked key, or a flood of guessed keys. Each costs a Lambda invocation and a DynamoDB read past the key cache. Find the source in the CloudFront access logs (client IP), then revoke, block (wafRateLimitPer5Min or your web ACL) or cap the damage (reservedConcurrency).',
+      threshold: props.unauthorizedPerMinuteThreshold ?? 600,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 2,
+      datapointsToAlarm: 2,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+
     if (props.alarmEmail !== undefined) {
       // Not KMS-encrypted: CloudWatch cannot publish to a topic under the AWS-managed SNS key, and the
       // messages hold only alarm names and states.
@@ -154,6 +197,7 @@ export class Alarms extends Construct {
       this.p99Duration,
       this.keysTableThrottles,
       this.countersTableThrottles,
+      this.unauthorizedRate,
     ];
   }
 }

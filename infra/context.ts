@@ -28,9 +28,10 @@ export const NUMBER_SETTINGS = [
   'keyCacheTtlMs',
   'pointerTtlMs',
   'dependencyTimeoutMs',
-  'cursorSecretGeneration',
   'errorRateThresholdPercent',
   'p99DurationThresholdMs',
+  'unauthorizedPerMinuteThreshold',
+  'wafRateLimitPer5Min',
 ] as const;
 
 const PRICE_CLASSES: Record<string, PriceClass> = {

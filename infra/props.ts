@@ -25,10 +25,20 @@ export interface CatalogueStackProps extends StackProps {
    */
   readonly certificateArn?: string;
   /**
-   * ARN of a web ACL (AWS WAF, scope CLOUDFRONT) to attach to the distribution.
+   * ARN of a web ACL (AWS WAF, scope CLOUDFRONT) to attach to the distribution. Exclusive with
+   * `wafRateLimitPer5Min`.
    * @default - none: every request is authenticated and metered per key by the proxy
    */
   readonly webAclArn?: string;
+  /**
+   * Create a web ACL (AWS WAF, scope CLOUDFRONT) with one rate-based rule: a client IP that sends more than
+   * this many requests in 5 minutes is blocked until its rate falls below it again. CloudFront web ACLs
+   * exist only in us-east-1, so the stack must be deployed there (deployment elsewhere stops with a
+   * message); in another region create the web ACL in us-east-1 and pass `webAclArn`. Costs $5 per month
+   * for the web ACL, $1 per month for the rule and $0.60 per million requests.
+   * @default - none: no web ACL is created
+   */
+  readonly wafRateLimitPer5Min?: number;
   /**
    * CloudFront price class (which edge locations serve the API).
    * @default PriceClass.PRICE_CLASS_100 (North America and Europe)
@@ -68,7 +78,8 @@ export interface CatalogueStackProps extends StackProps {
   readonly timeoutSeconds?: number;
   /**
    * Reserved concurrency of the proxy Lambda: caps its share of the account's concurrency and the load it
-   * can put on DynamoDB.
+   * can put on DynamoDB, so a flood of random keys cannot starve the account's other functions. Recommended
+   * in production: about 2 × peak requests per second × average duration in seconds (README, "Floods").
    * @default - none: unreserved account concurrency
    */
   readonly reservedConcurrency?: number;
@@ -105,12 +116,6 @@ export interface CatalogueStackProps extends StackProps {
    */
   readonly dependencyTimeoutMs?: number;
   /**
-   * Generation of the cursor key. CloudFormation reads the secret only when it updates the function, so
-   * after putting a new value into the secret, deploy with the next generation to make the proxy use it.
-   * @default 1
-   */
-  readonly cursorSecretGeneration?: number;
-  /**
    * Alarm threshold: percentage of the function URL's requests answered with a 5xx, per 5 minutes.
    * @default 5
    */
@@ -120,6 +125,12 @@ export interface CatalogueStackProps extends StackProps {
    * @default 2000
    */
   readonly p99DurationThresholdMs?: number;
+  /**
+   * Alarm threshold: 401 answers of the proxy per minute (averaged over 5 minutes), i.e. well-formed keys
+   * that are unknown or revoked; each costs a Lambda invocation and, past the key cache, a DynamoDB read.
+   * @default 600
+   */
+  readonly unauthorizedPerMinuteThreshold?: number;
 }
 
 /** Every setting with its default applied; optional ones stay optional. */
@@ -138,9 +149,9 @@ export type ResolvedProps = Required<
     | 'keyCacheTtlMs'
     | 'pointerTtlMs'
     | 'dependencyTimeoutMs'
-    | 'cursorSecretGeneration'
     | 'errorRateThresholdPercent'
     | 'p99DurationThresholdMs'
+    | 'unauthorizedPerMinuteThreshold'
   >
 > &
   Pick<
@@ -148,6 +159,7 @@ export type ResolvedProps = Required<
     | 'domainName'
     | 'certificateArn'
     | 'webAclArn'
+    | 'wafRateLimitPer5Min'
     | 'alarmEmail'
     | 'publisherPrincipalArn'
     | 'reservedConcurrency'
@@ -166,9 +178,9 @@ export const DEFAULTS = {
   keyCacheTtlMs: 30_000,
   pointerTtlMs: 5_000,
   dependencyTimeoutMs: 2_000,
-  cursorSecretGeneration: 1,
   errorRateThresholdPercent: 5,
   p99DurationThresholdMs: 2_000,
+  unauthorizedPerMinuteThreshold: 600,
 } as const satisfies Partial<ResolvedProps>;
 
 /** Retention values CloudWatch Logs accepts (the numeric values of `RetentionDays`, without INFINITE). */
@@ -214,12 +226,14 @@ export function resolveProps(props: CatalogueStackProps): ResolvedProps {
     keyCacheTtlMs: props.keyCacheTtlMs ?? DEFAULTS.keyCacheTtlMs,
     pointerTtlMs: props.pointerTtlMs ?? DEFAULTS.pointerTtlMs,
     dependencyTimeoutMs: props.dependencyTimeoutMs ?? DEFAULTS.dependencyTimeoutMs,
-    cursorSecretGeneration: props.cursorSecretGeneration ?? DEFAULTS.cursorSecretGeneration,
     errorRateThresholdPercent: props.errorRateThresholdPercent ?? DEFAULTS.errorRateThresholdPercent,
     p99DurationThresholdMs: props.p99DurationThresholdMs ?? DEFAULTS.p99DurationThresholdMs,
+    unauthorizedPerMinuteThreshold:
+      props.unauthorizedPerMinuteThreshold ?? DEFAULTS.unauthorizedPerMinuteThreshold,
     domainName: props.domainName,
     certificateArn: props.certificateArn,
     webAclArn: props.webAclArn,
+    wafRateLimitPer5Min: props.wafRateLimitPer5Min,
     alarmEmail: props.alarmEmail,
     publisherPrincipalArn: props.publisherPrincipalArn,
     reservedConcurrency: props.reservedConcurrency,
@@ -269,7 +283,13 @@ export function resolveProps(props: CatalogueStackProps): ResolvedProps {
   integerIn('keyCacheTtlMs', r.keyCacheTtlMs, 0, 3_600_000);
   integerIn('pointerTtlMs', r.pointerTtlMs, 0, 3_600_000);
   integerIn('dependencyTimeoutMs', r.dependencyTimeoutMs, 1, 60_000);
-  integerIn('cursorSecretGeneration', r.cursorSecretGeneration, 1, 1_000_000);
+  if (r.wafRateLimitPer5Min !== undefined) {
+    if (r.webAclArn !== undefined)
+      throw new Error('webAclArn and wafRateLimitPer5Min exclude each other: give one web ACL or the other');
+    // AWS WAF's bounds of a rate-based rule's limit.
+    integerIn('wafRateLimitPer5Min', r.wafRateLimitPer5Min, 10, 2_000_000_000);
+  }
+  integerIn('unauthorizedPerMinuteThreshold', r.unauthorizedPerMinuteThreshold, 1, 100_000_000);
   if (r.timeoutSeconds * 1000 <= 4 * r.dependencyTimeoutMs) {
     throw new Error(
       `timeoutSeconds (${r.timeoutSeconds}) must exceed four dependency timeouts (4 × ${r.dependencyTimeoutMs} ms)`,

@@ -70,12 +70,6 @@ export interface ProxyFunctionProps {
    * @default 2000
    */
   readonly dependencyTimeoutMs?: number;
-  /**
-   * Generation of the cursor key, shown in the function's description: changing it updates the function,
-   * which makes CloudFormation resolve the secret's current value again.
-   * @default 1
-   */
-  readonly cursorSecretGeneration?: number;
 }
 
 export class ProxyFunction extends Construct {
@@ -97,7 +91,7 @@ export class ProxyFunction extends Construct {
     Validations.of(this.cursorSecret).acknowledge({
       id: 'AwsSolutions-SMG4',
       reason:
-        'Rotating the cursor key invalidates every open cursor (consumers paging through a list get 400 invalid_parameter), and the proxy reads it once per cold start from its environment; it is rotated by hand when compromised (README, operator guide), not on a schedule.',
+        'Rotating the cursor key invalidates every open cursor (consumers paging through a list get 400 invalid_parameter); it is rotated by hand when compromised (README, operator guide), not on a schedule. The proxy reads it from Secrets Manager at cold start and again every 5 minutes, so a new value needs no deployment.',
     });
 
     this.logGroup = new logs.LogGroup(this, 'Logs', {
@@ -142,6 +136,14 @@ export class ProxyFunction extends Construct {
         resources: [props.keysTable.tableArn],
       }),
     );
+    // This one secret only; it is encrypted with the AWS-managed key, so no KMS grant is needed.
+    this.role.addToPolicy(
+      new iam.PolicyStatement({
+        sid: 'ReadCursorSecret',
+        actions: ['secretsmanager:GetSecretValue'],
+        resources: [this.cursorSecret.secretArn],
+      }),
+    );
     this.role.addToPolicy(
       new iam.PolicyStatement({
         sid: 'MeterQuota',
@@ -156,7 +158,7 @@ export class ProxyFunction extends Construct {
     });
 
     this.function = new NodejsFunction(this, 'Function', {
-      description: `Catalogue Read API proxy: authenticate, meter, stream precomputed objects (cursor key generation ${props.cursorSecretGeneration ?? 1})`,
+      description: 'Catalogue Read API proxy: authenticate, meter, stream precomputed objects',
       entry: PROXY_ENTRY,
       handler: 'handler',
       projectRoot: REPO_ROOT,
@@ -177,13 +179,11 @@ export class ProxyFunction extends Construct {
         KEY_CACHE_TTL_MS: String(props.keyCacheTtlMs ?? 30_000),
         POINTER_TTL_MS: String(props.pointerTtlMs ?? 5_000),
         DEPENDENCY_TIMEOUT_MS: String(props.dependencyTimeoutMs ?? 2_000),
-        // A CloudFormation dynamic reference ({{resolve:secretsmanager:…}}), resolved at deploy time: the
-        // secret never appears in the template or the cloud assembly. It does appear in the function's
-        // configuration (encrypted at rest, readable with lambda:GetFunctionConfiguration). We accept that
-        // rather than a Secrets Manager call on every cold start, which would add latency, a dependency
-        // that can fail, and a secretsmanager:GetSecretValue grant. CloudFormation resolves the reference
-        // only when it updates the function, hence `cursorSecretGeneration` for rotation (operator guide).
-        CURSOR_SECRET: this.cursorSecret.secretValue.unsafeUnwrap(),
+        // The ARN, not the value: the proxy reads the secret from Secrets Manager at cold start (and again
+        // when it is 5 minutes old), so it never appears in the function's configuration, which anyone with
+        // lambda:GetFunctionConfiguration (part of AWS's ReadOnlyAccess) can read. Costs one GetSecretValue
+        // round trip per cold start (README, configuration).
+        CURSOR_SECRET_ARN: this.cursorSecret.secretArn,
         NODE_OPTIONS: '--enable-source-maps',
       },
       bundling: {

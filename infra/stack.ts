@@ -52,7 +52,6 @@ export class CatalogueStack extends Stack {
       keyCacheTtlMs: s.keyCacheTtlMs,
       pointerTtlMs: s.pointerTtlMs,
       dependencyTimeoutMs: s.dependencyTimeoutMs,
-      cursorSecretGeneration: s.cursorSecretGeneration,
     });
 
     this.edge = new Edge(this, 'Edge', {
@@ -61,6 +60,7 @@ export class CatalogueStack extends Stack {
       domainName: s.domainName,
       certificateArn: s.certificateArn,
       webAclArn: s.webAclArn,
+      wafRateLimitPer5Min: s.wafRateLimitPer5Min,
       priceClass: s.priceClass,
     });
 
@@ -71,6 +71,8 @@ export class CatalogueStack extends Stack {
       alarmEmail: s.alarmEmail,
       errorRateThresholdPercent: s.errorRateThresholdPercent,
       p99DurationThresholdMs: s.p99DurationThresholdMs,
+      proxyLogGroup: this.proxy.logGroup,
+      unauthorizedPerMinuteThreshold: s.unauthorizedPerMinuteThreshold,
     });
 
     this.publisher = new PublisherRole(this, 'Publisher', {
@@ -114,10 +116,18 @@ export class CatalogueStack extends Stack {
       ProxyLogGroupName: { value: this.proxy.logGroup.logGroupName, description: 'Proxy Lambda log group' },
       CursorSecretArn: {
         value: this.proxy.cursorSecret.secretArn,
-        description: 'Secrets Manager secret holding the cursor HMAC key (CURSOR_SECRET)',
+        description: 'Secrets Manager secret holding the cursor HMAC key (CURSOR_SECRET_ARN of the proxy)',
       },
       ...(this.alarms.topic
         ? { AlarmTopicArn: { value: this.alarms.topic.topicArn, description: 'SNS topic of the alarms' } }
+        : {}),
+      ...(this.edge.webAcl
+        ? {
+            WebAclArn: {
+              value: this.edge.webAcl.attrArn,
+              description: 'AWS WAF web ACL of the distribution (rate limit per client IP)',
+            },
+          }
         : {}),
     };
     for (const [name, output] of Object.entries(outputs)) new CfnOutput(this, name, output);

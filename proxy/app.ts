@@ -4,10 +4,12 @@ import { ByteCache } from './cache/bytes.js';
 import { type ConfigResult, DEFAULT_HOT_PATH_CLIENT } from './config.js';
 import { createHandler, newRequestId } from './core/handler.js';
 import type { ProxyDependencies, ProxyHandler, RequestLogLine } from './core/types.js';
+import { createSecretProxy, secretReader } from './cursor-secret.js';
 import { ConfigurationError } from './errors.js';
 import { CachedKeyStore } from './keys/cached.js';
 import { DynamoKeyStore } from './keys/dynamo.js';
 import type { KeyStore } from './keys/interface.js';
+import { logJson } from './log.js';
 import type { ObjectStore } from './objects/interface.js';
 import { S3ObjectStore } from './objects/s3.js';
 import { LeanS3ObjectStore } from './objects/s3-lean.js';
@@ -16,13 +18,12 @@ import { LeanCounterTransport } from './quota/dynamo-lean.js';
 import { SdkCounterTransport } from './quota/dynamo-transport.js';
 import type { QuotaMeter } from './quota/interface.js';
 
-/** One JSON object per line on stdout: CloudWatch and `npm start` both keep it as is. */
-export function logJson(line: object): void {
-  process.stdout.write(`${JSON.stringify(line)}\n`);
-}
+export { logJson } from './log.js';
 
 export interface ProxyOverrides {
   log?: (line: RequestLogLine) => void;
+  /** Reads the cursor secret when the configuration names it by ARN (tests); Secrets Manager otherwise. */
+  fetchCursorSecret?: () => Promise<string>;
   now?: () => Date;
   requestId?: () => string;
   /** Replace a real dependency (tests, local runs). */
@@ -93,6 +94,8 @@ export function createProxy(config: ConfigResult, overrides: ProxyOverrides = {}
       new CachedKeyStore(new DynamoKeyStore({ client: dynamo, table: c.keysTable }), {
         ttlMs: c.keyCacheTtlMs,
         maxEntries: c.keyCacheMaxEntries,
+        negativeTtlMs: c.keyNegativeCacheTtlMs,
+        negativeMaxEntries: c.keyNegativeCacheMaxEntries,
       });
     dependencies.quota =
       overrides.quota ??
@@ -106,6 +109,21 @@ export function createProxy(config: ConfigResult, overrides: ProxyOverrides = {}
           : new SdkCounterTransport(dynamo),
         table: c.countersTable,
       });
+  }
+  if (c.cursorSecretArn !== undefined && c.cursorSecret === '') {
+    // Deployed: the secret is read at cold start (and again when it is CURSOR_SECRET_MAX_AGE_MS old), never
+    // kept in the function's configuration. The dependencies above are shared by every handler built here.
+    const arn = c.cursorSecretArn;
+    return createSecretProxy({
+      fetchSecret: overrides.fetchCursorSecret ?? secretReader(arn, { timeoutMs: c.dependencyTimeoutMs }),
+      build: (cursorSecret) =>
+        createHandler({ ...dependencies, config: { ok: true, config: { ...c, cursorSecret } } }),
+      unavailable: (problem) =>
+        createHandler({ ...dependencies, config: { ok: false, problems: [problem] } }),
+      maxAgeMs: c.cursorSecretMaxAgeMs ?? 300_000,
+      now: () => dependencies.now().getTime(),
+      log: logJson,
+    });
   }
   return createHandler(dependencies);
 }

@@ -15,11 +15,22 @@ export interface ProxyConfig {
   countersTable: string;
   /** DynamoDB-compatible endpoint (dynalite locally); AWS when undefined. */
   dynamodbEndpoint: string | undefined;
-  /** HMAC key that binds cursors to their query; at least 32 characters. */
+  /**
+   * HMAC key that binds cursors to their query; at least 32 characters. `''` when it is to be read from
+   * Secrets Manager (`cursorSecretArn`) at cold start, which the wiring in `app.ts` does.
+   */
   cursorSecret: string;
+  /** ARN of the Secrets Manager secret holding the cursor key (deployed); exclusive with `cursorSecret`. */
+  cursorSecretArn?: string | undefined;
+  /** How long a cursor key read from Secrets Manager is used before it is read again (rotation bound). */
+  cursorSecretMaxAgeMs?: number;
   /** How long a key lookup is trusted: revocation takes effect within this bound. */
   keyCacheTtlMs: number;
   keyCacheMaxEntries: number;
+  /** How long a refused key (unknown or revoked) is remembered; at most `keyCacheTtlMs`. */
+  keyNegativeCacheTtlMs?: number;
+  /** Refused keys are remembered apart from accepted ones, at most this many. */
+  keyNegativeCacheMaxEntries?: number;
   /** How often the published version pointer is re-checked (a conditional read). */
   pointerTtlMs: number;
   /** Timeout of every single dependency call (S3 read, DynamoDB call). */
@@ -80,7 +91,14 @@ export function loadConfig(env: Env = process.env): ConfigResult {
   };
 
   const prefix = optional('CATALOGUE_PREFIX') ?? '';
-  const cursorSecret = required('CURSOR_SECRET');
+  // Deployed: the ARN of the secret, read at cold start (no secret in the function's configuration).
+  // Local runs and tests: the value itself.
+  const cursorSecretArn = optional('CURSOR_SECRET_ARN');
+  if (cursorSecretArn !== undefined && optional('CURSOR_SECRET') !== undefined)
+    problems.push('set only one of CURSOR_SECRET and CURSOR_SECRET_ARN');
+  if (cursorSecretArn !== undefined && !/^arn:aws[a-z-]*:secretsmanager:/.test(cursorSecretArn))
+    problems.push('CURSOR_SECRET_ARN is not a Secrets Manager ARN');
+  const cursorSecret = cursorSecretArn === undefined ? required('CURSOR_SECRET') : '';
   if (cursorSecret && cursorSecret.length < 32) problems.push('CURSOR_SECRET must be at least 32 characters');
   const config: ProxyConfig = {
     bucket: required('CATALOGUE_BUCKET'),
@@ -90,8 +108,12 @@ export function loadConfig(env: Env = process.env): ConfigResult {
     countersTable: required('COUNTERS_TABLE'),
     dynamodbEndpoint: endpoint('DYNAMODB_ENDPOINT'),
     cursorSecret,
+    cursorSecretArn,
+    cursorSecretMaxAgeMs: integer('CURSOR_SECRET_MAX_AGE_MS', 300_000, 1_000, 86_400_000),
     keyCacheTtlMs: integer('KEY_CACHE_TTL_MS', 30_000, 0, 3_600_000),
     keyCacheMaxEntries: integer('KEY_CACHE_MAX_ENTRIES', 10_000, 1, 10_000_000),
+    keyNegativeCacheTtlMs: integer('KEY_NEGATIVE_CACHE_TTL_MS', 10_000, 0, 3_600_000),
+    keyNegativeCacheMaxEntries: integer('KEY_NEGATIVE_CACHE_MAX_ENTRIES', 1_000, 1, 1_000_000),
     pointerTtlMs: integer('POINTER_TTL_MS', 5_000, 0, 3_600_000),
     dependencyTimeoutMs: integer('DEPENDENCY_TIMEOUT_MS', 2_000, 1, 60_000),
     // MB; by default a quarter of the Lambda's memory (64 MB outside Lambda).

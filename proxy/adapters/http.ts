@@ -1,36 +1,233 @@
-/** `node:http` adapter: local runs (`npm start`) and tests serve the same core as Lambda. */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+/**
+ * `node:http` adapter: local runs (`npm start`) and tests serve the same core as Lambda.
+ *
+ * Node's parser refuses some requests before a request object exists (conflicting framing, oversize heads,
+ * unknown methods, broken request lines), and lets through a few that HTTP/1.1 forbids (two `Host`
+ * headers, a `Transfer-Encoding` that does not end in chunked, HTTP/0.9 and "HTTP/2.0" request lines). The
+ * adapter answers all of those itself, in the API's error envelope with a request id, `Connection: close`
+ * and one log line each (the table is in the README's API reference). It never gives an answer out of
+ * order: a malformed request pipelined behind a valid one is refused only after the valid one is answered,
+ * so no request is metered and logged as answered without its answer being sent.
+ */
+import {
+  createServer,
+  type IncomingMessage,
+  maxHeaderSize,
+  type Server,
+  type ServerResponse,
+  STATUS_CODES,
+} from 'node:http';
 import type { Duplex } from 'node:stream';
 import { ALLOW_HEADER, JSON_CONTENT_TYPE, NOT_CACHEABLE } from '../core/constants.js';
-import { apiError, errorBody } from '../core/errors.js';
+import { type ApiError, apiError, errorBody } from '../core/errors.js';
 import { newRequestId } from '../core/handler.js';
-import type { ProxyHandler, ProxyRequest } from '../core/types.js';
+import type { ProxyHandler, ProxyRequest, RequestLogLine } from '../core/types.js';
+import { logJson } from '../log.js';
 
-/** The core's request from a node request: raw path and query, header values joined as HTTP allows. */
-export function requestFromNode(request: IncomingMessage): ProxyRequest {
+/** CloudFront's limit on a URL: a longer request target gets the same 414 locally as behind CloudFront. */
+export const MAX_TARGET_BYTES = 8_192;
+
+export interface HttpServerOptions {
+  /** Where the adapter's own answers are logged (the core logs the others). @default logJson */
+  log?: (line: RequestLogLine) => void;
+  /** @default newRequestId */
+  requestId?: () => string;
+  /** @default () => new Date() */
+  now?: () => Date;
+}
+
+/** An answer the adapter gives itself, before or instead of the core. */
+interface Refusal {
+  status: number;
+  error: ApiError;
+  /** What the log line says went wrong (a parser error code or a rule), never request bytes. */
+  reason: string;
+  method?: string;
+}
+
+const NOT_HTTP_1_1 = (why: string) => `The request could not be read as HTTP/1.1: ${why}.`;
+
+/** The request head, read in one pass over the raw header lines. */
+interface Head {
+  /** By lower-case name; a header sent more than once has its values joined with ", ". */
+  headers: Record<string, string>;
+  hosts: number;
+}
+
+function readHead(request: IncomingMessage): Head {
+  // No prototype: a header named `constructor` or `__proto__` is just a header.
+  const headers: Record<string, string> = Object.create(null);
+  let hosts = 0;
+  const raw = request.rawHeaders;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i]!.toLowerCase();
+    const value = raw[i + 1]!;
+    if (name === 'host') hosts++;
+    const earlier = headers[name];
+    headers[name] = earlier === undefined ? value : `${earlier}, ${value}`;
+  }
+  return { headers, hosts };
+}
+
+/**
+ * The core's request from a node request: raw path and query; a header sent more than once has its values
+ * joined with ", " (so two Authorization headers are malformed, as behind CloudFront and Lambda, where Node's
+ * own `headers` would keep only the first).
+ */
+export function requestFromNode(request: IncomingMessage, head: Head = readHead(request)): ProxyRequest {
   const target = request.url ?? '/';
   const question = target.indexOf('?');
-  const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(request.headers)) {
-    if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
-  }
   return {
     method: request.method ?? 'GET',
     path: question < 0 ? target : target.slice(0, question),
     query: question < 0 ? '' : target.slice(question + 1),
-    headers,
+    headers: head.headers,
   };
 }
 
-async function serve(
-  handle: ProxyHandler,
-  request: IncomingMessage,
-  response: ServerResponse,
-): Promise<void> {
-  const answer = await handle(requestFromNode(request));
-  response.writeHead(answer.status, answer.headers);
-  // HEAD, 204 and 304 answers come without a body from the core.
-  response.end(answer.body);
+/** HTTP/1.1 rules Node's parser lets through, checked before the core sees the request. */
+function framingRefusal(request: IncomingMessage, head: Head): Refusal | undefined {
+  const version = request.httpVersion;
+  if (version !== '1.1' && version !== '1.0') {
+    return {
+      status: 505,
+      error: apiError('invalid_parameter', 'Only HTTP/1.0 and HTTP/1.1 are served.'),
+      reason: `http version ${/^[0-9.]{1,5}$/.test(version) ? version : 'other'}`,
+    };
+  }
+  const hosts = head.hosts;
+  if (hosts > 1 || (hosts === 0 && version === '1.1')) {
+    // RFC 9112 §3.2: a server MUST answer 400 to a request with no Host (HTTP/1.1) or more than one.
+    const why = hosts > 1 ? 'more than one Host header' : 'no Host header';
+    return { status: 400, error: apiError('invalid_parameter', NOT_HTTP_1_1(why)), reason: why };
+  }
+  const codings = head.headers['transfer-encoding'];
+  if (codings !== undefined && !/(^|,)[ \t]*chunked[ \t]*$/i.test(codings)) {
+    // RFC 9112 §6.3: a body whose length cannot be determined is refused with 400 and the connection closed.
+    const why = 'a Transfer-Encoding that does not end in chunked';
+    return { status: 400, error: apiError('invalid_parameter', NOT_HTTP_1_1(why)), reason: why };
+  }
+  if (Buffer.byteLength(request.url ?? '', 'latin1') > MAX_TARGET_BYTES) {
+    return {
+      status: 414,
+      error: apiError('invalid_parameter', `The request target is longer than ${MAX_TARGET_BYTES} bytes.`),
+      reason: 'request target too long',
+    };
+  }
+  return undefined;
+}
+
+/** The failing request's first line, from the packet Node's parser choked on. */
+function failingRequestLine(error: ParserError): string {
+  const packet = error.rawPacket;
+  if (!packet) return '';
+  const at = Math.min(error.bytesParsed ?? 0, packet.byteLength);
+  const boundary = packet.lastIndexOf('\r\n\r\n', Math.max(0, at - 1));
+  const start = boundary < 0 ? 0 : boundary + 4;
+  const end = packet.indexOf('\r\n', start);
+  return packet.subarray(start, end < 0 ? packet.byteLength : end).toString('latin1');
+}
+
+interface ParserError extends NodeJS.ErrnoException {
+  rawPacket?: Buffer;
+  bytesParsed?: number;
+}
+
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/** The answer to a request Node's parser refused, by parser error code. */
+function parserRefusal(error: ParserError, maxHeaderSize: number): Refusal {
+  const line = failingRequestLine(error);
+  const [method = '', target = '', version = ''] = line.split(' ');
+  const reason = `http: ${error.code ?? 'unknown'}`;
+  // Logged as the core logs methods; a failure inside a body has no method of its own to name.
+  const named = /^[A-Z]{1,16}$/.test(method) ? method : undefined;
+  const refusal = (status: number, message: string): Refusal => ({
+    status,
+    error: apiError('invalid_parameter', message),
+    reason,
+    ...(named ? { method: named } : {}),
+  });
+  switch (error.code) {
+    case 'HPE_HEADER_OVERFLOW':
+      // The request line alone (as far as it came) is over CloudFront's URL limit: the URL is too long.
+      return line.length > MAX_TARGET_BYTES
+        ? refusal(414, `The request target is longer than ${MAX_TARGET_BYTES} bytes.`)
+        : refusal(431, `The request header fields are larger than ${maxHeaderSize} bytes.`);
+    case 'HPE_INVALID_METHOD':
+      // A well-formed request line with a method Node does not know: the spec's 405 (§5.5).
+      // (The packet may end inside a long target: the method and the start of a target are enough.)
+      if (TOKEN.test(method) && target !== '') {
+        return {
+          status: 405,
+          error: apiError(
+            'method_not_allowed',
+            `The method ${named ?? 'used'} is not allowed; use ${ALLOW_HEADER}.`,
+          ),
+          reason,
+          ...(named ? { method: named } : {}),
+        };
+      }
+      return refusal(400, NOT_HTTP_1_1('malformed request line'));
+    case 'HPE_PAUSED_H2_UPGRADE':
+      // The HTTP/2 connection preface (prior knowledge, `PRI * HTTP/2.0`).
+      return refusal(505, 'Only HTTP/1.0 and HTTP/1.1 are served.');
+    case 'HPE_INVALID_VERSION':
+      return /^HTTP\/[0-9]+(\.[0-9]+)?$/.test(version)
+        ? refusal(505, 'Only HTTP/1.0 and HTTP/1.1 are served.')
+        : refusal(400, NOT_HTTP_1_1('malformed request line'));
+    case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
+      return refusal(413, 'Request bodies are not part of this API; this one is too large to skip.');
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return refusal(408, 'The request was not received in time.');
+    case 'HPE_INVALID_TRANSFER_ENCODING':
+    case 'HPE_UNEXPECTED_CONTENT_LENGTH':
+    case 'HPE_INVALID_CONTENT_LENGTH':
+      return refusal(
+        400,
+        NOT_HTTP_1_1('conflicting, repeated or invalid Content-Length or Transfer-Encoding'),
+      );
+    case 'HPE_INVALID_HEADER_TOKEN':
+      // Control characters, a space before the colon, obs-fold continuation lines.
+      return refusal(400, NOT_HTTP_1_1('malformed header field'));
+    case 'HPE_INVALID_CHUNK_SIZE':
+      return refusal(400, NOT_HTTP_1_1('malformed chunked body'));
+    case 'HPE_INVALID_EOF_STATE':
+      return refusal(400, NOT_HTTP_1_1('the connection ended inside a request'));
+    default:
+      return refusal(400, NOT_HTTP_1_1('malformed request'));
+  }
+}
+
+/** The refusal as response headers and body (HEAD: the same headers, no body). */
+function refusalAnswer(refusal: Refusal, requestId: string) {
+  const body = errorBody(refusal.error, requestId);
+  const headers: Record<string, string> = {
+    'content-type': JSON_CONTENT_TYPE,
+    'content-length': String(body.byteLength),
+    'cache-control': NOT_CACHEABLE,
+    'x-request-id': requestId,
+    // The framing of what follows on this connection cannot be trusted.
+    connection: 'close',
+  };
+  if (refusal.status === 405) headers.allow = ALLOW_HEADER;
+  return { headers, body };
+}
+
+/** Requests on one connection whose answers are not finished yet, and what to do once they are. */
+interface ConnectionState {
+  pending: number;
+  whenIdle: (() => void) | undefined;
+  refused: boolean;
+  /** An earlier request on this connection ends it (`Connection: close`, HTTP/1.0, a refusal). */
+  closing: boolean;
+}
+
+/** Whether the connection ends after answering `request` (RFC 9112 §9.3). */
+function endsConnection(request: IncomingMessage, head: Head): boolean {
+  const options = (head.headers.connection ?? '').toLowerCase().split(',');
+  const named = (option: string) => options.some((o) => o.trim() === option);
+  return request.httpVersion === '1.0' ? !named('keep-alive') : named('close');
 }
 
 /**
@@ -39,11 +236,99 @@ async function serve(
  * const server = createHttpServer(handle);
  * server.listen(8787, '127.0.0.1');
  */
-export function createHttpServer(handle: ProxyHandler): Server {
-  const server = createServer((request, response) => {
+export function createHttpServer(handle: ProxyHandler, options: HttpServerOptions = {}): Server {
+  const log = options.log ?? logJson;
+  const nextRequestId = options.requestId ?? newRequestId;
+  const now = options.now ?? (() => new Date());
+  const connections = new WeakMap<Duplex, ConnectionState>();
+  const stateOf = (socket: Duplex): ConnectionState => {
+    let state = connections.get(socket);
+    if (!state) {
+      state = { pending: 0, whenIdle: undefined, refused: false, closing: false };
+      connections.set(socket, state);
+    }
+    return state;
+  };
+
+  const writeLog = (refusal: Refusal, requestId: string, bytes: number) => {
+    try {
+      log({
+        time: now().toISOString(),
+        request_id: requestId,
+        method: refusal.method ?? 'OTHER',
+        route: 'unknown',
+        status: refusal.status,
+        latency_ms: 0,
+        bytes,
+        key_id: null,
+        error: refusal.reason,
+      });
+    } catch {
+      // A failing logger must not turn an answer into a crash.
+    }
+  };
+
+  /** Refuse on the raw socket, after the answers still owed on it, then close it. */
+  const refuseOnSocket = (socket: Duplex, refusal: Refusal) => {
+    const state = stateOf(socket);
+    if (state.refused) return;
+    state.refused = true;
+    const send = () => {
+      if (!socket.writable) {
+        socket.destroy();
+        return;
+      }
+      const requestId = nextRequestId();
+      const { headers, body } = refusalAnswer(refusal, requestId);
+      const head = Object.entries(headers)
+        .map(([name, value]) => `${name}: ${value}\r\n`)
+        .join('');
+      socket.end(
+        Buffer.concat([
+          Buffer.from(`HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status]}\r\n${head}\r\n`),
+          body,
+        ]),
+      );
+      writeLog(refusal, requestId, body.byteLength);
+    };
+    if (state.pending > 0) state.whenIdle = send;
+    else send();
+  };
+
+  const onRequest = (request: IncomingMessage, response: ServerResponse) => {
+    const state = stateOf(request.socket);
+    // Node parses every request of one write, even those behind one that closes the connection; their
+    // answers could never be sent, so they are neither served (metered) nor logged (RFC 9112 §9.6).
+    // Node closes the connection itself once the answers before it are written.
+    if (state.closing || state.refused) return;
+    const head = readHead(request);
+    const refusal = framingRefusal(request, head);
+    state.closing = refusal !== undefined || endsConnection(request, head);
+    state.pending++;
+    response.once('close', () => {
+      state.pending--;
+      if (state.pending === 0 && state.whenIdle) {
+        const then = state.whenIdle;
+        state.whenIdle = undefined;
+        then();
+      }
+    });
     // Request bodies are not part of this API: drain them so the connection can be reused.
     request.resume();
-    serve(handle, request, response).catch(() => {
+    if (refusal) {
+      const method = request.method ?? '';
+      const requestId = nextRequestId();
+      const { headers, body } = refusalAnswer(refusal, requestId);
+      response.writeHead(refusal.status, headers);
+      response.end(method === 'HEAD' ? undefined : body);
+      writeLog(
+        { ...refusal, ...(/^[A-Z]{1,16}$/.test(method) ? { method } : {}) },
+        requestId,
+        method === 'HEAD' ? 0 : body.byteLength,
+      );
+      return;
+    }
+    serve(handle, requestFromNode(request, head), response).catch(() => {
       // The core answers every request itself; this only guards against a broken socket or a bug.
       if (!response.headersSent) {
         const body = errorBody({ code: 'origin_unavailable', message: 'Internal failure.' }, 'req_unknown');
@@ -56,41 +341,36 @@ export function createHttpServer(handle: ProxyHandler): Server {
         response.destroy();
       }
     });
+  };
+  const server = createServer({ requireHostHeader: false }, onRequest);
+  // An expectation other than 100-continue would get Node's bare 417; HTTP lets a server ignore it (RFC 9110
+  // §10.1.1 "MAY respond with 417"), so such a request is answered like any other.
+  server.on('checkExpectation', onRequest);
+
+  server.on('clientError', (error: ParserError, socket: Duplex) => {
+    if (error.code === 'ECONNRESET' || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    refuseOnSocket(socket, parserRefusal(error, maxHeaderSize));
   });
-  server.on('clientError', answerClientError);
+
+  // Node hands CONNECT to this event instead of the request handler (and closes the socket unanswered when
+  // nobody listens): the spec's 405 before anything else.
+  server.on('connect', (_request: IncomingMessage, socket: Duplex) => {
+    refuseOnSocket(socket, {
+      status: 405,
+      error: apiError('method_not_allowed', `The method CONNECT is not allowed; use ${ALLOW_HEADER}.`),
+      reason: 'CONNECT',
+      method: 'CONNECT',
+    });
+  });
   return server;
 }
 
-/** Node's own answers to requests its parser refuses, by parser error code (as its default handler). */
-const PARSER_STATUS: Record<string, string> = {
-  HPE_HEADER_OVERFLOW: '431 Request Header Fields Too Large',
-  HPE_CHUNK_EXTENSIONS_OVERFLOW: '413 Payload Too Large',
-  ERR_HTTP_REQUEST_TIMEOUT: '408 Request Timeout',
-};
-
-/**
- * Node's parser refuses methods it does not know (`FOO`, `A`) before a request exists, with a bare 400; the
- * API owes every method other than GET, HEAD and OPTIONS a 405 with `Allow` and the envelope (spec §5.5).
- * Other parse errors keep Node's default answer.
- */
-function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
-  const busy = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent;
-  if (error.code === 'ECONNRESET' || !socket.writable || busy) {
-    socket.destroy();
-    return;
-  }
-  if (error.code === 'HPE_INVALID_METHOD') {
-    const requestId = newRequestId();
-    const body = errorBody(
-      apiError('method_not_allowed', `The method used is not allowed; use ${ALLOW_HEADER}.`),
-      requestId,
-    );
-    const head =
-      'HTTP/1.1 405 Method Not Allowed\r\n' +
-      `Allow: ${ALLOW_HEADER}\r\nContent-Type: ${JSON_CONTENT_TYPE}\r\nContent-Length: ${body.byteLength}\r\n` +
-      `Cache-Control: ${NOT_CACHEABLE}\r\nX-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n`;
-    socket.end(Buffer.concat([Buffer.from(head), body]));
-    return;
-  }
-  socket.end(`HTTP/1.1 ${PARSER_STATUS[error.code ?? ''] ?? '400 Bad Request'}\r\nConnection: close\r\n\r\n`);
+async function serve(handle: ProxyHandler, request: ProxyRequest, response: ServerResponse): Promise<void> {
+  const answer = await handle(request);
+  response.writeHead(answer.status, answer.headers);
+  // HEAD, 204 and 304 answers come without a body from the core.
+  response.end(answer.body);
 }

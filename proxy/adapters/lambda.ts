@@ -61,7 +61,7 @@ export const localRuntime: LambdaRuntime = {
 function currentRuntime(): LambdaRuntime {
   // Outside Lambda, a package the AWS SDK loads (@aws/lambda-invoke-store) sets `globalThis.awslambda = {}`:
   // only a global that can stream is the runtime's.
-  const runtime = (globalThis as { awslambda?: Partial<LambdaRuntime> }).awslambda;
+  const runtime = (globalThis as unknown as { awslambda?: Partial<LambdaRuntime> }).awslambda;
   return typeof runtime?.streamifyResponse === 'function' && runtime.HttpResponseStream
     ? (runtime as LambdaRuntime)
     : localRuntime;

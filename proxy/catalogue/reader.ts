@@ -30,6 +30,7 @@ import {
 } from '../format.js';
 import type { GetOptions, ObjectStore } from '../objects/interface.js';
 import { composeDetail, composeListPage, EMPTY_LIST_BODY } from './compose.js';
+import { INVALID_CURSOR_MESSAGE } from './cursor-check.js';
 import { PointerCache } from './pointer.js';
 
 export type ReadOutcome =
@@ -61,8 +62,7 @@ interface Composed {
 const SHARD_WEIGHT_FACTOR = 3;
 const DEFAULT_CACHE_BYTES = 16 * 2 ** 20;
 
-const EXPIRED_CURSOR =
-  'cursor is not valid for this query: pass page.next_cursor back unchanged, with the same filters and sort.';
+const EXPIRED_CURSOR = INVALID_CURSOR_MESSAGE;
 
 /**
  * @example

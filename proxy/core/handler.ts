@@ -15,6 +15,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { ByteCache } from '../cache/bytes.js';
+import { cursorError } from '../catalogue/cursor-check.js';
 import { Catalogue } from '../catalogue/reader.js';
 import { DependencyError } from '../errors.js';
 import { hashKey } from '../keys/hash.js';
@@ -119,8 +120,11 @@ export function createHandler(deps: ProxyDependencies): ProxyHandler {
 
     let answer: ProxyResponse;
     if (!parsed.ok) answer = errorResponse(parsed.error, requestId);
-    else if (parsed.method === 'OPTIONS') answer = optionsResponse(requestId);
-    else {
+    else if (parsed.method === 'OPTIONS') {
+      // OPTIONS reads nothing, but refuses a tampered cursor as GET and HEAD do.
+      const cursor = cursorError(parsed.plan, deps.config.config.cursorSecret);
+      answer = cursor ? errorResponse(cursor, requestId) : optionsResponse(requestId);
+    } else {
       try {
         const accepted = acceptedCodings(request.headers['accept-encoding']);
         const outcome = await catalogue.read(

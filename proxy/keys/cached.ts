@@ -1,15 +1,30 @@
 /**
  * A bounded, short-lived cache in front of a KeyStore, so most requests need no key read.
  * Revocation takes effect within `ttlMs`: an entry expires `ttlMs` after the read that filled it began.
+ *
+ * Accepted keys and refusals (unknown or revoked) live in two separate LRUs: a flood of random well-formed
+ * keys fills only the small negative one, and can never push a real key out of the positive one.
  */
+import { LRUCache } from 'lru-cache';
 import { DependencyError } from '../errors.js';
 import type { KeyRecord, KeyStore } from './interface.js';
 
 export interface CachedKeyStoreOptions {
-  /** How long a lookup result is trusted (found and not found alike); 0 disables caching. */
+  /** How long an accepted key's lookup is trusted (the revocation bound); 0 disables caching. */
   ttlMs: number;
-  /** At most this many hashes are held; the least recently used goes first. */
+  /** At most this many accepted keys are held; the least recently used goes first. */
   maxEntries: number;
+  /**
+   * How long a refusal (unknown or revoked key) is trusted; capped at `ttlMs`. Short, so a key looked up
+   * just before it was issued is accepted soon after.
+   * @default 10_000
+   */
+  negativeTtlMs?: number;
+  /**
+   * At most this many refusals are held, apart from the accepted keys.
+   * @default 1_000
+   */
+  negativeMaxEntries?: number;
   /** Clock in milliseconds, for tests. */
   now?: () => number;
 }
@@ -35,8 +50,9 @@ function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): 
 }
 
 /**
- * LRU + TTL cache of key lookups. Unknown keys are cached too (a flood of one bad key costs one read per
- * TTL); failures are never cached. Concurrent lookups of one hash share a single read.
+ * LRU + TTL cache of key lookups. Refusals are cached too (a flood of one bad key costs one read per
+ * negative TTL), in their own bounded LRU; failures are never cached. Concurrent lookups of one hash share
+ * a single read.
  * @example
  * const keys = new CachedKeyStore(new DynamoKeyStore({ client, table }), { ttlMs: 30_000, maxEntries: 10_000 });
  * const record = await keys.lookup(hashKey(presentedKey));
@@ -44,34 +60,36 @@ function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): 
 export class CachedKeyStore implements KeyStore {
   readonly #inner: KeyStore;
   readonly #ttlMs: number;
-  readonly #maxEntries: number;
+  readonly #negativeTtlMs: number;
   readonly #now: () => number;
-  /** Map iteration order is insertion order: re-inserting on every hit keeps the oldest first. */
-  readonly #entries = new Map<string, Entry>();
+  /** Expiry is checked against the injected clock, so the LRUs only bound the number of entries. */
+  readonly #accepted: LRUCache<string, Entry>;
+  readonly #refused: LRUCache<string, Entry>;
   readonly #flights = new Map<string, Promise<KeyRecord | undefined>>();
 
   constructor(inner: KeyStore, options: CachedKeyStoreOptions) {
     this.#inner = inner;
     this.#ttlMs = Math.max(0, options.ttlMs);
-    this.#maxEntries = Math.max(1, options.maxEntries);
+    this.#negativeTtlMs = Math.min(this.#ttlMs, Math.max(0, options.negativeTtlMs ?? 10_000));
     this.#now = options.now ?? Date.now;
+    this.#accepted = new LRUCache({ max: Math.max(1, options.maxEntries) });
+    this.#refused = new LRUCache({ max: Math.max(1, options.negativeMaxEntries ?? 1_000) });
   }
 
-  /** Number of cached results (for tests and metrics). */
+  /** Number of cached accepted keys (for tests and metrics). */
   get size(): number {
-    return this.#entries.size;
+    return this.#accepted.size;
+  }
+
+  /** Number of cached refusals (for tests and metrics). */
+  get refusedSize(): number {
+    return this.#refused.size;
   }
 
   lookup(keyHash: string, options: { signal?: AbortSignal } = {}): Promise<KeyRecord | undefined> {
     const now = this.#now();
-    const entry = this.#entries.get(keyHash);
-    if (entry) {
-      this.#entries.delete(keyHash);
-      if (entry.expiresAt > now) {
-        this.#entries.set(keyHash, entry);
-        return Promise.resolve(entry.record);
-      }
-    }
+    const cached = this.#fresh(this.#accepted, keyHash, now) ?? this.#fresh(this.#refused, keyHash, now);
+    if (cached) return Promise.resolve(cached.record);
     let flight = this.#flights.get(keyHash);
     if (!flight) {
       flight = this.#fill(keyHash, now, options.signal);
@@ -82,23 +100,27 @@ export class CachedKeyStore implements KeyStore {
     return untilAborted(flight, options.signal);
   }
 
+  /** A live entry of `cache` (marked most recently used), dropping it once expired. */
+  #fresh(cache: LRUCache<string, Entry>, keyHash: string, now: number): Entry | undefined {
+    const entry = cache.get(keyHash);
+    if (!entry) return undefined;
+    if (entry.expiresAt > now) return entry;
+    cache.delete(keyHash);
+    return undefined;
+  }
+
   async #fill(keyHash: string, startedAt: number, signal: AbortSignal | undefined) {
     try {
       const record = await this.#inner.lookup(keyHash, signal ? { signal } : {});
-      this.#remember(keyHash, { record, expiresAt: startedAt + this.#ttlMs });
+      const accepted = record?.status === 'active';
+      const expiresAt = startedAt + (accepted ? this.#ttlMs : this.#negativeTtlMs);
+      // A key that changed side (revoked, or issued after a refusal) must not be found in the other LRU.
+      (accepted ? this.#refused : this.#accepted).delete(keyHash);
+      if (expiresAt > this.#now())
+        (accepted ? this.#accepted : this.#refused).set(keyHash, { record, expiresAt });
       return record;
     } finally {
       this.#flights.delete(keyHash);
-    }
-  }
-
-  #remember(keyHash: string, entry: Entry) {
-    if (entry.expiresAt <= this.#now()) return;
-    this.#entries.delete(keyHash);
-    this.#entries.set(keyHash, entry);
-    while (this.#entries.size > this.#maxEntries) {
-      const oldest = this.#entries.keys().next().value as string;
-      this.#entries.delete(oldest);
     }
   }
 }

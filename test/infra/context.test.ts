@@ -26,6 +26,8 @@ describe('settingsFromContext', () => {
       tracing: 'true',
       memorySize: '1024',
       reservedConcurrency: '50',
+      wafRateLimitPer5Min: '2000',
+      unauthorizedPerMinuteThreshold: '300',
       priceClass: 'PriceClass_All',
       removalPolicy: 'destroy',
     });
@@ -42,6 +44,8 @@ describe('settingsFromContext', () => {
         tracing: true,
         memorySize: 1024,
         reservedConcurrency: 50,
+        wafRateLimitPer5Min: 2000,
+        unauthorizedPerMinuteThreshold: 300,
         priceClass: PriceClass.PRICE_CLASS_ALL,
         removalPolicy: RemovalPolicy.DESTROY,
       },

@@ -1,11 +1,9 @@
 /** Test helpers: synthesise the stack the way `cdk synth` does (same feature flags), once per file. */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { runInNewContext } from 'node:vm';
 import { App, RemovalPolicy } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { PriceClass } from 'aws-cdk-lib/aws-cloudfront';
-import { VIEWER_REQUEST_CODE } from '../../infra/edge.js';
 import { CatalogueStack, type CatalogueStackProps } from '../../infra/stack.js';
 
 /** A stack with every optional setting changed from its default. */
@@ -33,9 +31,9 @@ export const ALL_OPTIONS: CatalogueStackProps = {
   keyCacheTtlMs: 10_000,
   pointerTtlMs: 1_000,
   dependencyTimeoutMs: 3_000,
-  cursorSecretGeneration: 2,
   errorRateThresholdPercent: 2,
   p99DurationThresholdMs: 1_500,
+  unauthorizedPerMinuteThreshold: 120,
 };
 
 /** The context of infra/cdk.json (feature flags), so tests see what `npm run synth` produces. */
@@ -115,10 +113,4 @@ export function bundledProxy(assemblyDir: string): { path: string; bytes: number
   throw new Error(`no bundled index.mjs under ${assemblyDir}`);
 }
 
-export type ViewerRequestHandler = (event: unknown) => Record<string, unknown>;
-
-/** The CloudFront Function's `handler`, evaluated from infra/viewer-request.js as CloudFront would. */
-export function loadViewerRequest(): ViewerRequestHandler {
-  const code = readFileSync(VIEWER_REQUEST_CODE, 'utf8');
-  return runInNewContext(`${code}\n;handler`, {}, { filename: VIEWER_REQUEST_CODE }) as ViewerRequestHandler;
-}
+export { loadViewerRequest, type ViewerRequestHandler } from './viewer-request-code.js';

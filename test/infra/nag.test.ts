@@ -33,6 +33,7 @@ function findings(violations: readonly PolicyViolation[]) {
 describe.each<[string, CatalogueStackProps]>([
   ['defaults', {}],
   ['every option', ALL_OPTIONS],
+  ['a rate-based web ACL', { wafRateLimitPer5Min: 2_000 }],
 ])('AwsSolutions checks with %s', (_name, props) => {
   let app: App;
   let stack: CatalogueStack;

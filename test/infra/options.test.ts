@@ -1,5 +1,5 @@
 /** The stack with every optional setting, and the settings it refuses (before any synthesis). */
-import { Match, type Template } from 'aws-cdk-lib/assertions';
+import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { CatalogueStackProps } from '../../infra/props.js';
 import { CatalogueStack } from '../../infra/stack.js';
@@ -45,7 +45,7 @@ describe('with every option', () => {
     });
     const topic = { Ref: logicalId(template, 'AWS::SNS::Topic', 'AlarmsTopic') };
     const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm')).map((r) => r.Properties);
-    expect(alarms).toHaveLength(5);
+    expect(alarms).toHaveLength(6);
     for (const alarm of alarms) {
       expect(alarm.AlarmActions).toEqual([topic]);
       expect(alarm.OKActions).toEqual([topic]);
@@ -58,6 +58,10 @@ describe('with every option', () => {
     template.hasResourceProperties('AWS::CloudWatch::Alarm', {
       AlarmName: 'Catalogue-proxy-p99-duration',
       Threshold: 1500,
+    });
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      AlarmName: 'Catalogue-proxy-401-rate',
+      Threshold: 120,
     });
   });
 
@@ -84,8 +88,6 @@ describe('with every option', () => {
 
   it('traces with X-Ray and applies the Lambda settings', () => {
     template.hasResourceProperties('AWS::Lambda::Function', {
-      // A new generation changes the function, so CloudFormation reads the rotated secret again.
-      Description: Match.stringLikeRegexp('cursor key generation 2\\)$'),
       MemorySize: 1024,
       Timeout: 15,
       ReservedConcurrentExecutions: 20,
@@ -187,8 +189,13 @@ describe('invalid settings', () => {
       'timeoutSeconds (8) must exceed four dependency timeouts (4 × 2000 ms)',
     ],
     [
-      { cursorSecretGeneration: 0 },
-      'cursorSecretGeneration must be an integer between 1 and 1000000 (got 0)',
+      { webAclArn: WEB_ACL, wafRateLimitPer5Min: 2_000 },
+      'webAclArn and wafRateLimitPer5Min exclude each other: give one web ACL or the other',
+    ],
+    [{ wafRateLimitPer5Min: 5 }, 'wafRateLimitPer5Min must be an integer between 10 and 2000000000 (got 5)'],
+    [
+      { unauthorizedPerMinuteThreshold: 0 },
+      'unauthorizedPerMinuteThreshold must be an integer between 1 and 100000000 (got 0)',
     ],
     [{ errorRateThresholdPercent: 0 }, 'errorRateThresholdPercent must be above 0 and at most 100 (got 0)'],
     [
@@ -197,5 +204,79 @@ describe('invalid settings', () => {
     ],
   ])('refuses %o', (props, message) => {
     expect(() => new CatalogueStack(newApp(), 'Invalid', props)).toThrow(message);
+  });
+});
+
+describe('with a rate-based web ACL (wafRateLimitPer5Min)', () => {
+  let template: Template;
+  beforeAll(() => {
+    const app = newApp();
+    template = Template.fromStack(new CatalogueStack(app, 'Waf', { wafRateLimitPer5Min: 2_000 }));
+  });
+
+  it('creates a CLOUDFRONT web ACL with one rate-based rule per client IP, answering 429 in the envelope', () => {
+    template.resourceCountIs('AWS::WAFv2::WebACL', 1);
+    const acl = Object.values(template.findResources('AWS::WAFv2::WebACL'))[0]!.Properties;
+
+    expect(acl.Scope).toBe('CLOUDFRONT');
+    expect(acl.DefaultAction).toEqual({ Allow: {} });
+    expect(acl.Rules).toEqual([
+      expect.objectContaining({
+        Name: 'RateLimitPerIp',
+        Statement: {
+          RateBasedStatement: { Limit: 2000, AggregateKeyType: 'IP', EvaluationWindowSec: 300 },
+        },
+        Action: {
+          Block: { CustomResponse: { ResponseCode: 429, CustomResponseBodyKey: 'RateLimited' } },
+        },
+      }),
+    ]);
+    const body = JSON.parse(acl.CustomResponseBodies.RateLimited.Content);
+    expect(body.error).toMatchObject({
+      code: 'rate_limit_exceeded',
+      request_id: expect.stringMatching(/^req_/),
+    });
+  });
+
+  it('attaches it to the distribution', () => {
+    const acl = logicalId(template, 'AWS::WAFv2::WebACL', 'EdgeWebAcl');
+    template.hasResourceProperties('AWS::CloudFront::Distribution', {
+      DistributionConfig: Match.objectLike({ WebACLId: { 'Fn::GetAtt': [acl, 'Arn'] } }),
+    });
+    template.hasOutput('WebAclArn', { Value: { 'Fn::GetAtt': [acl, 'Arn'] } });
+  });
+
+  it('stops a deployment outside us-east-1 with a message naming webAclArn', () => {
+    const rules = template.toJSON().Rules;
+    const [, rule] = Object.entries(rules as Record<string, { Assertions: unknown[] }>).find(([id]) =>
+      id.startsWith('EdgeWebAclRegion'),
+    )!;
+
+    expect(rule.Assertions).toEqual([
+      {
+        Assert: { 'Fn::Equals': [{ Ref: 'AWS::Region' }, 'us-east-1'] },
+        AssertDescription: expect.stringContaining('pass its ARN as webAclArn'),
+      },
+    ]);
+  });
+
+  it('refuses at synthesis a stack bound to another region', () => {
+    expect(
+      () =>
+        new CatalogueStack(newApp(), 'WafEu', {
+          wafRateLimitPer5Min: 2_000,
+          env: { account: '123456789012', region: 'eu-west-1' },
+        }),
+    ).toThrow(
+      'wafRateLimitPer5Min creates a CloudFront web ACL, which AWS WAF allows only in us-east-1: deploy this stack in us-east-1, or create the web ACL there and pass its ARN as webAclArn (region eu-west-1)',
+    );
+  });
+
+  it('is absent by default', () => {
+    expect(
+      Object.keys(
+        Template.fromStack(new CatalogueStack(newApp(), 'NoWaf')).findResources('AWS::WAFv2::WebACL'),
+      ),
+    ).toEqual([]);
   });
 });

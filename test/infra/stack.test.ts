@@ -1,7 +1,10 @@
 /** The stack with its defaults: one synthesis (with the real esbuild bundle) for the whole file. */
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { VIEWER_REQUEST_CODE } from '../../infra/edge.js';
@@ -172,7 +175,7 @@ describe('tables', () => {
 describe('proxy Lambda', () => {
   it('runs Node.js 22 on arm64 with 512 MB, a 10 s timeout and its own log group', () => {
     template.hasResourceProperties('AWS::Lambda::Function', {
-      Description: Match.stringLikeRegexp('cursor key generation 1\\)$'),
+      Description: 'Catalogue Read API proxy: authenticate, meter, stream precomputed objects',
       Runtime: 'nodejs22.x',
       Architectures: ['arm64'],
       Handler: 'index.handler',
@@ -199,25 +202,22 @@ describe('proxy Lambda', () => {
       KEY_CACHE_TTL_MS: '30000',
       POINTER_TTL_MS: '5000',
       DEPENDENCY_TIMEOUT_MS: '2000',
-      CURSOR_SECRET: {
-        'Fn::Join': [
-          '',
-          [
-            '{{resolve:secretsmanager:',
-            { Ref: logicalId(template, 'AWS::SecretsManager::Secret', 'ProxyCursorSecret') },
-            ':SecretString:::}}',
-          ],
-        ],
-      },
+      // The ARN: the value is read from Secrets Manager at cold start, never kept in the configuration.
+      CURSOR_SECRET_ARN: { Ref: logicalId(template, 'AWS::SecretsManager::Secret', 'ProxyCursorSecret') },
       NODE_OPTIONS: '--enable-source-maps',
     });
     // With the deploy-time values filled in, the proxy's own configuration loader accepts it.
     const deployed = Object.fromEntries(
       Object.entries(variables).map(([name, value]) => [
         name,
-        typeof value === 'string' ? value : 'x'.repeat(64),
+        typeof value === 'string'
+          ? value
+          : name === 'CURSOR_SECRET_ARN'
+            ? 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:cursor-AbCdEf'
+            : 'x'.repeat(64),
       ]),
     );
+    expect(JSON.stringify(variables)).not.toContain('resolve:secretsmanager');
     expect(loadConfig(deployed)).toMatchObject({ ok: true });
   });
 
@@ -279,6 +279,86 @@ describe('proxy Lambda', () => {
     expect(tagged('BODY')).toMatchObject({ error: { code: 'missing_authorization' } });
     const log = lines.filter((line) => line.startsWith('{')).map((line) => JSON.parse(line));
     expect(log).toEqual([expect.objectContaining({ status: 401 })]);
+  });
+});
+
+describe('proxy Lambda with its cursor secret in Secrets Manager (the bundle as deployed)', () => {
+  const script = `
+    import { Writable } from 'node:stream';
+    globalThis.awslambda = {
+      streamifyResponse: (handler) => handler,
+      HttpResponseStream: { from(stream, prelude) { process.stdout.write('PRELUDE ' + JSON.stringify(prelude) + '\\n'); return stream; } },
+    };
+    const { handler } = await import(process.env.BUNDLE);
+    for (const authorization of [undefined, 'Bearer pk_live_AAAAAAAAAAAAAAAAAAAAAA']) {
+      const body = [];
+      const sink = new Writable({ write(chunk, _encoding, done) { body.push(Buffer.from(chunk)); done(); } });
+      const headers = authorization ? { 'x-catalogue-authorization': authorization } : {};
+      await handler({ rawPath: '/v1/modules', rawQueryString: '', headers, requestContext: { http: { method: 'GET' } } }, sink);
+      process.stdout.write('BODY ' + Buffer.concat(body).toString() + '\\n');
+    }
+  `;
+
+  /** Run the bundle with the deployed environment, Secrets Manager at `endpoint`; its stdout lines. */
+  async function runBundle(endpoint: string): Promise<string[]> {
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ['--no-warnings', '--input-type=module', '-e', script],
+      {
+        env: {
+          PATH: process.env.PATH,
+          BUNDLE: pathToFileURL(bundledProxy(synthesised.assemblyDir).path).href,
+          AWS_REGION: 'eu-west-1',
+          AWS_ACCESS_KEY_ID: 'test',
+          AWS_SECRET_ACCESS_KEY: 'test',
+          AWS_ENDPOINT_URL_SECRETS_MANAGER: endpoint,
+          CATALOGUE_BUCKET: 'bucket',
+          CATALOGUE_PREFIX: 'catalogue/',
+          KEYS_TABLE: 'keys',
+          COUNTERS_TABLE: 'counters',
+          CURSOR_SECRET_ARN: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:cursor-AbCdEf',
+        },
+        encoding: 'utf8',
+        timeout: 20_000,
+      },
+    );
+    return stdout.trim().split('\n');
+  }
+  const bodies = (lines: string[]) =>
+    lines.filter((line) => line.startsWith('BODY ')).map((line) => JSON.parse(line.slice(5)).error?.code);
+
+  it('reads the secret through Powertools at cold start: no error logged, 401 for no key', async () => {
+    const seen: string[] = [];
+    const server = createServer((request, response) => {
+      seen.push(String(request.headers['x-amz-target']));
+      request.resume();
+      request.on('end', () => {
+        response.writeHead(200, { 'content-type': 'application/x-amz-json-1.1' });
+        response.end(JSON.stringify({ ARN: 'a', Name: 'cursor', SecretString: 'x'.repeat(64) }));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const lines = await runBundle(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+
+      expect(seen).toEqual(['secretsmanager.GetSecretValue']);
+      expect(bodies(lines)[0]).toBe('missing_authorization');
+      expect(lines.some((line) => line.includes('cursor secret could not be read'))).toBe(false);
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+
+  it('answers 401 first, then 503 configuration_error, when Secrets Manager cannot be reached', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+
+    const lines = await runBundle(`http://127.0.0.1:${port}`);
+
+    expect(bodies(lines)).toEqual(['missing_authorization', 'configuration_error']);
+    expect(lines.some((line) => line.includes('cursor secret could not be read'))).toBe(true);
   });
 });
 
@@ -431,11 +511,26 @@ describe('distribution', () => {
       uri: '/v1/modules',
       querystring: {},
       cookies: {},
-      headers: { 'accept-encoding': { value: 'br;q=0.9, gzip' } },
+      headers: {
+        'accept-encoding': { value: 'br;q=0.9, gzip' },
+        authorization: { value: `Bearer pk_live_${'A'.repeat(22)}` },
+      },
     };
-    const forwarded = loadViewerRequest()({ version: '1.0', context: {}, viewer: {}, request });
-    expect(forwarded).toBe(request);
-    expect(request.headers['accept-encoding']).toEqual({ value: 'br;q=0.9, gzip' });
+    const forwarded = loadViewerRequest()({ version: '1.0', context: {}, viewer: {}, request }) as {
+      headers: Record<string, unknown>;
+    };
+    expect(forwarded.headers['accept-encoding']).toEqual({ value: 'br;q=0.9, gzip' });
+  });
+
+  it('caches no error: 0 s for every status CloudFront would cache, with no response page', () => {
+    const config = template.toJSON().Resources[ids.distribution].Properties.DistributionConfig;
+
+    expect(config.CustomErrorResponses).toEqual(
+      [400, 403, 404, 405, 414, 416, 500, 501, 502, 503, 504].map((ErrorCode) => ({
+        ErrorCode,
+        ErrorCachingMinTTL: 0,
+      })),
+    );
   });
 
   it('runs infra/viewer-request.js on the JS 2.0 runtime', () => {
@@ -510,6 +605,12 @@ describe('IAM', () => {
         Condition: { StringLike: { 's3:prefix': ['catalogue/*'] } },
       },
       { Sid: 'ReadKeys', Effect: 'Allow', Action: 'dynamodb:GetItem', Resource: arn(ids.keys) },
+      {
+        Sid: 'ReadCursorSecret',
+        Effect: 'Allow',
+        Action: 'secretsmanager:GetSecretValue',
+        Resource: { Ref: logicalId(template, 'AWS::SecretsManager::Secret', 'ProxyCursorSecret') },
+      },
       {
         Sid: 'MeterQuota',
         Effect: 'Allow',
@@ -592,8 +693,8 @@ describe('alarms', () => {
       (r) => r.Properties.AlarmName === `Catalogue-${name}`,
     )?.Properties;
 
-  it('creates the five alarms, without actions when no e-mail is given', () => {
-    template.resourceCountIs('AWS::CloudWatch::Alarm', 5);
+  it('creates the six alarms, without actions when no e-mail is given', () => {
+    template.resourceCountIs('AWS::CloudWatch::Alarm', 6);
     template.resourceCountIs('AWS::SNS::Topic', 0);
     for (const properties of Object.values(template.findResources('AWS::CloudWatch::Alarm')).map(
       (r) => r.Properties,
@@ -650,6 +751,37 @@ describe('alarms', () => {
     ]);
     for (const metric of metrics)
       expect(metric.Dimensions).toEqual([{ Name: 'TableName', Value: { Ref: ids[table] } }]);
+  });
+});
+
+describe('flood alarm', () => {
+  it('counts the proxy’s 401 log lines with a metric filter and alarms on their rate per minute', () => {
+    template.hasResourceProperties('AWS::Logs::MetricFilter', {
+      LogGroupName: { Ref: logicalId(template, 'AWS::Logs::LogGroup', 'ProxyLogs') },
+      FilterPattern: '{ $.status = 401 }',
+      MetricTransformations: [
+        {
+          MetricNamespace: 'CatalogueReadApi/Catalogue',
+          MetricName: 'ProxyUnauthorized',
+          MetricValue: '1',
+          Unit: 'Count',
+        },
+      ],
+    });
+    const alarm = Object.values(template.findResources('AWS::CloudWatch::Alarm')).find(
+      (r) => r.Properties.AlarmName === 'Catalogue-proxy-401-rate',
+    )?.Properties;
+
+    expect(alarm).toMatchObject({ Threshold: 600, EvaluationPeriods: 2, DatapointsToAlarm: 2 });
+    expect(alarm.Metrics.find((m: { Expression?: string }) => m.Expression)?.Expression).toBe(
+      'FILL(unauthorized, 0) / 5',
+    );
+    const metric = alarm.Metrics.find((m: { Id: string }) => m.Id === 'unauthorized').MetricStat;
+    expect(metric).toMatchObject({
+      Metric: { Namespace: 'CatalogueReadApi/Catalogue', MetricName: 'ProxyUnauthorized' },
+      Period: 300,
+      Stat: 'Sum',
+    });
   });
 });
 

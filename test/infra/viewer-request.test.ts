@@ -1,6 +1,11 @@
-/** The CloudFront viewer-request function (infra/viewer-request.js), run as plain JS. */
+/**
+ * The CloudFront viewer-request function (infra/viewer-request.js), run as plain JS. Every Authorization
+ * case is in test/auth (one table for the function, the proxy's parser and the node:http adapter).
+ */
+
+import { statSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { loadViewerRequest } from './helpers.js';
+import { loadViewerRequest, VIEWER_REQUEST_FILE } from './viewer-request-code.js';
 
 const handler = loadViewerRequest();
 
@@ -16,10 +21,14 @@ function event(method: string, headers: Headers = {}) {
 }
 
 describe('viewer-request function', () => {
+  it('fits CloudFront Functions’ 10 KB code limit', () => {
+    expect(statSync(VIEWER_REQUEST_FILE).size).toBeLessThan(10_240);
+  });
+
   describe('methods', () => {
-    it.each(['GET', 'HEAD', 'OPTIONS'])('forwards %s to the origin', (method) => {
+    it.each(['GET', 'HEAD', 'OPTIONS'])('forwards %s with a well-formed key to the origin', (method) => {
       // Prepare
-      const input = event(method);
+      const input = event(method, { authorization: { value: 'Bearer pk_live_AAAAAAAAAAAAAAAAAAAAAA' } });
       // Act
       const result = handler(input);
       // Assess
@@ -34,7 +43,7 @@ describe('viewer-request function', () => {
       expect(result.statusCode).toBe(405);
       const headers = result.headers as Headers;
       expect(headers.allow).toEqual({ value: 'GET, HEAD, OPTIONS' });
-      expect(headers['content-type']).toEqual({ value: 'application/json' });
+      expect(headers['content-type']).toEqual({ value: 'application/json; charset=utf-8' });
       expect(headers['cache-control']).toEqual({ value: 'no-store' });
       expect(headers['x-request-id']).toEqual({ value: 'req_Qx3-9_abcDEF' });
       const body = result.body as { encoding: string; data: string };
@@ -42,7 +51,7 @@ describe('viewer-request function', () => {
       expect(JSON.parse(body.data)).toEqual({
         error: {
           code: 'method_not_allowed',
-          message: 'Only GET, HEAD and OPTIONS are allowed.',
+          message: `The method ${method} is not allowed; use GET, HEAD, OPTIONS.`,
           request_id: 'req_Qx3-9_abcDEF',
         },
       });
@@ -58,8 +67,8 @@ describe('viewer-request function', () => {
       expect(body.error.request_id).toMatch(/^req_[0-9]+$/);
     });
 
-    it('carries the security headers on its own 405', () => {
-      const headers = handler(event('DELETE')).headers as Headers;
+    it.each(['DELETE', 'GET'])('carries the security headers on its own answers (%s)', (method) => {
+      const headers = handler(event(method)).headers as Headers;
 
       expect(headers['strict-transport-security']?.value).toBe('max-age=31536000; includeSubDomains');
       expect(headers['x-content-type-options']?.value).toBe('nosniff');
@@ -96,17 +105,17 @@ describe('viewer-request function', () => {
       });
     });
 
-    it('sends no x-catalogue-authorization when the viewer sent no Authorization', () => {
+    it('answers 401 missing_authorization when only a spoofed x-catalogue-authorization came', () => {
       const result = handler(
-        event('GET', { 'x-catalogue-authorization': { value: 'Bearer pk_live_spoofed' } }),
+        event('GET', { 'x-catalogue-authorization': { value: 'Bearer pk_live_AAAAAAAAAAAAAAAAAAAAAA' } }),
       );
 
-      const headers = (result as { headers: Headers }).headers;
-      expect(headers).not.toHaveProperty('x-catalogue-authorization');
-      expect(headers).not.toHaveProperty('authorization');
+      expect(result.statusCode).toBe(401);
+      expect(JSON.parse((result.body as { data: string }).data).error.code).toBe('missing_authorization');
+      expect((result.headers as Headers)['www-authenticate']).toEqual({ value: 'Bearer realm="catalogue"' });
     });
 
-    it('keeps a repeated Authorization repeated, so the proxy can refuse it as malformed', () => {
+    it('answers a repeated Authorization with 401 malformed_authorization, as the proxy does', () => {
       const repeated = {
         value: 'Bearer pk_live_AAAAAAAAAAAAAAAAAAAAAA',
         multiValue: [
@@ -117,7 +126,8 @@ describe('viewer-request function', () => {
 
       const result = handler(event('HEAD', { authorization: repeated }));
 
-      expect((result as { headers: Headers }).headers['x-catalogue-authorization']).toEqual(repeated);
+      expect(result.statusCode).toBe(401);
+      expect(JSON.parse((result.body as { data: string }).data).error.code).toBe('malformed_authorization');
     });
 
     it('leaves the other headers alone', () => {

@@ -24,12 +24,16 @@ class FakeKeyStore implements KeyStore {
   }
 }
 
-function setup(options: { ttlMs?: number; maxEntries?: number } = {}) {
+function setup(
+  options: { ttlMs?: number; maxEntries?: number; negativeTtlMs?: number; negativeMaxEntries?: number } = {},
+) {
   const inner = new FakeKeyStore();
   const clock = { now: 1_000_000 };
   const cache = new CachedKeyStore(inner, {
     ttlMs: options.ttlMs ?? 30_000,
     maxEntries: options.maxEntries ?? 100,
+    negativeTtlMs: options.negativeTtlMs,
+    negativeMaxEntries: options.negativeMaxEntries,
     now: () => clock.now,
   });
   const add = (overrides: Partial<KeyRecord> = {}) => {
@@ -142,6 +146,77 @@ describe('CachedKeyStore', () => {
 
       expect(inner.calls).toBe(2);
       expect(cache.size).toBe(0);
+    });
+  });
+
+  describe('refusals (flood resistance)', () => {
+    const unknownHash = (i: number) => i.toString(16).padStart(64, 'f');
+
+    it('a flood of unknown keys never evicts an accepted key', async () => {
+      const { inner, cache, add } = setup({ maxEntries: 2, negativeMaxEntries: 10 });
+      const [a, b] = [add(), add()];
+      await cache.lookup(a.keyHash);
+      await cache.lookup(b.keyHash);
+
+      for (let i = 0; i < 1_000; i++) await cache.lookup(unknownHash(i));
+      inner.calls = 0;
+      await cache.lookup(a.keyHash);
+      await cache.lookup(b.keyHash);
+
+      expect(inner.calls).toBe(0);
+      expect(cache.size).toBe(2);
+      expect(cache.refusedSize).toBe(10);
+    });
+
+    it('keeps refusals apart, bounded, and for the shorter negative TTL', async () => {
+      const { inner, clock, cache } = setup({ ttlMs: 30_000, negativeTtlMs: 5_000 });
+
+      await cache.lookup(unknownHash(1));
+      clock.now += 4_999;
+      await cache.lookup(unknownHash(1));
+      const withinTtl = inner.calls;
+      clock.now += 1;
+      await cache.lookup(unknownHash(1));
+
+      expect(withinTtl).toBe(1);
+      expect(inner.calls).toBe(2);
+      expect(cache.size).toBe(0);
+    });
+
+    it('caps the negative TTL at the positive one', async () => {
+      const { inner, clock, cache } = setup({ ttlMs: 1_000, negativeTtlMs: 60_000 });
+
+      await cache.lookup(unknownHash(1));
+      clock.now += 1_000;
+      await cache.lookup(unknownHash(1));
+
+      expect(inner.calls).toBe(2);
+    });
+
+    it('files a revoked key with the refusals, out of the accepted LRU', async () => {
+      const { inner, clock, cache, add } = setup({ ttlMs: 1_000, maxEntries: 1 });
+      const record = add();
+      await cache.lookup(record.keyHash);
+      inner.records.set(record.keyHash, { ...record, status: 'revoked' });
+      clock.now += 1_000;
+
+      const revoked = await cache.lookup(record.keyHash);
+
+      expect(revoked?.status).toBe('revoked');
+      expect(cache.size).toBe(0);
+      expect(cache.refusedSize).toBe(1);
+    });
+
+    it('accepts a key issued after it was refused once the negative TTL has passed', async () => {
+      const { clock, cache, add } = setup({ negativeTtlMs: 2_000 });
+      const record = keyRecord();
+      expect(await cache.lookup(record.keyHash)).toBeUndefined();
+      add({ keyHash: record.keyHash, keyId: record.keyId });
+      clock.now += 2_000;
+
+      expect((await cache.lookup(record.keyHash))?.status).toBe('active');
+      expect(cache.refusedSize).toBe(0);
+      expect(cache.size).toBe(1);
     });
   });
 

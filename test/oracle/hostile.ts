@@ -285,3 +285,219 @@ function safeWire(text: string, wire: (s: string) => string): string {
     return wire(text.replace(/[\ud800-\udfff]/g, '')).replaceAll('%25', '%');
   }
 }
+
+/** One answer expected on a raw connection: status and error code (`undefined` for a 200). */
+export interface RawAnswer {
+  status: number;
+  code?: string;
+  /** The request was HEAD: headers only. */
+  head?: boolean;
+}
+
+/** Bytes written in one go to a fresh connection, and every answer owed on it, in order. */
+export interface RawHttpCase {
+  name: string;
+  bytes: string;
+  answers: RawAnswer[];
+  /** Half-close after writing (the client says it sends nothing more). */
+  end?: boolean;
+}
+
+const ok: RawAnswer = { status: 200 };
+const bad: RawAnswer = { status: 400, code: 'invalid_parameter' };
+const version: RawAnswer = { status: 505, code: 'invalid_parameter' };
+const method: RawAnswer = { status: 405, code: 'method_not_allowed' };
+const tooLong: RawAnswer = { status: 414, code: 'invalid_parameter' };
+
+/**
+ * What a hostile client writes on a raw socket to the node:http adapter: request smuggling shapes, oversize
+ * heads and URLs, CONNECT and unknown methods, broken request lines and versions, pipelining with a bad
+ * request behind good ones, repeated Host and Authorization. `authorization` is a whole header line's value.
+ */
+export function rawHttpCases(authorization: string): RawHttpCase[] {
+  const get = (target = '/v1/tags', extra = '') =>
+    `GET ${target} HTTP/1.1\r\nHost: api.test\r\nAuthorization: ${authorization}\r\n${extra}\r\n`;
+  const line = (extra: string) => get('/v1/tags', extra);
+  return [
+    // Smuggling: the length of the body must be unambiguous, or the request is refused and the connection closed.
+    {
+      name: 'CL.TE: Content-Length then Transfer-Encoding',
+      bytes: `${line('Content-Length: 6\r\nTransfer-Encoding: chunked\r\n')}0\r\n\r\nX`,
+      answers: [bad],
+    },
+    {
+      name: 'TE.CL: Transfer-Encoding then Content-Length',
+      bytes: `${line('Transfer-Encoding: chunked\r\nContent-Length: 3\r\n')}0\r\n\r\n`,
+      answers: [bad],
+    },
+    {
+      name: 'two different Content-Lengths',
+      bytes: line('Content-Length: 0\r\nContent-Length: 5\r\n'),
+      answers: [bad],
+    },
+    {
+      name: 'two equal Content-Lengths',
+      bytes: line('Content-Length: 0\r\nContent-Length: 0\r\n'),
+      answers: [bad],
+    },
+    { name: 'a Content-Length list', bytes: line('Content-Length: 0, 0\r\n'), answers: [bad] },
+    { name: 'a negative Content-Length', bytes: line('Content-Length: -1\r\n'), answers: [bad] },
+    {
+      name: 'Transfer-Encoding folded onto a continuation line (obs-fold)',
+      bytes: `${line('Transfer-Encoding:\r\n chunked\r\n')}0\r\n\r\n`,
+      answers: [bad],
+    },
+    {
+      name: 'Transfer-Encoding with a space before the colon',
+      bytes: `${line('Transfer-Encoding : chunked\r\n')}0\r\n\r\n`,
+      answers: [bad],
+    },
+    { name: 'Transfer-Encoding: xchunked', bytes: line('Transfer-Encoding: xchunked\r\n'), answers: [bad] },
+    {
+      name: 'Transfer-Encoding: chunked, identity (chunked not last)',
+      bytes: line('Transfer-Encoding: chunked, identity\r\n'),
+      answers: [bad],
+    },
+    { name: 'Transfer-Encoding: identity', bytes: line('Transfer-Encoding: identity\r\n'), answers: [bad] },
+    {
+      name: 'Transfer-Encoding sent twice, chunked first',
+      bytes: line('Transfer-Encoding: chunked\r\nTransfer-Encoding: gzip\r\n'),
+      answers: [bad],
+    },
+    {
+      name: 'a well-framed empty chunked body (control: answered)',
+      bytes: `${line('Transfer-Encoding: chunked\r\n')}0\r\n\r\n`,
+      answers: [ok],
+    },
+    {
+      name: 'a chunked body with a broken chunk size, after its request',
+      bytes: `${line('Transfer-Encoding: chunked\r\n')}zz\r\n`,
+      answers: [ok, bad],
+    },
+    // Oversize heads and URLs.
+    {
+      name: 'a 20 KB header',
+      bytes: line(`X-Big: ${'b'.repeat(20_000)}\r\n`),
+      answers: [{ status: 431, code: 'invalid_parameter' }],
+    },
+    {
+      name: 'a 9 KB URL (over CloudFront’s 8,192 bytes)',
+      bytes: get(`/v1/tags?${'a'.repeat(9_000)}`),
+      answers: [tooLong],
+    },
+    {
+      name: 'a 20 KB URL (over the parser’s limit)',
+      bytes: get(`/v1/tags?${'a'.repeat(20_000)}`),
+      answers: [tooLong],
+    },
+    // Methods.
+    {
+      name: 'CONNECT',
+      bytes: `CONNECT api.test:443 HTTP/1.1\r\nHost: api.test:443\r\nAuthorization: ${authorization}\r\n\r\n`,
+      answers: [method],
+    },
+    {
+      name: 'an unknown method (FOO)',
+      bytes: `FOO /v1/tags HTTP/1.1\r\nHost: api.test\r\n\r\n`,
+      answers: [method],
+    },
+    {
+      name: 'a lower-case method (get)',
+      bytes: `get /v1/tags HTTP/1.1\r\nHost: api.test\r\n\r\n`,
+      answers: [method],
+    },
+    {
+      name: 'POST with a body (known to Node, refused by the core)',
+      bytes: `POST /v1/tags HTTP/1.1\r\nHost: api.test\r\nContent-Length: 2\r\n\r\n{}`,
+      answers: [method],
+    },
+    // Request lines and versions.
+    { name: 'a request line of one word', bytes: 'GARBAGE\r\n\r\n', answers: [bad] },
+    {
+      name: 'line ends without CR',
+      bytes: `GET /v1/tags HTTP/1.1\nHost: api.test\nAuthorization: ${authorization}\n\n`,
+      answers: [bad],
+    },
+    { name: 'HTTP/0.9 (no version)', bytes: 'GET /v1/tags\r\n\r\n', answers: [version] },
+    { name: 'HTTP/1.2', bytes: get().replace('HTTP/1.1', 'HTTP/1.2'), answers: [version] },
+    {
+      name: 'HTTP/2.0 in a text request line',
+      bytes: get().replace('HTTP/1.1', 'HTTP/2.0'),
+      answers: [version],
+    },
+    { name: 'HTTP/9.9', bytes: get().replace('HTTP/1.1', 'HTTP/9.9'), answers: [version] },
+    { name: 'the HTTP/2 connection preface', bytes: 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', answers: [version] },
+    {
+      name: 'HTTP/1.0 without Host (allowed)',
+      bytes: `GET /v1/tags HTTP/1.0\r\nAuthorization: ${authorization}\r\n\r\n`,
+      answers: [ok],
+    },
+    {
+      name: 'a request cut short, then the client half-closes',
+      bytes: 'GET /v1/tags HTTP/1.1\r\nHost: api.test\r\n',
+      answers: [bad],
+      end: true,
+    },
+    // Headers.
+    {
+      name: 'an Expect other than 100-continue (answered as usual, not a bare 417)',
+      bytes: line('Expect: teapot\r\n'),
+      answers: [ok],
+    },
+    { name: 'two Host headers', bytes: line('Host: evil.test\r\n'), answers: [bad] },
+    {
+      name: 'no Host header (HTTP/1.1)',
+      bytes: `GET /v1/tags HTTP/1.1\r\nAuthorization: ${authorization}\r\n\r\n`,
+      answers: [bad],
+    },
+    {
+      name: 'HEAD with two Host headers: the refusal without a body',
+      bytes: `HEAD /v1/tags HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n`,
+      answers: [{ ...bad, head: true }],
+    },
+    {
+      name: 'two Authorization headers',
+      bytes: line(`Authorization: ${authorization}\r\n`),
+      answers: [{ status: 401, code: 'malformed_authorization' }],
+    },
+    { name: 'a NUL in a header value', bytes: line('X-Note: a\u0000b\r\n'), answers: [bad] },
+    { name: 'a space in a header name', bytes: line('Bad Header: y\r\n'), answers: [bad] },
+    // Pipelining: every request that was read is answered, in order, before the refusal.
+    { name: 'a valid request, then garbage', bytes: `${get()}GARBAGE\r\n\r\n`, answers: [ok, bad] },
+    {
+      name: 'two valid requests, then two Content-Lengths',
+      bytes: `${get()}${get()}${line('Content-Length: 1\r\nContent-Length: 2\r\n')}`,
+      answers: [ok, ok, bad],
+    },
+    {
+      name: 'a valid request, then CL.TE',
+      bytes: `${get()}${line('Content-Length: 6\r\nTransfer-Encoding: chunked\r\n')}0\r\n\r\nX`,
+      answers: [ok, bad],
+    },
+    {
+      name: 'a valid request, then CONNECT',
+      bytes: `${get()}CONNECT api.test:443 HTTP/1.1\r\nHost: api.test:443\r\n\r\n`,
+      answers: [ok, method],
+    },
+    {
+      name: 'a valid request, then a 20 KB header',
+      bytes: `${get()}${line(`X-Big: ${'b'.repeat(20_000)}\r\n`)}`,
+      answers: [ok, { status: 431, code: 'invalid_parameter' }],
+    },
+    {
+      name: 'Connection: close, then another request in the same write (never read)',
+      bytes: `${line('Connection: close\r\n')}${get()}`,
+      answers: [ok],
+    },
+    {
+      name: 'an HTTP/1.0 request, then another in the same write (never read)',
+      bytes: `GET /v1/tags HTTP/1.0\r\nAuthorization: ${authorization}\r\n\r\n${get()}`,
+      answers: [ok],
+    },
+    {
+      name: 'a valid request, then two Host headers',
+      bytes: `${get()}${line('Host: evil.test\r\n')}${get()}`,
+      answers: [ok, bad],
+    },
+  ];
+}

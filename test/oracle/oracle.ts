@@ -215,11 +215,9 @@ export class Oracle {
       value.set(name, only);
     }
     const answer =
-      route.kind === 'list'
-        ? this.#list(route.endpoint, value, book, request.method !== 'OPTIONS')
-        : this.#detail(route, value);
+      route.kind === 'list' ? this.#list(route.endpoint, value, book) : this.#detail(route, value);
     // OPTIONS is routed and its parameters checked like a GET, but reads nothing: a well-formed request for
-    // an absent record is still 204, and a cursor (checked against the stored catalogue) is not looked at.
+    // an absent record is still 204, while a cursor not made for this query is 400 as for GET.
     if (request.method === 'OPTIONS') return answer.status === 400 ? answer : { status: 204 };
     return answer;
   }
@@ -248,12 +246,7 @@ export class Oracle {
     return { status: 200, body: JSON.stringify({ data: record }) };
   }
 
-  #list(
-    endpoint: Endpoint,
-    params: Map<string, string>,
-    book: CursorBook,
-    checkCursor: boolean,
-  ): OracleResponse {
+  #list(endpoint: Endpoint, params: Map<string, string>, book: CursorBook): OracleResponse {
     let limit = DEFAULT_LIMIT;
     const rawLimit = params.get('limit');
     if (rawLimit !== undefined) {
@@ -296,7 +289,7 @@ export class Oracle {
 
     let offset = 0;
     const cursor = params.get('cursor');
-    if (cursor !== undefined && checkCursor) {
+    if (cursor !== undefined) {
       const page = book.lookup(cursor);
       if (!page || page.variant !== variant) return error(400, 'invalid_parameter');
       offset = page.offset;

@@ -4,18 +4,20 @@
  * envelope with a `req_` id on errors, the oracle's status and code, no crash, no unhandled rejection, a flat
  * heap.
  *
+ * Raw HTTP/1.1 on sockets (smuggling shapes, oversize heads, pipelining…) is in hostile-raw.test.ts.
+ *
  * Default: 1,500 core cases, 600 Lambda events, 600 over HTTP; with `PROOF_RUNS` set at least 10,000 core
  * cases and 5,000 of each adapter.
  */
 import type { Server } from 'node:http';
-import { type AddressInfo, createConnection } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import fc from 'fast-check';
-import { Agent, request } from 'undici';
+import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHttpServer } from '../../proxy/adapters/http.js';
+import { createHttpServer, MAX_TARGET_BYTES } from '../../proxy/adapters/http.js';
 import { createLambdaHandler, localRuntime } from '../../proxy/adapters/lambda.js';
 import type { ProxyHandler, ProxyResponse } from '../../proxy/core/types.js';
 import { MemoryObjectStore } from '../../proxy/objects/memory.js';
@@ -52,7 +54,6 @@ const counts = {
   http: 0,
   oversized: 0,
   httpStatuses: {} as Record<number, number>,
-  raw: 0,
 };
 
 let handle: ProxyHandler;
@@ -196,7 +197,7 @@ describe('hostile input through the node:http adapter', () => {
   let agent: Agent;
 
   beforeAll(async () => {
-    server = createHttpServer(handle);
+    server = createHttpServer(handle, { log: () => {} });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     agent = new Agent({ connections: 8 });
@@ -248,6 +249,12 @@ describe('hostile input through the node:http adapter', () => {
             counts.oversized++;
             return;
           }
+          // Beyond CloudFront's URL limit the adapter answers 414 as CloudFront does (in the envelope).
+          if (response.statusCode === 414 && Buffer.byteLength(target, 'latin1') > MAX_TARGET_BYTES) {
+            if (hostile.method !== 'HEAD') expect(envelopeProblem(actual)).toBeUndefined();
+            counts.oversized++;
+            return;
+          }
           check(`HTTP ${hostile.method} ${target.slice(0, 200)}`, onTheWire, actual);
         }),
         runSettings(scaled(HTTP_RUNS, 5_000), TIME_MS),
@@ -256,46 +263,4 @@ describe('hostile input through the node:http adapter', () => {
     },
     testTimeout(TIME_MS),
   );
-
-  it('survives malformed HTTP on a raw socket and keeps serving', async () => {
-    const port = (server.address() as AddressInfo).port;
-    const garbage = [
-      'GARBAGE\r\n\r\n',
-      'GET /v1/modules HTTP/9.9\r\n\r\n',
-      'GET /v1/modules HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \u0000\r\n\r\n',
-      'GET /v1/modules HTTP/1.1\r\nHost: x\r\nBad Header: y\r\n\r\n',
-      'GET /v1/modules HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n',
-      'GET /v1/modules HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999\r\n\r\nabc',
-      'GET /v1/modules HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n',
-      `GET /v1/modules?${'a'.repeat(70_000)} HTTP/1.1\r\nHost: x\r\n\r\n`,
-      `GET /v1/modules HTTP/1.1\r\nHost: x\r\nX: ${'b'.repeat(70_000)}\r\n\r\n`,
-      'GET /v1/mod\u00fcles HTTP/1.1\r\nHost: x\r\n\r\n',
-      'GET /v1/modules HTTP/1.1\r\nHost: x\r\n',
-    ];
-    for (const bytes of garbage) {
-      counts.raw++;
-      const answer = await new Promise<string>((resolve) => {
-        const socket = createConnection({ port, host: '127.0.0.1' });
-        let received = '';
-        socket.setEncoding('latin1');
-        socket.on('data', (chunk: string) => {
-          received += chunk;
-        });
-        socket.on('error', () => resolve(received));
-        socket.on('close', () => resolve(received));
-        socket.write(Buffer.from(bytes, 'latin1'));
-        setTimeout(() => socket.destroy(), 300);
-      });
-      const status = /^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1];
-      if (status !== undefined)
-        expect([bytes.slice(0, 60), Number(status) < 500]).toEqual([bytes.slice(0, 60), true]);
-    }
-    const after = await request(`${origin}/v1/tags`, {
-      headers: { authorization: `Bearer ${PARTNER_KEY}` },
-      dispatcher: agent,
-    });
-    await after.body.arrayBuffer();
-    expect(after.statusCode).toBe(200);
-    expect(rejections).toEqual([]);
-  });
 });

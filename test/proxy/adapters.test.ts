@@ -2,14 +2,15 @@
  * The two thin adapters: Lambda response streaming (status and headers settled before the body, back-pressure,
  * HEAD without body, the consumer's key from CloudFront's header) and node:http driven through undici.
  */
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage } from 'node:http';
+import { type AddressInfo, createConnection } from 'node:net';
 import { Writable } from 'node:stream';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadSnapshot } from '../../builder/load.js';
 import { renderCatalogue } from '../../builder/render.js';
-import { createHttpServer } from '../../proxy/adapters/http.js';
+import { createHttpServer, requestFromNode } from '../../proxy/adapters/http.js';
 import {
   createLambdaHandler,
   type FunctionUrlEvent,
@@ -19,7 +20,7 @@ import {
   requestFromEvent,
 } from '../../proxy/adapters/lambda.js';
 import { createHandler } from '../../proxy/core/handler.js';
-import type { ProxyHandler, ProxyResponse } from '../../proxy/core/types.js';
+import type { ProxyHandler, ProxyResponse, RequestLogLine } from '../../proxy/core/types.js';
 import { MemoryKeyStore } from '../../proxy/keys/memory.js';
 import { MemoryObjectStore } from '../../proxy/objects/memory.js';
 import { MemoryQuotaMeter } from '../../proxy/quota/memory.js';
@@ -371,5 +372,124 @@ describe('node:http adapter through undici', () => {
     expect((await call('GET', '/v1/modules/%31')).status).toBe(400);
     expect((await call('GET', '/v1/modules?limit=%35')).status).toBe(200);
     expect((await call('GET', '/v1/modules?limit=5&limit=5')).status).toBe(400);
+  });
+});
+
+describe('node:http adapter: what Node’s parser refuses', () => {
+  const lines: RequestLogLine[] = [];
+  let port: number;
+  let close: () => Promise<void>;
+  beforeAll(async () => {
+    let n = 0;
+    const server = createHttpServer(handle, {
+      log: (line) => lines.push(line),
+      requestId: () => `req_edge${++n}`,
+      now: () => new Date('2026-11-23T10:00:00.000Z'),
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as AddressInfo).port;
+    close = () =>
+      new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+  });
+  afterAll(async () => {
+    await close?.();
+  });
+
+  function raw(bytes: string): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const socket = createConnection({ port, host: '127.0.0.1' });
+      let received = '';
+      socket.setEncoding('latin1');
+      socket.on('data', (chunk: string) => {
+        received += chunk;
+      });
+      socket.on('error', reject);
+      socket.on('close', () => resolve(received));
+      socket.write(bytes);
+    });
+  }
+
+  it('answers in the envelope, closes the connection and writes the core’s log line shape', async () => {
+    lines.length = 0;
+
+    const answer = await raw(
+      'GET /v1/tags HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n',
+    );
+
+    const [head = '', body = ''] = answer.split('\r\n\r\n');
+    expect(head.split('\r\n')[0]).toBe('HTTP/1.1 400 Bad Request');
+    const fields = `${head}\r\n`;
+    expect(fields).toContain('\r\nx-request-id: req_edge1\r\n');
+    expect(fields).toContain('\r\nconnection: close\r\n');
+    expect(fields).toContain('\r\ncache-control: no-store\r\n');
+    expect(JSON.parse(body)).toEqual({
+      error: {
+        code: 'invalid_parameter',
+        message:
+          'The request could not be read as HTTP/1.1: conflicting, repeated or invalid Content-Length or Transfer-Encoding.',
+        request_id: 'req_edge1',
+      },
+    });
+    expect(lines).toEqual([
+      {
+        time: '2026-11-23T10:00:00.000Z',
+        request_id: 'req_edge1',
+        method: 'GET',
+        route: 'unknown',
+        status: 400,
+        latency_ms: 0,
+        bytes: Buffer.byteLength(body),
+        key_id: null,
+        error: 'http: HPE_UNEXPECTED_CONTENT_LENGTH',
+      },
+    ]);
+  });
+
+  it.each([
+    ['CONNECT', 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n', 405],
+    ['an unknown method', 'BREW /v1/tags HTTP/1.1\r\nHost: a\r\n\r\n', 405],
+    ['a 20 KB header', `GET /v1/tags HTTP/1.1\r\nHost: a\r\nX: ${'x'.repeat(20_000)}\r\n\r\n`, 431],
+    ['a 10 KB URL', `GET /v1/tags?${'a'.repeat(10_000)} HTTP/1.1\r\nHost: a\r\n\r\n`, 414],
+    ['HTTP/1.2', 'GET /v1/tags HTTP/1.2\r\nHost: a\r\n\r\n', 505],
+    ['two Host headers', 'GET /v1/tags HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n', 400],
+  ])('%s: its status, the envelope and a log line', async (_name, bytes, status) => {
+    lines.length = 0;
+
+    const answer = await raw(bytes);
+
+    expect(Number(answer.slice(9, 12))).toBe(status);
+    const id = /\r\nx-request-id: (req_\w+)\r\n/.exec(answer)?.[1];
+    expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)).error.request_id).toBe(id);
+    if (status === 405) expect(answer).toContain('\r\nallow: GET, HEAD, OPTIONS\r\n');
+    expect(lines.map((line) => [line.request_id, line.status])).toEqual([[id, status]]);
+  });
+
+  it('gives the core header names as sent, prototype names included', () => {
+    const request = {
+      url: '/v1/tags?limit=1',
+      method: 'GET',
+      rawHeaders: ['Constructor', 'a', '__proto__', 'b', 'X-Twice', '1', 'x-twice', '2'],
+    } as unknown as IncomingMessage;
+
+    const core = requestFromNode(request);
+
+    expect({ ...core, headers: { ...core.headers } }).toEqual({
+      method: 'GET',
+      path: '/v1/tags',
+      query: 'limit=1',
+      headers: { constructor: 'a', ['__proto__']: 'b', 'x-twice': '1, 2' },
+    });
+  });
+
+  it('joins a repeated header with ", " for the core (two Authorization headers are malformed)', async () => {
+    const answer = await raw(
+      `GET /v1/tags HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer ${KEYS.main}\r\nAuthorization: Bearer ${KEYS.main}\r\nConnection: close\r\n\r\n`,
+    );
+
+    expect(answer.slice(9, 12)).toBe('401');
+    expect(answer).toContain('"code":"malformed_authorization"');
   });
 });
