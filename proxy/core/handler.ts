@@ -48,12 +48,22 @@ import type { ProxyDependencies, ProxyHandler, ProxyRequest, ProxyResponse } fro
 /** Timeout of dependency calls when the configuration itself could not be read. */
 const FALLBACK_TIMEOUT_MS = 2_000;
 
+/** Random bytes for request ids, drawn in blocks: one `randomBytes` call per 128 ids instead of one per id. */
+const ID_BYTES = 12;
+let idPool = Buffer.alloc(0);
+let idAt = 0;
+
 /**
  * A fresh request id: `req_` and 16 random base64url characters.
  * @example newRequestId() // → 'req_3q2-7wQk0ZbLx1aP'
  */
 export function newRequestId(): string {
-  return `req_${randomBytes(12).toString('base64url')}`;
+  if (idAt + ID_BYTES > idPool.byteLength) {
+    idPool = randomBytes(128 * ID_BYTES);
+    idAt = 0;
+  }
+  idAt += ID_BYTES;
+  return `req_${idPool.toString('base64url', idAt - ID_BYTES, idAt)}`;
 }
 
 /** What the log line needs to know about a request, filled in as it goes. */

@@ -84,8 +84,10 @@ export function rateLimitHeaders(state: RateLimitState): Record<string, string> 
   };
 }
 
+/** Add `headers` to a response the core has just built for this request (it is never shared): no copies. */
 export function withHeaders(response: ProxyResponse, headers: Record<string, string>): ProxyResponse {
-  return { ...response, headers: { ...response.headers, ...headers } };
+  Object.assign(response.headers, headers);
+  return response;
 }
 
 /** HEAD: the GET answer's headers (Content-Length included), no body. */
