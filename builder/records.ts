@@ -24,6 +24,23 @@ function fieldFragments<T>(record: T, fields: readonly (keyof T & string)[]): Bu
   return fields.map((field) => fragment(field, json(record[field])));
 }
 
+/**
+ * Keys of the closed nested records (validation refuses any other key), in code-unit order: what
+ * fast-json-stable-stringify would give, from the native serialiser (a key list orders and selects keys).
+ * A test compares the two on every module of the fixture and of a generated catalogue.
+ */
+const JACK_KEYS = ['name', 'signal'];
+const PANEL_KEYS = ['color', 'hp', 'name'];
+const TAG_KEYS = ['id', 'name', 'type'];
+
+/**
+ * JSON of an array of closed records with `keys` sorted; exactly `json(records)` for validated records.
+ * @example closedJson([{ signal: 'cv', name: 'In' }], ['name', 'signal']) // → '[{"name":"In","signal":"cv"}]'
+ */
+export function closedJson(records: readonly object[], keys: readonly string[]): string {
+  return JSON.stringify(records, keys as string[]);
+}
+
 /** The public form of a tag, as modules carry it in `tags`. */
 function tagRecord(tag: Tag): { id: number; name: string; type: Tag['type'] } {
   return { id: tag.id, name: tag.name, type: tag.type };
@@ -45,10 +62,10 @@ export function moduleFragments(module: Module, tagsById: ReadonlyMap<number, Ta
   const tags = [...module.tag_ids].sort((a, b) => a - b).map((id) => tagRecord(tagsById.get(id)!));
   const fragments = [
     ...fields,
-    fragment('ins', json(module.ins)),
-    fragment('outs', json(module.outs)),
-    fragment('tags', json(tags)),
-    fragment('panels', json(module.panels)),
+    fragment('ins', closedJson(module.ins, JACK_KEYS)),
+    fragment('outs', closedJson(module.outs, JACK_KEYS)),
+    fragment('tags', closedJson(tags, TAG_KEYS)),
+    fragment('panels', closedJson(module.panels, PANEL_KEYS)),
   ];
   if (fragments.length !== FRAGMENTS.module.length) throw new Error('module fragment schema drifted');
   return { fragments, topLevel: `{${fields.map((f) => f.toString()).join(',')}}` };

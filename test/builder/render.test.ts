@@ -1,6 +1,8 @@
 import stringify from 'fast-json-stable-stringify';
 import { describe, expect, it } from 'vitest';
 import { encodePackedVariant, packRecord } from '../../builder/encode.js';
+import { generateSnapshot } from '../../builder/generate.js';
+import { closedJson } from '../../builder/records.js';
 import { renderCatalogue } from '../../builder/render.js';
 import type { Module } from '../../builder/snapshot.js';
 import { validateSnapshot } from '../../builder/validate.js';
@@ -284,5 +286,18 @@ describe('bounds', () => {
     // lowers the total. Nothing multiplies by limit, fields or include: those select bytes at read time.
     expect(total).toBeLessThanOrEqual(1.5 * sumOfVariants);
     expect(total).toBeGreaterThan(0);
+  });
+});
+
+describe('closed records serialise as fast-json-stable-stringify does', () => {
+  it('jacks, panels and tags of every fixture and generated module', () => {
+    const modules = [...fixtureSnapshot().modules, ...generateSnapshot({ modules: 500, seed: 3 }).modules];
+    for (const module of modules) {
+      expect(closedJson(module.ins, ['name', 'signal'])).toBe(stringify(module.ins));
+      expect(closedJson(module.outs, ['name', 'signal'])).toBe(stringify(module.outs));
+      expect(closedJson(module.panels, ['color', 'hp', 'name'])).toBe(stringify(module.panels));
+    }
+    const tags = fixtureSnapshot().tags.map(({ id, name, type }) => ({ type, name, id }));
+    expect(closedJson(tags, ['id', 'name', 'type'])).toBe(stringify(tags));
   });
 });
