@@ -30,7 +30,7 @@ import {
 } from './settings.js';
 import { fmt, median, table } from './stats.js';
 
-export const PEER_FACTOR = 10;
+export const PEER_FACTOR = 20;
 
 export interface Stack {
   deps: ServerChild;

@@ -7,6 +7,7 @@
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { generateSnapshot, writeSnapshot } from '../../builder/generate.js';
+import { silenceSdkNodeVersionWarning } from '../../proxy/aws-env.js';
 import { benchBuild } from './build.js';
 import { benchCalls } from './calls.js';
 import { killAll } from './children.js';
@@ -37,6 +38,7 @@ const TITLES: Record<Section, string> = {
 };
 
 async function main(): Promise<number> {
+  silenceSdkNodeVersionWarning();
   const settings = loadSettings();
   const startedAt = new Date();
   const started = performance.now();
