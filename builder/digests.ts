@@ -3,7 +3,7 @@
  * version's manifest to find what an edit touched, without comparing bytes.
  */
 import { createHash } from 'node:crypto';
-import type { PackedRecord } from './encode.js';
+import type { PackedRecord } from '../proxy/format.js';
 
 export const DIGEST_BYTES = 16;
 

@@ -10,18 +10,21 @@
 import {
   type CatalogueIndex,
   detailKey,
+  encodePackedVariant,
   FRAGMENTS,
   type IndexEntry,
   type ListEndpoint,
   type ModuleFilters,
   nameCollator,
   objectIdFor,
+  type PackedRecord,
   type Pointer,
+  packRecord,
   type RecordFragments,
   variantKey,
 } from '../proxy/format.js';
 import { recordDigests } from './digests.js';
-import { encodePackedVariant, type PackedRecord, packRecord } from './encode.js';
+
 import {
   idOrder,
   manufacturerDetailFragments,
