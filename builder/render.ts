@@ -76,7 +76,7 @@ export function prepareCatalogue(snapshot: Snapshot): PreparedCatalogue {
   const { modules, manufacturers } = snapshot;
   const tagsById = new Map(snapshot.tags.map((tag) => [tag.id, tag]));
   const moduleRecords = modules.map((module) => moduleFragments(module, tagsById));
-  const packedModules = moduleRecords.map((record) => packRecord(record.fragments));
+  const packedModules = moduleRecords.map((record) => record.packed);
   const byId = idOrder(modules);
   const byName = nameOrder(modules, nameCollator);
 

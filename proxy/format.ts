@@ -293,6 +293,21 @@ export interface PackedRecord {
 }
 
 /**
+ * Pack a record's fragments given as strings: one buffer, no buffer per fragment.
+ * @example packStrings(['"id":1', '"name":"A"']).offsets // → [0, 6, 16]
+ */
+export function packStrings(fragments: readonly string[]): PackedRecord {
+  const offsets = new Uint32Array(fragments.length + 1);
+  let length = 0;
+  for (let k = 0; k < fragments.length; k++) {
+    offsets[k] = length;
+    length += Buffer.byteLength(fragments[k]!);
+  }
+  offsets[fragments.length] = length;
+  return { bytes: Buffer.from(fragments.join('')), offsets };
+}
+
+/**
  * Pack a record's fragments.
  * @example packRecord([Buffer.from('"id":1'), Buffer.from('"name":"A"')]).offsets // → [0, 6, 16]
  */
