@@ -12,7 +12,7 @@ export const ECHO_MAX_CHARACTERS = 40;
  * holds an API key: a key is never echoed (DESIGN.md §2, keys).
  * @example echoName('Limit') // → '`Limit`'
  * @example echoName('a\nb') // → '`a\\u000ab`'
- * @example echoName('pk_live_AAAAAAAAAAAAAAAAAAAAAA') === undefined
+ * @example echoName(`pk_live_${'A'.repeat(22)}`) === undefined
  */
 export function echoName(name: string): string | undefined {
   if (/pk_live_/i.test(name)) return undefined;
