@@ -62,8 +62,6 @@ interface Composed {
 const SHARD_WEIGHT_FACTOR = 3;
 const DEFAULT_CACHE_BYTES = 16 * 2 ** 20;
 
-const EXPIRED_CURSOR = INVALID_CURSOR_MESSAGE;
-
 /**
  * @example
  * const catalogue = new Catalogue({ objects, prefix: '', cursorSecret, pointerTtlMs: 5000, dependencyTimeoutMs: 2000, now: Date.now });
@@ -125,7 +123,7 @@ export class Catalogue {
 
   async #laterPage(plan: ListPlan, cursor: string, ifNoneMatch: IfNoneMatch): Promise<ReadOutcome> {
     const state = decodeCursor(cursor, plan.variant, this.#options.cursorSecret);
-    if (!state) return { kind: 'error', error: apiError('invalid_parameter', EXPIRED_CURSOR) };
+    if (!state) return { kind: 'error', error: apiError('invalid_parameter', INVALID_CURSOR_MESSAGE) };
     // The cursor pins an immutable object, so this page's ETag is known without reading anything.
     const etag = this.#listEtag(state.objectId, state.offset, plan);
     const matched = ifNoneMatch(etag);
@@ -136,14 +134,17 @@ export class Catalogue {
     const bytes = await this.#range(state.objectId, [state.rangeStart, state.rangeEnd]);
     // Collected after its retention period: the walk has to start again from the first page.
     if (!bytes)
-      return { kind: 'error', error: apiError('invalid_parameter', `${EXPIRED_CURSOR} It has expired.`) };
+      return {
+        kind: 'error',
+        error: apiError('invalid_parameter', `${INVALID_CURSOR_MESSAGE} It has expired.`),
+      };
     const page = { ...state, bytes, limit: plan.limit, mask: plan.mask };
     let body: Buffer;
     try {
       body = composeListPage(page, this.#cursorFor(plan));
     } catch (error) {
       if (error instanceof FormatError)
-        return { kind: 'error', error: apiError('invalid_parameter', EXPIRED_CURSOR) };
+        return { kind: 'error', error: apiError('invalid_parameter', INVALID_CURSOR_MESSAGE) };
       throw error;
     }
     this.#cache.set(key, { body, etag }, body.byteLength);

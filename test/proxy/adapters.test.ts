@@ -8,8 +8,6 @@ import { Writable } from 'node:stream';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadSnapshot } from '../../builder/load.js';
-import { renderCatalogue } from '../../builder/render.js';
 import { createHttpServer, requestFromNode } from '../../proxy/adapters/http.js';
 import {
   createLambdaHandler,
@@ -24,19 +22,15 @@ import type { ProxyHandler, ProxyResponse, RequestLogLine } from '../../proxy/co
 import { MemoryKeyStore } from '../../proxy/keys/memory.js';
 import { MemoryObjectStore } from '../../proxy/objects/memory.js';
 import { MemoryQuotaMeter } from '../../proxy/quota/memory.js';
-import { FIXTURE, KEYS, PREFIX, testConfig } from './harness.js';
+import { KEYS, publishFixture, testConfig } from './harness.js';
 import { loadResponseValidator } from './openapi.js';
 
 const openapi = loadResponseValidator();
 let handle: ProxyHandler;
 
 beforeAll(async () => {
-  const loaded = await loadSnapshot(FIXTURE);
-  if (!loaded.ok) throw new Error('fixture does not validate');
-  const rendered = renderCatalogue(loaded.snapshot);
   const objects = new MemoryObjectStore();
-  for (const [id, bytes] of rendered.objects) await objects.put(`${PREFIX}o/${id}`, bytes);
-  await objects.put(`${PREFIX}current.json`, rendered.pointerBytes);
+  await publishFixture(objects);
   const keys = new MemoryKeyStore();
   keys.add(KEYS.main, { limits: { minute: 100_000, month: 100_000 } });
   let n = 0;

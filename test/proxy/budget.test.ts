@@ -4,10 +4,9 @@
  * at all for a hot request in a warm container (the byte cache); and no JSON parsing of catalogue data.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { renderCatalogue } from '../../builder/render.js';
 import type { ProxyHandler } from '../../proxy/core/types.js';
 import { MemoryObjectStore } from '../../proxy/objects/memory.js';
-import { KEYS, objectsOf, PREFIX, type Stack, startStack, testConfig } from './harness.js';
+import { KEYS, objectsOf, PREFIX, publishFixture, type Stack, startStack, testConfig } from './harness.js';
 
 let stack: Stack;
 let cursor: string;
@@ -167,9 +166,7 @@ describe('no JSON parsing of catalogue data on the request path', () => {
   it('JSON.parse is not called while serving pages and details (an index shard is parsed once)', async () => {
     // s3rver runs in this process and parses its own metadata files: serve the same bytes from memory.
     const memory = new MemoryObjectStore();
-    const rendered = renderCatalogue(stack.snapshot);
-    for (const [id, bytes] of rendered.objects) await memory.put(`${PREFIX}o/${id}`, bytes);
-    await memory.put(`${PREFIX}current.json`, rendered.pointerBytes);
+    await publishFixture(memory);
     const handle = stack.handler({
       objects: memory,
       config: testConfig({ pointerTtlMs: 0, byteCacheBytes: 2 ** 20 }),

@@ -7,8 +7,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadSnapshot } from '../../builder/load.js';
-import { renderCatalogue } from '../../builder/render.js';
 import { createProxy } from '../../proxy/app.js';
 import { loadConfig } from '../../proxy/config.js';
 import type { ProxyHandler, ProxyRequest, ProxyResponse } from '../../proxy/core/types.js';
@@ -17,7 +15,7 @@ import { DependencyError } from '../../proxy/errors.js';
 import { MemoryKeyStore } from '../../proxy/keys/memory.js';
 import { MemoryObjectStore } from '../../proxy/objects/memory.js';
 import { MemoryQuotaMeter } from '../../proxy/quota/memory.js';
-import { FIXTURE, KEYS, PREFIX } from './harness.js';
+import { KEYS, PREFIX, publishFixture } from './harness.js';
 
 const ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:catalogue-cursor-AbCdEf';
 const SECRET_A = 'a'.repeat(64);
@@ -38,12 +36,8 @@ const codeOf = (response: ProxyResponse) => JSON.parse(response.body?.toString()
 let objects: MemoryObjectStore;
 
 beforeAll(async () => {
-  const loaded = await loadSnapshot(FIXTURE);
-  if (!loaded.ok) throw new Error('fixture does not validate');
-  const rendered = renderCatalogue(loaded.snapshot);
   objects = new MemoryObjectStore();
-  for (const [id, bytes] of rendered.objects) await objects.put(`${PREFIX}o/${id}`, bytes);
-  await objects.put(`${PREFIX}current.json`, rendered.pointerBytes);
+  await publishFixture(objects);
 });
 
 /** The real wiring with the secret named by ARN, a clock and a scripted secret source. */

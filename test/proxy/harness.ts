@@ -13,7 +13,12 @@ import type { ProxyHandler, ProxyResponse, RequestLogLine } from '../../proxy/co
 import type { CatalogueIndex } from '../../proxy/format.js';
 import { MemoryKeyStore } from '../../proxy/keys/memory.js';
 import { type LocalServer, startS3 } from '../../proxy/local/servers.js';
-import type { GetOptions, GetResult, ObjectStore } from '../../proxy/objects/interface.js';
+import type {
+  GetOptions,
+  GetResult,
+  ObjectStore,
+  WritableObjectStore,
+} from '../../proxy/objects/interface.js';
 import { S3ObjectStore } from '../../proxy/objects/s3.js';
 import { MemoryQuotaMeter } from '../../proxy/quota/memory.js';
 import { loadResponseValidator, type ResponseValidator } from './openapi.js';
@@ -113,7 +118,8 @@ export function objectsOf(
   ];
 }
 
-export async function publishFixture(store: S3ObjectStore, prefix = PREFIX, select?: ObjectSelection) {
+/** Publish the fixture (objects, shards, pointer) into any store: s3rver for the stack, memory elsewhere. */
+export async function publishFixture(store: WritableObjectStore, prefix = PREFIX, select?: ObjectSelection) {
   const loaded = await loadSnapshot(FIXTURE);
   if (!loaded.ok)
     throw new Error(`fixture does not validate: ${JSON.stringify(loaded.problems.slice(0, 5))}`);

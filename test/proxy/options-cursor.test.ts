@@ -1,14 +1,12 @@
 /** OPTIONS on a list checks its cursor like GET and HEAD (proxy/catalogue/cursor-check.ts), reading nothing. */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { loadSnapshot } from '../../builder/load.js';
-import { renderCatalogue } from '../../builder/render.js';
 import { cursorError } from '../../proxy/catalogue/cursor-check.js';
 import { createHandler } from '../../proxy/core/handler.js';
 import type { ProxyHandler } from '../../proxy/core/types.js';
 import { MemoryKeyStore } from '../../proxy/keys/memory.js';
 import { MemoryObjectStore } from '../../proxy/objects/memory.js';
 import { MemoryQuotaMeter } from '../../proxy/quota/memory.js';
-import { CountingObjectStore, CURSOR_SECRET, FIXTURE, KEYS, PREFIX, testConfig } from './harness.js';
+import { CountingObjectStore, CURSOR_SECRET, KEYS, publishFixture, testConfig } from './harness.js';
 
 let handle: ProxyHandler;
 let objects: CountingObjectStore;
@@ -19,12 +17,8 @@ const call = (method: string, query: string) =>
   handle({ method, path: '/v1/modules', query, headers: { authorization } });
 
 beforeAll(async () => {
-  const loaded = await loadSnapshot(FIXTURE);
-  if (!loaded.ok) throw new Error('fixture does not validate');
-  const rendered = renderCatalogue(loaded.snapshot);
   const memory = new MemoryObjectStore();
-  for (const [id, bytes] of rendered.objects) await memory.put(`${PREFIX}o/${id}`, bytes);
-  await memory.put(`${PREFIX}current.json`, rendered.pointerBytes);
+  await publishFixture(memory);
   objects = new CountingObjectStore(memory);
   const keys = new MemoryKeyStore();
   keys.add(KEYS.main, { limits: { minute: 100_000, month: 100_000 } });
