@@ -10,27 +10,41 @@ import { type Dependency, DependencyError } from '../errors.js';
 export const SLOT_MS = 10;
 
 interface Slot {
+  index: number;
+  timeoutMs: number;
   signal: AbortSignal;
+  /** What each call still waiting does at the deadline: a Set, cheaper per call than an abort listener. */
+  waiting: Set<() => void>;
 }
 
 const slots = new Map<string, Slot>();
+/** The slot handed out last: under load nearly every call starts in it. */
+let latest: Slot | undefined;
 
 /** The shared deadline of calls starting now with `timeoutMs`; aborted with a plain Error when it passes. */
 function slotFor(timeoutMs: number): Slot {
   const now = performance.now();
   const index = Math.floor(now / SLOT_MS);
+  if (latest && latest.index === index && latest.timeoutMs === timeoutMs) return latest;
   const key = `${timeoutMs}:${index}`;
   let slot = slots.get(key);
-  if (slot) return slot;
+  if (slot) {
+    latest = slot;
+    return slot;
+  }
   const controller = new AbortController();
-  // Every call of the slot listens to this one signal (and so may the store's client): no leak warning.
+  // The store's client may listen to this one signal for every call of the slot: no leak warning.
   setMaxListeners(0, controller.signal);
-  slot = { signal: controller.signal };
+  const waiting = new Set<() => void>();
+  slot = { index, timeoutMs, signal: controller.signal, waiting };
   slots.set(key, slot);
+  latest = slot;
   const timer = setTimeout(
     () => {
       slots.delete(key);
       controller.abort(new Error(`deadline of ${timeoutMs} ms passed`));
+      for (const onDeadline of waiting) onDeadline();
+      waiting.clear();
     },
     (index + 1) * SLOT_MS + timeoutMs - now,
   );
@@ -51,7 +65,7 @@ export function callWithDeadline<T>(
   timeoutMs: number,
   call: (signal: AbortSignal) => Promise<T>,
 ): Promise<T> {
-  const { signal } = slotFor(timeoutMs);
+  const { signal, waiting } = slotFor(timeoutMs);
   return new Promise<T>((resolve, reject) => {
     const fail = (error: unknown) =>
       reject(
@@ -67,7 +81,7 @@ export function callWithDeadline<T>(
       );
     const onDeadline = () =>
       fail(new DependencyError(dependency, `${dependency} call timed out after ${timeoutMs} ms`));
-    signal.addEventListener('abort', onDeadline, { once: true });
+    waiting.add(onDeadline);
     let pending: Promise<T>;
     try {
       pending = Promise.resolve(call(signal));
@@ -76,11 +90,11 @@ export function callWithDeadline<T>(
     }
     pending.then(
       (value) => {
-        signal.removeEventListener('abort', onDeadline);
+        waiting.delete(onDeadline);
         resolve(value);
       },
       (error: unknown) => {
-        signal.removeEventListener('abort', onDeadline);
+        waiting.delete(onDeadline);
         fail(error);
       },
     );
