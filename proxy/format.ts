@@ -25,7 +25,7 @@
  *   32 offsets[n*f+1] fragment start offsets relative to the body; the last one is the body length
  *   .. body         fragment bytes, each fragment is `"key":<json value>`
  */
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, hash, timingSafeEqual } from 'node:crypto';
 
 export const FORMAT_VERSION = 2;
 export const SEGMENT_SIZE = 100;
@@ -178,7 +178,7 @@ export function shardCountFor(entries: number): number {
  * @example shardOf('modules?sort=id', 1) === 0
  */
 export function shardOf(key: string, shardCount: number): number {
-  return createHash('sha256').update(key).digest().readUInt32BE(0) % shardCount;
+  return hash('sha256', key, 'buffer').readUInt32BE(0) % shardCount;
 }
 
 /** Shards and pointers are JSON; their keys are sorted, so equal content is equal bytes. */
@@ -253,7 +253,7 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 
 /** Object id: base64url of the first 16 bytes of SHA-256 of the object's bytes (22 characters). */
 export function objectIdFor(bytes: Uint8Array): string {
-  return createHash('sha256').update(bytes).digest().subarray(0, 16).toString('base64url');
+  return hash('sha256', bytes, 'buffer').subarray(0, 16).toString('base64url');
 }
 export const OBJECT_ID_PATTERN = /^[A-Za-z0-9_-]{22}$/;
 
@@ -298,13 +298,17 @@ export interface PackedRecord {
  */
 export function packStrings(fragments: readonly string[]): PackedRecord {
   const offsets = new Uint32Array(fragments.length + 1);
+  const joined = fragments.join('');
+  const bytes = Buffer.from(joined);
+  // Mostly ASCII: then a fragment's byte length is its string length, and no fragment is measured twice.
+  const ascii = bytes.byteLength === joined.length;
   let length = 0;
   for (let k = 0; k < fragments.length; k++) {
     offsets[k] = length;
-    length += Buffer.byteLength(fragments[k]!);
+    length += ascii ? fragments[k]!.length : Buffer.byteLength(fragments[k]!);
   }
   offsets[fragments.length] = length;
-  return { bytes: Buffer.from(fragments.join('')), offsets };
+  return { bytes, offsets };
 }
 
 /**
@@ -543,7 +547,7 @@ export function decodeCursor(cursor: string, variant: string, secret: string): C
  * views (`fields`, partial `include`) whose unselected fragments changed.
  */
 export function etagOfBytes(bytes: Uint8Array): string {
-  return `"${createHash('sha256').update(bytes).digest().subarray(0, 16).toString('base64url')}"`;
+  return `"${hash('sha256', bytes, 'buffer').subarray(0, 16).toString('base64url')}"`;
 }
 
 /**
@@ -552,5 +556,5 @@ export function etagOfBytes(bytes: Uint8Array): string {
  * a strong validator, and it is known without reading the object: a 304 for a cursor page costs no read.
  */
 export function etagFor(parts: readonly (string | number)[]): string {
-  return `"${createHash('sha256').update(parts.join('\u0000')).digest().subarray(0, 16).toString('base64url')}"`;
+  return `"${hash('sha256', parts.join('\u0000'), 'buffer').subarray(0, 16).toString('base64url')}"`;
 }

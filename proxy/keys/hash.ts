@@ -1,12 +1,12 @@
 /** The API key wire format, and what is stored instead of the key. */
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 
 /** `pk_live_` followed by 22 base64url characters (spec §5). */
 export const KEY_PATTERN = /^pk_live_[A-Za-z0-9_-]{22}$/;
 
 /** SHA-256 of the key, hex: the only form in which a key is stored or compared. */
 export function hashKey(key: string): string {
-  return createHash('sha256').update(key).digest('hex');
+  return hash('sha256', key, 'hex');
 }
 
 /** A fresh random key (132 bits of entropy). Shown once to the operator; never stored. */
