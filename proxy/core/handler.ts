@@ -33,7 +33,7 @@ import {
 import type { RouteName } from './constants.js';
 import { callWithDeadline } from './deadline.js';
 import { apiError } from './errors.js';
-import { parseRequest } from './plan.js';
+import { type ParseOutcome, parseRequest } from './plan.js';
 import {
   errorResponse,
   notModifiedResponse,
@@ -44,6 +44,14 @@ import {
   withoutBody,
 } from './responses.js';
 import type { ProxyDependencies, ProxyHandler, ProxyRequest, ProxyResponse } from './types.js';
+
+/**
+ * Parsed request lines, by method, path and query: the few URLs of a hot working set are parsed once, not
+ * per request. Outcomes are never mutated. Bounded by count and by line length (a flood of distinct URLs
+ * only empties it now and then).
+ */
+const PARSE_MEMO_ENTRIES = 2_048;
+const PARSE_MEMO_MAX_LINE = 512;
 
 /** Timeout of dependency calls when the configuration itself could not be read. */
 const FALLBACK_TIMEOUT_MS = 2_000;
@@ -96,8 +104,21 @@ export function createHandler(deps: ProxyDependencies): ProxyHandler {
       cache: byteCache,
     });
 
+  const parseMemo = new Map<string, ParseOutcome>();
+  function parse(method: string, path: string, query: string): ParseOutcome {
+    const line = `${method}\n${path}\n${query}`;
+    if (line.length > PARSE_MEMO_MAX_LINE) return parseRequest(method, path, query);
+    let parsed = parseMemo.get(line);
+    if (!parsed) {
+      parsed = parseRequest(method, path, query);
+      if (parseMemo.size >= PARSE_MEMO_ENTRIES) parseMemo.clear();
+      parseMemo.set(line, parsed);
+    }
+    return parsed;
+  }
+
   async function respond(request: ProxyRequest, requestId: string, trace: Trace): Promise<ProxyResponse> {
-    const parsed = parseRequest(request.method, request.path, request.query);
+    const parsed = parse(request.method, request.path, request.query);
     trace.route = parsed.route;
     if (!parsed.ok && parsed.error.code === 'method_not_allowed')
       return errorResponse(parsed.error, requestId);
