@@ -107,7 +107,8 @@ function framingRefusal(request: IncomingMessage, head: Head): Refusal | undefin
     const why = 'a Transfer-Encoding that does not end in chunked';
     return { status: 400, error: apiError('invalid_parameter', NOT_HTTP_1_1(why)), reason: why };
   }
-  if (Buffer.byteLength(request.url ?? '', 'latin1') > MAX_TARGET_BYTES) {
+  // Node decodes the target as latin1: one character per byte.
+  if ((request.url ?? '').length > MAX_TARGET_BYTES) {
     return {
       status: 414,
       error: apiError('invalid_parameter', `The request target is longer than ${MAX_TARGET_BYTES} bytes.`),
@@ -225,7 +226,9 @@ interface ConnectionState {
 
 /** Whether the connection ends after answering `request` (RFC 9112 §9.3). */
 function endsConnection(request: IncomingMessage, head: Head): boolean {
-  const options = (head.headers.connection ?? '').toLowerCase().split(',');
+  const connection = head.headers.connection;
+  if (connection === undefined) return request.httpVersion === '1.0';
+  const options = connection.toLowerCase().split(',');
   const named = (option: string) => options.some((o) => o.trim() === option);
   return request.httpVersion === '1.0' ? !named('keep-alive') : named('close');
 }
