@@ -26,13 +26,7 @@ import { advanceHistory, HISTORY_FILE, parseHistory, partitionHistory } from './
 import { buildIncrementally } from './incremental.js';
 import { decodeManifest, encodeManifest, type Manifest, manifestKey, moduleRows } from './manifest.js';
 import { TaskPool } from './pool.js';
-import {
-  entryObject,
-  type PreparedCatalogue,
-  planCatalogue,
-  prepareCatalogue,
-  type RenderedObject,
-} from './render.js';
+import { type PreparedCatalogue, planCatalogue, prepareCatalogue, type RenderedObject } from './render.js';
 import type { ObjectTable } from './shards.js';
 import type { Snapshot } from './snapshot.js';
 

@@ -70,17 +70,25 @@ export interface ModuleFragments {
 const MODULE_KEYS = FRAGMENTS.module.map((key) => `${JSON.stringify(key)}:`);
 
 /**
- * Fragments of one module; `tagsById` resolves its tag ids (validated to exist).
- * @example moduleFragments(module, tagsById).fragments[0].toString() // → '"id":42'
+ * The JSON of each tag as modules carry it in `tags`, by id: serialised once per build, not once per module.
+ * @example tagJsonById([{ id: 3, name: 'VCO', type: 'source' }]).get(3) // → '{"id":3,"name":"VCO","type":"source"}'
  */
-export function moduleFragments(module: Module, tagsById: ReadonlyMap<number, Tag>): ModuleFragments {
+export function tagJsonById(tags: readonly Tag[]): Map<number, string> {
+  return new Map(tags.map((tag) => [tag.id, closedJson([tagRecord(tag)], TAG_KEYS).slice(1, -1)]));
+}
+
+/**
+ * Fragments of one module; `tagJson` (from {@link tagJsonById}) resolves its tag ids (validated to exist).
+ * @example moduleFragments(module, tagJsonById(tags)).topLevel // → '{"id":42,"name":"VCO",…}'
+ */
+export function moduleFragments(module: Module, tagJson: ReadonlyMap<number, string>): ModuleFragments {
   // Strings first, one buffer at the end: a 25,000-module build makes 350,000 fragments.
   const fields = MODULE_FIELDS.map((field, k) => `${MODULE_KEYS[k]}${json(module[field])}`);
-  const tags = [...module.tag_ids].sort((a, b) => a - b).map((id) => tagRecord(tagsById.get(id)!));
+  const tagIds = module.tag_ids.length > 1 ? [...module.tag_ids].sort((a, b) => a - b) : module.tag_ids;
   const relations = [
     closedJson(module.ins, JACK_KEYS),
     closedJson(module.outs, JACK_KEYS),
-    closedJson(tags, TAG_KEYS),
+    `[${tagIds.map((id) => tagJson.get(id)!).join(',')}]`,
     closedJson(module.panels, PANEL_KEYS),
   ].map((value, r) => `${MODULE_KEYS[MODULE_FIELDS.length + r]}${value}`);
   const fragments = [...fields, ...relations];

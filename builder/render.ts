@@ -33,6 +33,7 @@ import {
   nameOrder,
   standardFragments,
   tagFragments,
+  tagJsonById,
 } from './records.js';
 import { buildShards, type ObjectTable } from './shards.js';
 import type { Module, Snapshot } from './snapshot.js';
@@ -74,8 +75,8 @@ export interface PreparedCatalogue {
  */
 export function prepareCatalogue(snapshot: Snapshot): PreparedCatalogue {
   const { modules, manufacturers } = snapshot;
-  const tagsById = new Map(snapshot.tags.map((tag) => [tag.id, tag]));
-  const moduleRecords = modules.map((module) => moduleFragments(module, tagsById));
+  const tagJson = tagJsonById(snapshot.tags);
+  const moduleRecords = modules.map((module) => moduleFragments(module, tagJson));
   const packedModules = moduleRecords.map((record) => record.packed);
   const byId = idOrder(modules);
   const byName = nameOrder(modules, nameCollator);
