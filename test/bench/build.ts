@@ -5,7 +5,7 @@
  * /usr/bin/time is missing). Medians of the repeated runs are reported.
  */
 import { existsSync } from 'node:fs';
-import { readdir, readFile, rm, stat } from 'node:fs/promises';
+import { readdir, rm, stat } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { writeSnapshot } from '../../builder/generate.js';
 import type { Snapshot } from '../../builder/snapshot.js';

@@ -6,13 +6,10 @@
  * argv: <snapshot directory>
  */
 import { loadSnapshot } from '../../../builder/load.js';
-import { planCatalogue } from '../../../builder/render.js';
 import { createHttpServer } from '../../../proxy/adapters/http.js';
 import { createProxy } from '../../../proxy/app.js';
 import { loadConfig } from '../../../proxy/config.js';
-import { objectKeyFor, POINTER_KEY } from '../../../proxy/format.js';
 import { MemoryKeyStore } from '../../../proxy/keys/memory.js';
-import { MemoryObjectStore } from '../../../proxy/objects/memory.js';
 import { MemoryQuotaMeter } from '../../../proxy/quota/memory.js';
 import { BENCH_KEY, CURSOR_SECRET, HUGE_LIMITS } from '../settings.js';
 import { listen, main, onCommand, ready } from './child.js';
