@@ -5,6 +5,7 @@
 import { Readable, type Writable } from 'node:stream';
 import { finished, pipeline } from 'node:stream/promises';
 import type { ProxyHandler, ProxyRequest } from '../core/types.js';
+import { flushLog } from '../log.js';
 
 /** The parts of a function URL event (payload format 2.0) the proxy reads. */
 export interface FunctionUrlEvent {
@@ -100,18 +101,23 @@ export function createLambdaHandler(
   runtime: LambdaRuntime = currentRuntime(),
 ): StreamingHandler {
   return runtime.streamifyResponse(async (event, responseStream) => {
-    const response = await handle(requestFromEvent(event));
-    const stream = runtime.HttpResponseStream.from(responseStream, {
-      statusCode: response.status,
-      headers: response.headers,
-    });
-    if (response.body && response.body.byteLength > 0) {
-      await pipeline(Readable.from(chunksOf(response.body)), stream);
-      return;
+    try {
+      const response = await handle(requestFromEvent(event));
+      const stream = runtime.HttpResponseStream.from(responseStream, {
+        statusCode: response.status,
+        headers: response.headers,
+      });
+      if (response.body && response.body.byteLength > 0) {
+        await pipeline(Readable.from(chunksOf(response.body)), stream);
+        return;
+      }
+      // The runtime sends the prelude on the first write: a bodiless answer still needs one (an empty one).
+      stream.write('');
+      stream.end();
+      await finished(stream);
+    } finally {
+      // The log line of this invocation is written before the runtime may freeze the sandbox.
+      flushLog();
     }
-    // The runtime sends the prelude on the first write: a bodiless answer still needs one (an empty one).
-    stream.write('');
-    stream.end();
-    await finished(stream);
   });
 }
