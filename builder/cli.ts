@@ -239,15 +239,21 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
+/**
+ * Run the CLI as a command: `argv` without node and the script; the exit code goes to `process.exitCode`.
+ * builder/launch.mjs (`npm run catalogue`) calls this from its bundle.
+ * @example await runCommand(['validate', '--source', 'fixtures/catalogue']);
+ */
+export async function runCommand(argv: readonly string[]): Promise<void> {
   silenceSdkNodeVersionWarning();
-  main(process.argv.slice(2)).then(
-    (code) => {
-      process.exitCode = code;
-    },
-    (error: unknown) => {
-      process.stderr.write(`${(error as Error).stack ?? String(error)}\n`);
-      process.exitCode = EXIT.publishFailed;
-    },
-  );
+  try {
+    process.exitCode = await main(argv);
+  } catch (error) {
+    process.stderr.write(`${(error as Error).stack ?? String(error)}\n`);
+    process.exitCode = EXIT.publishFailed;
+  }
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
+  void runCommand(process.argv.slice(2));
 }

@@ -36,18 +36,31 @@ export interface Measured {
 export const rel = (path: string) => relative(REPO, path) || '.';
 
 /** The CLI as `npm run catalogue` runs it (tsx), in a child process, measured. */
+let launcherReady = false;
+
+/**
+ * Run the builder's CLI as users do (`npm run catalogue` = node builder/launch.mjs, a bundle rebuilt when a
+ * source changes; brought up to date before the first timed run). With `nodeFlags` (a profiled run) it runs
+ * the TypeScript through tsx instead, so the profile names source files.
+ */
 export async function runCli(args: string[], nodeFlags: string[] = []): Promise<Measured> {
-  const node = [process.execPath, ...nodeFlags, '--import', 'tsx'];
+  const viaTsx = nodeFlags.length > 0;
+  if (!viaTsx && !launcherReady) {
+    const warm = await runCommand(process.execPath, ['builder/launch.mjs', '--help']);
+    if (warm.code !== 0) throw new Error(`builder/launch.mjs --help failed: ${warm.stderr.slice(-2000)}`);
+    launcherReady = true;
+  }
+  const node = [process.execPath, ...nodeFlags, ...(viaTsx ? ['--import', 'tsx'] : [])];
+  const entry = viaTsx ? 'builder/cli.ts' : 'builder/launch.mjs';
   const useTime = existsSync(TIME);
   const argv = useTime
-    ? [TIME, '-v', ...node, 'builder/cli.ts', ...args]
-    : [...node, 'test/bench/max-rss.ts', 'builder/cli.ts', ...args];
+    ? [TIME, '-v', ...node, entry, ...args]
+    : [process.execPath, ...nodeFlags, '--import', 'tsx', 'test/bench/max-rss.ts', entry, ...args];
   const load = loadAverage();
   const result = await runCommand(argv[0]!, argv.slice(1));
-  const flags = nodeFlags.map((flag) => flag.replace(REPO, ''));
-  const shown = `${useTime ? '/usr/bin/time -v ' : ''}node ${[...flags, '--import', 'tsx'].join(' ')} ${
-    useTime ? '' : 'test/bench/max-rss.ts '
-  }builder/cli.ts ${args.map((a) => (a.startsWith('/') ? rel(a) : a)).join(' ')}`;
+  const shown = argv
+    .map((a) => (a === process.execPath ? 'node' : a === TIME ? a : a.startsWith('/') ? rel(a) : a))
+    .join(' ');
   if (result.code !== 0) {
     throw new Error(`${shown} exited with ${result.code}:\n${result.stderr.slice(-2000)}`);
   }
