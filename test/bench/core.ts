@@ -124,6 +124,7 @@ export async function benchCore(
     proxy = await forkServer('proxy (memory stores)', join(BENCH_DIR, 'servers/proxy-memory.ts'), {
       args: [snapshotDir],
       nodeFlags: ['--max-old-space-size=4096'],
+      bundled: true,
     });
     const port = Number(proxy.ready.port);
     progress('2. building the request mix (walking cursors)');
@@ -150,7 +151,10 @@ export async function benchCore(
     }
     const capturedFile = join(WORK, 'captured.json');
     await writeFile(capturedFile, JSON.stringify(captured));
-    bare = await forkServer('static bytes', join(BENCH_DIR, 'servers/static.ts'), { args: [capturedFile] });
+    bare = await forkServer('static bytes', join(BENCH_DIR, 'servers/static.ts'), {
+      args: [capturedFile],
+      bundled: true,
+    });
     const staticPort = Number(bare.ready.port);
     for (const [i, entry] of mix.entries()) {
       const reply = await get(staticPort, entry.path, { ...AUTH, ...entry.headers });
