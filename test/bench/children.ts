@@ -53,7 +53,9 @@ async function bundle(script: string): Promise<string> {
     format: 'esm',
     target: `node${process.versions.node.split('.')[0]}`,
     mainFields: ['module', 'main'],
-    banner: { js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);" },
+    banner: {
+      js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
+    },
     // The Lambda's bundle is minified too; here names are kept readable for the profile tables (esbuild only
     // renames on collisions and adds no helper calls).
     minify: false,
@@ -74,7 +76,11 @@ export async function forkServer(
   const entry = options.bundled ? await bundle(script) : script;
   const child = fork(entry, options.args ?? [], {
     cwd: REPO,
-    execArgv: [...(options.bundled ? [] : ['--import', 'tsx']), '--no-warnings', ...(options.nodeFlags ?? [])],
+    execArgv: [
+      ...(options.bundled ? [] : ['--import', 'tsx']),
+      '--no-warnings',
+      ...(options.nodeFlags ?? []),
+    ],
     env: { ...process.env, ...options.env },
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
