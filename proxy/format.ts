@@ -251,9 +251,14 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Object id: base64url of the first 16 bytes of SHA-256 of the object's bytes (22 characters). */
+/** base64url of the first 16 bytes of SHA-256 (22 characters): object ids and ETags alike. */
+function digest128(data: string | Uint8Array): string {
+  return hash('sha256', data, 'buffer').subarray(0, 16).toString('base64url');
+}
+
+/** Object id: the 128-bit digest of the object's bytes. */
 export function objectIdFor(bytes: Uint8Array): string {
-  return hash('sha256', bytes, 'buffer').subarray(0, 16).toString('base64url');
+  return digest128(bytes);
 }
 export const OBJECT_ID_PATTERN = /^[A-Za-z0-9_-]{22}$/;
 
@@ -547,7 +552,7 @@ export function decodeCursor(cursor: string, variant: string, secret: string): C
  * views (`fields`, partial `include`) whose unselected fragments changed.
  */
 export function etagOfBytes(bytes: Uint8Array): string {
-  return `"${hash('sha256', bytes, 'buffer').subarray(0, 16).toString('base64url')}"`;
+  return `"${digest128(bytes)}"`;
 }
 
 /**
@@ -556,5 +561,5 @@ export function etagOfBytes(bytes: Uint8Array): string {
  * a strong validator, and it is known without reading the object: a 304 for a cursor page costs no read.
  */
 export function etagFor(parts: readonly (string | number)[]): string {
-  return `"${hash('sha256', parts.join('\u0000'), 'buffer').subarray(0, 16).toString('base64url')}"`;
+  return `"${digest128(parts.join('\u0000'))}"`;
 }

@@ -308,7 +308,7 @@ export function createHttpServer(handle: ProxyHandler, options: HttpServerOption
     const refusal = framingRefusal(request, head);
     state.closing = refusal !== undefined || endsConnection(request, head);
     state.pending++;
-    // \`on\`, not \`once\`: a response closes once, and the listener goes with it.
+    // `on`, not `once`: a response closes once, and the listener goes with it.
     response.on('close', () => {
       state.pending--;
       if (state.pending === 0 && state.whenIdle) {

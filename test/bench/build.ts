@@ -63,7 +63,7 @@ export async function runCli(args: string[], nodeFlags: string[] = []): Promise<
   const load = loadAverage();
   const result = await runCommand(argv[0]!, argv.slice(1));
   const shown = argv
-    .map((a) => (a === process.execPath ? 'node' : a === TIME ? a : a.startsWith('/') ? rel(a) : a))
+    .map((a) => (a === process.execPath ? 'node' : a !== TIME && a.startsWith('/') ? rel(a) : a))
     .join(' ');
   if (result.code !== 0) {
     throw new Error(`${shown} exited with ${result.code}:\n${result.stderr.slice(-2000)}`);

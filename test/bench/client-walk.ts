@@ -9,27 +9,13 @@ import type { AddressInfo } from 'node:net';
 import { generateSnapshot } from '../../builder/generate.js';
 import { CatalogueClient } from '../../client/index.js';
 import { createHttpServer } from '../../proxy/adapters/http.js';
-import { createProxy } from '../../proxy/app.js';
-import { loadConfig } from '../../proxy/config.js';
-import { MemoryKeyStore } from '../../proxy/keys/memory.js';
-import { MemoryQuotaMeter } from '../../proxy/quota/memory.js';
-import { catalogueInMemory } from './servers/memory-catalogue.js';
-import { BENCH_KEY, CURSOR_SECRET, HUGE_LIMITS } from './settings.js';
+import { catalogueInMemory, memoryProxy } from './servers/memory-catalogue.js';
+import { BENCH_KEY } from './settings.js';
 
 const modules = Number(process.env.BENCH_MODULES ?? 25_000);
 
 const { objects } = await catalogueInMemory(generateSnapshot({ modules, seed: 1 }));
-const keys = new MemoryKeyStore();
-keys.add(BENCH_KEY, { tier: 'partner', limits: HUGE_LIMITS, label: 'bench' });
-const config = loadConfig({
-  CATALOGUE_BUCKET: 'bench',
-  KEYS_TABLE: 'k',
-  COUNTERS_TABLE: 'c',
-  CURSOR_SECRET,
-});
-const server = createHttpServer(
-  createProxy(config, { objects, keys, quota: new MemoryQuotaMeter(), log: () => {} }),
-);
+const server = createHttpServer(memoryProxy(objects, {}, { log: () => {} }));
 await new Promise<void>((ready) => server.listen(0, '127.0.0.1', ready));
 const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
 

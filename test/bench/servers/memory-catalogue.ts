@@ -1,8 +1,40 @@
-/** A whole published catalogue in a MemoryObjectStore (objects, index shards, pointer), for the bench's in-memory proxies. */
+/**
+ * The bench's in-memory proxies: a whole published catalogue in a MemoryObjectStore (objects, index shards,
+ * pointer), and the real `createProxy` over it with the bench's partner key and a meter with huge limits.
+ */
 import { planCatalogue } from '../../../builder/render.js';
 import type { Snapshot } from '../../../builder/snapshot.js';
+import { createProxy, type ProxyOverrides } from '../../../proxy/app.js';
+import { loadConfig } from '../../../proxy/config.js';
+import type { ProxyHandler } from '../../../proxy/core/types.js';
 import { objectKeyFor, POINTER_KEY } from '../../../proxy/format.js';
+import { MemoryKeyStore } from '../../../proxy/keys/memory.js';
+import type { ObjectStore } from '../../../proxy/objects/interface.js';
 import { MemoryObjectStore } from '../../../proxy/objects/memory.js';
+import { MemoryQuotaMeter } from '../../../proxy/quota/memory.js';
+import { BENCH_KEY, CURSOR_SECRET, HUGE_LIMITS } from '../settings.js';
+
+/**
+ * The proxy as proxy/app.ts wires it, over `objects`, with in-memory keys (BENCH_KEY, partner) and quota;
+ * `env` adds configuration (BYTE_CACHE_MB…), `overrides` replaces dependencies (a silent log…).
+ * @example memoryProxy(objects, { BYTE_CACHE_MB: '0' }, { log: () => {} })
+ */
+export function memoryProxy(
+  objects: ObjectStore,
+  env: Record<string, string> = {},
+  overrides: ProxyOverrides = {},
+): ProxyHandler {
+  const keys = new MemoryKeyStore();
+  keys.add(BENCH_KEY, { tier: 'partner', limits: HUGE_LIMITS, label: 'bench' });
+  const config = loadConfig({
+    CATALOGUE_BUCKET: 'bench',
+    KEYS_TABLE: 'bench-keys',
+    COUNTERS_TABLE: 'bench-counters',
+    CURSOR_SECRET,
+    ...env,
+  });
+  return createProxy(config, { objects, keys, quota: new MemoryQuotaMeter(), ...overrides });
+}
 
 export async function catalogueInMemory(
   snapshot: Snapshot,

@@ -7,14 +7,9 @@
  */
 import { loadSnapshot } from '../../../builder/load.js';
 import { createHttpServer } from '../../../proxy/adapters/http.js';
-import { createProxy } from '../../../proxy/app.js';
-import { loadConfig } from '../../../proxy/config.js';
 import type { ProxyHandler } from '../../../proxy/core/types.js';
-import { MemoryKeyStore } from '../../../proxy/keys/memory.js';
-import { MemoryQuotaMeter } from '../../../proxy/quota/memory.js';
-import { BENCH_KEY, CURSOR_SECRET, HUGE_LIMITS } from '../settings.js';
 import { listen, main, onCommand, ready } from './child.js';
-import { catalogueInMemory } from './memory-catalogue.js';
+import { catalogueInMemory, memoryProxy } from './memory-catalogue.js';
 
 main(async () => {
   const source = process.argv[2]!;
@@ -22,19 +17,7 @@ main(async () => {
   if (!loaded.ok) throw new Error(`snapshot ${source} does not validate`);
   const { objects } = await catalogueInMemory(loaded.snapshot);
 
-  const keys = new MemoryKeyStore();
-  keys.add(BENCH_KEY, { tier: 'partner', limits: HUGE_LIMITS, label: 'bench' });
-  const proxy = (byteCacheMb: string): ProxyHandler =>
-    createProxy(
-      loadConfig({
-        CATALOGUE_BUCKET: 'bench',
-        KEYS_TABLE: 'bench-keys',
-        COUNTERS_TABLE: 'bench-counters',
-        CURSOR_SECRET,
-        BYTE_CACHE_MB: byteCacheMb,
-      }),
-      { objects, keys, quota: new MemoryQuotaMeter() },
-    );
+  const proxy = (byteCacheMb: string): ProxyHandler => memoryProxy(objects, { BYTE_CACHE_MB: byteCacheMb });
   const handlers = { hot: proxy('64'), cold: proxy('0') };
   const ports = {
     hot: await listen(createHttpServer(handlers.hot)),

@@ -7,13 +7,8 @@
  */
 import { loadSnapshot } from '../../../builder/load.js';
 import { createHttpServer } from '../../../proxy/adapters/http.js';
-import { createProxy } from '../../../proxy/app.js';
-import { loadConfig } from '../../../proxy/config.js';
-import { MemoryKeyStore } from '../../../proxy/keys/memory.js';
-import { MemoryQuotaMeter } from '../../../proxy/quota/memory.js';
-import { BENCH_KEY, CURSOR_SECRET, HUGE_LIMITS } from '../settings.js';
 import { listen, main, onCommand, ready } from './child.js';
-import { catalogueInMemory } from './memory-catalogue.js';
+import { catalogueInMemory, memoryProxy } from './memory-catalogue.js';
 
 main(async () => {
   const started = performance.now();
@@ -22,15 +17,7 @@ main(async () => {
   if (!loaded.ok) throw new Error(`snapshot ${source} does not validate`);
   const { objects, bytes } = await catalogueInMemory(loaded.snapshot);
 
-  const keys = new MemoryKeyStore();
-  keys.add(BENCH_KEY, { tier: 'partner', limits: HUGE_LIMITS, label: 'bench' });
-  const config = loadConfig({
-    CATALOGUE_BUCKET: 'bench',
-    KEYS_TABLE: 'bench-keys',
-    COUNTERS_TABLE: 'bench-counters',
-    CURSOR_SECRET,
-  });
-  const handle = createProxy(config, { objects, keys, quota: new MemoryQuotaMeter() });
+  const handle = memoryProxy(objects);
   const port = await listen(createHttpServer(handle));
 
   // The core alone, without HTTP: each request `iterations` times in sequence, CPU and wall time per call.
