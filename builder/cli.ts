@@ -11,7 +11,12 @@ import { generateSnapshot, writeSnapshot } from './generate.js';
 import { loadSnapshot } from './load.js';
 import { formatProblem, type Problem } from './problems.js';
 import { explainLines, summaryLine, terminalProgress } from './progress.js';
-import { DEFAULT_RETENTION_MS, publishCatalogue } from './publish.js';
+import {
+  type CurrentVersion,
+  DEFAULT_RETENTION_MS,
+  publishCatalogue,
+  readCurrentVersion,
+} from './publish.js';
 import { openTarget } from './target.js';
 
 export const EXIT = { ok: 0, invalid: 1, usage: 2, publishFailed: 3 } as const;
@@ -126,7 +131,21 @@ const ALLOWED: Record<string, readonly string[]> = {
   generate: ['modules', 'seed', 'out'],
 };
 
-async function build(values: Record<string, string | boolean | undefined>, repair = false): Promise<number> {
+/** What the program that runs the CLI gives it. */
+export interface CommandOptions {
+  /**
+   * The fingerprint of the builder's code, dependencies and Node.js (builder/launch.mjs gives it): modules
+   * unchanged since the current version published by the same builder are neither validated nor serialised
+   * again (builder/reuse.ts). Without it every module is, as on a first publish.
+   */
+  builder?: string;
+}
+
+async function build(
+  values: Record<string, string | boolean | undefined>,
+  repair: boolean,
+  options: CommandOptions,
+): Promise<number> {
   const source = required('source', values.source as string | undefined);
   const out = required('out', values.out as string | undefined);
   const retentionMs =
@@ -143,8 +162,18 @@ async function build(values: Record<string, string | boolean | undefined>, repai
   }
   try {
     const progress = terminalProgress(process.stderr);
+    const { builder } = options;
+    let current: CurrentVersion | undefined;
+    if (builder !== undefined && !repair) {
+      progress?.note('reading the current version');
+      // A failure here is the publish's to report: it reads the target again.
+      current = await readCurrentVersion(target.store, target.prefix).catch(() => undefined);
+    }
     progress?.note(`validating ${source}`);
-    const loaded = await loadSnapshot(source);
+    const loaded = await loadSnapshot(source, {
+      ...(builder !== undefined && { builder }),
+      ...(current?.manifest && { current: current.manifest }),
+    });
     if (!loaded.ok) {
       printProblems(loaded.problems);
       return EXIT.invalid;
@@ -154,6 +183,9 @@ async function build(values: Record<string, string | boolean | undefined>, repai
         store: target.store,
         prefix: target.prefix,
         snapshot: loaded.snapshot,
+        ...(builder !== undefined && { builder }),
+        ...(loaded.sourceDigests && { sourceDigests: loaded.sourceDigests }),
+        ...(current && { current }),
         retentionMs,
         concurrency: concurrency ?? target.defaultConcurrency,
         dryRun: values['dry-run'] === true,
@@ -213,7 +245,7 @@ async function generate(values: Record<string, string | boolean | undefined>): P
  * Run the CLI with `argv` (without node and script); resolves to the exit code.
  * @example await main(['validate', '--source', 'fixtures/catalogue']) // → 0
  */
-export async function main(argv: readonly string[]): Promise<number> {
+export async function main(argv: readonly string[], options: CommandOptions = {}): Promise<number> {
   try {
     const { values, positionals } = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true });
     const command = positionals[0];
@@ -227,7 +259,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     for (const name of Object.keys(values)) {
       if (!allowed.includes(name)) throw new UsageError(`--${name} does not apply to ${command}`);
     }
-    if (command === 'build' || command === 'repair') return await build(values, command === 'repair');
+    if (command === 'build' || command === 'repair')
+      return await build(values, command === 'repair', options);
     if (command === 'validate') return await validate(values);
     return await generate(values);
   } catch (error) {
@@ -244,10 +277,10 @@ export async function main(argv: readonly string[]): Promise<number> {
  * builder/launch.mjs (`npm run catalogue`) calls this from its bundle.
  * @example await runCommand(['validate', '--source', 'fixtures/catalogue']);
  */
-export async function runCommand(argv: readonly string[]): Promise<void> {
+export async function runCommand(argv: readonly string[], options: CommandOptions = {}): Promise<void> {
   silenceSdkNodeVersionWarning();
   try {
-    process.exitCode = await main(argv);
+    process.exitCode = await main(argv, options);
   } catch (error) {
     process.stderr.write(`${(error as Error).stack ?? String(error)}\n`);
     process.exitCode = EXIT.publishFailed;

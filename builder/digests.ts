@@ -8,17 +8,13 @@ import type { PackedRecord } from '../proxy/format.js';
 export const DIGEST_BYTES = 16;
 
 /**
- * 16-byte digests of packed records, back to back (record i at `16 * i`): offsets, then bytes.
- * @example recordDigests([packRecord(fragments)]).byteLength // → 16
+ * Write the 16-byte digest of a packed record (offsets, then bytes) at `DIGEST_BYTES * position` of `into`.
+ * @example writeRecordDigest(packRecord(fragments), digests, 0) // digests.subarray(0, 16) now holds it
  */
-export function recordDigests(pool: readonly PackedRecord[]): Buffer {
-  const digests = Buffer.alloc(DIGEST_BYTES * pool.length);
-  for (let i = 0; i < pool.length; i++) {
-    const { bytes, offsets } = pool[i]!;
-    const hash = createHash('sha256');
-    hash.update(new Uint8Array(offsets.buffer, offsets.byteOffset, offsets.byteLength));
-    hash.update(bytes);
-    hash.digest().copy(digests, DIGEST_BYTES * i, 0, DIGEST_BYTES);
-  }
-  return digests;
+export function writeRecordDigest(record: PackedRecord, into: Buffer, position: number): void {
+  const { bytes, offsets } = record;
+  const hash = createHash('sha256');
+  hash.update(new Uint8Array(offsets.buffer, offsets.byteOffset, offsets.byteLength));
+  hash.update(bytes);
+  hash.digest().copy(into, DIGEST_BYTES * position, 0, DIGEST_BYTES);
 }

@@ -8,6 +8,7 @@
  * lazy chunks, so the AWS SDK is still loaded only for s3:// targets. This file is plain JavaScript so that
  * Node runs it without a loader.
  */
+import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -19,7 +20,7 @@ const KEEP_MS = 24 * 60 * 60 * 1000;
 /** Names the bundle in use: { dir, builtAtMs, inputs }. */
 const CURRENT = join(CACHE, 'current.json');
 
-/** The bundle directory named by CURRENT when none of its inputs changed since it was built. */
+/** CURRENT's { dir, fingerprint } when none of the bundle's inputs changed since it was built. */
 async function freshBundle() {
   let current;
   try {
@@ -33,9 +34,9 @@ async function freshBundle() {
         async (input) => (await stat(join(ROOT, input))).mtimeMs,
       ),
     );
-    if (mtimes.some((mtime) => mtime >= current.builtAtMs)) return undefined;
+    if (mtimes.some((mtime) => mtime >= current.builtAtMs) || !current.fingerprint) return undefined;
     await stat(join(CACHE, current.dir, 'cli.js'));
-    return current.dir;
+    return current;
   } catch {
     return undefined; // a source was removed or the bundle is gone: rebuild
   }
@@ -64,8 +65,17 @@ async function rebuild() {
     tsconfig: join(ROOT, 'tsconfig.json'),
   });
   const inputs = Object.keys(result.metafile.inputs).map((input) => relative(ROOT, join(ROOT, input)));
+  // The builder's fingerprint: its code as bundled and the exact packages it loads (builder/reuse.ts).
+  const hash = createHash('sha256');
+  for (const output of Object.keys(result.metafile.outputs).sort()) {
+    hash
+      .update(`${relative(join(CACHE, dir), join(ROOT, output))}\0`)
+      .update(await readFile(join(ROOT, output)));
+  }
+  hash.update(await readFile(join(ROOT, 'package-lock.json')));
+  const fingerprint = hash.digest('base64url').slice(0, 22);
   const temporary = `${CURRENT}.${process.pid}`;
-  await writeFile(temporary, JSON.stringify({ dir, builtAtMs, inputs }));
+  await writeFile(temporary, JSON.stringify({ dir, builtAtMs, inputs, fingerprint }));
   await rename(temporary, CURRENT);
   // Bundles a day old are removed: a command still running from one may yet load a lazy chunk of it.
   for (const entry of await readdir(CACHE)) {
@@ -73,10 +83,11 @@ async function rebuild() {
     if (entry !== dir && built < builtAtMs - KEEP_MS)
       await rm(join(CACHE, entry), { recursive: true, force: true });
   }
-  return dir;
+  return { dir, fingerprint };
 }
 
-const dir = (await freshBundle()) ?? (await rebuild());
+const { dir, fingerprint } = (await freshBundle()) ?? (await rebuild());
 process.setSourceMapsEnabled(true);
 const { runCommand } = await import(pathToFileURL(join(CACHE, dir, 'cli.js')).href);
-await runCommand(process.argv.slice(2));
+// The same bundle under another Node.js may serialise differently: the builder is both.
+await runCommand(process.argv.slice(2), { builder: `${fingerprint}/${process.version}` });

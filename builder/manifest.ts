@@ -5,7 +5,9 @@
  * - every object it references (data objects and index shards) with its reference count and size: the
  *   next publish uploads only objects not in it, and collection deletes what no retained manifest names;
  * - per module: its record digest and its filter values (manufacturer, hp, standard, tags): an edit's
- *   affected list variants are those of the changed modules, before and after;
+ *   affected list variants are those of the changed modules, before and after; and the digest of its
+ *   source record, with the builder and tags the version was written with (builder/reuse.ts): the next
+ *   publish by the same builder neither validates nor serialises a module whose source is unchanged;
  * - the entries of the small lists and manufacturer details, which every publish re-renders and compares;
  * - the number of index entries, to know when the shard count would change.
  *
@@ -27,11 +29,14 @@ import type { ObjectTable } from './shards.js';
 
 const MAGIC = 0x4d544143; // "CATM" little-endian
 /** Bump whenever the meaning of a field changes. */
-const MANIFEST_FORMAT = 1;
+const MANIFEST_FORMAT = 2;
 const OBJECT_ROW = 16 + 4 + 4;
 const CHECKSUM = 32;
 
-/** A module as the manifest remembers it: id, record digest (base64url), filter values. */
+/**
+ * A module as the manifest remembers it: id, record digest (base64url), filter values, and the digest of its
+ * source record (null when the build had no builder fingerprint, builder/reuse.ts).
+ */
 export type ModuleRow = [
   id: number,
   digest: string,
@@ -39,7 +44,17 @@ export type ModuleRow = [
   hp: number,
   standard: number,
   tagIds: number[],
+  source: string | null,
 ];
+
+/**
+ * What the serialised modules of a version depend on besides their source records: the builder that wrote
+ * them (its code, dependencies and Node.js) and the tags their bytes embed. Equal keys, reusable records.
+ */
+export interface ReuseKey {
+  builder: string;
+  tags: string;
+}
 
 export interface Manifest {
   version: string;
@@ -51,6 +66,8 @@ export interface Manifest {
   /** Entries of the small lists and the manufacturer details, by index key. */
   small: Map<string, IndexEntry>;
   objects: ObjectTable;
+  /** Null when the version was built without a builder fingerprint: nothing of it is reused. */
+  reuse: ReuseKey | null;
 }
 
 interface Meta {
@@ -61,6 +78,7 @@ interface Meta {
   entries: number;
   modules: ModuleRow[];
   small: Record<string, IndexEntry>;
+  reuse: ReuseKey | null;
 }
 
 export const manifestKey = (prefix: string, version: string) => `${prefix}${VERSIONS_DIR}${version}.manifest`;
@@ -78,7 +96,16 @@ export function moduleRows(prepared: PreparedCatalogue): ModuleRow[] {
       DIGEST_BYTES * position,
       DIGEST_BYTES * (position + 1),
     );
-    return [module.id, digest, module.manufacturer_id, module.hp, module.standard, [...module.tag_ids]];
+    const source = prepared.sourceDigests?.[position] ?? null;
+    return [
+      module.id,
+      digest,
+      module.manufacturer_id,
+      module.hp,
+      module.standard,
+      [...module.tag_ids],
+      source,
+    ];
   });
 }
 
@@ -95,6 +122,7 @@ export function encodeManifest(manifest: Manifest): Buffer {
     entries: manifest.entries,
     modules: [...manifest.modules.values()].sort((a, b) => a[0] - b[0]),
     small: Object.fromEntries([...manifest.small].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
+    reuse: manifest.reuse,
   };
   const metaBytes = Buffer.from(JSON.stringify(meta));
   // Sorted, so the same version always gives the same bytes.
@@ -161,5 +189,6 @@ export function decodeManifest(bytes: Buffer | undefined, version: string): Mani
     modules: new Map(meta.modules.map((row) => [row[0], row])),
     small: new Map(Object.entries(meta.small)),
     objects,
+    reuse: meta.reuse ?? null,
   };
 }

@@ -239,5 +239,8 @@ export function explainLines(summary: PublishSummary): string[] {
   if (summary.mode !== 'incremental') {
     lines.push(`full build${summary.fullBuildReason ? ` (${summary.fullBuildReason})` : ''}`);
   }
+  if (summary.modulesReused > 0) {
+    lines.push(`${count(summary.modulesReused)} unchanged modules taken over from the current version`);
+  }
   return lines;
 }

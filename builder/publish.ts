@@ -27,6 +27,7 @@ import { buildIncrementally } from './incremental.js';
 import { decodeManifest, encodeManifest, type Manifest, manifestKey, moduleRows } from './manifest.js';
 import { TaskPool } from './pool.js';
 import { type PreparedCatalogue, planCatalogue, prepareCatalogue, type RenderedObject } from './render.js';
+import { reusableModules, reuseKey } from './reuse.js';
 import type { ObjectTable } from './shards.js';
 import type { Snapshot } from './snapshot.js';
 
@@ -48,6 +49,15 @@ export interface PublishOptions {
   prefix?: string;
   /** A validated snapshot. */
   snapshot: Snapshot;
+  /**
+   * The builder's fingerprint (builder/reuse.ts): modules whose source is unchanged since a current version
+   * published by the same builder are taken over rather than serialised. Without it nothing is reused.
+   */
+  builder?: string;
+  /** The source digests of the snapshot's modules, when loadSnapshot computed them already. */
+  sourceDigests?: string[];
+  /** The current version as {@link readCurrentVersion} read it just before (the CLI reads it to validate less). */
+  current?: CurrentVersion;
   /** How long a superseded version stays readable (open cursors pin it). Default 24 h. */
   retentionMs?: number;
   /** Uploads and deletions in flight. Default 16. */
@@ -80,6 +90,8 @@ export interface PublishSummary {
   objects: { total: number; added: number; unchanged: number; removed: number };
   bytes: { total: number; added: number; removed: number };
   versionsRemoved: number;
+  /** Modules taken over from the current version rather than serialised again (builder/reuse.ts). */
+  modulesReused: number;
   seconds: number;
   /** With `explain`: index keys whose entry changes (undefined when unknown, e.g. the first publish). */
   changes?: { key: string; before?: IndexEntry; after?: IndexEntry }[];
@@ -171,7 +183,16 @@ function manifestOf(
   objects: ObjectTable,
 ): Manifest {
   const modules = new Map(moduleRows(prepared).map((row) => [row[0], row]));
-  return { version: pointer.version, shardCount: pointer.shards.length, entries, modules, small, objects };
+  const { reuse } = prepared;
+  return {
+    version: pointer.version,
+    shardCount: pointer.shards.length,
+    entries,
+    modules,
+    small,
+    objects,
+    reuse,
+  };
 }
 
 /** A full build: encode every job, upload what `exists` does not know. */
@@ -203,6 +224,30 @@ async function buildInFull(
   };
 }
 
+/** The version a publish replaces: the pointer as read, its version files, and its manifest. */
+export interface CurrentVersion {
+  pointerBytes: Buffer | undefined;
+  /** Undefined when there is no pointer, or an unreadable one. */
+  pointer: Pointer | undefined;
+  versionFiles: Map<string, Set<string>>;
+  manifest: Manifest | undefined;
+}
+
+/**
+ * Read the current version of the target: pointer, version files, manifest.
+ * @example const { manifest } = await readCurrentVersion(store, 'catalogue/');
+ */
+export async function readCurrentVersion(store: WritableObjectStore, prefix = ''): Promise<CurrentVersion> {
+  const pointerBytes = await read(store, `${prefix}${POINTER_KEY}`);
+  const pointer = pointerBytes && parsePointer(pointerBytes);
+  const versionFiles = await listVersionFiles(store, prefix);
+  const manifest =
+    pointer && versionFiles.get(pointer.version)?.has('manifest')
+      ? decodeManifest(await read(store, manifestKey(prefix, pointer.version)), pointer.version)
+      : undefined;
+  return { pointerBytes, pointer: pointer || undefined, versionFiles, manifest };
+}
+
 /**
  * Publish `snapshot` to `store` under `prefix`, or with `dryRun` report what that would change.
  * Store faults propagate (as DependencyError); nothing written before a fault is ever visible to readers.
@@ -222,23 +267,33 @@ export async function publishCatalogue(options: PublishOptions): Promise<Publish
   };
 
   progress?.note('reading the current version');
-  const pointerBytes = await read(store, `${prefix}${POINTER_KEY}`);
-  const previous = pointerBytes && parsePointer(pointerBytes);
+  const current = options.current ?? (await readCurrentVersion(store, prefix));
+  const { pointerBytes, pointer: previous, versionFiles, manifest: previousManifest } = current;
   if (pointerBytes && !previous) {
     options.warn?.(`the pointer ${prefix}${POINTER_KEY} is unreadable or of an older format; replacing it`);
   }
-  const versionFiles = await listVersionFiles(store, prefix);
-  const previousManifest =
-    previous && versionFiles.get(previous.version)?.has('manifest')
-      ? decodeManifest(await read(store, manifestKey(prefix, previous.version)), previous.version)
-      : undefined;
-  progress?.note('serialising records');
-  const prepared = prepareCatalogue(options.snapshot);
   const readShard = async (shardId: string) => {
     const bytes = await read(store, objectKeyFor(prefix, shardId));
     if (!bytes) throw new Error(`index shard ${shardId} is missing from the target`);
     return bytes;
   };
+  progress?.note('serialising records');
+  const { builder } = options;
+  const reusable =
+    builder !== undefined && previous && previousManifest && !options.repair
+      ? await reusableModules(
+          previous,
+          previousManifest,
+          reuseKey(builder, options.snapshot.tags),
+          readShard,
+          (objectId) => read(store, objectKeyFor(prefix, objectId)),
+        )
+      : undefined;
+  const prepared = prepareCatalogue(options.snapshot, {
+    ...(builder !== undefined && { builder }),
+    ...(options.sourceDigests && { sourceDigests: options.sourceDigests }),
+    ...(reusable && { reusable }),
+  });
 
   let built: Built;
   let listed: Map<string, number> | undefined;
@@ -343,6 +398,7 @@ export async function publishCatalogue(options: PublishOptions): Promise<Publish
     objects: counts.objects,
     bytes: counts.bytes,
     versionsRemoved: garbage.versionsRemoved,
+    modulesReused: prepared.reused,
     seconds: (performance.now() - started) / 1000,
     ...(built.changes && { changes: built.changes }),
     ...(counts.uploads && { uploads: counts.uploads }),

@@ -59,13 +59,6 @@ function tagRecord(tag: Tag): { id: number; name: string; type: Tag['type'] } {
   return { id: tag.id, name: tag.name, type: tag.type };
 }
 
-export interface ModuleFragments {
-  /** FRAGMENTS.module packed: the fields of MODULE_FIELDS in order, then ins, outs, tags, panels. */
-  packed: PackedRecord;
-  /** `{…}` of the top-level fields only, as a manufacturer detail's `modules` lists it. */
-  topLevel: string;
-}
-
 /** `"key":` of every module fragment, serialised once. */
 const MODULE_KEYS = FRAGMENTS.module.map((key) => `${JSON.stringify(key)}:`);
 
@@ -78,10 +71,11 @@ export function tagJsonById(tags: readonly Tag[]): Map<number, string> {
 }
 
 /**
- * Fragments of one module; `tagJson` (from {@link tagJsonById}) resolves its tag ids (validated to exist).
- * @example moduleFragments(module, tagJsonById(tags)).topLevel // → '{"id":42,"name":"VCO",…}'
+ * Fragments of one module, packed: the fields of MODULE_FIELDS in order, then ins, outs, tags, panels.
+ * `tagJson` (from {@link tagJsonById}) resolves its tag ids (validated to exist).
+ * @example moduleFragments(module, tagJsonById(tags)).bytes.toString() // → '"id":42"name":"VCO"…'
  */
-export function moduleFragments(module: Module, tagJson: ReadonlyMap<number, string>): ModuleFragments {
+export function moduleFragments(module: Module, tagJson: ReadonlyMap<number, string>): PackedRecord {
   // Strings first, one buffer at the end: a 25,000-module build makes 350,000 fragments.
   const fields = MODULE_FIELDS.map((field, k) => `${MODULE_KEYS[k]}${json(module[field])}`);
   const tagIds = module.tag_ids.length > 1 ? [...module.tag_ids].sort((a, b) => a - b) : module.tag_ids;
@@ -93,7 +87,7 @@ export function moduleFragments(module: Module, tagJson: ReadonlyMap<number, str
   ].map((value, r) => `${MODULE_KEYS[MODULE_FIELDS.length + r]}${value}`);
   const fragments = [...fields, ...relations];
   if (fragments.length !== FRAGMENTS.module.length) throw new Error('module fragment schema drifted');
-  return { packed: packStrings(fragments), topLevel: `{${fields.join(',')}}` };
+  return packStrings(fragments);
 }
 
 /**
@@ -105,16 +99,40 @@ export function manufacturerFragments(manufacturer: Manufacturer): RecordFragmen
 }
 
 /**
- * Fragments of a manufacturer detail: its list fragments plus `modules`, the top-level records of its
- * modules (already ordered by id by the caller).
- * @example manufacturerDetailFragments(m, ['{"id":1,…}']).at(-1).toString() // → '"modules":[{"id":1,…}]'
+ * Fragments of a manufacturer detail: its list fragments plus `modules`, the top-level fields of its modules
+ * (packed, already ordered by id by the caller) as `{…}` records, copied from their fragments.
+ * @example manufacturerDetailFragments(m, [packed]).at(-1).toString() // → '"modules":[{"id":1,…}]'
  */
 export function manufacturerDetailFragments(
   manufacturer: Manufacturer,
-  moduleTopLevels: readonly string[],
+  modules: readonly PackedRecord[],
 ): RecordFragments {
-  return [...manufacturerFragments(manufacturer), fragment('modules', `[${moduleTopLevels.join(',')}]`)];
+  const fields = MODULE_FIELDS.length;
+  const head = '"modules":[';
+  // Brackets and the commas between records; per record its braces, its fields and the commas between them.
+  let size = head.length + 1 + Math.max(0, modules.length - 1);
+  for (const { offsets } of modules) size += 2 + offsets[fields]! + fields - 1;
+  const bytes = Buffer.allocUnsafe(size); // every byte is written below
+  let at = bytes.write(head, 'latin1');
+  for (let i = 0; i < modules.length; i++) {
+    const { bytes: record, offsets } = modules[i]!;
+    if (i > 0) bytes[at++] = COMMA;
+    bytes[at++] = OPEN_BRACE;
+    for (let k = 0; k < fields; k++) {
+      if (k > 0) bytes[at++] = COMMA;
+      at += record.copy(bytes, at, offsets[k], offsets[k + 1]);
+    }
+    bytes[at++] = CLOSE_BRACE;
+  }
+  bytes[at++] = CLOSE_BRACKET;
+  if (at !== size) throw new Error('manufacturer detail size drifted');
+  return [...manufacturerFragments(manufacturer), bytes];
 }
+
+const COMMA = 0x2c;
+const OPEN_BRACE = 0x7b;
+const CLOSE_BRACE = 0x7d;
+const CLOSE_BRACKET = 0x5d;
 
 /**
  * Fragments of a standard.

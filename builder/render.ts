@@ -23,8 +23,8 @@ import {
   type RecordFragments,
   variantKey,
 } from '../proxy/format.js';
-import { recordDigests } from './digests.js';
-
+import { DIGEST_BYTES, writeRecordDigest } from './digests.js';
+import type { ReuseKey } from './manifest.js';
 import {
   idOrder,
   manufacturerDetailFragments,
@@ -35,6 +35,7 @@ import {
   tagFragments,
   tagJsonById,
 } from './records.js';
+import { type ReusableModule, reuseKey, sourceDigests } from './reuse.js';
 import { buildShards, type ObjectTable } from './shards.js';
 import type { Module, Snapshot } from './snapshot.js';
 import { type ModuleVariant, moduleVariants } from './variants.js';
@@ -67,17 +68,45 @@ export interface PreparedCatalogue {
   byName: number[];
   /** Lists of standards, tags and manufacturers, and manufacturer details: small, always encoded. */
   smallJobs: Job[];
+  /** Digest of each module's source record (builder/reuse.ts); null without a builder fingerprint. */
+  sourceDigests: string[] | null;
+  reuse: ReuseKey | null;
+  /** Modules whose bytes were taken over from the current version rather than serialised. */
+  reused: number;
+}
+
+export interface PrepareOptions {
+  /** The builder's fingerprint (builder/reuse.ts): record source digests and the reuse key, for the next publish. */
+  builder?: string;
+  /** The source digests of the snapshot's modules, when already computed (by loadSnapshot). */
+  sourceDigests?: string[];
+  /** Modules of the current version to take over when their source is unchanged, by id. */
+  reusable?: ReadonlyMap<number, ReusableModule>;
 }
 
 /**
  * Serialise every record of a validated snapshot once.
  * @example prepareCatalogue(snapshot).smallJobs.length // → lists of standards, tags, manufacturers + details
  */
-export function prepareCatalogue(snapshot: Snapshot): PreparedCatalogue {
+export function prepareCatalogue(snapshot: Snapshot, options: PrepareOptions = {}): PreparedCatalogue {
   const { modules, manufacturers } = snapshot;
+  const { builder, reusable } = options;
+  const sources = builder === undefined ? null : (options.sourceDigests ?? sourceDigests(modules));
   const tagJson = tagJsonById(snapshot.tags);
-  const moduleRecords = modules.map((module) => moduleFragments(module, tagJson));
-  const packedModules = moduleRecords.map((record) => record.packed);
+  const packedModules: PackedRecord[] = new Array(modules.length);
+  const moduleDigests = Buffer.alloc(DIGEST_BYTES * modules.length);
+  let reused = 0;
+  modules.forEach((module, position) => {
+    const previous = reusable?.get(module.id);
+    if (previous && sources && previous.row[6] === sources[position]) {
+      packedModules[position] = previous.packed;
+      moduleDigests.write(previous.row[1], DIGEST_BYTES * position, DIGEST_BYTES, 'base64url');
+      reused++;
+    } else {
+      packedModules[position] = moduleFragments(module, tagJson);
+      writeRecordDigest(packedModules[position]!, moduleDigests, position);
+    }
+  });
   const byId = idOrder(modules);
   const byName = nameOrder(modules, nameCollator);
 
@@ -86,19 +115,19 @@ export function prepareCatalogue(snapshot: Snapshot): PreparedCatalogue {
     ...listJobs('tags', snapshot.tags, FRAGMENTS.tag.length, tagFragments),
     ...listJobs('manufacturers', manufacturers, FRAGMENTS.manufacturer.length, manufacturerFragments),
   ];
-  const topLevelsByMaker = new Map<number, string[]>();
+  const modulesByMaker = new Map<number, PackedRecord[]>();
   for (const position of byId) {
     const module = modules[position]!;
-    let list = topLevelsByMaker.get(module.manufacturer_id);
+    let list = modulesByMaker.get(module.manufacturer_id);
     if (!list) {
       list = [];
-      topLevelsByMaker.set(module.manufacturer_id, list);
+      modulesByMaker.set(module.manufacturer_id, list);
     }
-    list.push(moduleRecords[position]!.topLevel);
+    list.push(packedModules[position]!);
   }
   for (const position of idOrder(manufacturers)) {
     const manufacturer = manufacturers[position]!;
-    const detail = manufacturerDetailFragments(manufacturer, topLevelsByMaker.get(manufacturer.id) ?? []);
+    const detail = manufacturerDetailFragments(manufacturer, modulesByMaker.get(manufacturer.id) ?? []);
     smallJobs.push({
       key: detailKey('manufacturers', manufacturer.id),
       list: false,
@@ -110,10 +139,13 @@ export function prepareCatalogue(snapshot: Snapshot): PreparedCatalogue {
   return {
     snapshot,
     packedModules,
-    moduleDigests: recordDigests(packedModules),
+    moduleDigests,
     byId,
     byName,
     smallJobs,
+    sourceDigests: sources,
+    reuse: builder === undefined ? null : reuseKey(builder, snapshot.tags),
+    reused,
   };
 }
 

@@ -180,6 +180,7 @@ function checkFile(
   raw: unknown,
   collector: Collector,
   known: Partial<Record<Kind, FileCheck>>,
+  unchanged?: ReadonlySet<number>,
 ): FileCheck | undefined {
   if (!Array.isArray(raw)) {
     collector.problems.push({
@@ -199,12 +200,14 @@ function checkFile(
     const id = idRule(record.id) === undefined ? (record.id as number) : undefined;
     const where = { id, index };
     const report = (field: string, reason: string) => collector.add(where, field, reason);
-    findForbidden(record, '', report);
-    checkFields(record, schema, '', report);
-    if (kind === 'modules') {
-      checkModuleLists(record, report);
-      checkReferences(record, known, report);
+    // A module validated unchanged by this same builder (builder/reuse.ts) skips the checks of its own
+    // fields; the checks between records below run for every record.
+    if (!(kind === 'modules' && unchanged?.has(index))) {
+      findForbidden(record, '', report);
+      checkFields(record, schema, '', report);
+      if (kind === 'modules') checkModuleLists(record, report);
     }
+    if (kind === 'modules') checkReferences(record, known, report);
     if (id !== undefined) {
       const first = firstIndexOfId.get(id);
       if (first !== undefined)
@@ -242,6 +245,14 @@ export type RawSnapshot = Partial<Record<Kind, unknown>>;
 
 const KINDS = ['standards', 'tags', 'manufacturers', 'modules'] as const satisfies readonly Kind[];
 
+export interface ValidateOptions {
+  /**
+   * Positions in modules.json of modules this same builder validated before, unchanged (builder/reuse.ts
+   * unchangedModules): their own fields are not checked again; their ids and references are.
+   */
+  unchangedModules?: ReadonlySet<number>;
+}
+
 /**
  * Validate parsed snapshot files. Returns the typed snapshot, or every problem found.
  * @example
@@ -250,13 +261,14 @@ const KINDS = ['standards', 'tags', 'manufacturers', 'modules'] as const satisfi
  */
 export function validateSnapshot(
   raw: RawSnapshot,
+  options: ValidateOptions = {},
 ): { ok: true; snapshot: Snapshot } | { ok: false; problems: Problem[] } {
   const problems: Problem[] = [];
   const known: Partial<Record<Kind, FileCheck>> = {};
   for (const kind of KINDS) {
     if (!(kind in raw)) continue;
     const collector = new Collector(SNAPSHOT_FILES[kind]);
-    const checked = checkFile(kind, raw[kind], collector, known);
+    const checked = checkFile(kind, raw[kind], collector, known, options.unchangedModules);
     if (checked) known[kind] = checked;
     problems.push(...collector.problems);
   }

@@ -251,8 +251,11 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** base64url of the first 16 bytes of SHA-256 (22 characters): object ids and ETags alike. */
-function digest128(data: string | Uint8Array): string {
+/**
+ * The first 128 bits of the SHA-256 of `data`, base64url (22 characters): object ids, ETags, the builder's
+ * record digests.
+ */
+export function digest128(data: string | Uint8Array): string {
   return hash('sha256', data, 'buffer').subarray(0, 16).toString('base64url');
 }
 
@@ -389,6 +392,42 @@ export function encodePackedVariant(
     bytes.writeUInt32LE(body - bodyStart, slot);
   }
   return { bytes, segment0End: starts[1]! };
+}
+
+/**
+ * The records of a variant object, in order, as views into `bytes`: the inverse of
+ * {@link encodePackedVariant} (a publish takes unchanged modules' records from the version it replaces).
+ * Throws {@link FormatError} when `bytes` is not a well-formed variant of `fragmentsPerRecord` fragments.
+ * @example decodePackedVariant(encodePackedVariant(pool, [2, 0], f).bytes, f) // → [pool[2], pool[0]] (equal bytes)
+ */
+export function decodePackedVariant(bytes: Buffer, fragmentsPerRecord: number): PackedRecord[] {
+  const f = fragmentsPerRecord;
+  const records: PackedRecord[] = [];
+  let at = 0;
+  let index = 0;
+  while (at < bytes.byteLength) {
+    const segment = decodeSegment(bytes, at);
+    if (segment.index !== index || segment.fragmentsPerRecord !== f)
+      throw new FormatError('segments out of order');
+    const slots = at + FIXED_HEADER;
+    const body = slots + 4 * (segment.count * f + 1);
+    // One copy of the segment's offset table, rebased per record; each record's offsets are a view of it.
+    const table = new Uint32Array(segment.count * f + 1);
+    for (let slot = 0; slot < table.length; slot++) table[slot] = bytes.readUInt32LE(slots + 4 * slot);
+    for (let r = 0; r < segment.count; r++) {
+      const start = table[r * f]!;
+      const end = table[(r + 1) * f]!;
+      if (end < start) throw new FormatError('record offsets out of order');
+      const offsets = new Uint32Array(f + 1);
+      for (let k = 0; k <= f; k++) offsets[k] = table[r * f + k]! - start;
+      records.push({ bytes: bytes.subarray(body + start, body + end), offsets });
+    }
+    at += segment.byteLength;
+    index++;
+  }
+  if (records.length !== (index === 0 ? 0 : decodeSegment(bytes, 0).total))
+    throw new FormatError('record count does not match the header');
+  return records;
 }
 
 export class FormatError extends Error {

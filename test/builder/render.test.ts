@@ -6,8 +6,10 @@ import { renderCatalogue } from '../../builder/render.js';
 import type { Module } from '../../builder/snapshot.js';
 import { validateSnapshot } from '../../builder/validate.js';
 import {
+  decodePackedVariant,
   decodeSegment,
   encodeVariant,
+  FormatError,
   FRAGMENTS,
   fullMask,
   MODULE_FILTERS,
@@ -212,7 +214,21 @@ describe('the builder fast paths give the shared format bytes', () => {
         at += segment.byteLength;
       }
       expect(position).toBe(length);
+      // And back: the packed records, as a publish takes them over from the version it replaces.
+      const decoded = decodePackedVariant(bytes, 3);
+      expect(decoded).toHaveLength(length);
+      decoded.forEach(({ bytes: recordBytes, offsets }, i) => {
+        const fragments = records[members[i]!]!;
+        expect(recordBytes.equals(Buffer.concat(fragments)), `${length}:${i}`).toBe(true);
+        expect([...offsets]).toEqual(
+          [0, 1, 2, 3].map((k) => Buffer.concat(fragments.slice(0, k)).byteLength),
+        );
+      });
     }
+    expect(() => decodePackedVariant(Buffer.from('not a variant, not at all'), 3)).toThrow(FormatError);
+    const { bytes } = encodeVariant([records[1]!, records[2]!], 3);
+    expect(() => decodePackedVariant(bytes, 4)).toThrow(FormatError);
+    expect(() => decodePackedVariant(bytes.subarray(0, bytes.byteLength - 1), 3)).toThrow(FormatError);
   });
 
   it('the pointer and every shard equal fast-json-stable-stringify of their content', () => {
