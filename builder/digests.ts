@@ -18,3 +18,13 @@ export function writeRecordDigest(record: PackedRecord, into: Buffer, position: 
   hash.update(bytes);
   hash.digest().copy(into, DIGEST_BYTES * position, 0, DIGEST_BYTES);
 }
+
+/**
+ * The digest of a packed record, base64url.
+ * @example recordDigest(packRecord(fragments)) // → 'q2…' (22 characters)
+ */
+export function recordDigest(record: PackedRecord): string {
+  const digest = Buffer.alloc(DIGEST_BYTES);
+  writeRecordDigest(record, digest, 0);
+  return digest.toString('base64url');
+}

@@ -5,9 +5,9 @@
  * contains no changed module (before or after the edit) is unchanged. The modules whose record digest or
  * filter values differ from the manifest — added and removed ones included — name every variant that can
  * have changed: the subsets of their (manufacturer, hp, standard) × (no tag | one of their tags), with the
- * values they had before and have now. Only those variants, the changed modules' details and the small lists
- * and manufacturer details (always re-rendered, they are small) are encoded; only the shards holding their
- * keys are read and rewritten. The result is byte-identical to a full build of the same snapshot (a test
+ * values they had before and have now. Only those variants, the changed modules' details, the small lists
+ * (always re-rendered) and the details of the manufacturers whose record or modules changed are encoded;
+ * only the shards holding their keys are read and rewritten. The result is byte-identical to a full build of the same snapshot (a test
  * compares them); when an edit touches many modules, or the shard count would change, a full build is the
  * cheaper path and the caller takes it.
  */
@@ -26,6 +26,7 @@ import {
   encodeJob,
   entryObject,
   type Job,
+  manufacturerDetailJob,
   moduleDetailJob,
   type PreparedCatalogue,
   type RenderedObject,
@@ -122,11 +123,26 @@ export async function buildIncrementally(
     encoded.set(job.key, encodeJob(job));
   };
   const small = new Map<string, IndexEntry>();
-  for (const job of prepared.smallJobs) {
+  const renderSmall = (job: Job) => {
     const result = encodeJob(job);
     jobs++;
     small.set(job.key, result.entry);
     if (!sameEntry(manifest.small.get(job.key), result.entry)) encoded.set(job.key, result);
+  };
+  for (const job of prepared.listJobs) renderSmall(job);
+  // A manufacturer's detail changes with its own record or with one of its modules (before or after).
+  const touched = new Set<number>();
+  for (const row of [...changedRows, ...goneRows]) {
+    touched.add(row[2]);
+    const before = manifest.modules.get(row[0]);
+    if (before) touched.add(before[2]);
+  }
+  for (const maker of prepared.makers) {
+    const key = detailKey('manufacturers', maker.id);
+    const previous = manifest.small.get(key);
+    if (previous !== undefined && !touched.has(maker.id) && manifest.makers.get(maker.id) === maker.digest) {
+      small.set(key, previous);
+    } else renderSmall(manufacturerDetailJob(prepared, maker));
   }
   for (const key of manifest.small.keys()) if (!small.has(key)) encoded.set(key, null);
 

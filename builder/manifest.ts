@@ -8,7 +8,9 @@
  *   affected list variants are those of the changed modules, before and after; and the digest of its
  *   source record, with the builder and tags the version was written with (builder/reuse.ts): the next
  *   publish by the same builder neither validates nor serialises a module whose source is unchanged;
- * - the entries of the small lists and manufacturer details, which every publish re-renders and compares;
+ * - the entries of the small lists, which every publish re-renders and compares, and of the manufacturer
+ *   details, with the digest of each manufacturer's own record: a publish re-renders the details of the
+ *   manufacturers whose record or modules changed;
  * - the number of index entries, to know when the shard count would change.
  *
  * Layout (integers unsigned 32-bit little-endian): magic "CATM", manifest format, meta length, meta (JSON),
@@ -16,20 +18,14 @@
  * manifest is ignored: the publish is then a full build, with identical results.
  */
 import { createHash } from 'node:crypto';
-import {
-  FORMAT_VERSION,
-  type IndexEntry,
-  OBJECT_ID_PATTERN,
-  SEGMENT_SIZE,
-  VERSIONS_DIR,
-} from '../proxy/format.js';
+import { FORMAT_VERSION, type IndexEntry, SEGMENT_SIZE, VERSIONS_DIR } from '../proxy/format.js';
 import { DIGEST_BYTES } from './digests.js';
 import type { PreparedCatalogue } from './render.js';
 import type { ObjectTable } from './shards.js';
 
 const MAGIC = 0x4d544143; // "CATM" little-endian
 /** Bump whenever the meaning of a field changes. */
-const MANIFEST_FORMAT = 2;
+const MANIFEST_FORMAT = 3;
 const OBJECT_ROW = 16 + 4 + 4;
 const CHECKSUM = 32;
 
@@ -68,6 +64,8 @@ export interface Manifest {
   objects: ObjectTable;
   /** Null when the version was built without a builder fingerprint: nothing of it is reused. */
   reuse: ReuseKey | null;
+  /** The digest of each manufacturer's own record (its list record), by id. */
+  makers: Map<number, string>;
 }
 
 interface Meta {
@@ -79,6 +77,7 @@ interface Meta {
   modules: ModuleRow[];
   small: Record<string, IndexEntry>;
   reuse: ReuseKey | null;
+  makers: [id: number, digest: string][];
 }
 
 export const manifestKey = (prefix: string, version: string) => `${prefix}${VERSIONS_DIR}${version}.manifest`;
@@ -123,6 +122,7 @@ export function encodeManifest(manifest: Manifest): Buffer {
     modules: [...manifest.modules.values()].sort((a, b) => a[0] - b[0]),
     small: Object.fromEntries([...manifest.small].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
     reuse: manifest.reuse,
+    makers: [...manifest.makers].sort((a, b) => a[0] - b[0]),
   };
   const metaBytes = Buffer.from(JSON.stringify(meta));
   // Sorted, so the same version always gives the same bytes.
@@ -170,7 +170,8 @@ export function decodeManifest(bytes: Buffer | undefined, version: string): Mani
     meta.version !== version ||
     meta.format !== FORMAT_VERSION ||
     meta.segment !== SEGMENT_SIZE ||
-    !Array.isArray(meta.modules)
+    !Array.isArray(meta.modules) ||
+    !Array.isArray(meta.makers)
   ) {
     return undefined;
   }
@@ -178,8 +179,8 @@ export function decodeManifest(bytes: Buffer | undefined, version: string): Mani
   if (objectsAt + 4 + OBJECT_ROW * count !== end) return undefined;
   const objects: ObjectTable = new Map();
   for (let at = objectsAt + 4; at < end; at += OBJECT_ROW) {
+    // 16 bytes always give a well-formed id, and the checksum above vouches for them.
     const id = bytes.toString('base64url', at, at + 16);
-    if (!OBJECT_ID_PATTERN.test(id)) return undefined;
     objects.set(id, { refs: bytes.readUInt32LE(at + 16), size: bytes.readUInt32LE(at + 20) });
   }
   return {
@@ -190,5 +191,6 @@ export function decodeManifest(bytes: Buffer | undefined, version: string): Mani
     small: new Map(Object.entries(meta.small)),
     objects,
     reuse: meta.reuse ?? null,
+    makers: new Map(meta.makers),
   };
 }

@@ -26,7 +26,13 @@ import { advanceHistory, HISTORY_FILE, parseHistory, partitionHistory } from './
 import { buildIncrementally } from './incremental.js';
 import { decodeManifest, encodeManifest, type Manifest, manifestKey, moduleRows } from './manifest.js';
 import { TaskPool } from './pool.js';
-import { type PreparedCatalogue, planCatalogue, prepareCatalogue, type RenderedObject } from './render.js';
+import {
+  type PreparedCatalogue,
+  planCatalogue,
+  prepareCatalogue,
+  type RenderedObject,
+  smallKeys,
+} from './render.js';
 import { reusableModules, reuseKey } from './reuse.js';
 import type { ObjectTable } from './shards.js';
 import type { Snapshot } from './snapshot.js';
@@ -184,6 +190,7 @@ function manifestOf(
 ): Manifest {
   const modules = new Map(moduleRows(prepared).map((row) => [row[0], row]));
   const { reuse } = prepared;
+  const makers = new Map(prepared.makers.map(({ id, digest }) => [id, digest]));
   return {
     version: pointer.version,
     shardCount: pointer.shards.length,
@@ -192,6 +199,7 @@ function manifestOf(
     small,
     objects,
     reuse,
+    makers,
   };
 }
 
@@ -215,7 +223,7 @@ async function buildInFull(
   const shards = [...result.shards].map(([objectId, bytes]) => ({ objectId, bytes }));
   await uploadAll(options, prefix, shards, exists, counts);
   const small = new Map<string, IndexEntry>();
-  for (const job of prepared.smallJobs) small.set(job.key, result.entries.get(job.key)!);
+  for (const key of smallKeys(prepared)) small.set(key, result.entries.get(key)!);
   return {
     pointer: result.pointer,
     pointerBytes: result.pointerBytes,

@@ -99,12 +99,13 @@ export function manufacturerFragments(manufacturer: Manufacturer): RecordFragmen
 }
 
 /**
- * Fragments of a manufacturer detail: its list fragments plus `modules`, the top-level fields of its modules
- * (packed, already ordered by id by the caller) as `{…}` records, copied from their fragments.
- * @example manufacturerDetailFragments(m, [packed]).at(-1).toString() // → '"modules":[{"id":1,…}]'
+ * Fragments of a manufacturer detail: its own fields (`manufacturer`, its packed list record), then
+ * `modules`, the top-level fields of its modules (packed, already ordered by id by the caller) as `{…}`
+ * records, copied from their fragments.
+ * @example manufacturerDetailFragments(maker, [packed]).at(-1).toString() // → '"modules":[{"id":1,…}]'
  */
 export function manufacturerDetailFragments(
-  manufacturer: Manufacturer,
+  manufacturer: PackedRecord,
   modules: readonly PackedRecord[],
 ): RecordFragments {
   const fields = MODULE_FIELDS.length;
@@ -126,7 +127,11 @@ export function manufacturerDetailFragments(
   }
   bytes[at++] = CLOSE_BRACKET;
   if (at !== size) throw new Error('manufacturer detail size drifted');
-  return [...manufacturerFragments(manufacturer), bytes];
+  const own = manufacturer.offsets;
+  const ownFragments = Array.from({ length: own.length - 1 }, (_, k) =>
+    manufacturer.bytes.subarray(own[k], own[k + 1]),
+  );
+  return [...ownFragments, bytes];
 }
 
 const COMMA = 0x2c;

@@ -23,7 +23,7 @@ import {
   type RecordFragments,
   variantKey,
 } from '../proxy/format.js';
-import { DIGEST_BYTES, writeRecordDigest } from './digests.js';
+import { DIGEST_BYTES, recordDigest, writeRecordDigest } from './digests.js';
 import type { ReuseKey } from './manifest.js';
 import {
   idOrder,
@@ -66,8 +66,14 @@ export interface PreparedCatalogue {
   /** Module positions in id order and in name order. */
   byId: number[];
   byName: number[];
-  /** Lists of standards, tags and manufacturers, and manufacturer details: small, always encoded. */
-  smallJobs: Job[];
+  /** Lists of standards, tags and manufacturers: small, always encoded. */
+  listJobs: Job[];
+  /**
+   * Manufacturers in id order, each with the digest of its own record (its detail's fields besides
+   * `modules`) and the positions of its modules in id order: an incremental build renders the details of
+   * the manufacturers an edit touches ({@link manufacturerDetailJob}), a full build all of them.
+   */
+  makers: { id: number; digest: string; record: PackedRecord; modules: number[] }[];
   /** Digest of each module's source record (builder/reuse.ts); null without a builder fingerprint. */
   sourceDigests: string[] | null;
   reuse: ReuseKey | null;
@@ -86,7 +92,7 @@ export interface PrepareOptions {
 
 /**
  * Serialise every record of a validated snapshot once.
- * @example prepareCatalogue(snapshot).smallJobs.length // → lists of standards, tags, manufacturers + details
+ * @example prepareCatalogue(snapshot).listJobs.length // → 6: standards, tags, manufacturers by id and by name
  */
 export function prepareCatalogue(snapshot: Snapshot, options: PrepareOptions = {}): PreparedCatalogue {
   const { modules, manufacturers } = snapshot;
@@ -110,39 +116,37 @@ export function prepareCatalogue(snapshot: Snapshot, options: PrepareOptions = {
   const byId = idOrder(modules);
   const byName = nameOrder(modules, nameCollator);
 
-  const smallJobs: Job[] = [
+  const manufacturerPool = manufacturers.map((manufacturer) =>
+    packRecord(manufacturerFragments(manufacturer)),
+  );
+  const lists: Job[] = [
     ...listJobs('standards', snapshot.standards, FRAGMENTS.standard.length, standardFragments),
     ...listJobs('tags', snapshot.tags, FRAGMENTS.tag.length, tagFragments),
-    ...listJobs('manufacturers', manufacturers, FRAGMENTS.manufacturer.length, manufacturerFragments),
+    ...listJobs('manufacturers', manufacturers, FRAGMENTS.manufacturer.length, manufacturerPool),
   ];
-  const modulesByMaker = new Map<number, PackedRecord[]>();
+  const modulesByMaker = new Map<number, number[]>();
   for (const position of byId) {
-    const module = modules[position]!;
-    let list = modulesByMaker.get(module.manufacturer_id);
+    const makerId = modules[position]!.manufacturer_id;
+    let list = modulesByMaker.get(makerId);
     if (!list) {
       list = [];
-      modulesByMaker.set(module.manufacturer_id, list);
+      modulesByMaker.set(makerId, list);
     }
-    list.push(packedModules[position]!);
+    list.push(position);
   }
-  for (const position of idOrder(manufacturers)) {
-    const manufacturer = manufacturers[position]!;
-    const detail = manufacturerDetailFragments(manufacturer, modulesByMaker.get(manufacturer.id) ?? []);
-    smallJobs.push({
-      key: detailKey('manufacturers', manufacturer.id),
-      list: false,
-      fragmentsPerRecord: FRAGMENTS.manufacturerDetail.length,
-      pool: [packRecord(detail)],
-      members: [0],
-    });
-  }
+  const makers = idOrder(manufacturers).map((position) => {
+    const { id } = manufacturers[position]!;
+    const record = manufacturerPool[position]!;
+    return { id, digest: recordDigest(record), record, modules: modulesByMaker.get(id) ?? [] };
+  });
   return {
     snapshot,
     packedModules,
     moduleDigests,
     byId,
     byName,
-    smallJobs,
+    listJobs: lists,
+    makers,
     sourceDigests: sources,
     reuse: builder === undefined ? null : reuseKey(builder, snapshot.tags),
     reused,
@@ -153,14 +157,42 @@ function listJobs<T extends { id: number; name: string }>(
   endpoint: Exclude<ListEndpoint, 'modules'>,
   records: readonly T[],
   fragmentsPerRecord: number,
-  fragmentsOf: (record: T) => RecordFragments,
+  fragmentsOf: ((record: T) => RecordFragments) | PackedRecord[],
 ): Job[] {
   if (records.length === 0) return []; // an empty list is absent from the index; the proxy answers []
-  const pool = records.map((record) => packRecord(fragmentsOf(record)));
+  const pool = Array.isArray(fragmentsOf)
+    ? fragmentsOf
+    : records.map((record) => packRecord(fragmentsOf(record)));
   return [
     { members: idOrder(records), key: variantKey(endpoint, {}, 'id') },
     { members: nameOrder(records, nameCollator), key: variantKey(endpoint, {}, 'name') },
   ].map(({ members, key }) => ({ key, list: true, fragmentsPerRecord, pool, members }));
+}
+
+/**
+ * The detail job of a manufacturer of {@link PreparedCatalogue.makers}: its own fields, then `modules`.
+ * @example encodeJob(manufacturerDetailJob(prepared, prepared.makers[0])).entry // → the detail's object id
+ */
+export function manufacturerDetailJob(
+  prepared: PreparedCatalogue,
+  maker: PreparedCatalogue['makers'][number],
+): Job {
+  const modules = maker.modules.map((position) => prepared.packedModules[position]!);
+  return {
+    key: detailKey('manufacturers', maker.id),
+    list: false,
+    fragmentsPerRecord: FRAGMENTS.manufacturerDetail.length,
+    pool: [packRecord(manufacturerDetailFragments(maker.record, modules))],
+    members: [0],
+  };
+}
+
+/** Index keys of the small jobs: the lists of standards, tags and manufacturers, and manufacturer details. */
+export function smallKeys(prepared: PreparedCatalogue): string[] {
+  return [
+    ...prepared.listJobs.map((job) => job.key),
+    ...prepared.makers.map(({ id }) => detailKey('manufacturers', id)),
+  ];
 }
 
 /** The detail job of the module at `position`. */
@@ -215,7 +247,8 @@ export function variantJobs(prepared: PreparedCatalogue, filters: ModuleFilters)
 
 /** Every job of a full build: small lists and details, module details, every module list variant. */
 function* allJobs(prepared: PreparedCatalogue, variants: Map<string, ModuleVariant>): Generator<Job> {
-  yield* prepared.smallJobs;
+  yield* prepared.listJobs;
+  for (const maker of prepared.makers) yield manufacturerDetailJob(prepared, maker);
   for (const position of prepared.byId) yield moduleDetailJob(prepared, position);
   for (const [idKey, variant] of variants) {
     for (const [key, members] of [
@@ -288,14 +321,15 @@ export interface CataloguePlan {
  * const { shards, pointerBytes } = plan.result();
  */
 export function planCatalogue(snapshot: Snapshot | PreparedCatalogue): CataloguePlan {
-  const prepared = 'smallJobs' in snapshot ? snapshot : prepareCatalogue(snapshot);
+  const prepared = 'listJobs' in snapshot ? snapshot : prepareCatalogue(snapshot);
   const variants = moduleVariants(prepared.snapshot.modules, prepared.byId, prepared.byName);
   const entries = new Map<string, IndexEntry>();
   const objects: ObjectTable = new Map();
   let encoded = 0;
   let result: RenderedCatalogue | undefined;
   let started = false;
-  const jobs = prepared.smallJobs.length + prepared.snapshot.modules.length + 2 * variants.size;
+  const jobs =
+    prepared.listJobs.length + prepared.makers.length + prepared.snapshot.modules.length + 2 * variants.size;
 
   function* generate(): Generator<RenderedObject> {
     if (started) throw new Error('the objects of a plan can be consumed once');

@@ -235,6 +235,7 @@ const edit = fc.oneof(
   fc.record({ kind: fc.constant('add' as const), at: fc.nat() }),
   fc.record({ kind: fc.constant('remove' as const), at: fc.nat() }),
   fc.record({ kind: fc.constant('tagName' as const), at: fc.nat() }),
+  fc.record({ kind: fc.constant('makerName' as const), at: fc.nat() }),
 );
 type Edit = typeof edit extends fc.Arbitrary<infer T> ? T : never;
 
@@ -256,6 +257,10 @@ function applyEdits(base: Snapshot, edits: readonly Edit[]): Snapshot {
       modules.push(copy);
     }
     if (change.kind === 'remove') modules.splice(change.at % modules.length, 1);
+    if (change.kind === 'makerName') {
+      const maker = snapshot.manufacturers[change.at % snapshot.manufacturers.length]!;
+      maker.name = `${maker.name}*`;
+    }
     if (change.kind === 'tagName') {
       const tag = snapshot.tags[change.at % snapshot.tags.length]!;
       tag.name = `${tag.name}*`;
