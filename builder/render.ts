@@ -20,7 +20,6 @@ import {
   type PackedRecord,
   type Pointer,
   packRecord,
-  type RecordFragments,
   variantKey,
 } from '../proxy/format.js';
 import { DIGEST_BYTES, recordDigest, writeRecordDigest } from './digests.js';
@@ -120,8 +119,18 @@ export function prepareCatalogue(snapshot: Snapshot, options: PrepareOptions = {
     packRecord(manufacturerFragments(manufacturer)),
   );
   const lists: Job[] = [
-    ...listJobs('standards', snapshot.standards, FRAGMENTS.standard.length, standardFragments),
-    ...listJobs('tags', snapshot.tags, FRAGMENTS.tag.length, tagFragments),
+    ...listJobs(
+      'standards',
+      snapshot.standards,
+      FRAGMENTS.standard.length,
+      snapshot.standards.map((standard) => packRecord(standardFragments(standard))),
+    ),
+    ...listJobs(
+      'tags',
+      snapshot.tags,
+      FRAGMENTS.tag.length,
+      snapshot.tags.map((tag) => packRecord(tagFragments(tag))),
+    ),
     ...listJobs('manufacturers', manufacturers, FRAGMENTS.manufacturer.length, manufacturerPool),
   ];
   const modulesByMaker = new Map<number, number[]>();
@@ -157,12 +166,9 @@ function listJobs<T extends { id: number; name: string }>(
   endpoint: Exclude<ListEndpoint, 'modules'>,
   records: readonly T[],
   fragmentsPerRecord: number,
-  fragmentsOf: ((record: T) => RecordFragments) | PackedRecord[],
+  pool: readonly PackedRecord[],
 ): Job[] {
   if (records.length === 0) return []; // an empty list is absent from the index; the proxy answers []
-  const pool = Array.isArray(fragmentsOf)
-    ? fragmentsOf
-    : records.map((record) => packRecord(fragmentsOf(record)));
   return [
     { members: idOrder(records), key: variantKey(endpoint, {}, 'id') },
     { members: nameOrder(records, nameCollator), key: variantKey(endpoint, {}, 'name') },
