@@ -164,10 +164,14 @@ async function build(
     const progress = terminalProgress(process.stderr);
     const { builder } = options;
     let current: CurrentVersion | undefined;
+    let unreadable: { error: unknown } | undefined;
     if (builder !== undefined && !repair) {
       progress?.note('reading the current version');
-      // A failure here is the publish's to report: it reads the target again.
-      current = await readCurrentVersion(target.store, target.prefix).catch(() => undefined);
+      // A failure is reported as the publish's own, after the snapshot's problems if it has any.
+      current = await readCurrentVersion(target.store, target.prefix).catch((error: unknown) => {
+        unreadable = { error };
+        return undefined;
+      });
     }
     progress?.note(`validating ${source}`);
     const loaded = await loadSnapshot(source, {
@@ -179,6 +183,7 @@ async function build(
       return EXIT.invalid;
     }
     try {
+      if (unreadable) throw unreadable.error;
       const summary = await publishCatalogue({
         store: target.store,
         prefix: target.prefix,

@@ -1,6 +1,6 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { EXIT, main } from '../../builder/cli.js';
+import { type CommandOptions, EXIT, main } from '../../builder/cli.js';
 import { HISTORY_FILE } from '../../builder/history.js';
 import { publishCatalogue } from '../../builder/publish.js';
 import { renderCatalogue } from '../../builder/render.js';
@@ -171,7 +171,10 @@ describe('publishing', () => {
 });
 
 describe('the CLI', () => {
-  async function run(argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  async function run(
+    argv: string[],
+    options: CommandOptions = {},
+  ): Promise<{ code: number; out: string; err: string }> {
     const out: string[] = [];
     const err: string[] = [];
     const spyOut = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
@@ -183,7 +186,7 @@ describe('the CLI', () => {
       return true;
     });
     try {
-      return { code: await main(argv), out: out.join(''), err: err.join('') };
+      return { code: await main(argv, options), out: out.join(''), err: err.join('') };
     } finally {
       spyOut.mockRestore();
       spyErr.mockRestore();
@@ -214,22 +217,37 @@ describe('the CLI', () => {
     );
   });
 
-  it('exits 3 when the store is unreachable, and the message says the old version stays current', async () => {
-    const source = writeSnapshotFiles(fixtureSnapshot());
-    const result = await run([
-      'build',
-      '--source',
-      source,
-      '--out',
-      's3://nobody-home/x',
-      '--endpoint',
-      'http://127.0.0.1:9',
-    ]);
+  it.each([
+    ['', {}],
+    [' (with a builder fingerprint: the current version is read before validating)', { builder: 'b' }],
+  ])(
+    'exits 3 when the store is unreachable, and the message says the old version stays current%s',
+    async (_, options) => {
+      const source = writeSnapshotFiles(fixtureSnapshot());
+      const argv = [
+        'build',
+        '--source',
+        source,
+        '--out',
+        's3://nobody-home/x',
+        '--endpoint',
+        'http://127.0.0.1:9',
+      ];
+      const result = await run(argv, options);
 
-    expect(result.code).toBe(EXIT.publishFailed);
-    expect(result.err).toMatch(/^publish failed: s3 get x\/current\.json failed/);
-    expect(result.err).toContain('the previous version is still current');
-  });
+      expect(result.code).toBe(EXIT.publishFailed);
+      expect(result.err).toMatch(/^publish failed: s3 get x\/current\.json failed/);
+      expect(result.err.match(/publish failed/g)).toHaveLength(1);
+      expect(result.err).toContain('the previous version is still current');
+
+      // The snapshot's own problems come first: an invalid snapshot is refused whatever the store.
+      const broken = fixtureSnapshot();
+      broken.modules[0]!.hp = -1;
+      const invalid = await run(['build', '--source', writeSnapshotFiles(broken), ...argv.slice(3)], options);
+      expect(invalid.code).toBe(EXIT.invalid);
+      expect(invalid.err).toContain('snapshot refused: 1 problem; nothing was written');
+    },
+  );
 
   it.each([
     [['build', '--source', 'x'], '--out is required'],
