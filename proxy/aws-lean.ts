@@ -8,10 +8,19 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { Sha256 } from '@smithy/core/checksum';
+import { isThrottlingError, isTransientError, StandardRetryStrategy } from '@smithy/core/retry';
 import { SignatureV4 } from '@smithy/signature-v4';
-import type { AwsCredentialIdentityProvider } from '@smithy/types';
+import type {
+  AwsCredentialIdentityProvider,
+  RetryErrorType,
+  RetryStrategyV2,
+  RetryToken,
+  SdkError,
+} from '@smithy/types';
 import { Pool } from 'undici';
 
+/** Attempts per call for throttling and transient answers, as the proxy's SDK clients (proxy/aws.ts). */
+const MAX_ATTEMPTS = 2;
 /** Connections kept per endpoint, as the SDK's Node HTTP handler (maxSockets 50). */
 const DEFAULT_CONNECTIONS = 50;
 /**
@@ -31,6 +40,8 @@ export interface SignedClientOptions {
   connections?: number;
   /** S3 signs the path as sent (already encoded); other services normalise and encode it again. */
   uriEscapePath?: boolean;
+  /** The retry strategy (default: the SDK's standard one with MAX_ATTEMPTS; tests pass others). */
+  retryStrategy?: RetryStrategyV2;
 }
 
 export interface SignedRequest {
@@ -45,6 +56,13 @@ export interface SignedRequest {
    * server dropped while idle (or while a Lambda container was frozen). The SDK retries these too.
    */
   retryOnReset?: boolean;
+  /**
+   * The AWS error code an answer carries (`ThrottlingException`, `SlowDown`, `InternalError`, `HTTP 503`…),
+   * undefined for an answer the caller takes as it is. A throttling or transient one is sent again after the
+   * SDK's backoff, within the SDK's retry quota and MAX_ATTEMPTS, as the SDK's standard retry strategy does
+   * (the same strategy object decides).
+   */
+  errorCode?: (response: SignedResponse) => string | undefined;
 }
 
 export interface SignedResponse {
@@ -91,6 +109,8 @@ export class SignedClient {
   readonly #port: number | undefined;
   /** The Host header: signed, so it must be exactly what the server receives. */
   readonly #host: string;
+  /** The SDK's own standard retry strategy: attempts, backoff with jitter, and its retry quota. */
+  readonly #retries: RetryStrategyV2;
 
   constructor(options: SignedClientOptions) {
     const url = new URL(options.origin);
@@ -103,6 +123,7 @@ export class SignedClient {
       headersTimeout: BACKSTOP_TIMEOUT_MS,
       bodyTimeout: BACKSTOP_TIMEOUT_MS,
     });
+    this.#retries = options.retryStrategy ?? new StandardRetryStrategy(MAX_ATTEMPTS);
     this.#signer = new SignatureV4({
       service: options.service,
       region: options.region,
@@ -112,8 +133,46 @@ export class SignedClient {
     });
   }
 
-  /** Sign and send; any HTTP status is an answer. Throws AwsCallError when there is no answer. */
+  /**
+   * Sign and send; any HTTP status is an answer (a throttling or transient one after a retry, when
+   * `errorCode` names it). Throws AwsCallError when there is no answer, or when the signal ends the call.
+   */
   async request(request: SignedRequest): Promise<SignedResponse> {
+    const { signal } = request;
+    let token: RetryToken = await this.#retries.acquireInitialRetryToken(this.#host);
+    for (;;) {
+      const response = await this.#attempt(request);
+      const code = request.errorCode?.(response);
+      const error: SdkError | undefined =
+        code === undefined
+          ? undefined
+          : { name: code, message: code, $metadata: { httpStatusCode: response.status } };
+      const errorType: RetryErrorType | undefined =
+        error === undefined
+          ? undefined
+          : isThrottlingError(error)
+            ? 'THROTTLING'
+            : isTransientError(error)
+              ? 'TRANSIENT'
+              : undefined;
+      if (errorType === undefined) {
+        if (error === undefined) this.#retries.recordSuccess(token);
+        return response;
+      }
+      // The strategy waits out its backoff itself; the caller's deadline must not wait with it.
+      const refreshed = this.#retries.refreshRetryTokenForRetry(token, { errorType }).then(
+        (next) => ({ next }),
+        () => undefined, // no attempt or quota left: the answer stands
+      );
+      const next = signal ? await untilAborted(refreshed, signal) : await refreshed;
+      if (signal?.aborted) throw networkError(signal.reason, signal);
+      if (!next) return response;
+      token = next.next;
+    }
+  }
+
+  /** One attempt, and one more at once when a kept-alive connection turns out to be closed. */
+  async #attempt(request: SignedRequest): Promise<SignedResponse> {
     try {
       return await this.#send(request);
     } catch (error) {
@@ -155,6 +214,21 @@ export class SignedClient {
   /** Close the pool's connections (tests, benchmarks; a Lambda container keeps its pool). */
   close(): Promise<void> {
     return this.#pool.close();
+  }
+}
+
+/** `promise`'s value, or undefined as soon as `signal` aborts (its listener removed either way). */
+async function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T | undefined> {
+  if (signal.aborted) return undefined;
+  let stop: (() => void) | undefined;
+  const abort = new Promise<undefined>((resolve) => {
+    stop = () => resolve(undefined);
+    signal.addEventListener('abort', stop, { once: true });
+  });
+  try {
+    return await Promise.race([promise, abort]);
+  } finally {
+    signal.removeEventListener('abort', stop!);
   }
 }
 

@@ -95,6 +95,11 @@ export class LeanS3ObjectStore implements ObjectStore {
         headers,
         signal: options.signal,
         retryOnReset: true,
+        // 500 InternalError and 503 SlowDown are sent again, as the SDK does; 403 and the rest are not.
+        errorCode: ({ status, body }) =>
+          status === 200 || status === 206 || status === 304 || status === 404
+            ? undefined
+            : (errorCode(body) ?? `HTTP ${status}`),
       });
     } catch (error) {
       const name = error instanceof AwsCallError ? error.name : 'error';

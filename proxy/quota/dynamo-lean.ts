@@ -27,6 +27,21 @@ interface ErrorBody {
 }
 
 /**
+ * The error of a DynamoDB answer: JSON with a `__type` such as
+ * `com.amazonaws.dynamodb.v20120810#ThrottlingException`; a proxy or load balancer in between may answer
+ * something else entirely, named after its status.
+ */
+function errorOf(body: Buffer, status: number): { code: string; parsed: ErrorBody } {
+  let parsed: ErrorBody = {};
+  try {
+    parsed = JSON.parse(body.toString('utf8')) as ErrorBody;
+  } catch {
+    // Not JSON: named after the status.
+  }
+  return { code: parsed.__type?.split('#').pop() || `HTTP ${status}`, parsed };
+}
+
+/**
  * @example
  * const transport = new LeanCounterTransport({ region: 'eu-west-1', credentials: credentialProvider(undefined) });
  * const meter = new DynamoQuotaMeter({ transport, table: 'catalogue-counters' });
@@ -79,19 +94,14 @@ export class LeanCounterTransport implements CounterTransport {
       // As the SDK does (maxAttempts 2). A reset before any answer almost always means the request never
       // left on a dead kept-alive connection; in the rare case it was applied, a write counts twice, which
       // errs towards the limit (exactness holds for admissions: a request is admitted by one write only).
+      // The same holds for a 500 retried; a throttled write was not applied.
       retryOnReset: true,
+      errorCode: (answer) => (answer.status === 200 ? undefined : errorOf(answer.body, answer.status).code),
     });
-    const text = response.body.toString('utf8');
-    if (response.status === 200) return { body: JSON.parse(text) as Record<string, unknown> };
-    // Errors are JSON with a `__type` such as `com.amazonaws.dynamodb.v20120810#ThrottlingException`;
-    // a proxy or load balancer in between may answer something else entirely.
-    let parsed: ErrorBody = {};
-    try {
-      parsed = JSON.parse(text) as ErrorBody;
-    } catch {
-      // Not JSON: named after the status below.
+    if (response.status === 200) {
+      return { body: JSON.parse(response.body.toString('utf8')) as Record<string, unknown> };
     }
-    const code = parsed.__type?.split('#').pop() || `HTTP ${response.status}`;
+    const { code, parsed } = errorOf(response.body, response.status);
     const message = parsed.message ?? parsed.Message ?? `DynamoDB answered ${response.status}`;
     return { error: new AwsCallError(code, message, response.status), item: parsed.Item };
   }

@@ -6,8 +6,10 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { DynamoDBClient, type UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
+import type { RetryStrategyV2 } from '@smithy/types';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { credentialProvider, dynamoClient } from '../../proxy/aws.js';
+import { SignedClient } from '../../proxy/aws-lean.js';
 import { DependencyError } from '../../proxy/errors.js';
 import { DynamoQuotaMeter } from '../../proxy/quota/dynamo.js';
 import { LeanCounterTransport } from '../../proxy/quota/dynamo-lean.js';
@@ -103,11 +105,17 @@ describe('answers only AWS gives (loopback server)', () => {
   let server: Server;
   let endpoint: string;
   let reply: { status: number; body: string } = { status: 200, body: '{}' };
+  /** Answers for the next requests, before `reply`; `requests` counts what arrived. */
+  const script: { status: number; body: string; afterwards?: () => void }[] = [];
+  let requests = 0;
   beforeAll(async () => {
     server = createServer((request, response) => {
       request.resume();
       request.on('end', () => {
-        response.writeHead(reply.status, { 'content-type': 'application/x-amz-json-1.0' }).end(reply.body);
+        requests++;
+        const next: (typeof script)[number] = script.shift() ?? reply;
+        response.writeHead(next.status, { 'content-type': 'application/x-amz-json-1.0' }).end(next.body);
+        next.afterwards?.();
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -154,14 +162,74 @@ describe('answers only AWS gives (loopback server)', () => {
     ],
     [500, { __type: 'com.amazonaws.dynamodb.v20120810#InternalServerError' }, 'InternalServerError'],
     [503, '<html>Service Unavailable</html>', 'HTTP 503'],
-  ])('%i %j → the meter fails closed with DependencyError (%s)', async (status, body, name) => {
+  ])('%i %j, twice → the meter fails closed with DependencyError (%s)', async (status, body, name) => {
     reply = { status, body: typeof body === 'string' ? body : JSON.stringify(body) };
     const meter = new DynamoQuotaMeter({ transport: lean(endpoint), table: 'counters' });
+    requests = 0;
     const failed = await meter
       .meter(keyRecord(), at('2026-11-21T10:00:00Z'))
       .catch((error: unknown) => error);
     expect(failed).toBeInstanceOf(DependencyError);
     expect(failed).toMatchObject({ dependency: 'quota', message: `quota write failed (${name})` });
+    // Throttling and transient answers are sent once more, as by the SDK (maxAttempts 2).
+    expect(requests).toBe(2);
+  });
+
+  it('a throttled or failed write is sent once more after the SDK backoff, and its second answer stands', async () => {
+    const attributes = { minute_count: { N: '1' }, month_count: { N: '1' } };
+    const throttled = {
+      status: 400,
+      body: JSON.stringify({ __type: 'com.amazonaws.dynamodb.v20120810#ThrottlingException' }),
+    };
+    const failed = { status: 500, body: JSON.stringify({ __type: 'InternalServerError' }) };
+    for (const first of [throttled, failed]) {
+      script.push(first, { status: 200, body: JSON.stringify({ Attributes: attributes }) });
+      requests = 0;
+      expect(await lean(endpoint).updateItem(countInput('k#2026-11', 7))).toEqual({ ok: true, attributes });
+      expect(requests).toBe(2);
+    }
+    // A refused condition is an answer, not a fault: sent once.
+    reply = {
+      status: 400,
+      body: JSON.stringify({ __type: 'com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException' }),
+    };
+    requests = 0;
+    expect(await lean(endpoint).updateItem(countInput('k#2026-11', 7))).toEqual({
+      ok: false,
+      item: undefined,
+    });
+    expect(requests).toBe(1);
+  });
+
+  it("the caller's deadline ends the backoff: AbortError, no second request", async () => {
+    // A strategy whose backoff never ends: the call settles only because the deadline ends it.
+    const endless: RetryStrategyV2 = {
+      acquireInitialRetryToken: async () => ({ getRetryCount: () => 0, getRetryDelay: () => 0 }),
+      refreshRetryTokenForRetry: () => new Promise(() => {}),
+      recordSuccess: () => {},
+    };
+    const client = new SignedClient({
+      origin: endpoint,
+      service: 'dynamodb',
+      region: 'us-east-1',
+      credentials: async () => CHECK_CREDENTIALS,
+      retryStrategy: endless,
+    });
+    closers.push(() => client.close());
+    const deadline = new AbortController();
+    script.push({ status: 400, body: '{}', afterwards: () => setTimeout(() => deadline.abort(), 20) });
+    requests = 0;
+    const failed = await client
+      .request({
+        method: 'POST',
+        path: '/',
+        body: '{}',
+        signal: deadline.signal,
+        errorCode: () => 'ThrottlingException',
+      })
+      .catch((error: unknown) => error);
+    expect(failed).toMatchObject({ name: 'AbortError' });
+    expect(requests).toBe(1);
   });
 
   it('the SDK transport names throttling the same way (after its one retry)', async () => {

@@ -188,7 +188,17 @@ describe('LeanS3ObjectStore faults', () => {
 describe('what LeanS3ObjectStore sends', () => {
   let check: SigV4CheckServer;
   beforeAll(async () => {
+    const seen = new Map<string, number>();
     check = await startSigV4Check((request, response) => {
+      const times = (seen.get(request.path) ?? 0) + 1;
+      seen.set(request.path, times);
+      const s3Error = (status: number, code: string) =>
+        response
+          .writeHead(status, { 'content-type': 'application/xml' })
+          .end(`<?xml version="1.0" encoding="UTF-8"?><Error><Code>${code}</Code></Error>`);
+      if (request.path.includes('slow-down-once') && times === 1) return s3Error(503, 'SlowDown');
+      if (request.path.includes('internal-always')) return s3Error(500, 'InternalError');
+      if (request.path.includes('forbidden')) return s3Error(403, 'AccessDenied');
       if (request.headers['if-none-match'] === '"same"') {
         response.writeHead(304).end();
         return;
@@ -215,6 +225,29 @@ describe('what LeanS3ObjectStore sends', () => {
     ]);
     expect(check.requests[0]!.headers.authorization).toContain('/us-east-1/s3/aws4_request');
     expect(check.requests[1]!.headers['if-none-match']).toBe('"same"');
+  });
+
+  it('sends a throttled (503 SlowDown) or failed (500) GET once more, as the SDK does; a 403 once', async () => {
+    const lean = leanStore({ endpoint: check.endpoint, credentials: async () => CHECK_CREDENTIALS });
+    check.requests.length = 0;
+    expect(await lean.get('v1/o/slow-down-once', { range: [0, 7] })).toEqual({
+      status: 'ok',
+      body: Buffer.from('partial'),
+      etag: '"e"',
+    });
+    await expect(lean.get('v1/o/internal-always')).rejects.toThrow(
+      's3 get v1/o/internal-always failed (InternalError 500)',
+    );
+    await expect(lean.get('v1/o/forbidden')).rejects.toThrow(
+      's3 get v1/o/forbidden failed (AccessDenied 403)',
+    );
+    expect(check.requests.map((r) => [r.path.split('/').pop(), r.problem])).toEqual([
+      ['slow-down-once', undefined],
+      ['slow-down-once', undefined],
+      ['internal-always', undefined],
+      ['internal-always', undefined],
+      ['forbidden', undefined],
+    ]);
   });
 
   it('signs with the credential chain: the environment as on Lambda (session token included), fixed ones for loopback', async () => {
