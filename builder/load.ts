@@ -56,12 +56,12 @@ export async function loadSnapshot(directory: string, options: LoadOptions = {})
     }
   }
   const { builder } = options;
-  const digests =
-    builder !== undefined && Array.isArray(raw.modules) ? sourceDigests(raw.modules, modulesText) : undefined;
-  const unchanged =
-    digests && builder !== undefined
-      ? unchangedModules(raw.modules as unknown[], digests, options.current, builder)
-      : undefined;
+  let digests: string[] | undefined;
+  let unchanged: Set<number> | undefined;
+  if (builder !== undefined && Array.isArray(raw.modules)) {
+    digests = sourceDigests(raw.modules, modulesText);
+    unchanged = unchangedModules(raw.modules, digests, options.current, builder);
+  }
   const validated = validateSnapshot(raw, unchanged ? { unchangedModules: unchanged } : {});
   if (!validated.ok) return { ok: false, problems: [...problems, ...validated.problems] };
   return {

@@ -280,25 +280,30 @@ export async function publishCatalogue(options: PublishOptions): Promise<Publish
   if (pointerBytes && !previous) {
     options.warn?.(`the pointer ${prefix}${POINTER_KEY} is unreadable or of an older format; replacing it`);
   }
-  const readShard = async (shardId: string) => {
-    const bytes = await read(store, objectKeyFor(prefix, shardId));
-    if (!bytes) throw new Error(`index shard ${shardId} is missing from the target`);
-    return bytes;
+  // Shards are immutable: one read each per publish (taking modules over and the incremental build may both
+  // need the shard of the unfiltered id list).
+  const shardReads = new Map<string, Promise<Buffer>>();
+  const readShard = (shardId: string) => {
+    let reading = shardReads.get(shardId);
+    if (!reading) {
+      reading = read(store, objectKeyFor(prefix, shardId)).then((bytes) => {
+        if (!bytes) throw new Error(`index shard ${shardId} is missing from the target`);
+        return bytes;
+      });
+      shardReads.set(shardId, reading);
+    }
+    return reading;
   };
   progress?.note('serialising records');
-  const { builder } = options;
+  const reuse = options.builder === undefined ? undefined : reuseKey(options.builder, options.snapshot.tags);
   const reusable =
-    builder !== undefined && previous && previousManifest && !options.repair
-      ? await reusableModules(
-          previous,
-          previousManifest,
-          reuseKey(builder, options.snapshot.tags),
-          readShard,
-          (objectId) => read(store, objectKeyFor(prefix, objectId)),
+    reuse && previous && previousManifest && !options.repair
+      ? await reusableModules(previous, previousManifest, reuse, readShard, (objectId) =>
+          read(store, objectKeyFor(prefix, objectId)),
         )
       : undefined;
   const prepared = prepareCatalogue(options.snapshot, {
-    ...(builder !== undefined && { builder }),
+    ...(reuse && { reuse }),
     ...(options.sourceDigests && { sourceDigests: options.sourceDigests }),
     ...(reusable && { reusable }),
   });

@@ -34,7 +34,7 @@ import {
   tagFragments,
   tagJsonById,
 } from './records.js';
-import { type ReusableModule, reuseKey, sourceDigests } from './reuse.js';
+import { type ReusableModule, sourceDigests } from './reuse.js';
 import { buildShards, type ObjectTable } from './shards.js';
 import type { Module, Snapshot } from './snapshot.js';
 import { type ModuleVariant, moduleVariants } from './variants.js';
@@ -81,8 +81,11 @@ export interface PreparedCatalogue {
 }
 
 export interface PrepareOptions {
-  /** The builder's fingerprint (builder/reuse.ts): record source digests and the reuse key, for the next publish. */
-  builder?: string;
+  /**
+   * The reuse key of this build (builder/reuse.ts reuseKey: the builder's fingerprint and the tags): record
+   * source digests and the key in the manifest, for the next publish. Without it nothing is recorded.
+   */
+  reuse?: ReuseKey;
   /** The source digests of the snapshot's modules, when already computed (by loadSnapshot). */
   sourceDigests?: string[];
   /** Modules of the current version to take over when their source is unchanged, by id. */
@@ -95,8 +98,8 @@ export interface PrepareOptions {
  */
 export function prepareCatalogue(snapshot: Snapshot, options: PrepareOptions = {}): PreparedCatalogue {
   const { modules, manufacturers } = snapshot;
-  const { builder, reusable } = options;
-  const sources = builder === undefined ? null : (options.sourceDigests ?? sourceDigests(modules));
+  const { reuse, reusable } = options;
+  const sources = reuse === undefined ? null : (options.sourceDigests ?? sourceDigests(modules));
   const tagJson = tagJsonById(snapshot.tags);
   const packedModules: PackedRecord[] = new Array(modules.length);
   const moduleDigests = Buffer.alloc(DIGEST_BYTES * modules.length);
@@ -157,7 +160,7 @@ export function prepareCatalogue(snapshot: Snapshot, options: PrepareOptions = {
     listJobs: lists,
     makers,
     sourceDigests: sources,
-    reuse: builder === undefined ? null : reuseKey(builder, snapshot.tags),
+    reuse: reuse ?? null,
     reused,
   };
 }

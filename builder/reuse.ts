@@ -16,6 +16,7 @@ import {
   objectIdFor,
   type PackedRecord,
   type Pointer,
+  shardOf,
   variantKey,
 } from '../proxy/format.js';
 import type { Manifest, ModuleRow, ReuseKey } from './manifest.js';
@@ -124,7 +125,8 @@ export async function reusableModules(
   if (manifest.reuse?.builder !== key.builder || manifest.reuse.tags !== key.tags) return reusable;
   const listKey = variantKey('modules', {}, 'id');
   try {
-    const entry = (await readShards(pointer, [listKey], readShard)).values().next().value?.get(listKey);
+    const shards = await readShards(pointer, [listKey], readShard);
+    const entry = shards.get(shardOf(listKey, pointer.shards.length))?.get(listKey);
     if (!Array.isArray(entry)) return reusable;
     const bytes = await readObject(entry[0]);
     if (!bytes || objectIdFor(bytes) !== entry[0]) return reusable;

@@ -111,6 +111,7 @@ export class SignedClient {
   readonly #host: string;
   /** The SDK's own standard retry strategy: attempts, backoff with jitter, and its retry quota. */
   readonly #retries: RetryStrategyV2;
+  #firstToken: RetryToken | undefined;
 
   constructor(options: SignedClientOptions) {
     const url = new URL(options.origin);
@@ -139,26 +140,18 @@ export class SignedClient {
    */
   async request(request: SignedRequest): Promise<SignedResponse> {
     const { signal } = request;
-    let token: RetryToken = await this.#retries.acquireInitialRetryToken(this.#host);
+    // A first attempt's token carries no state (no retries, no cost): one serves every call.
+    this.#firstToken ??= await this.#retries.acquireInitialRetryToken(this.#host);
+    let token = this.#firstToken;
     for (;;) {
       const response = await this.#attempt(request);
       const code = request.errorCode?.(response);
-      const error: SdkError | undefined =
-        code === undefined
-          ? undefined
-          : { name: code, message: code, $metadata: { httpStatusCode: response.status } };
-      const errorType: RetryErrorType | undefined =
-        error === undefined
-          ? undefined
-          : isThrottlingError(error)
-            ? 'THROTTLING'
-            : isTransientError(error)
-              ? 'TRANSIENT'
-              : undefined;
-      if (errorType === undefined) {
-        if (error === undefined) this.#retries.recordSuccess(token);
+      if (code === undefined) {
+        this.#retries.recordSuccess(token);
         return response;
       }
+      const errorType = retryTypeOf(code, response.status);
+      if (errorType === undefined) return response;
       // The strategy waits out its backoff itself; the caller's deadline must not wait with it.
       const refreshed = this.#retries.refreshRetryTokenForRetry(token, { errorType }).then(
         (next) => ({ next }),
@@ -215,6 +208,14 @@ export class SignedClient {
   close(): Promise<void> {
     return this.#pool.close();
   }
+}
+
+/** How the SDK's classification sees an error answer: retried as throttling, as transient, or not at all. */
+function retryTypeOf(code: string, status: number): RetryErrorType | undefined {
+  const error: SdkError = { name: code, message: code, $metadata: { httpStatusCode: status } };
+  if (isThrottlingError(error)) return 'THROTTLING';
+  if (isTransientError(error)) return 'TRANSIENT';
+  return undefined;
 }
 
 /** `promise`'s value, or undefined as soon as `signal` aborts (its listener removed either way). */

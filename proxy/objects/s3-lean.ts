@@ -3,7 +3,7 @@
  * answers, same faults, a fraction of the CPU. Read-only; the builder keeps the SDK store (s3.ts).
  */
 import type { AwsCredentialIdentityProvider } from '@smithy/types';
-import { AwsCallError, SignedClient } from '../aws-lean.js';
+import { AwsCallError, SignedClient, type SignedResponse } from '../aws-lean.js';
 import { DependencyError } from '../errors.js';
 import type { GetOptions, GetResult, ObjectStore } from './interface.js';
 import { checkRange } from './range.js';
@@ -55,6 +55,15 @@ function errorCode(body: Buffer): string | undefined {
 }
 
 /**
+ * The error a GET answer carries; none for the answers `get` takes (ok, partial, not modified, not found).
+ * The signed client sends 500 InternalError and 503 SlowDown again, as the SDK does; 403 and the rest not.
+ */
+function getErrorCode({ status, body }: SignedResponse): string | undefined {
+  if (status === 200 || status === 206 || status === 304 || status === 404) return undefined;
+  return errorCode(body) ?? `HTTP ${status}`;
+}
+
+/**
  * `get` as S3ObjectStore answers it: 200/206 → ok with the ETag, 304 → not-modified, 404 → not-found,
  * anything else (403 included) → DependencyError naming the status and S3's error code.
  * @example
@@ -87,7 +96,7 @@ export class LeanS3ObjectStore implements ObjectStore {
       headers.range = `bytes=${options.range[0]}-${options.range[1] - 1}`;
     }
     if (options.ifNoneMatch !== undefined) headers['if-none-match'] = options.ifNoneMatch;
-    let response: Awaited<ReturnType<SignedClient['request']>>;
+    let response: SignedResponse;
     try {
       response = await this.#client.request({
         method: 'GET',
@@ -95,11 +104,7 @@ export class LeanS3ObjectStore implements ObjectStore {
         headers,
         signal: options.signal,
         retryOnReset: true,
-        // 500 InternalError and 503 SlowDown are sent again, as the SDK does; 403 and the rest are not.
-        errorCode: ({ status, body }) =>
-          status === 200 || status === 206 || status === 304 || status === 404
-            ? undefined
-            : (errorCode(body) ?? `HTTP ${status}`),
+        errorCode: getErrorCode,
       });
     } catch (error) {
       const name = error instanceof AwsCallError ? error.name : 'error';

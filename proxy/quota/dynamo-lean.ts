@@ -5,7 +5,7 @@
  */
 import type { GetItemCommandInput, UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
 import type { AwsCredentialIdentityProvider } from '@smithy/types';
-import { AwsCallError, SignedClient } from '../aws-lean.js';
+import { AwsCallError, SignedClient, type SignedResponse } from '../aws-lean.js';
 import type { CounterTransport, Item, UpdateOutcome } from './dynamo-transport.js';
 
 export interface LeanCounterTransportOptions {
@@ -40,6 +40,10 @@ function errorOf(body: Buffer, status: number): { code: string; parsed: ErrorBod
   }
   return { code: parsed.__type?.split('#').pop() || `HTTP ${status}`, parsed };
 }
+
+/** The error code of a call's answer; none for a success. */
+const callErrorCode = ({ status, body }: SignedResponse) =>
+  status === 200 ? undefined : errorOf(body, status).code;
 
 /**
  * @example
@@ -96,7 +100,7 @@ export class LeanCounterTransport implements CounterTransport {
       // errs towards the limit (exactness holds for admissions: a request is admitted by one write only).
       // The same holds for a 500 retried; a throttled write was not applied.
       retryOnReset: true,
-      errorCode: (answer) => (answer.status === 200 ? undefined : errorOf(answer.body, answer.status).code),
+      errorCode: callErrorCode,
     });
     if (response.status === 200) {
       return { body: JSON.parse(response.body.toString('utf8')) as Record<string, unknown> };
