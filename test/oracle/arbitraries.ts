@@ -5,6 +5,7 @@
  */
 import fc from 'fast-check';
 import type { Jack, Manufacturer, Module, Panel, Snapshot, Standard, Tag } from '../../builder/snapshot.js';
+import { FORBIDDEN_VALUE } from '../../builder/validate.js';
 import { JACK_SIGNALS, MODULE_FIELDS, MODULE_RELATIONS, TAG_TYPES } from '../../proxy/format.js';
 
 /** Names that collide under a case-, accent-insensitive, numeric collation, and some that do not. */
@@ -49,13 +50,16 @@ const NAME_POOL = [
   'Ǆ',
 ];
 
+/** Not a value validation refuses as a link or an image file name (a random `!.pNG` is one). */
+const publishable = (s: string) => !FORBIDDEN_VALUE.test(s.trim());
+
 export const nameArb: fc.Arbitrary<string> = fc.oneof(
   { weight: 8, arbitrary: fc.constantFrom(...NAME_POOL) },
   {
     weight: 2,
     arbitrary: fc
       .string({ minLength: 1, maxLength: 12, unit: 'grapheme' })
-      .filter((s) => s.trim().length > 0 && s === s.trim()),
+      .filter((s) => s.trim().length > 0 && s === s.trim() && publishable(s)),
   },
 );
 
@@ -147,9 +151,11 @@ export function snapshotArb(shape: SnapshotShape = { maxModules: 40 }): fc.Arbit
         description: nullable(
           fc.oneof(
             nameArb,
-            fc.string({ minLength: 1, maxLength: 40 }).filter((s) => s.trim() !== ''),
+            fc.string({ minLength: 1, maxLength: 40 }).filter((s) => s.trim() !== '' && publishable(s)),
             // Control characters, lone surrogates, quotes and backslashes: JSON escaping corners.
-            fc.string({ minLength: 1, maxLength: 20, unit: 'binary' }).filter((s) => s.trim() !== ''),
+            fc
+              .string({ minLength: 1, maxLength: 20, unit: 'binary' })
+              .filter((s) => s.trim() !== '' && publishable(s)),
           ),
         ),
         tag_ids:
