@@ -174,11 +174,19 @@ export function shardCountFor(entries: number): number {
 }
 
 /**
- * The shard of an index key: the first 32 bits of its SHA-256, modulo the shard count.
+ * What places an index key in a shard: the first 32 bits of its SHA-256 (its shard is this modulo the count).
+ * @example shardHash('modules?sort=id') % 1 === 0
+ */
+export function shardHash(key: string): number {
+  return hash('sha256', key, 'buffer').readUInt32BE(0);
+}
+
+/**
+ * The shard of an index key: {@link shardHash} modulo the shard count.
  * @example shardOf('modules?sort=id', 1) === 0
  */
 export function shardOf(key: string, shardCount: number): number {
-  return hash('sha256', key, 'buffer').readUInt32BE(0) % shardCount;
+  return shardHash(key) % shardCount;
 }
 
 /** Shards and pointers are JSON; their keys are sorted, so equal content is equal bytes. */

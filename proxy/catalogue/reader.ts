@@ -26,7 +26,7 @@ import {
   POINTER_KEY,
   type Pointer,
   parseShard,
-  shardOf,
+  shardHash,
 } from '../format.js';
 import type { GetOptions, ObjectStore } from '../objects/interface.js';
 import { composeDetail, composeListPage, EMPTY_LIST_BODY } from './compose.js';
@@ -58,6 +58,18 @@ interface Composed {
   etag: string;
 }
 
+/**
+ * What a plan alone decides, worked out once per plan. The core memoizes the plans of hot request lines, so a
+ * hot request hashes nothing here: neither its index key nor, on a cursor page, its cursor's MAC and ETag.
+ */
+interface PlanFacts {
+  /** The plan's key in the index, and the hash that places it in a shard ({@link shardHash}). */
+  indexKey: string;
+  indexHash: number;
+  /** A cursor page's state and ETag; `undefined` when its cursor is not valid for the plan. */
+  cursor?: { state: CursorState; etag: string } | undefined;
+}
+
 /** A parsed shard weighs more than its bytes: keys and entries become strings and arrays. */
 const SHARD_WEIGHT_FACTOR = 3;
 const DEFAULT_CACHE_BYTES = 16 * 2 ** 20;
@@ -73,6 +85,8 @@ export class Catalogue {
   /** Cursors in a body depend on the secret: rotating it must change list ETags. */
   readonly #secretFingerprint: string;
   readonly #cache: ByteCache;
+  /** Per plan object; an entry goes when its plan does (the core's memo bounds how many stay). */
+  readonly #facts = new WeakMap<Plan, PlanFacts>();
 
   constructor(options: CatalogueOptions) {
     this.#options = options;
@@ -96,14 +110,14 @@ export class Catalogue {
     if (plan.kind === 'detail') return this.#detail(plan, ifNoneMatch);
     return plan.cursor === undefined
       ? this.#firstPage(plan, ifNoneMatch)
-      : this.#laterPage(plan, plan.cursor, ifNoneMatch);
+      : this.#laterPage(plan, ifNoneMatch);
   }
 
   async #firstPage(plan: ListPlan, ifNoneMatch: IfNoneMatch): Promise<ReadOutcome> {
     const current = await this.#pointer.current();
     if (!current.ok)
       return { kind: 'error', error: apiError('configuration_error', 'No catalogue is published.') };
-    const entry = await this.#entry(current.pointer, plan.variant);
+    const entry = await this.#entry(current.pointer, this.#factsOf(plan));
     // A filter that matches nothing has no object: the answer is the empty list.
     if (!entry) return answer({ body: EMPTY_LIST_BODY, etag: EMPTY_LIST_ETAG }, ifNoneMatch);
     if (typeof entry === 'string')
@@ -121,11 +135,11 @@ export class Catalogue {
     return answer(composed, ifNoneMatch);
   }
 
-  async #laterPage(plan: ListPlan, cursor: string, ifNoneMatch: IfNoneMatch): Promise<ReadOutcome> {
-    const state = decodeCursor(cursor, plan.variant, this.#options.cursorSecret);
-    if (!state) return { kind: 'error', error: apiError('invalid_parameter', INVALID_CURSOR_MESSAGE) };
+  async #laterPage(plan: ListPlan, ifNoneMatch: IfNoneMatch): Promise<ReadOutcome> {
+    const cursor = this.#factsOf(plan).cursor;
+    if (!cursor) return { kind: 'error', error: apiError('invalid_parameter', INVALID_CURSOR_MESSAGE) };
     // The cursor pins an immutable object, so this page's ETag is known without reading anything.
-    const etag = this.#listEtag(state.objectId, state.offset, plan);
+    const { state, etag } = cursor;
     const matched = ifNoneMatch(etag);
     if (matched) return { kind: 'not-modified', etag: matched };
     const key = `c:${etag}`;
@@ -155,7 +169,7 @@ export class Catalogue {
     const current = await this.#pointer.current();
     if (!current.ok)
       return { kind: 'error', error: apiError('configuration_error', 'No catalogue is published.') };
-    const entry = await this.#entry(current.pointer, detailKey(plan.resource, plan.id));
+    const entry = await this.#entry(current.pointer, this.#factsOf(plan));
     if (!entry) {
       const what = plan.resource === 'modules' ? 'module' : 'manufacturer';
       return { kind: 'error', error: apiError('not_found', `There is no ${what} with id ${plan.id}.`) };
@@ -176,8 +190,8 @@ export class Catalogue {
    * The index entry of `key` in the version `pointer` names: one shard read the first time a container
    * needs that shard, none after (shards are immutable and named by their content).
    */
-  async #entry(pointer: Pointer, key: string): Promise<IndexEntry | undefined> {
-    const shardId = pointer.shards[shardOf(key, pointer.shards.length)]!;
+  async #entry(pointer: Pointer, { indexKey: key, indexHash }: PlanFacts): Promise<IndexEntry | undefined> {
+    const shardId = pointer.shards[indexHash % pointer.shards.length]!;
     const shard = await this.#cache.getOrLoad(`s:${shardId}`, async () => {
       const bytes = await this.#read(shardId);
       if (!bytes) throw new DependencyError('objects', `index shard ${shardId} is missing`);
@@ -204,6 +218,19 @@ export class Catalogue {
       return { value: { body, etag: etagOfBytes(body) }, weight: body.byteLength };
     });
     return composed!;
+  }
+
+  #factsOf(plan: Plan): PlanFacts {
+    let facts = this.#facts.get(plan);
+    if (facts) return facts;
+    const indexKey = plan.kind === 'detail' ? detailKey(plan.resource, plan.id) : plan.variant;
+    facts = { indexKey, indexHash: shardHash(indexKey) };
+    if (plan.kind === 'list' && plan.cursor !== undefined) {
+      const state = decodeCursor(plan.cursor, plan.variant, this.#options.cursorSecret);
+      facts.cursor = state && { state, etag: this.#listEtag(state.objectId, state.offset, plan) };
+    }
+    this.#facts.set(plan, facts);
+    return facts;
   }
 
   /**

@@ -56,9 +56,13 @@ const PARSE_MEMO_MAX_LINE = 512;
 /** Timeout of dependency calls when the configuration itself could not be read. */
 const FALLBACK_TIMEOUT_MS = 2_000;
 
-/** Random bytes for request ids, drawn in blocks: one `randomBytes` call per 128 ids instead of one per id. */
-const ID_BYTES = 12;
-let idPool = Buffer.alloc(0);
+/**
+ * Request ids are drawn in blocks: one `randomBytes` call and one base64url encoding per 128 ids. 12 random
+ * bytes are exactly 16 base64url characters, so each id is its own slice of the encoded block.
+ */
+const ID_CHARS = 16;
+const IDS_PER_BLOCK = 128;
+let idBlock = '';
 let idAt = 0;
 
 /**
@@ -66,13 +70,20 @@ let idAt = 0;
  * @example newRequestId() // → 'req_3q2-7wQk0ZbLx1aP'
  */
 export function newRequestId(): string {
-  if (idAt + ID_BYTES > idPool.byteLength) {
-    idPool = randomBytes(128 * ID_BYTES);
+  if (idAt >= idBlock.length) {
+    idBlock = randomBytes((IDS_PER_BLOCK * ID_CHARS * 3) / 4).toString('base64url');
     idAt = 0;
   }
-  idAt += ID_BYTES;
-  return `req_${idPool.toString('base64url', idAt - ID_BYTES, idAt)}`;
+  idAt += ID_CHARS;
+  return `req_${idBlock.slice(idAt - ID_CHARS, idAt)}`;
 }
+
+/**
+ * Hashes of the keys seen lately, so a busy key is hashed once per container, not per request. Bounded like
+ * the parse memo (emptied when full). It keeps recent keys in the container's memory, where the requests that
+ * carried them already were; nothing of it is logged or sent.
+ */
+const KEY_HASH_MEMO_ENTRIES = 1_024;
 
 /** What the log line needs to know about a request, filled in as it goes. */
 interface Trace {
@@ -103,6 +114,17 @@ export function createHandler(deps: ProxyDependencies): ProxyHandler {
       now: () => deps.now().getTime(),
       cache: byteCache,
     });
+
+  const keyHashes = new Map<string, string>();
+  function keyHashOf(key: string): string {
+    let keyHash = keyHashes.get(key);
+    if (keyHash === undefined) {
+      keyHash = hashKey(key);
+      if (keyHashes.size >= KEY_HASH_MEMO_ENTRIES) keyHashes.clear();
+      keyHashes.set(key, keyHash);
+    }
+    return keyHash;
+  }
 
   const parseMemo = new Map<string, ParseOutcome>();
   function parse(method: string, path: string, query: string): ParseOutcome {
@@ -135,7 +157,7 @@ export function createHandler(deps: ProxyDependencies): ProxyHandler {
 
     let key: KeyRecord | undefined;
     try {
-      const keyHash = hashKey(authorization.key);
+      const keyHash = keyHashOf(authorization.key);
       key = await callWithDeadline('keys', timeoutMs, (signal) => deps.keys.lookup(keyHash, { signal }));
     } catch (error) {
       trace.error = describe(error);
