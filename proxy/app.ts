@@ -1,7 +1,7 @@
 /** Wiring: the proxy core with its real dependencies (S3, DynamoDB), built from the configuration. */
 import { credentialProvider, dynamoClient, regionOf, s3Client } from './aws.js';
 import { ByteCache } from './cache/bytes.js';
-import { type ConfigResult, DEFAULT_HOT_PATH_CLIENT } from './config.js';
+import { type ConfigResult, DEFAULT_HOT_PATH_CLIENT, type ProxyConfig } from './config.js';
 import { createHandler, newRequestId } from './core/handler.js';
 import type { ProxyDependencies, ProxyHandler, RequestLogLine } from './core/types.js';
 import { createSecretProxy, secretReader } from './cursor-secret.js';
@@ -44,6 +44,19 @@ const unconfigured = {
     throw new ConfigurationError('not configured');
   },
 };
+
+/**
+ * Key lookups as a container makes them: `inner` behind the cache the configuration sizes (KEY_CACHE_*).
+ * @example cachedKeys(new DynamoKeyStore({ client, table }), config)
+ */
+export function cachedKeys(inner: KeyStore, c: ProxyConfig): KeyStore {
+  return new CachedKeyStore(inner, {
+    ttlMs: c.keyCacheTtlMs,
+    maxEntries: c.keyCacheMaxEntries,
+    negativeTtlMs: c.keyNegativeCacheTtlMs,
+    negativeMaxEntries: c.keyNegativeCacheMaxEntries,
+  });
+}
 
 /**
  * The proxy for a configuration. An incomplete configuration still yields a handler: it answers
@@ -90,13 +103,7 @@ export function createProxy(config: ConfigResult, overrides: ProxyOverrides = {}
   if (!overrides.keys || !overrides.quota) {
     const dynamo = dynamoClient({ endpoint: c.dynamodbEndpoint });
     dependencies.keys =
-      overrides.keys ??
-      new CachedKeyStore(new DynamoKeyStore({ client: dynamo, table: c.keysTable }), {
-        ttlMs: c.keyCacheTtlMs,
-        maxEntries: c.keyCacheMaxEntries,
-        negativeTtlMs: c.keyNegativeCacheTtlMs,
-        negativeMaxEntries: c.keyNegativeCacheMaxEntries,
-      });
+      overrides.keys ?? cachedKeys(new DynamoKeyStore({ client: dynamo, table: c.keysTable }), c);
     dependencies.quota =
       overrides.quota ??
       new DynamoQuotaMeter({

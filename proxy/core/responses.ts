@@ -70,23 +70,18 @@ export function errorResponse(error: ApiError, requestId: string): ProxyResponse
 }
 
 /**
- * The rate-limit headers of spec §8 for a metered request.
- * @example rateLimitHeaders({ limitMonth: 5000, remainingMonth: 4999, limitMinute: 60, remainingMinute: 59, reset: 1795000000 })
- *   // → { 'x-ratelimit-limit-month': '5000', …, 'x-ratelimit-reset': '1795000000' }
+ * Add the rate-limit headers of spec §8 to a response the core has just built for this request (it is never
+ * shared, so they are written into it: no copies).
+ * @example withRateLimitHeaders(okResponse(body, etag, id), { limitMonth: 5000, remainingMonth: 4999, limitMinute: 60, remainingMinute: 59, reset: 1795000000 })
+ *   // headers gain 'x-ratelimit-limit-month': '5000', …, 'x-ratelimit-reset': '1795000000'
  */
-export function rateLimitHeaders(state: RateLimitState): Record<string, string> {
-  return {
-    'x-ratelimit-limit-month': String(state.limitMonth),
-    'x-ratelimit-remaining-month': String(state.remainingMonth),
-    'x-ratelimit-limit-minute': String(state.limitMinute),
-    'x-ratelimit-remaining-minute': String(state.remainingMinute),
-    'x-ratelimit-reset': String(state.reset),
-  };
-}
-
-/** Add `headers` to a response the core has just built for this request (it is never shared): no copies. */
-export function withHeaders(response: ProxyResponse, headers: Record<string, string>): ProxyResponse {
-  Object.assign(response.headers, headers);
+export function withRateLimitHeaders(response: ProxyResponse, state: RateLimitState): ProxyResponse {
+  const headers = response.headers;
+  headers['x-ratelimit-limit-month'] = String(state.limitMonth);
+  headers['x-ratelimit-remaining-month'] = String(state.remainingMonth);
+  headers['x-ratelimit-limit-minute'] = String(state.limitMinute);
+  headers['x-ratelimit-remaining-minute'] = String(state.remainingMinute);
+  headers['x-ratelimit-reset'] = String(state.reset);
   return response;
 }
 

@@ -86,10 +86,16 @@ export class CachedKeyStore implements KeyStore {
     return this.#refused.size;
   }
 
-  lookup(keyHash: string, options: { signal?: AbortSignal } = {}): Promise<KeyRecord | undefined> {
+  known(keyHash: string): KeyRecord | null | undefined {
     const now = this.#now();
     const cached = this.#fresh(this.#accepted, keyHash, now) ?? this.#fresh(this.#refused, keyHash, now);
-    if (cached) return Promise.resolve(cached.record);
+    return cached && (cached.record ?? null);
+  }
+
+  lookup(keyHash: string, options: { signal?: AbortSignal } = {}): Promise<KeyRecord | undefined> {
+    const known = this.known(keyHash);
+    if (known !== undefined) return Promise.resolve(known ?? undefined);
+    const now = this.#now();
     let flight = this.#flights.get(keyHash);
     if (!flight) {
       flight = this.#fill(keyHash, now, options.signal);

@@ -23,6 +23,12 @@ export interface KeyRecord {
 export interface KeyStore {
   /** The key record for this hash, or `undefined` when none exists. Throws DependencyError on faults. */
   lookup(keyHash: string, options?: { signal?: AbortSignal }): Promise<KeyRecord | undefined>;
+  /**
+   * What `lookup` would answer right now without any I/O, for a store that holds it in memory: the record,
+   * `null` for "no such key", `undefined` when only `lookup` can tell. The core asks this first, so the keys
+   * of a warm container cost no dependency call.
+   */
+  known?(keyHash: string): KeyRecord | null | undefined;
 }
 
 export const FREE_TIER_LIMITS: Limits = { minute: 60, month: 5000 };

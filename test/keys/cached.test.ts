@@ -67,6 +67,27 @@ describe('CachedKeyStore', () => {
       expect(inner.calls).toBe(1);
     });
 
+    it('says what it knows without I/O: a fresh record, null for a fresh refusal, undefined otherwise', async () => {
+      const { inner, clock, cache, add } = setup({ ttlMs: 30_000, negativeTtlMs: 10_000 });
+      const record = add();
+      const unknown = '0'.repeat(64);
+      expect(cache.known(record.keyHash)).toBeUndefined();
+      expect(cache.known(unknown)).toBeUndefined();
+      expect(inner.calls).toBe(0);
+
+      await cache.lookup(record.keyHash);
+      await cache.lookup(unknown);
+      expect(cache.known(record.keyHash)).toEqual(record);
+      expect(cache.known(unknown)).toBeNull();
+
+      clock.now += 10_001;
+      expect(cache.known(unknown)).toBeUndefined();
+      expect(cache.known(record.keyHash)).toEqual(record);
+      clock.now += 20_000;
+      expect(cache.known(record.keyHash)).toBeUndefined();
+      expect(inner.calls).toBe(2);
+    });
+
     it('shares one read among concurrent lookups of one hash', async () => {
       const { inner, cache, add } = setup();
       const record = add();

@@ -539,6 +539,17 @@ describe('security', () => {
     });
   });
 
+  it("a log line's time is the clock's when the answer is logged, to the millisecond", async () => {
+    const logs: { time: string }[] = [];
+    const clock = { ms: Date.UTC(2026, 10, 23, 12, 0, 0, 7) };
+    const handle = stack.handler({ now: () => new Date(clock.ms), log: (line) => logs.push(line) });
+    for (const step of [0, 0, 1, 999, 0, 86_400_000]) {
+      clock.ms += step;
+      await stack.call('GET', '/v1/tags', auth(KEYS.main), handle);
+      expect(logs.at(-1)?.time).toBe(new Date(clock.ms).toISOString());
+    }
+  });
+
   it('no key ever appears in logs or answers', async () => {
     for (const key of Object.values(KEYS)) {
       for (const headers of [auth(key), { authorization: `Bearer  ${key}` }, { authorization: key }]) {

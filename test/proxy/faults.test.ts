@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { credentialProvider } from '../../proxy/aws.js';
 import type { ConfigResult } from '../../proxy/config.js';
 import { DependencyError } from '../../proxy/errors.js';
-import type { KeyStore } from '../../proxy/keys/interface.js';
+import { hashKey } from '../../proxy/keys/hash.js';
+import type { KeyRecord, KeyStore } from '../../proxy/keys/interface.js';
 import type { GetOptions, GetResult, ObjectStore } from '../../proxy/objects/interface.js';
 import { LeanS3ObjectStore } from '../../proxy/objects/s3-lean.js';
 import type { QuotaMeter } from '../../proxy/quota/interface.js';
@@ -197,6 +198,23 @@ describe('precedence among failures', () => {
     expect(
       codeOf(await stack.call('GET', '/v1/modules', { authorization: `Bearer ${KEYS.unknown}` }, handle)),
     ).toBe('invalid_key');
+  });
+
+  it('a key the store already knows needs no lookup: served, or refused, with the key store down', async () => {
+    const record = await stack.keys.lookup(hashKey(KEYS.main));
+    const knowing = (known: KeyRecord | null): KeyStore => ({
+      known: () => known,
+      lookup: () => Promise.reject(new DependencyError('keys', 'down')),
+    });
+    const served = stack.handler({ config: down, keys: knowing(record!) });
+    expect((await stack.call('GET', '/v1/modules', auth, served)).status).toBe(200);
+    const refused = stack.handler({ config: down, keys: knowing(null) });
+    expect(codeOf(await stack.call('GET', '/v1/modules', auth, refused))).toBe('invalid_key');
+    // What it does not know, it looks up: here that fails.
+    const unsure: KeyStore = { ...knowing(null), known: () => undefined };
+    expect(
+      codeOf(await stack.call('GET', '/v1/modules', auth, stack.handler({ config: down, keys: unsure }))),
+    ).toBe('authentication_unavailable');
   });
 
   it('with the origin down, a request that needs no object is metered and answered', async () => {

@@ -4,7 +4,7 @@
  */
 import { planCatalogue } from '../../../builder/render.js';
 import type { Snapshot } from '../../../builder/snapshot.js';
-import { createProxy, type ProxyOverrides } from '../../../proxy/app.js';
+import { cachedKeys, createProxy, type ProxyOverrides } from '../../../proxy/app.js';
 import { loadConfig } from '../../../proxy/config.js';
 import type { ProxyHandler } from '../../../proxy/core/types.js';
 import { objectKeyFor, POINTER_KEY } from '../../../proxy/format.js';
@@ -15,8 +15,8 @@ import { MemoryQuotaMeter } from '../../../proxy/quota/memory.js';
 import { BENCH_KEY, CURSOR_SECRET, HUGE_LIMITS } from '../settings.js';
 
 /**
- * The proxy as proxy/app.ts wires it, over `objects`, with in-memory keys (BENCH_KEY, partner) and quota;
- * `env` adds configuration (BYTE_CACHE_MB…), `overrides` replaces dependencies (a silent log…).
+ * The proxy as proxy/app.ts wires it, over `objects`, with in-memory keys (BENCH_KEY, partner) behind the
+ * container's key cache, and in-memory quota; `env` adds configuration (BYTE_CACHE_MB…), `overrides` replaces dependencies (a silent log…).
  * @example memoryProxy(objects, { BYTE_CACHE_MB: '0' }, { log: () => {} })
  */
 export function memoryProxy(
@@ -33,7 +33,10 @@ export function memoryProxy(
     CURSOR_SECRET,
     ...env,
   });
-  return createProxy(config, { objects, keys, quota: new MemoryQuotaMeter(), ...overrides });
+  if (!config.ok) throw new Error(`bench configuration: ${config.problems.join('; ')}`);
+  // Key lookups go through the container's key cache, as deployed (over DynamoDB there).
+  const cached = cachedKeys(keys, config.config);
+  return createProxy(config, { objects, keys: cached, quota: new MemoryQuotaMeter(), ...overrides });
 }
 
 export async function catalogueInMemory(
