@@ -1,11 +1,13 @@
 /**
- * Section 2: the proxy core against the static limit. (a) the proxy with in-memory stores behind the
- * node:http adapter; (b) a bare node:http server answering the same requests with the exact bytes (a)
- * returned. Both are child processes; the load generator (autocannon, in this process) drives them with the
- * same mix, the same connections and duration, alternating rounds; medians are reported.
+ * Section 2: the proxy core against the static limit. (a) the proxy behind the node:http adapter, over the
+ * catalogue published into a directory, with in-memory keys and quota; (b) a bare node:http server answering
+ * the same requests with the exact bytes (a) returned. Both are child processes; the load generator
+ * (autocannon, in this process) drives them with the same mix, the same connections and duration, alternating
+ * rounds; medians are reported.
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { rel, runCli, syncDisks } from './build.js';
 import { forkServer, type ServerChild, stopAll } from './children.js';
 import { get } from './http.js';
 import { type LoadResult, runLoad, unexpected } from './load.js';
@@ -102,7 +104,7 @@ export function pairedRatio(
 
 /** Servers kept alive across sections (stopped by run.ts). */
 export interface Shared {
-  memoryProxy?: ServerChild;
+  coreProxy?: ServerChild;
 }
 
 /** CPU time (user + system, ms) a child has used so far. */
@@ -120,10 +122,14 @@ export async function benchCore(
   let proxy: ServerChild | undefined;
   let bare: ServerChild | undefined;
   try {
-    progress('2. starting the in-memory proxy (renders the catalogue into a MemoryObjectStore)');
-    proxy = await forkServer('proxy (memory stores)', join(BENCH_DIR, 'servers/proxy-memory.ts'), {
-      args: [snapshotDir],
-      nodeFlags: ['--max-old-space-size=4096'],
+    // Published by the CLI (an incremental publish: a no-op when the directory already holds this catalogue).
+    progress('2. publishing the catalogue into a directory for the proxy core');
+    const storeDir = join(WORK, 'core-store');
+    const published = await runCli(['build', '--source', snapshotDir, '--out', storeDir]);
+    await syncDisks();
+    progress('2. starting the proxy core');
+    proxy = await forkServer('proxy core', join(BENCH_DIR, 'servers/proxy-core.ts'), {
+      args: [storeDir],
       bundled: true,
     });
     const port = Number(proxy.ready.port);
@@ -210,7 +216,7 @@ export async function benchCore(
       progress('2. profiling the proxy under the same load (inspector)');
       await proxy.request('profile-start');
       const profiled = await load(port, settings.seconds);
-      const file = join(WORK, 'prof', 'proxy-memory.cpuprofile');
+      const file = join(WORK, 'prof', 'proxy-core.cpuprofile');
       await proxy.request('profile-stop', { file });
       profile = [
         `### Profile: proxy process under the mix (${fmt.int(profiled.rps)} req/s while profiled)`,
@@ -232,10 +238,9 @@ export async function benchCore(
       byCategory.set(e.category, [...(byCategory.get(e.category) ?? []), costs[i]!.cpuUs]);
     });
     const meanCost = costs.reduce((sum, c) => sum + c.cpuUs, 0) / costs.length;
-    const objects = `${fmt.int(Number(proxy.ready.objects))} objects, ${fmt.mb(Number(proxy.ready.bytes))}`;
 
     const markdown = [
-      `Servers: (a) \`test/bench/servers/proxy-memory.ts\` — \`createProxy\` (proxy/app.ts) with a MemoryObjectStore holding the rendered catalogue (${objects}, loaded in ${fmt.s(Number(proxy.ready.loadSeconds))} s), a MemoryKeyStore with one partner key, a MemoryQuotaMeter with huge limits, the default JSON request log (to /dev/null), behind \`createHttpServer\` (proxy/adapters/http.ts); ` +
+      `Servers: (a) \`test/bench/servers/proxy-core.ts\` — \`createProxy\` (proxy/app.ts) over a DirectoryObjectStore of the catalogue as the CLI publishes it (\`${rel(storeDir)}\`; \`${published.summary}\`): a container's reads, which the byte cache ends once warm (section 4: 0 reads per request), so the process holds what a container holds rather than the whole catalogue; a MemoryKeyStore with one partner key behind the container's key cache (\`cachedKeys\`, as deployed over DynamoDB), a MemoryQuotaMeter with huge limits, the default JSON request log (to /dev/null), behind \`createHttpServer\` (proxy/adapters/http.ts); ` +
         '(b) `test/bench/servers/static.ts` — a bare `node:http` server answering from a Map keyed by URL + If-None-Match with the status, headers and body (a) returned for that request (captured once, replayed byte for byte; `date`/`connection`/`keep-alive` are added by Node in both).',
       '',
       `Load: autocannon 9 in the parent process (a separate process from both servers; the machine has 2 cores, so the generator and the server under test each get about one), ${settings.connections} connections, ` +
@@ -245,13 +250,7 @@ export async function benchCore(
       table(
         ['server', 'req/s (median)', 'p50 ms', 'p99 ms', 'server CPU µs per response'],
         [
-          [
-            '(a) proxy core, memory stores',
-            fmt.int(a.rps),
-            fmt.ms(a.p50),
-            fmt.ms(a.p99),
-            fmt.int(proxyCpu * 1000),
-          ],
+          ['(a) proxy core', fmt.int(a.rps), fmt.ms(a.p50), fmt.ms(a.p99), fmt.int(proxyCpu * 1000)],
           ['(b) static bytes', fmt.int(b.rps), fmt.ms(b.p50), fmt.ms(b.p99), fmt.int(staticCpu * 1000)],
           [
             'ratio (a)/(b): median of the per-round ratios',
@@ -276,7 +275,7 @@ export async function benchCore(
         ['static', b],
       ]),
       '',
-      `Where the difference goes: the proxy core alone (the handler called in-process, no HTTP, ${fmt.int(iterations)} sequential calls per request after a warm-up; request id, request log line and in-memory key/quota/object calls included) costs on average **${fmt.int(meanCost)} µs of CPU per request** over the mix; the static server's whole HTTP exchange costs ${fmt.int(staticCpu * 1000)} µs. By category (mean µs per call): ${[
+      `Where the difference goes: the proxy core alone (the handler called in-process, no HTTP, ${fmt.int(iterations)} sequential calls per request after a warm-up; request id, request log line, key cache, in-memory quota and byte-cache hits included) costs on average **${fmt.int(meanCost)} µs of CPU per request** over the mix; the static server's whole HTTP exchange costs ${fmt.int(staticCpu * 1000)} µs. By category (mean µs per call): ${[
         ...byCategory,
       ]
         .map(
@@ -307,7 +306,8 @@ export async function benchCore(
       markdown,
       data: { cpuMs: proxyCpu },
       commands: [
-        `node --import tsx --max-old-space-size=4096 test/bench/servers/proxy-memory.ts ${snapshotDir.replace(BENCH_DIR, 'test/bench/')}`,
+        published.command,
+        `node --import tsx test/bench/servers/proxy-core.ts ${rel(storeDir)}`,
         'node --import tsx test/bench/servers/static.ts test/bench/.work/captured.json',
       ],
       targets: [
@@ -326,8 +326,8 @@ export async function benchCore(
       ],
     };
   } finally {
-    // The in-memory proxy stays up for section 3's reference row; run.ts stops it.
-    if (proxy) shared.memoryProxy = proxy;
+    // The proxy core stays up for section 3's reference row; run.ts stops it.
+    if (proxy) shared.coreProxy = proxy;
     await stopAll([bare]);
   }
 }

@@ -332,14 +332,14 @@ export async function benchPeer(
       ].join('\n');
     }
 
-    // Reference: the same pages from the in-memory proxy of section 2 (what the proxy does without emulators).
+    // Reference: the same pages from the proxy core of section 2 (what the proxy does without emulators).
     let reference: LoadResult | undefined;
     let referenceCpu = Number.NaN;
-    if (shared.memoryProxy) {
-      progress('3. reference: the same mix against the in-memory proxy of section 2');
-      const memoryPort = Number(shared.memoryProxy.ready.port);
+    if (shared.coreProxy) {
+      progress('3. reference: the same mix against the proxy core of section 2');
+      const memoryPort = Number(shared.coreProxy.ready.port);
       const memoryMix = (await peerMix(memoryPort, picks)).map((e) => e.proxy);
-      const memory = shared.memoryProxy;
+      const memory = shared.coreProxy;
       const cpuOf: number[] = [];
       await runLoad({
         port: memoryPort,
@@ -357,7 +357,7 @@ export async function benchPeer(
           headers: AUTH,
         }),
       );
-      checkRun('in-memory proxy', reference, [200]);
+      checkRun('proxy core', reference, [200]);
       referenceCpu = cpuOf[0]!;
     }
 
@@ -414,7 +414,7 @@ export async function benchPeer(
           ...(reference
             ? [
                 [
-                  'reference, not the target: the in-memory proxy of section 2, same pages',
+                  'reference, not the target: the proxy core of section 2 (no emulators), same pages',
                   fmt.int(reference.rps),
                   fmt.ms(reference.p50),
                   fmt.ms(reference.p99),
@@ -428,7 +428,7 @@ export async function benchPeer(
       `CPU per response is each child's \`process.cpuUsage()\` over a run divided by the responses of that run (median over rounds). ` +
         `Per filtered, sorted page json-server spends ${fmt.ms(peerCpu)} ms of CPU (it filters and sorts the whole collection on every request); the stack spends ${fmt.ms(proxyCpu + depsCpu)} ms: ${fmt.ms(depsCpu)} ms in s3rver and dynalite and ${fmt.ms(proxyCpu)} ms in the proxy process${
           reference
-            ? `, of which the core's own work is about ${fmt.ms(referenceCpu)} ms (the in-memory reference row) and the remaining ${fmt.ms(proxyCpu - referenceCpu)} ms is the hot-path clients' work (HOT_PATH_CLIENT=${process.env.HOT_PATH_CLIENT ?? 'lean'}; section 6 compares them) and their HTTP for one S3 GET and one DynamoDB UpdateItem${profile ? ' (see the profile below)' : ''}`
+            ? `, of which the core's own work is about ${fmt.ms(referenceCpu)} ms (the reference row: the proxy core of section 2) and the remaining ${fmt.ms(proxyCpu - referenceCpu)} ms is the hot-path clients' work (HOT_PATH_CLIENT=${process.env.HOT_PATH_CLIENT ?? 'lean'}; section 6 compares them) and their HTTP for one S3 GET and one DynamoDB UpdateItem${profile ? ' (see the profile below)' : ''}`
             : ''
         }. On AWS, S3 and DynamoDB run elsewhere; the clients' share stays in the function. ` +
         `By CPU per page the stack is ${fmt.x(peerCpu / (proxyCpu + depsCpu))} cheaper than json-server; the throughput ratio also depends on how much of the second core the three stack processes get (json-server is one process).`,

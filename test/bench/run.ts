@@ -63,7 +63,7 @@ async function main(): Promise<number> {
     }
   };
 
-  /** Servers kept across sections: section 2's in-memory proxy is section 3's reference. */
+  /** Servers kept across sections: section 2's proxy core is section 3's reference. */
   const shared: Shared = {};
 
   /** Sections 3–5, 8 and 9 share one local stack (s3rver + dynalite + the production proxy). */
@@ -98,9 +98,9 @@ async function main(): Promise<number> {
     await attempt(2, () => benchCore(settings, snapshotDir, picks, shared));
     await stackSections();
   } finally {
-    await shared.memoryProxy?.stop();
+    await shared.coreProxy?.stop();
   }
-  // After section 2's in-memory proxy has stopped: this one holds the rendered catalogue too.
+  // After section 2's proxy core has stopped: this one holds the rendered catalogue in memory.
   await attempt(6, () => benchCoding(settings, snapshotDir));
   // Reuses section 1's build of the bench catalogue when it is there.
   await attempt(7, () => benchScale(settings, join(WORK, 'build')));

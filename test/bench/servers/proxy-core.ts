@@ -1,23 +1,19 @@
 /**
- * Bench server (a): the proxy core behind the node:http adapter, with in-memory stores — the rendered
- * objects in a MemoryObjectStore, one partner key in a MemoryKeyStore, a MemoryQuotaMeter with huge limits.
- * The real factory (proxy/app.ts createProxy) wires it, with its default JSON request log on stdout
- * (the parent points stdout at /dev/null, so each log line is still built and written).
- * argv: <snapshot directory>
+ * Bench server (a): the proxy core behind the node:http adapter, wired by the real factory (proxy/app.ts
+ * createProxy) with its default JSON request log on stdout (the parent points stdout at /dev/null, so each log
+ * line is still built and written). The catalogue is a published directory read through a
+ * DirectoryObjectStore, as a container reads S3: what a request needs is read once, then served from the byte
+ * cache (no reads at all once warm), so the process holds what a container holds, not the whole catalogue.
+ * Keys are in memory behind the container's key cache; the quota meter is in memory with huge limits.
+ * argv: <published directory>
  */
-import { loadSnapshot } from '../../../builder/load.js';
 import { createHttpServer } from '../../../proxy/adapters/http.js';
+import { DirectoryObjectStore } from '../../../proxy/objects/directory.js';
 import { listen, main, onCommand, ready } from './child.js';
-import { catalogueInMemory, memoryProxy } from './memory-catalogue.js';
+import { memoryProxy } from './memory-catalogue.js';
 
 main(async () => {
-  const started = performance.now();
-  const source = process.argv[2]!;
-  const loaded = await loadSnapshot(source);
-  if (!loaded.ok) throw new Error(`snapshot ${source} does not validate`);
-  const { objects, bytes } = await catalogueInMemory(loaded.snapshot);
-
-  const handle = memoryProxy(objects);
+  const handle = memoryProxy(new DirectoryObjectStore(process.argv[2]!));
   const port = await listen(createHttpServer(handle));
 
   // The core alone, without HTTP: each request `iterations` times in sequence, CPU and wall time per call.
@@ -43,5 +39,5 @@ main(async () => {
     }
     return { costs };
   });
-  ready({ port, objects: objects.size - 1, bytes, loadSeconds: (performance.now() - started) / 1000 });
+  ready({ port });
 });
