@@ -42,7 +42,13 @@ import {
   withoutBody,
   withRateLimitHeaders,
 } from './responses.js';
-import type { ProxyDependencies, ProxyHandler, ProxyRequest, ProxyResponse } from './types.js';
+import type {
+  ProxyDependencies,
+  ProxyHandler,
+  ProxyRequest,
+  ProxyResponse,
+  RequestLogLine,
+} from './types.js';
 
 /**
  * Parsed request lines, by method, path and query: the few URLs of a hot working set are parsed once, not
@@ -270,7 +276,7 @@ export function createHandler(deps: ProxyDependencies): ProxyHandler {
       );
     }
     if (request.method === 'HEAD') response = withoutBody(response);
-    writeLog(deps, {
+    const line: RequestLogLine = {
       time: isoTime(deps.now()),
       request_id: requestId,
       method: /^[A-Z]{1,16}$/.test(request.method) ? request.method : 'OTHER',
@@ -279,8 +285,10 @@ export function createHandler(deps: ProxyDependencies): ProxyHandler {
       latency_ms: Math.round((performance.now() - started) * 10) / 10,
       bytes: response.body?.byteLength ?? 0,
       key_id: trace.keyId,
-      ...(trace.error ? { error: trace.error } : {}),
-    });
+    };
+    // Added, not spread in: every line then has one shape, which JSON.stringify serialises fastest.
+    if (trace.error) line.error = trace.error;
+    writeLog(deps, line);
     return response;
   };
 }
@@ -291,7 +299,7 @@ function describe(error: unknown): string {
 }
 
 /** A failing logger must not turn an answer into a crash. */
-function writeLog(deps: ProxyDependencies, line: Parameters<ProxyDependencies['log']>[0]): void {
+function writeLog(deps: ProxyDependencies, line: RequestLogLine): void {
   try {
     deps.log(line);
   } catch {

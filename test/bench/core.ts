@@ -183,8 +183,8 @@ export async function benchCore(
       [proxy, []],
       [bare, []],
     ]);
-    for (let round = 0; round < settings.rounds; round++) {
-      progress(`2. round ${round + 1}/${settings.rounds} (${settings.seconds} s per server)`);
+    for (let round = 0; round < settings.coreRounds; round++) {
+      progress(`2. round ${round + 1}/${settings.coreRounds} (${settings.coreSeconds} s per server)`);
       const order: [ServerChild, number, LoadResult[]][] = [
         [proxy, port, proxyRuns],
         [bare, staticPort, staticRuns],
@@ -192,7 +192,7 @@ export async function benchCore(
       if (round % 2 === 1) order.reverse();
       for (const [child, p, runs] of order) {
         const cpuBefore = await cpuMsOf(child);
-        const result = await load(p, settings.seconds);
+        const result = await load(p, settings.coreSeconds);
         cpu.get(child)!.push(((await cpuMsOf(child)) - cpuBefore) / result.requests);
         checkRun(
           child.name,
@@ -244,7 +244,7 @@ export async function benchCore(
         '(b) `test/bench/servers/static.ts` — a bare `node:http` server answering from a Map keyed by URL + If-None-Match with the status, headers and body (a) returned for that request (captured once, replayed byte for byte; `date`/`connection`/`keep-alive` are added by Node in both).',
       '',
       `Load: autocannon 9 in the parent process (a separate process from both servers; the machine has 2 cores, so the generator and the server under test each get about one), ${settings.connections} connections, ` +
-        `${settings.warmupSeconds} s warm-up per server, then ${settings.rounds} rounds of ${settings.seconds} s per server, alternating which goes first. ` +
+        `${settings.warmupSeconds} s warm-up per server, then ${settings.coreRounds} rounds of ${settings.coreSeconds} s per server, alternating which goes first (short rounds: a burst of the host's other work spoils one pair of rounds, and the median of the per-round ratios leaves it out). ` +
         `Each connection loops over the ${mix.length} requests of the mix in order, so every request type has the same weight. Latency percentiles are over every response (304s included); server CPU is the child's \`process.cpuUsage()\` (user + system) over the run divided by its responses — less sensitive than req/s to what else the machine is doing. Load average at the start: ${loadAtStart}.`,
       '',
       table(

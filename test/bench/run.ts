@@ -153,6 +153,11 @@ async function main(): Promise<number> {
           'BENCH_SECONDS, BENCH_WARMUP_SECONDS',
         ],
         ['rounds per server (medians)', settings.rounds, 'BENCH_ROUNDS'],
+        [
+          'section 2: rounds per server / seconds each',
+          `${settings.coreRounds} / ${settings.coreSeconds} s`,
+          'BENCH_CORE_ROUNDS, BENCH_CORE_SECONDS',
+        ],
         ['large catalogue of section 7', fmt.int(settings.scaleModules), 'BENCH_SCALE_MODULES'],
         ['connections', settings.connections, 'BENCH_CONNECTIONS'],
         [

@@ -32,6 +32,12 @@ export interface Settings {
   warmupSeconds: number;
   /** Measured runs per server; medians are reported. */
   rounds: number;
+  /**
+   * Section 2's rounds and their length: the same time per server as `rounds` × `seconds`, in shorter
+   * alternating rounds, so a burst of the host's other work spoils one pair of rounds, not a third of them.
+   */
+  coreRounds: number;
+  coreSeconds: number;
   /** Modules of the large catalogue of section 7 (full and incremental build, cold start); 0 skips it. */
   scaleModules: number;
   /** Full builds (each into an empty directory) and one-module incremental publishes; medians reported. */
@@ -71,6 +77,9 @@ function choice<T extends string>(name: string, values: readonly T[], fallback: 
 export function loadSettings(): Settings {
   const modules = integer('BENCH_MODULES', 25_000, 10);
   const seconds = integer('BENCH_SECONDS', 10, 1);
+  // Short development runs (BENCH_SECONDS < 5) measure each server once; real runs three times.
+  const rounds = integer('BENCH_ROUNDS', seconds >= 5 ? 3 : 1, 1);
+  const coreRounds = integer('BENCH_CORE_ROUNDS', seconds >= 5 ? 10 : 1, 1);
   const sections = new Set<Section>();
   for (const part of (process.env.BENCH_SECTIONS ?? SECTIONS.join(',')).split(',')) {
     const n = Number(part.trim());
@@ -83,8 +92,9 @@ export function loadSettings(): Settings {
     seed: integer('BENCH_SEED', 1, -(2 ** 31)),
     seconds,
     warmupSeconds: integer('BENCH_WARMUP_SECONDS', Math.max(1, Math.round(seconds / 3)), 0),
-    // Short development runs (BENCH_SECONDS < 5) measure each server once; real runs three times.
-    rounds: integer('BENCH_ROUNDS', seconds >= 5 ? 3 : 1, 1),
+    rounds,
+    coreRounds,
+    coreSeconds: integer('BENCH_CORE_SECONDS', Math.max(1, Math.round((rounds * seconds) / coreRounds)), 1),
     scaleModules: integer('BENCH_SCALE_MODULES', 100_000, 0),
     fullBuilds: integer('BENCH_FULL_BUILDS', seconds >= 5 ? 2 : 1, 1),
     incrementalBuilds: integer('BENCH_INCREMENTAL_BUILDS', seconds >= 5 ? 3 : 1, 1),
