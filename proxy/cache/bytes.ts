@@ -68,6 +68,17 @@ export class ByteCache {
     return entry.value as T;
   }
 
+  /**
+   * The cached value of `key` when it is held (a hit, and it becomes the most recently used); a value not
+   * held is not counted as a miss: for a fast path that falls back to {@link getOrLoad}, which counts it.
+   */
+  hit<T>(key: string): T | undefined {
+    const entry = this.#lru?.get(key);
+    if (entry === undefined) return undefined;
+    this.#hits++;
+    return entry.value as T;
+  }
+
   /** Keep `value` under `key`, weighing `weight` bytes (values over a quarter of the cache are not kept). */
   set(key: string, value: unknown, weight: number): void {
     this.#lru?.set(key, { value, weight });

@@ -35,12 +35,16 @@ export class PointerCache {
 
   constructor(readonly options: PointerOptions) {}
 
+  /** The pointer when it was checked less than `ttlMs` ago; `undefined` when only `current()` can tell. */
+  fresh(): Pointer | undefined {
+    const cached = this.#cached;
+    return cached && this.options.now() - cached.checkedAt < this.options.ttlMs ? cached.pointer : undefined;
+  }
+
   /** The live pointer; rejects with the store's fault when it cannot be read. */
   current(): Promise<PointerOutcome> {
-    const cached = this.#cached;
-    if (cached && this.options.now() - cached.checkedAt < this.options.ttlMs) {
-      return Promise.resolve({ ok: true, pointer: cached.pointer });
-    }
+    const pointer = this.fresh();
+    if (pointer) return Promise.resolve({ ok: true, pointer });
     this.#refresh ??= this.#load().finally(() => {
       this.#refresh = undefined;
     });

@@ -103,48 +103,98 @@ export class Catalogue {
   }
 
   /**
-   * Answer a plan. Throws {@link DependencyError} when the object store fails; every other outcome is a value
-   * (`configuration_error` when nothing is published, `not_found`, `invalid_parameter` for a bad cursor).
+   * Answer a plan: at once when the container holds everything the answer needs (a fresh pointer, the shard
+   * that names its object, the composed answer: a warm container's hot requests), else once it is read.
+   * Throws or rejects with {@link DependencyError} when the object store fails; every other outcome is a
+   * value (`configuration_error` when nothing is published, `not_found`, `invalid_parameter` for a bad cursor).
    */
-  read(plan: Plan, ifNoneMatch: IfNoneMatch): Promise<ReadOutcome> {
-    if (plan.kind === 'detail') return this.#detail(plan, ifNoneMatch);
-    return plan.cursor === undefined
-      ? this.#firstPage(plan, ifNoneMatch)
-      : this.#laterPage(plan, ifNoneMatch);
+  read(plan: Plan, ifNoneMatch: IfNoneMatch): ReadOutcome | Promise<ReadOutcome> {
+    if (plan.kind === 'list' && plan.cursor !== undefined) return this.#laterPage(plan, ifNoneMatch);
+    return this.#held(plan, ifNoneMatch) ?? this.#loaded(plan, ifNoneMatch);
   }
 
-  async #firstPage(plan: ListPlan, ifNoneMatch: IfNoneMatch): Promise<ReadOutcome> {
+  /** A first page or a detail from what the container holds; `undefined` when something must be read. */
+  #held(plan: ListPlan | DetailPlan, ifNoneMatch: IfNoneMatch): ReadOutcome | undefined {
+    const pointer = this.#pointer.fresh();
+    if (!pointer) return undefined;
+    const facts = this.#factsOf(plan);
+    const shard = this.#cache.hit<ParsedShard>(`s:${shardIdOf(pointer, facts)}`);
+    if (!shard) return undefined;
+    const resolved = this.#resolve(plan, entryIn(shard, facts.indexKey), ifNoneMatch);
+    if ('outcome' in resolved) return resolved.outcome;
+    const composed = this.#cache.hit<Composed>(resolved.key);
+    return composed && answer(composed, ifNoneMatch);
+  }
+
+  /** A first page or a detail, reading the pointer, the shard and the object's bytes it lacks. */
+  async #loaded(plan: ListPlan | DetailPlan, ifNoneMatch: IfNoneMatch): Promise<ReadOutcome> {
     const current = await this.#pointer.current();
     if (!current.ok)
       return { kind: 'error', error: apiError('configuration_error', 'No catalogue is published.') };
     const entry = await this.#entry(current.pointer, this.#factsOf(plan));
+    const resolved = this.#resolve(plan, entry, ifNoneMatch);
+    if ('outcome' in resolved) return resolved.outcome;
+    return answer(await this.#composed(resolved.key, resolved.compose), ifNoneMatch);
+  }
+
+  /**
+   * What a first page or a detail is, given its index entry: an outcome already (the empty list, a 404), or
+   * the composed answer it needs, by its cache key and how to compose it. Throws when the entry is of the
+   * wrong kind (the index is the builder's output: an origin fault).
+   */
+  #resolve(plan: ListPlan | DetailPlan, entry: IndexEntry | undefined, ifNoneMatch: IfNoneMatch): Resolved {
+    if (plan.kind === 'detail') {
+      if (!entry) {
+        const what = plan.resource === 'modules' ? 'module' : 'manufacturer';
+        return {
+          outcome: { kind: 'error', error: apiError('not_found', `There is no ${what} with id ${plan.id}.`) },
+        };
+      }
+      if (typeof entry !== 'string')
+        throw new DependencyError('objects', `index entry of ${plan.id} is not a detail`);
+      const objectId = entry;
+      return {
+        key: `d:${objectId}:${plan.mask}`,
+        compose: async () => {
+          const bytes = await this.#range(objectId);
+          if (!bytes)
+            throw new DependencyError('objects', `the index names object ${objectId}, which is missing`);
+          return originBytes(() => composeDetail(bytes, plan.mask));
+        },
+      };
+    }
     // A filter that matches nothing has no object: the answer is the empty list.
-    if (!entry) return answer({ body: EMPTY_LIST_BODY, etag: EMPTY_LIST_ETAG }, ifNoneMatch);
+    if (!entry) return { outcome: answer({ body: EMPTY_LIST_BODY, etag: EMPTY_LIST_ETAG }, ifNoneMatch) };
     if (typeof entry === 'string')
       throw new DependencyError('objects', `index entry of ${plan.variant} is not a list`);
     const [objectId, , segment0End] = entry;
-    // The first page's bytes depend on the object, the selection, and the variant and secret its cursor binds.
-    const key = `p:${objectId}:${plan.limit}:${plan.mask}:${plan.variant}`;
-    const composed = await this.#composed(key, async () => {
-      const bytes = await this.#range(objectId, [0, segment0End]);
-      if (!bytes)
-        throw new DependencyError('objects', `the index names object ${objectId}, which is missing`);
-      const page = { bytes, rangeStart: 0, objectId, offset: 0, limit: plan.limit, mask: plan.mask };
-      return originBytes(() => composeListPage(page, this.#cursorFor(plan)));
-    });
-    return answer(composed, ifNoneMatch);
+    return {
+      // The first page's bytes depend on the object, the selection, and the variant and secret its cursor binds.
+      key: `p:${objectId}:${plan.limit}:${plan.mask}:${plan.variant}`,
+      compose: async () => {
+        const bytes = await this.#range(objectId, [0, segment0End]);
+        if (!bytes)
+          throw new DependencyError('objects', `the index names object ${objectId}, which is missing`);
+        const page = { bytes, rangeStart: 0, objectId, offset: 0, limit: plan.limit, mask: plan.mask };
+        return originBytes(() => composeListPage(page, this.#cursorFor(plan)));
+      },
+    };
   }
 
-  async #laterPage(plan: ListPlan, ifNoneMatch: IfNoneMatch): Promise<ReadOutcome> {
+  /** A cursor page: its 304 and a held page need no read at all; the cursor pins everything else. */
+  #laterPage(plan: ListPlan, ifNoneMatch: IfNoneMatch): ReadOutcome | Promise<ReadOutcome> {
     const cursor = this.#factsOf(plan).cursor;
     if (!cursor) return { kind: 'error', error: apiError('invalid_parameter', INVALID_CURSOR_MESSAGE) };
     // The cursor pins an immutable object, so this page's ETag is known without reading anything.
-    const { state, etag } = cursor;
+    const { etag } = cursor;
     const matched = ifNoneMatch(etag);
     if (matched) return { kind: 'not-modified', etag: matched };
-    const key = `c:${etag}`;
-    const cached = this.#cache.get<Composed>(key);
+    const cached = this.#cache.get<Composed>(`c:${etag}`);
     if (cached) return { kind: 'ok', etag, body: cached.body };
+    return this.#composeLaterPage(plan, cursor.state, etag);
+  }
+
+  async #composeLaterPage(plan: ListPlan, state: CursorState, etag: string): Promise<ReadOutcome> {
     const bytes = await this.#range(state.objectId, [state.rangeStart, state.rangeEnd]);
     // Collected after its retention period: the walk has to start again from the first page.
     if (!bytes)
@@ -161,37 +211,16 @@ export class Catalogue {
         return { kind: 'error', error: apiError('invalid_parameter', INVALID_CURSOR_MESSAGE) };
       throw error;
     }
-    this.#cache.set(key, { body, etag }, body.byteLength);
+    this.#cache.set(`c:${etag}`, { body, etag }, body.byteLength);
     return { kind: 'ok', etag, body };
-  }
-
-  async #detail(plan: DetailPlan, ifNoneMatch: IfNoneMatch): Promise<ReadOutcome> {
-    const current = await this.#pointer.current();
-    if (!current.ok)
-      return { kind: 'error', error: apiError('configuration_error', 'No catalogue is published.') };
-    const entry = await this.#entry(current.pointer, this.#factsOf(plan));
-    if (!entry) {
-      const what = plan.resource === 'modules' ? 'module' : 'manufacturer';
-      return { kind: 'error', error: apiError('not_found', `There is no ${what} with id ${plan.id}.`) };
-    }
-    if (typeof entry !== 'string')
-      throw new DependencyError('objects', `index entry of ${plan.id} is not a detail`);
-    const objectId = entry;
-    const composed = await this.#composed(`d:${objectId}:${plan.mask}`, async () => {
-      const bytes = await this.#range(objectId);
-      if (!bytes)
-        throw new DependencyError('objects', `the index names object ${objectId}, which is missing`);
-      return originBytes(() => composeDetail(bytes, plan.mask));
-    });
-    return answer(composed, ifNoneMatch);
   }
 
   /**
    * The index entry of `key` in the version `pointer` names: one shard read the first time a container
    * needs that shard, none after (shards are immutable and named by their content).
    */
-  async #entry(pointer: Pointer, { indexKey: key, indexHash }: PlanFacts): Promise<IndexEntry | undefined> {
-    const shardId = pointer.shards[indexHash % pointer.shards.length]!;
+  async #entry(pointer: Pointer, facts: PlanFacts): Promise<IndexEntry | undefined> {
+    const shardId = shardIdOf(pointer, facts);
     const shard = await this.#cache.getOrLoad(`s:${shardId}`, async () => {
       const bytes = await this.#read(shardId);
       if (!bytes) throw new DependencyError('objects', `index shard ${shardId} is missing`);
@@ -199,7 +228,7 @@ export class Catalogue {
       if (!entries) throw new DependencyError('objects', `index shard ${shardId} is malformed`);
       return { value: entries, weight: SHARD_WEIGHT_FACTOR * bytes.byteLength };
     });
-    return shard && Object.hasOwn(shard, key) ? shard[key] : undefined;
+    return shard && entryIn(shard, facts.indexKey);
   }
 
   /** Bytes of an immutable object (or a range of it) through the cache; `undefined` when it is missing. */
@@ -259,6 +288,21 @@ export class Catalogue {
 }
 
 const EMPTY_LIST_ETAG = etagOfBytes(EMPTY_LIST_BODY);
+
+/** An index shard as parsed and kept in the byte cache. */
+type ParsedShard = Record<string, IndexEntry>;
+
+/** A first page or a detail, given its index entry: its outcome, or the composed answer it needs. */
+type Resolved = { outcome: ReadOutcome } | { key: string; compose: () => Promise<Buffer> };
+
+/** The shard `pointer` names for a plan's index key. */
+function shardIdOf(pointer: Pointer, facts: PlanFacts): string {
+  return pointer.shards[facts.indexHash % pointer.shards.length]!;
+}
+
+function entryIn(shard: ParsedShard, key: string): IndexEntry | undefined {
+  return Object.hasOwn(shard, key) ? shard[key] : undefined;
+}
 
 /** An answer whose ETag is the hash of its bytes, or its 304 (the matcher knows which coding's tag matched). */
 function answer({ body, etag }: Composed, ifNoneMatch: IfNoneMatch): ReadOutcome {
