@@ -13,6 +13,7 @@
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 import type { ByteCache } from '../cache/bytes.js';
 import { ifNoneMatchSelects } from './etag.js';
+import { BoundedMemo } from './memo.js';
 
 export type ContentCoding = 'br' | 'gzip';
 export type Coding = ContentCoding | 'identity';
@@ -62,8 +63,8 @@ const IMPLICIT_IDENTITY = 0.5;
 const QVALUE = /^(?:0(?:\.[0-9]{0,3})?|1(?:\.0{0,3})?)$/;
 
 /** Header values seen recently: clients send a handful of distinct values, each again and again. */
-const parsed = new Map<string, AcceptedCodings>();
-const PARSED_MAX = 256;
+/** The few `Accept-Encoding` values clients send, each parsed once. */
+const parsed = new BoundedMemo<AcceptedCodings>(256);
 
 /**
  * The weights of an `Accept-Encoding` header value. Codings are case-insensitive, `x-gzip` is `gzip`
@@ -75,14 +76,7 @@ const PARSED_MAX = 256;
  * @example acceptedCodings(undefined) // → IDENTITY_ONLY
  */
 export function acceptedCodings(header: string | undefined): AcceptedCodings {
-  if (header === undefined) return IDENTITY_ONLY;
-  let accepted = parsed.get(header);
-  if (accepted === undefined) {
-    accepted = parseAcceptEncoding(header);
-    if (parsed.size >= PARSED_MAX) parsed.clear();
-    parsed.set(header, accepted);
-  }
-  return accepted;
+  return header === undefined ? IDENTITY_ONLY : parsed.get(header, parseAcceptEncoding);
 }
 
 function parseAcceptEncoding(header: string): AcceptedCodings {

@@ -33,6 +33,7 @@ import {
 import type { RouteName } from './constants.js';
 import { callWithDeadline } from './deadline.js';
 import { apiError } from './errors.js';
+import { BoundedMemo } from './memo.js';
 import { type ParseOutcome, parseRequest } from './plan.js';
 import {
   errorResponse,
@@ -135,28 +136,12 @@ export function createHandler(deps: ProxyDependencies): ProxyHandler {
       cache: byteCache,
     });
 
-  const keyHashes = new Map<string, string>();
-  function keyHashOf(key: string): string {
-    let keyHash = keyHashes.get(key);
-    if (keyHash === undefined) {
-      keyHash = hashKey(key);
-      if (keyHashes.size >= KEY_HASH_MEMO_ENTRIES) keyHashes.clear();
-      keyHashes.set(key, keyHash);
-    }
-    return keyHash;
-  }
-
-  const parseMemo = new Map<string, ParseOutcome>();
+  const keyHashes = new BoundedMemo<string>(KEY_HASH_MEMO_ENTRIES);
+  const parseMemo = new BoundedMemo<ParseOutcome>(PARSE_MEMO_ENTRIES);
   function parse(method: string, path: string, query: string): ParseOutcome {
     const line = `${method}\n${path}\n${query}`;
     if (line.length > PARSE_MEMO_MAX_LINE) return parseRequest(method, path, query);
-    let parsed = parseMemo.get(line);
-    if (!parsed) {
-      parsed = parseRequest(method, path, query);
-      if (parseMemo.size >= PARSE_MEMO_ENTRIES) parseMemo.clear();
-      parseMemo.set(line, parsed);
-    }
-    return parsed;
+    return parseMemo.get(line, () => parseRequest(method, path, query));
   }
 
   async function respond(request: ProxyRequest, requestId: string, trace: Trace): Promise<ProxyResponse> {
@@ -175,7 +160,7 @@ export function createHandler(deps: ProxyDependencies): ProxyHandler {
       );
     }
 
-    const keyHash = keyHashOf(authorization.key);
+    const keyHash = keyHashes.get(authorization.key, hashKey);
     // A warm container knows most keys already: no dependency call, no deadline to arm.
     const known = deps.keys.known?.(keyHash);
     let key: KeyRecord | undefined;
