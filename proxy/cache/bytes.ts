@@ -59,13 +59,9 @@ export class ByteCache {
 
   /** The cached value of `key` (and it becomes the most recently used), or `undefined`. */
   get<T>(key: string): T | undefined {
-    const entry = this.#lru?.get(key);
-    if (entry === undefined) {
-      this.#misses++;
-      return undefined;
-    }
-    this.#hits++;
-    return entry.value as T;
+    const value = this.hit<T>(key);
+    if (value === undefined) this.#misses++;
+    return value;
   }
 
   /**

@@ -63,7 +63,6 @@ const IMPLICIT_IDENTITY = 0.5;
 const QVALUE = /^(?:0(?:\.[0-9]{0,3})?|1(?:\.0{0,3})?)$/;
 
 /** Header values seen recently: clients send a handful of distinct values, each again and again. */
-/** The few `Accept-Encoding` values clients send, each parsed once. */
 const parsed = new BoundedMemo<AcceptedCodings>(256);
 
 /**

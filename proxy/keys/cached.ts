@@ -87,15 +87,13 @@ export class CachedKeyStore implements KeyStore {
   }
 
   known(keyHash: string): KeyRecord | null | undefined {
-    const now = this.#now();
-    const cached = this.#fresh(this.#accepted, keyHash, now) ?? this.#fresh(this.#refused, keyHash, now);
-    return cached && (cached.record ?? null);
+    return this.#knownAt(keyHash, this.#now());
   }
 
   lookup(keyHash: string, options: { signal?: AbortSignal } = {}): Promise<KeyRecord | undefined> {
-    const known = this.known(keyHash);
-    if (known !== undefined) return Promise.resolve(known ?? undefined);
     const now = this.#now();
+    const known = this.#knownAt(keyHash, now);
+    if (known !== undefined) return Promise.resolve(known ?? undefined);
     let flight = this.#flights.get(keyHash);
     if (!flight) {
       flight = this.#fill(keyHash, now, options.signal);
@@ -104,6 +102,11 @@ export class CachedKeyStore implements KeyStore {
       flight.catch(() => {});
     }
     return untilAborted(flight, options.signal);
+  }
+
+  #knownAt(keyHash: string, now: number): KeyRecord | null | undefined {
+    const cached = this.#fresh(this.#accepted, keyHash, now) ?? this.#fresh(this.#refused, keyHash, now);
+    return cached && (cached.record ?? null);
   }
 
   /** A live entry of `cache` (marked most recently used), dropping it once expired. */
