@@ -5,18 +5,18 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { silenceSdkNodeVersionWarning } from '../proxy/aws-env.js';
-import { explainPublishFailure } from './failure.js';
-import { generateSnapshot, writeSnapshot } from './generate.js';
-import { loadSnapshot } from './load.js';
-import { formatProblem, type Problem } from './problems.js';
-import { explainLines, summaryLine, terminalProgress } from './progress.js';
+import { silenceSdkNodeVersionWarning } from '../aws/env.js';
 import {
   type CurrentVersion,
   DEFAULT_RETENTION_MS,
   publishCatalogue,
   readCurrentVersion,
-} from './publish.js';
+} from './publish/publish.js';
+import { explainPublishFailure } from './report/failure.js';
+import { explainLines, summaryLine, terminalProgress } from './report/progress.js';
+import { loadSnapshot } from './snapshot/load.js';
+import { formatProblem, type Problem } from './snapshot/problems.js';
+import { generateSnapshot, writeSnapshot } from './synthetic/generate.js';
 import { openTarget } from './target.js';
 
 export const EXIT = { ok: 0, invalid: 1, usage: 2, publishFailed: 3 } as const;
@@ -136,7 +136,7 @@ export interface CommandOptions {
   /**
    * The fingerprint of the builder's code, dependencies and Node.js (builder/launch.mjs gives it): modules
    * unchanged since the current version published by the same builder are neither validated nor serialised
-   * again (builder/reuse.ts). Without it every module is, as on a first publish.
+   * again (builder/publish/reuse.ts). Without it every module is, as on a first publish.
    */
   builder?: string;
 }

@@ -65,7 +65,7 @@ async function rebuild() {
     tsconfig: join(ROOT, 'tsconfig.json'),
   });
   const inputs = Object.keys(result.metafile.inputs).map((input) => relative(ROOT, join(ROOT, input)));
-  // The builder's fingerprint: its code as bundled and the exact packages it loads (builder/reuse.ts).
+  // The builder's fingerprint: its code as bundled and the exact packages it loads (builder/publish/reuse.ts).
   const hash = createHash('sha256');
   for (const output of Object.keys(result.metafile.outputs).sort()) {
     hash

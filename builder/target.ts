@@ -1,7 +1,7 @@
 /** Where a build goes: `--out DIR` (a directory store) or `--out s3://bucket/prefix` (an S3 store). */
 import { resolve } from 'node:path';
-import { DirectoryObjectStore } from '../proxy/objects/directory.js';
-import type { WritableObjectStore } from '../proxy/objects/interface.js';
+import { DirectoryObjectStore } from '../store/objects/directory.js';
+import type { WritableObjectStore } from '../store/objects/interface.js';
 
 export interface PublishTarget {
   store: WritableObjectStore;
@@ -46,8 +46,8 @@ export async function openTarget(out: string, endpoint?: string): Promise<Publis
     }
     const prefix = path === '' ? '' : `${path}/`;
     const [{ awsRegion, s3Client }, { S3ObjectStore }] = await Promise.all([
-      import('../proxy/aws.js'),
-      import('../proxy/objects/s3.js'),
+      import('../aws/sdk.js'),
+      import('../store/objects/s3.js'),
     ]);
     const client = s3Client({ endpoint, maxAttempts: PUBLISH_MAX_ATTEMPTS });
     return {

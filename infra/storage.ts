@@ -25,13 +25,13 @@ export interface StorageProps {
   readonly accessLogRetentionDays?: number;
 }
 
-/** The keys table's schema; `proxy/keys/tables.ts` declares the same one for local servers. */
+/** The keys table's schema; `proxy/tables.ts` declares the same one for local servers. */
 export const KEYS_TABLE_SCHEMA = {
   partitionKey: 'key_hash',
   keyIdIndex: 'key_id-index',
   keyId: 'key_id',
 } as const;
-/** The counters table's schema; `proxy/keys/tables.ts` declares the same one for local servers. */
+/** The counters table's schema; `proxy/tables.ts` declares the same one for local servers. */
 export const COUNTERS_TABLE_SCHEMA = { partitionKey: 'pk', ttlAttribute: 'expires_at' } as const;
 
 export class Storage extends Construct {

@@ -14,14 +14,14 @@
 //    before authentication (spec §5), and this function gives that answer at the edge, in the API's own
 //    error envelope.
 // 3. A missing or malformed `Authorization` needs no key lookup, so it is answered here with exactly the
-//    proxy's 401 (code, message, envelope, headers; proxy/core/auth.ts): a flood of requests without a
+//    proxy's 401 (code, message, envelope, headers; proxy/request/auth.ts): a flood of requests without a
 //    well-formed key costs a function invocation instead of a Lambda invocation. Two `Authorization`
 //    headers are malformed here as in the proxy (which sees them joined by ", "). The grammar below is the
 //    proxy's; one table of cases (test/auth/cases.ts) runs through both, so they cannot drift.
 
 const ALLOW = 'GET, HEAD, OPTIONS';
 const FORWARDED_AUTHORIZATION = 'x-catalogue-authorization';
-// The proxy's constants (proxy/core/constants.ts, proxy/keys/hash.ts) and messages (proxy/core/auth.ts).
+// The proxy's constants (proxy/request/routes.ts, proxy/keys/hash.ts) and messages (proxy/request/auth.ts).
 const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 const WWW_AUTHENTICATE = 'Bearer realm="catalogue"';
 const BEARER = /^bearer$/i;
@@ -54,7 +54,7 @@ function requestIdOf(event) {
   return `req_${id || String(Date.now())}`;
 }
 
-// The proxy's error answer (proxy/core/responses.ts errorResponse) plus the security headers; CloudFront
+// The proxy's error answer (proxy/http/responses.ts errorResponse) plus the security headers; CloudFront
 // sets Content-Length itself.
 function errorAnswer(event, statusCode, statusDescription, error, extraHeaders) {
   const requestId = requestIdOf(event);
@@ -78,7 +78,7 @@ function errorAnswer(event, statusCode, statusDescription, error, extraHeaders) 
   };
 }
 
-// The proxy's message names the method when it is a plain token (proxy/core/plan.ts).
+// The proxy's message names the method when it is a plain token (proxy/request/plan.ts).
 function methodNotAllowed(event, method) {
   const named = /^[A-Z]{1,16}$/.test(method) ? method : 'used';
   const error = {
@@ -88,7 +88,7 @@ function methodNotAllowed(event, method) {
   return errorAnswer(event, 405, 'Method Not Allowed', error, { allow: ALLOW });
 }
 
-// parseAuthorization of proxy/core/auth.ts on CloudFront's header object: the error, or undefined when
+// parseAuthorization of proxy/request/auth.ts on CloudFront's header object: the error, or undefined when
 // the header holds one well-formed key. CloudFront lists repeated headers in `multiValue`.
 function authorizationError(header) {
   if (!header) return MISSING;

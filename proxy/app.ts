@@ -1,5 +1,8 @@
 /** Wiring: the proxy core with its real dependencies (S3, DynamoDB), built from the configuration. */
-import { credentialProvider, dynamoClient, regionOf, s3Client } from './aws.js';
+import { credentialProvider, dynamoClient, regionOf, s3Client } from '../aws/sdk.js';
+import type { ObjectStore } from '../store/objects/interface.js';
+import { S3ObjectStore } from '../store/objects/s3.js';
+import { LeanS3ObjectStore } from '../store/objects/s3-lean.js';
 import { ByteCache } from './cache/bytes.js';
 import { type ConfigResult, DEFAULT_HOT_PATH_CLIENT, type ProxyConfig } from './config.js';
 import { createHandler, newRequestId } from './core/handler.js';
@@ -9,16 +12,13 @@ import { ConfigurationError } from './errors.js';
 import { CachedKeyStore } from './keys/cached.js';
 import { DynamoKeyStore } from './keys/dynamo.js';
 import type { KeyStore } from './keys/interface.js';
-import { logJson } from './log.js';
-import type { ObjectStore } from './objects/interface.js';
-import { S3ObjectStore } from './objects/s3.js';
-import { LeanS3ObjectStore } from './objects/s3-lean.js';
+import { logJson } from './log/sink.js';
 import { DynamoQuotaMeter } from './quota/dynamo.js';
 import { LeanCounterTransport } from './quota/dynamo-lean.js';
 import { SdkCounterTransport } from './quota/dynamo-transport.js';
 import type { QuotaMeter } from './quota/interface.js';
 
-export { logJson } from './log.js';
+export { logJson } from './log/sink.js';
 
 export interface ProxyOverrides {
   log?: (line: RequestLogLine) => void;

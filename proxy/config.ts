@@ -39,7 +39,7 @@ export interface ProxyConfig {
   byteCacheBytes: number;
   /**
    * Client of the two hot calls (the S3 object read, the metering write): `lean` signed requests over
-   * undici (proxy/aws-lean.ts) or the AWS SDK clients. Everything else always uses the SDK.
+   * undici (aws/signed.ts) or the AWS SDK clients. Everything else always uses the SDK.
    */
   hotPathClient?: HotPathClient;
 }

@@ -3,15 +3,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { generateSnapshot, writeSnapshot } from '../builder/generate.js';
-import { type Module, SNAPSHOT_FILES, type Snapshot } from '../builder/snapshot.js';
-import { JACK_SIGNALS, nameCollator, TAG_TYPES } from '../proxy/format.js';
+import { type Module, SNAPSHOT_FILES, type Snapshot } from '../builder/snapshot/snapshot.js';
+import { generateSnapshot, writeSnapshot } from '../builder/synthetic/generate.js';
+import { JACK_SIGNALS, nameCollator, TAG_TYPES } from '../store/schema.js';
 
 const FIXTURE_DIR = fileURLToPath(new URL('../fixtures/catalogue/', import.meta.url));
 const FORBIDDEN_KEY = /image|img|url|price|store|shop/i;
 const LINK_OR_IMAGE = /:\/\/|^www\.|\.(?:png|jpe?g|gif|webp|svg)$/i;
 
-/** Closed records: exactly the fields of builder/snapshot.ts. */
+/** Closed records: exactly the fields of builder/snapshot/snapshot.ts. */
 const KEYS = {
   standards: ['id', 'name', 'height_mm'],
   tags: ['id', 'name', 'type'],

@@ -5,7 +5,7 @@
 import { Readable, type Writable } from 'node:stream';
 import { finished, pipeline } from 'node:stream/promises';
 import type { ProxyHandler, ProxyRequest } from '../core/types.js';
-import { flushLog } from '../log.js';
+import { flushLog } from '../log/sink.js';
 
 /** The parts of a function URL event (payload format 2.0) the proxy reads. */
 export interface FunctionUrlEvent {

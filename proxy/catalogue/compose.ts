@@ -2,14 +2,9 @@
  * Response bodies composed from stored bytes: slices of pre-serialised record fragments, concatenated once.
  * Nothing here parses or serialises catalogue data.
  */
-import {
-  type CursorState,
-  decodeSegment,
-  FormatError,
-  pushRecord,
-  SEGMENT_SIZE,
-  type Segment,
-} from '../format.js';
+
+import { decodeSegment, FormatError, SEGMENT_SIZE, type Segment } from '../../store/segments.js';
+import type { CursorState } from './cursor.js';
 
 export const EMPTY_LIST_BODY = Buffer.from('{"data":[],"page":{"next_cursor":null}}');
 
@@ -21,6 +16,25 @@ const QUOTE = Buffer.from('"');
 const COMMA = Buffer.from(',');
 const DETAIL_OPEN = Buffer.from('{"data":');
 const DETAIL_CLOSE = Buffer.from('}');
+
+const RECORD_OPEN = Buffer.from('{');
+const RECORD_CLOSE = Buffer.from('}');
+
+/**
+ * Push the bytes of record `r` of `segment` to `out`, keeping the fragments whose bit is set in `mask`
+ * (bit k = fragment k of the record kind's schema), in schema order.
+ */
+export function pushRecord(out: Uint8Array[], segment: Segment, r: number, mask: number): void {
+  out.push(RECORD_OPEN);
+  let first = true;
+  for (let k = 0; k < segment.fragmentsPerRecord; k++) {
+    if ((mask & (1 << k)) === 0) continue;
+    if (!first) out.push(COMMA);
+    out.push(segment.fragment(r, k));
+    first = false;
+  }
+  out.push(RECORD_CLOSE);
+}
 
 export interface PageRequest {
   /** Bytes of the variant's object from absolute offset `rangeStart`, starting with the page's segment. */

@@ -5,8 +5,9 @@
  * refresh. After a publish only the shards the new pointer names and the container does not hold yet are
  * read, when a request needs them.
  */
-import { type Pointer, parsePointer } from '../format.js';
-import type { GetOptions, GetResult } from '../objects/interface.js';
+
+import type { GetOptions, GetResult } from '../../store/objects/interface.js';
+import { type Pointer, parsePointer } from '../../store/pointer.js';
 
 export type PointerOutcome = { ok: true; pointer: Pointer } | { ok: false; reason: string };
 

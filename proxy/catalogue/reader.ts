@@ -7,30 +7,20 @@
  * what the consumer sees changes.
  */
 import { createHash } from 'node:crypto';
+import { objectKeyFor, POINTER_KEY } from '../../store/layout.js';
+import type { GetOptions, ObjectStore } from '../../store/objects/interface.js';
+import { type IndexEntry, type Pointer, parseShard, shardHash } from '../../store/pointer.js';
+import { detailKey } from '../../store/schema.js';
+import { FormatError } from '../../store/segments.js';
 import { ByteCache } from '../cache/bytes.js';
-import type { IfNoneMatch } from '../core/coding.js';
 import { callWithDeadline } from '../core/deadline.js';
-import { type ApiError, apiError } from '../core/errors.js';
-import type { DetailPlan, ListPlan, Plan } from '../core/plan.js';
 import { DependencyError } from '../errors.js';
-import {
-  type CursorState,
-  decodeCursor,
-  detailKey,
-  encodeCursor,
-  etagFor,
-  etagOfBytes,
-  FormatError,
-  type IndexEntry,
-  objectKeyFor,
-  POINTER_KEY,
-  type Pointer,
-  parseShard,
-  shardHash,
-} from '../format.js';
-import type { GetOptions, ObjectStore } from '../objects/interface.js';
+import type { IfNoneMatch } from '../http/coding.js';
+import { type ApiError, apiError } from '../http/errors.js';
+import { etagFor, etagOfBytes } from '../http/etag.js';
+import type { DetailPlan, ListPlan, Plan } from '../request/plan.js';
 import { composeDetail, composeListPage, EMPTY_LIST_BODY } from './compose.js';
-import { INVALID_CURSOR_MESSAGE } from './cursor-check.js';
+import { type CursorState, decodeCursor, encodeCursor, INVALID_CURSOR_MESSAGE } from './cursor.js';
 import { PointerCache } from './pointer.js';
 
 export type ReadOutcome =

@@ -15,13 +15,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import { ByteCache } from '../cache/bytes.js';
-import { cursorError } from '../catalogue/cursor-check.js';
+import { BoundedMemo } from '../cache/memo.js';
+import { cursorError } from '../catalogue/cursor.js';
 import { Catalogue } from '../catalogue/reader.js';
 import { DependencyError } from '../errors.js';
-import { hashKey } from '../keys/hash.js';
-import type { KeyRecord } from '../keys/interface.js';
-import type { MeterResult } from '../quota/interface.js';
-import { parseAuthorization } from './auth.js';
 import {
   type AcceptedCodings,
   acceptedCodings,
@@ -29,12 +26,8 @@ import {
   codedEtag,
   encodeBody,
   ifNoneMatchFor,
-} from './coding.js';
-import type { RouteName } from './constants.js';
-import { callWithDeadline } from './deadline.js';
-import { apiError } from './errors.js';
-import { BoundedMemo } from './memo.js';
-import { type ParseOutcome, parseRequest } from './plan.js';
+} from '../http/coding.js';
+import { apiError } from '../http/errors.js';
 import {
   errorResponse,
   notModifiedResponse,
@@ -42,7 +35,14 @@ import {
   optionsResponse,
   withoutBody,
   withRateLimitHeaders,
-} from './responses.js';
+} from '../http/responses.js';
+import { hashKey } from '../keys/hash.js';
+import type { KeyRecord } from '../keys/interface.js';
+import type { MeterResult } from '../quota/interface.js';
+import { parseAuthorization } from '../request/auth.js';
+import { type ParseOutcome, parseRequest } from '../request/plan.js';
+import type { RouteName } from '../request/routes.js';
+import { callWithDeadline } from './deadline.js';
 import type {
   ProxyDependencies,
   ProxyHandler,

@@ -1,8 +1,9 @@
 /** The proxy core's view of HTTP: plain values, so adapters stay thin and tests need no server. */
+
+import type { ObjectStore } from '../../store/objects/interface.js';
 import type { ByteCache } from '../cache/bytes.js';
 import type { ConfigResult } from '../config.js';
 import type { KeyStore } from '../keys/interface.js';
-import type { ObjectStore } from '../objects/interface.js';
 import type { QuotaMeter } from '../quota/interface.js';
 
 export interface ProxyRequest {

@@ -1,8 +1,8 @@
 /** Key records in DynamoDB: one GetItem by `sha256(key)` per uncached lookup. */
 import { type DynamoDBClient, GetItemCommand, type GetItemCommandOutput } from '@aws-sdk/client-dynamodb';
 import { DependencyError } from '../errors.js';
+import { KEYS_SCHEMA, keyRecordFromItem } from '../tables.js';
 import type { KeyRecord, KeyStore } from './interface.js';
-import { KEYS_SCHEMA, keyRecordFromItem } from './tables.js';
 
 export interface DynamoKeyStoreOptions {
   client: DynamoDBClient;

@@ -1,11 +1,11 @@
 /**
- * The meter's DynamoDB calls as lean signed requests (proxy/aws-lean.ts): DynamoDB's JSON protocol takes the
+ * The meter's DynamoDB calls as lean signed requests (aws/signed.ts): DynamoDB's JSON protocol takes the
  * SDK's input shape as it is (AttributeValue maps are JSON already), so a call is one JSON.stringify, one
  * signature, one POST and one JSON.parse.
  */
 import type { GetItemCommandInput, UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
 import type { AwsCredentialIdentityProvider } from '@smithy/types';
-import { AwsCallError, SignedClient, type SignedResponse } from '../aws-lean.js';
+import { AwsCallError, SignedClient, type SignedResponse } from '../../aws/signed.js';
 import type { CounterTransport, Item, UpdateOutcome } from './dynamo-transport.js';
 
 export interface LeanCounterTransportOptions {

@@ -8,7 +8,7 @@
 import type { DynamoDBClient, UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
 import { DependencyError } from '../errors.js';
 import type { KeyRecord, Limits } from '../keys/interface.js';
-import { COUNTER_RETENTION_SECONDS, COUNTERS_SCHEMA } from '../keys/tables.js';
+import { COUNTER_RETENTION_SECONDS, COUNTERS_SCHEMA } from '../tables.js';
 import { type CounterTransport, type Item, SdkCounterTransport } from './dynamo-transport.js';
 import type { MeterResult, QuotaMeter } from './interface.js';
 import { minuteWindowStart, monthWindowId, nextMonthStart, retryAfterSeconds } from './windows.js';

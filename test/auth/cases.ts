@@ -1,6 +1,6 @@
 /**
  * One table of `Authorization` cases for every place that judges the header: the proxy's parser
- * (proxy/core/auth.ts), the CloudFront viewer-request function (infra/viewer-request.js) and the node:http
+ * (proxy/request/auth.ts), the CloudFront viewer-request function (infra/viewer-request.js) and the node:http
  * adapter. `values` are the header's values as the HTTP layer hands them over (optional whitespace around
  * each value already stripped); `[]` is no header, two values are the header sent twice.
  */

@@ -7,8 +7,8 @@
 import { existsSync } from 'node:fs';
 import { readdir, rm, stat } from 'node:fs/promises';
 import { join, relative } from 'node:path';
-import { writeSnapshot } from '../../builder/generate.js';
-import type { Snapshot } from '../../builder/snapshot.js';
+import type { Snapshot } from '../../builder/snapshot/snapshot.js';
+import { writeSnapshot } from '../../builder/synthetic/generate.js';
 import { versionOn } from '../builder/helpers.js';
 import { runCommand } from './children.js';
 import { loadAverage } from './machine.js';
@@ -272,7 +272,7 @@ export async function benchBuild(
       .map((r) => `${fmt.int(r.written)} written / ${fmt.int(r.changed)} changed`)
       .join(
         '; ',
-      )}), so only changed objects are uploaded. They are few but large: a variant is one object, so renaming one module rewrites every list variant that holds it (the unfiltered lists and the big filter variants of its standard, width and tags): ${fmt.mb(median(incrementals.map((r) => r.writtenBytes)))} (median) for one name, against ${fmt.mb(totalBytes)} for the whole catalogue. Of the index only the shards holding a changed key are written, plus the small pointer, the version's manifest and the publication log; nothing is listed, and nothing is removed before the 24 h retention. Every other module is unchanged since the version the publish replaces, written by the same builder (the CLI bundle's fingerprint), so it is neither validated nor serialised again: its checks between records still run, and its bytes are read back from that version's unfiltered id list (builder/reuse.ts). What remains of the work per publish is in proportion to the catalogue, not the edit: reading and parsing the snapshot, finding and digesting each record's text, sorting by name, and encoding the large variants that hold the renamed module.`,
+      )}), so only changed objects are uploaded. They are few but large: a variant is one object, so renaming one module rewrites every list variant that holds it (the unfiltered lists and the big filter variants of its standard, width and tags): ${fmt.mb(median(incrementals.map((r) => r.writtenBytes)))} (median) for one name, against ${fmt.mb(totalBytes)} for the whole catalogue. Of the index only the shards holding a changed key are written, plus the small pointer, the version's manifest and the publication log; nothing is listed, and nothing is removed before the 24 h retention. Every other module is unchanged since the version the publish replaces, written by the same builder (the CLI bundle's fingerprint), so it is neither validated nor serialised again: its checks between records still run, and its bytes are read back from that version's unfiltered id list (builder/publish/reuse.ts). What remains of the work per publish is in proportion to the catalogue, not the edit: reading and parsing the snapshot, finding and digesting each record's text, sorting by name, and encoding the large variants that hold the renamed module.`,
     '',
     'CLI summary lines (first full build, first incremental):',
     '',

@@ -6,19 +6,19 @@
  * table) and, for the lean client, a wrapped metering transport.
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { credentialProvider, dynamoClient, regionOf, s3Client } from '../../aws/sdk.js';
 import { createProxy } from '../../proxy/app.js';
-import { credentialProvider, dynamoClient, regionOf, s3Client } from '../../proxy/aws.js';
 import { DEFAULT_HOT_PATH_CLIENT, loadConfig } from '../../proxy/config.js';
 import type { ProxyHandler, ProxyResponse } from '../../proxy/core/types.js';
-import { POINTER_KEY } from '../../proxy/format.js';
 import { CachedKeyStore } from '../../proxy/keys/cached.js';
 import { DynamoKeyStore } from '../../proxy/keys/dynamo.js';
-import type { GetOptions, GetResult, ObjectStore } from '../../proxy/objects/interface.js';
-import { S3ObjectStore } from '../../proxy/objects/s3.js';
-import { LeanS3ObjectStore } from '../../proxy/objects/s3-lean.js';
 import { DynamoQuotaMeter } from '../../proxy/quota/dynamo.js';
 import { LeanCounterTransport } from '../../proxy/quota/dynamo-lean.js';
 import { type CounterTransport, SdkCounterTransport } from '../../proxy/quota/dynamo-transport.js';
+import { POINTER_KEY } from '../../store/layout.js';
+import type { GetOptions, GetResult, ObjectStore } from '../../store/objects/interface.js';
+import { S3ObjectStore } from '../../store/objects/s3.js';
+import { LeanS3ObjectStore } from '../../store/objects/s3-lean.js';
 import type { Stack } from './e2e.js';
 import { AUTH, type Picks } from './mix.js';
 import { progress, type SectionResult } from './report.js';

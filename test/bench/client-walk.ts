@@ -6,7 +6,7 @@
  *   BENCH_MODULES=25000 npx tsx test/bench/client-walk.ts
  */
 import type { AddressInfo } from 'node:net';
-import { generateSnapshot } from '../../builder/generate.js';
+import { generateSnapshot } from '../../builder/synthetic/generate.js';
 import { CatalogueClient } from '../../client/index.js';
 import { createHttpServer } from '../../proxy/adapters/http.js';
 import { catalogueInMemory, memoryProxy } from './servers/memory-catalogue.js';

@@ -5,11 +5,12 @@
  */
 import { rm, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
-import { renderCatalogue } from '../../builder/render.js';
-import type { Snapshot } from '../../builder/snapshot.js';
-import { s3Client } from '../../proxy/aws.js';
-import { MODULE_FIELDS, objectKeyFor, POINTER_KEY, variantKey } from '../../proxy/format.js';
-import { S3ObjectStore } from '../../proxy/objects/s3.js';
+import { s3Client } from '../../aws/sdk.js';
+import { renderCatalogue } from '../../builder/render/render.js';
+import type { Snapshot } from '../../builder/snapshot/snapshot.js';
+import { objectKeyFor, POINTER_KEY } from '../../store/layout.js';
+import { S3ObjectStore } from '../../store/objects/s3.js';
+import { MODULE_FIELDS, variantKey } from '../../store/schema.js';
 import { forkServer, runCommand, type ServerChild, stopAll } from './children.js';
 import { checkRun, cpuMsOf, pairedRatio, roundsTable, type Shared, summarize } from './core.js';
 import { get, json } from './http.js';
@@ -362,7 +363,7 @@ export async function benchPeer(
     }
 
     const markdown = [
-      `Stack: \`test/bench/servers/stack.ts\` runs s3rver and dynalite (proxy/local/servers.ts) in one child process (tables created, one partner key registered with huge limits); ` +
+      `Stack: \`test/bench/servers/stack.ts\` runs s3rver and dynalite (local/servers.ts) in one child process (tables created, one partner key registered with huge limits); ` +
         `\`test/bench/servers/proxy-app.ts\` runs \`createProxy(loadConfig())\` — the production wiring: S3ObjectStore, CachedKeyStore over DynamoKeyStore (30 s TTL), DynamoQuotaMeter (one conditional UpdateItem per request), 5 s pointer re-check — behind \`createHttpServer\`, in another. ` +
         'Peer: `test/bench/servers/json-server.ts` runs json-server 0.17.4 (its default middlewares without the logger, as `json-server --quiet db.json`) over a db.json of the same catalogue (modules with the top-level fields the API shows by default, manufacturers, standards, tags), in a third.',
       '',

@@ -6,17 +6,17 @@
  * CPU per call is `process.cpuUsage()` around a batch divided by its calls.
  */
 import { randomBytes } from 'node:crypto';
+import { credentialProvider, dynamoClient, regionOf, s3Client } from '../../aws/sdk.js';
 import { createProxy } from '../../proxy/app.js';
-import { credentialProvider, dynamoClient, regionOf, s3Client } from '../../proxy/aws.js';
 import { loadConfig } from '../../proxy/config.js';
 import type { ProxyHandler } from '../../proxy/core/types.js';
 import type { KeyRecord } from '../../proxy/keys/interface.js';
-import type { ObjectStore } from '../../proxy/objects/interface.js';
-import { S3ObjectStore } from '../../proxy/objects/s3.js';
-import { LeanS3ObjectStore } from '../../proxy/objects/s3-lean.js';
 import { DynamoQuotaMeter } from '../../proxy/quota/dynamo.js';
 import { LeanCounterTransport } from '../../proxy/quota/dynamo-lean.js';
 import { SdkCounterTransport } from '../../proxy/quota/dynamo-transport.js';
+import type { ObjectStore } from '../../store/objects/interface.js';
+import { S3ObjectStore } from '../../store/objects/s3.js';
+import { LeanS3ObjectStore } from '../../store/objects/s3-lean.js';
 import type { Stack } from './e2e.js';
 import { AUTH, type Picks } from './mix.js';
 import { progress, type SectionResult } from './report.js';
@@ -278,7 +278,7 @@ export async function benchLean(stack: Stack, picks: Picks): Promise<SectionResu
     `Both clients in the bench process, against the stack's s3rver and dynalite (another process, whose CPU is not counted). ` +
       `${figures.rounds} rounds; each round runs a batch of ${figures.calls} sequential calls per client and call, alternating which client goes first. ` +
       'CPU per call: `process.cpuUsage()` (user + system) around a batch divided by its calls, median over the rounds; wall times are per call over all rounds. ' +
-      'SDK: `S3ObjectStore` (GetObject) and `DynamoQuotaMeter` over `SdkCounterTransport`; lean: `LeanS3ObjectStore` and `DynamoQuotaMeter` over `LeanCounterTransport` (proxy/aws-lean.ts: `@smithy/signature-v4` + undici `Pool`). The meter logic is the same code for both. ' +
+      'SDK: `S3ObjectStore` (GetObject) and `DynamoQuotaMeter` over `SdkCounterTransport`; lean: `LeanS3ObjectStore` and `DynamoQuotaMeter` over `LeanCounterTransport` (aws/signed.ts: `@smithy/signature-v4` + undici `Pool`). The meter logic is the same code for both. ' +
       'The last rows time whole requests (a warm filtered, sorted first page: cached key, one ranged GET, one UpdateItem) through `createProxy(loadConfig())` with `HOT_PATH_CLIENT=sdk` and `=lean`, in the same alternating batches: the proxy-side CPU of a request, core included.',
     '',
     table(['call', 'client', 'CPU µs per call', 'wall p50 ms', 'wall p99 ms'], lines),

@@ -2,7 +2,7 @@
  * The request mixes. Filter values are picked from the snapshot (the biggest manufacturer, the most common
  * width and tag…), cursors are obtained by walking the API page by page, entity tags by asking once.
  */
-import type { Snapshot } from '../../builder/snapshot.js';
+import type { Snapshot } from '../../builder/snapshot/snapshot.js';
 import { get, json } from './http.js';
 import { BENCH_KEY } from './settings.js';
 

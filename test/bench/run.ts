@@ -6,8 +6,8 @@
  */
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
-import { generateSnapshot, writeSnapshot } from '../../builder/generate.js';
-import { silenceSdkNodeVersionWarning } from '../../proxy/aws-env.js';
+import { silenceSdkNodeVersionWarning } from '../../aws/env.js';
+import { generateSnapshot, writeSnapshot } from '../../builder/synthetic/generate.js';
 import { benchBuild } from './build.js';
 import { benchCalls } from './calls.js';
 import { killAll } from './children.js';

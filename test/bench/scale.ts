@@ -10,8 +10,8 @@
 import { existsSync } from 'node:fs';
 import { readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { generateSnapshot, writeSnapshot } from '../../builder/generate.js';
-import { parsePointer } from '../../proxy/format.js';
+import { generateSnapshot, writeSnapshot } from '../../builder/synthetic/generate.js';
+import { parsePointer } from '../../store/pointer.js';
 import { FIXTURE_DIR } from '../builder/helpers.js';
 import { listObjects, type Measured, rel, runCli } from './build.js';
 import { runCommand } from './children.js';

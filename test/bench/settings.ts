@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 export const REPO = fileURLToPath(new URL('../../', import.meta.url));
 export const BENCH_DIR = fileURLToPath(new URL('./', import.meta.url));
 /** Git-ignored scratch space: snapshots, build output, s3rver/dynalite data, profiles. */
-export const WORK = fileURLToPath(new URL('./.work/', import.meta.url));
+export const WORK = fileURLToPath(new URL('.work/', import.meta.url));
 
 /** A key of the wire format, used only against the bench's own loopback servers. */
 export const BENCH_KEY = `pk_live_${'B'.repeat(22)}`;

@@ -8,9 +8,9 @@ import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { EXIT, main } from '../../builder/cli.js';
-import { explainPublishFailure, type FailureKind } from '../../builder/failure.js';
+import { explainPublishFailure, type FailureKind } from '../../builder/report/failure.js';
+import { type LocalServer, startS3 } from '../../local/servers.js';
 import { DependencyError } from '../../proxy/errors.js';
-import { type LocalServer, startS3 } from '../../proxy/local/servers.js';
 import {
   removeTemporaryDirectories,
   smallSnapshot,

@@ -4,8 +4,9 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { SNAPSHOT_FILES, type Snapshot } from '../../builder/snapshot.js';
-import { type IndexEntry, POINTER_KEY, type Pointer, parsePointer, parseShard } from '../../proxy/format.js';
+import { SNAPSHOT_FILES, type Snapshot } from '../../builder/snapshot/snapshot.js';
+import { POINTER_KEY } from '../../store/layout.js';
+import { type IndexEntry, type Pointer, parsePointer, parseShard } from '../../store/pointer.js';
 
 export const FIXTURE_DIR = fileURLToPath(new URL('../../fixtures/catalogue/', import.meta.url));
 export const REPO_DIR = fileURLToPath(new URL('../../', import.meta.url));

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { advanceHistory, EMPTY_HISTORY, type History, partitionHistory } from '../../builder/history.js';
+import {
+  advanceHistory,
+  EMPTY_HISTORY,
+  type History,
+  partitionHistory,
+} from '../../builder/publish/history.js';
 
 const [A, B, C] = ['A'.repeat(22), 'B'.repeat(22), 'C'.repeat(22)];
 const t = (hour: number) => new Date(Date.UTC(2026, 0, 1, hour));

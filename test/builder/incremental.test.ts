@@ -7,14 +7,14 @@ import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { join, relative } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { HISTORY_FILE } from '../../builder/history.js';
-import { decodeManifest, encodeManifest, manifestKey } from '../../builder/manifest.js';
-import { publishCatalogue } from '../../builder/publish.js';
-import { renderCatalogue } from '../../builder/render.js';
-import type { Snapshot } from '../../builder/snapshot.js';
-import { objectIdFor, POINTER_KEY } from '../../proxy/format.js';
-import { DirectoryObjectStore } from '../../proxy/objects/directory.js';
-import type { ListedObject } from '../../proxy/objects/interface.js';
+import { HISTORY_FILE } from '../../builder/publish/history.js';
+import { decodeManifest, encodeManifest, manifestKey } from '../../builder/publish/manifest.js';
+import { publishCatalogue } from '../../builder/publish/publish.js';
+import { renderCatalogue } from '../../builder/render/render.js';
+import type { Snapshot } from '../../builder/snapshot/snapshot.js';
+import { objectIdFor, POINTER_KEY } from '../../store/layout.js';
+import { DirectoryObjectStore } from '../../store/objects/directory.js';
+import type { ListedObject } from '../../store/objects/interface.js';
 import {
   fixtureSnapshot,
   removeTemporaryDirectories,
@@ -273,7 +273,11 @@ function applyEdits(base: Snapshot, edits: readonly Edit[]): Snapshot {
 describe('incremental equals full, for random edits', () => {
   it.each([
     ['', undefined, 25],
-    [', unchanged modules taken over from the current version (builder/reuse.ts)', 'property-builder', 15],
+    [
+      ', unchanged modules taken over from the current version (builder/publish/reuse.ts)',
+      'property-builder',
+      15,
+    ],
   ])(
     'pointer, shards, objects and manifest are byte-identical to a full build of the edited snapshot%s',
     async (_, builder, numRuns) => {

@@ -3,10 +3,10 @@ import { once } from 'node:events';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
-import { generateSnapshot, writeSnapshot } from '../../builder/generate.js';
-import { publishCatalogue } from '../../builder/publish.js';
-import { objectIdFor } from '../../proxy/format.js';
-import { DirectoryObjectStore } from '../../proxy/objects/directory.js';
+import { publishCatalogue } from '../../builder/publish/publish.js';
+import { generateSnapshot, writeSnapshot } from '../../builder/synthetic/generate.js';
+import { objectIdFor } from '../../store/layout.js';
+import { DirectoryObjectStore } from '../../store/objects/directory.js';
 import {
   fixtureSnapshot,
   REPO_DIR,

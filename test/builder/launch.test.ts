@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { decodeManifest, manifestKey } from '../../builder/manifest.js';
+import { decodeManifest, manifestKey } from '../../builder/publish/manifest.js';
 
 const ROOT = join(import.meta.dirname, '../..');
 const CURRENT = join(ROOT, '.local/cli/current.json');
@@ -41,7 +41,7 @@ describe('npm run catalogue (builder/launch.mjs)', () => {
     expect(valid.stdout).toMatch(/^fixtures\/catalogue: valid \(204 modules/);
     const first = current();
     expect(first.inputs).toEqual(
-      expect.arrayContaining(['builder/cli.ts', 'builder/publish.ts', 'proxy/format.ts']),
+      expect.arrayContaining(['builder/cli.ts', 'builder/publish/publish.ts', 'store/format.ts']),
     );
 
     // Unchanged sources: the same bundle.

@@ -1,17 +1,17 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { s3Client } from '../../aws/sdk.js';
 import { type CommandOptions, EXIT, main } from '../../builder/cli.js';
-import { HISTORY_FILE } from '../../builder/history.js';
-import { publishCatalogue } from '../../builder/publish.js';
-import { renderCatalogue } from '../../builder/render.js';
-import type { Snapshot } from '../../builder/snapshot.js';
+import { HISTORY_FILE } from '../../builder/publish/history.js';
+import { publishCatalogue } from '../../builder/publish/publish.js';
+import { renderCatalogue } from '../../builder/render/render.js';
+import type { Snapshot } from '../../builder/snapshot/snapshot.js';
 import { openTarget } from '../../builder/target.js';
-import { s3Client } from '../../proxy/aws.js';
-import { POINTER_KEY } from '../../proxy/format.js';
-import { type LocalServer, startS3 } from '../../proxy/local/servers.js';
-import { DirectoryObjectStore } from '../../proxy/objects/directory.js';
-import type { WritableObjectStore } from '../../proxy/objects/interface.js';
-import { S3ObjectStore } from '../../proxy/objects/s3.js';
+import { type LocalServer, startS3 } from '../../local/servers.js';
+import { POINTER_KEY } from '../../store/layout.js';
+import { DirectoryObjectStore } from '../../store/objects/directory.js';
+import type { WritableObjectStore } from '../../store/objects/interface.js';
+import { S3ObjectStore } from '../../store/objects/s3.js';
 import {
   fingerprint,
   fixtureSnapshot,

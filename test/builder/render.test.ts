@@ -1,26 +1,27 @@
 import stringify from 'fast-json-stable-stringify';
 import { describe, expect, it } from 'vitest';
-import { generateSnapshot } from '../../builder/generate.js';
-import { closedJson } from '../../builder/records.js';
-import { renderCatalogue } from '../../builder/render.js';
-import type { Module } from '../../builder/snapshot.js';
-import { validateSnapshot } from '../../builder/validate.js';
+import { closedJson } from '../../builder/render/records.js';
+import { renderCatalogue } from '../../builder/render/render.js';
+import type { Module } from '../../builder/snapshot/snapshot.js';
+import { validateSnapshot } from '../../builder/snapshot/validate.js';
+import { generateSnapshot } from '../../builder/synthetic/generate.js';
+import { pushRecord } from '../../proxy/catalogue/compose.js';
+import { fullMask, moduleMask } from '../../proxy/request/mask.js';
+import { objectIdFor } from '../../store/layout.js';
+import {
+  FRAGMENTS,
+  MODULE_FILTERS,
+  type ModuleFilters,
+  sortRecords,
+  variantKey,
+} from '../../store/schema.js';
 import {
   decodePackedVariant,
   decodeSegment,
   encodeVariant,
   FormatError,
-  FRAGMENTS,
-  fullMask,
-  MODULE_FILTERS,
-  type ModuleFilters,
-  moduleMask,
-  objectIdFor,
-  pushRecord,
   SEGMENT_SIZE,
-  sortRecords,
-  variantKey,
-} from '../../proxy/format.js';
+} from '../../store/segments.js';
 import { fixtureSnapshot } from './helpers.js';
 
 /** Every record of an object, decoded through the proxy's own reader and parsed. */

@@ -1,16 +1,16 @@
 /**
- * Reuse across publishes (builder/reuse.ts): a module unchanged since the current version, published by the
+ * Reuse across publishes (builder/publish/reuse.ts): a module unchanged since the current version, published by the
  * same builder, is neither validated nor serialised again — and the result is the same as if it had been.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadSnapshot } from '../../builder/load.js';
-import { publishCatalogue, readCurrentVersion } from '../../builder/publish.js';
-import { elementRanges, sourceDigests } from '../../builder/reuse.js';
-import type { Snapshot } from '../../builder/snapshot.js';
-import { DirectoryObjectStore } from '../../proxy/objects/directory.js';
+import { publishCatalogue, readCurrentVersion } from '../../builder/publish/publish.js';
+import { elementRanges, sourceDigests } from '../../builder/publish/reuse.js';
+import { loadSnapshot } from '../../builder/snapshot/load.js';
+import type { Snapshot } from '../../builder/snapshot/snapshot.js';
+import { DirectoryObjectStore } from '../../store/objects/directory.js';
 import {
   fixtureSnapshot,
   removeTemporaryDirectories,

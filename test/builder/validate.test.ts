@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { EXIT, main } from '../../builder/cli.js';
-import { publishCatalogue } from '../../builder/publish.js';
-import type { Snapshot } from '../../builder/snapshot.js';
-import { validateSnapshot } from '../../builder/validate.js';
-import { DirectoryObjectStore } from '../../proxy/objects/directory.js';
+import { publishCatalogue } from '../../builder/publish/publish.js';
+import type { Snapshot } from '../../builder/snapshot/snapshot.js';
+import { validateSnapshot } from '../../builder/snapshot/validate.js';
+import { DirectoryObjectStore } from '../../store/objects/directory.js';
 import {
   fingerprint,
   fixtureSnapshot,

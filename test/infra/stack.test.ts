@@ -10,7 +10,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { VIEWER_REQUEST_CODE } from '../../infra/edge.js';
 import { COUNTERS_TABLE_SCHEMA, KEYS_TABLE_SCHEMA } from '../../infra/storage.js';
 import { loadConfig } from '../../proxy/config.js';
-import { COUNTERS_SCHEMA, KEYS_SCHEMA } from '../../proxy/keys/tables.js';
+import { COUNTERS_SCHEMA, KEYS_SCHEMA } from '../../proxy/tables.js';
 import {
   allowedActions,
   bundledProxy,
@@ -162,7 +162,7 @@ describe('tables', () => {
     template.resourceCountIs('AWS::DynamoDB::Table', 2);
   });
 
-  it('declares the schema the proxy code uses (proxy/keys/tables.ts)', () => {
+  it('declares the schema the proxy code uses (proxy/tables.ts)', () => {
     expect(KEYS_TABLE_SCHEMA).toEqual({
       partitionKey: KEYS_SCHEMA.partitionKey,
       keyIdIndex: KEYS_SCHEMA.keyIdIndex,

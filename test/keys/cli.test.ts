@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { main } from '../../proxy/keys/cli.js';
+import { main } from '../../proxy/admin/cli.js';
 import { KEY_PATTERN } from '../../proxy/keys/hash.js';
 import { type DynamoFixture, dynamoFixture } from './helpers.js';
 
@@ -47,7 +47,7 @@ function environment(): Record<string, string> {
 /** Run the CLI as a child process, as an operator would (slow: reserved for the end-to-end path). */
 async function keys(args: string[], env: Record<string, string> = {}): Promise<Run> {
   try {
-    const { stdout, stderr } = await promisify(execFile)(tsx, ['proxy/keys/cli.ts', ...args], {
+    const { stdout, stderr } = await promisify(execFile)(tsx, ['proxy/admin/cli.ts', ...args], {
       cwd: root,
       env: { ...environment(), ...env },
     });

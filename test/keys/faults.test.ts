@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dynamoClient } from '../../proxy/aws.js';
+import { dynamoClient } from '../../aws/sdk.js';
+import { issueKey } from '../../proxy/admin/keys.js';
 import { DependencyError } from '../../proxy/errors.js';
-import { issueKey } from '../../proxy/keys/admin.js';
 import { CachedKeyStore } from '../../proxy/keys/cached.js';
 import { DynamoKeyStore } from '../../proxy/keys/dynamo.js';
 import { hashKey } from '../../proxy/keys/hash.js';

@@ -1,10 +1,10 @@
 /** Shared fixtures for the key and quota suites: a dynalite with both tables, call counting, records. */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { dynamoClient } from '../../proxy/aws.js';
+import { dynamoClient } from '../../aws/sdk.js';
+import { type LocalServer, startDynamo } from '../../local/servers.js';
 import { generateKeyId, hashKey } from '../../proxy/keys/hash.js';
 import { FREE_TIER_LIMITS, type KeyRecord } from '../../proxy/keys/interface.js';
-import { createTables, type TableNames } from '../../proxy/keys/tables.js';
-import { type LocalServer, startDynamo } from '../../proxy/local/servers.js';
+import { createTables, type TableNames } from '../../proxy/tables.js';
 
 export interface DynamoFixture extends TableNames {
   server: LocalServer;

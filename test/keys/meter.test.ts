@@ -1,6 +1,6 @@
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { credentialProvider, dynamoClient } from '../../proxy/aws.js';
+import { credentialProvider, dynamoClient } from '../../aws/sdk.js';
 import type { KeyRecord } from '../../proxy/keys/interface.js';
 import { DynamoQuotaMeter } from '../../proxy/quota/dynamo.js';
 import { LeanCounterTransport } from '../../proxy/quota/dynamo-lean.js';

@@ -9,12 +9,12 @@ import {
   registerKey,
   revokeKey,
   usage,
-} from '../../proxy/keys/admin.js';
+} from '../../proxy/admin/keys.js';
 import { CachedKeyStore } from '../../proxy/keys/cached.js';
 import { DynamoKeyStore } from '../../proxy/keys/dynamo.js';
 import { hashKey, KEY_PATTERN } from '../../proxy/keys/hash.js';
-import { createTables } from '../../proxy/keys/tables.js';
 import { DynamoQuotaMeter } from '../../proxy/quota/dynamo.js';
+import { createTables } from '../../proxy/tables.js';
 import { at, countCalls, type DynamoFixture, dynamoFixture } from './helpers.js';
 
 let db: DynamoFixture;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { localCommandHints, shellWord } from '../../proxy/local/hints.js';
+import { localCommandHints, shellWord } from '../../local/hints.js';
 
 const STACK = {
   source: 'fixtures/catalogue',

@@ -10,7 +10,7 @@ import {
   type LogProgressOptions,
   logProgress,
   publishProgress,
-} from '../../builder/progress.js';
+} from '../../builder/report/progress.js';
 
 function recorder() {
   const lines: string[] = [];

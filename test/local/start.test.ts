@@ -10,11 +10,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { afterAll, describe, expect, it, vi } from 'vitest';
+import { s3Client } from '../../aws/sdk.js';
 import { main as catalogueCli, EXIT } from '../../builder/cli.js';
-import { generateSnapshot, writeSnapshot } from '../../builder/generate.js';
-import { s3Client } from '../../proxy/aws.js';
-import { parseDevKeys } from '../../proxy/local/dev-keys.js';
-import { S3ObjectStore } from '../../proxy/objects/s3.js';
+import { generateSnapshot, writeSnapshot } from '../../builder/synthetic/generate.js';
+import { parseDevKeys } from '../../local/dev-keys.js';
+import { S3ObjectStore } from '../../store/objects/s3.js';
 
 const FREE = 'pk_live_AAAAAAAAAAAAAAAAAAAAAA';
 const PARTNER = 'pk_live_BBBBBBBBBBBBBBBBBBBBBB';
@@ -37,7 +37,7 @@ interface Started {
 }
 
 function start(env: Record<string, string> = {}, readyWithinMs = 120_000): Promise<Started> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'proxy/local/start.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'local/start.ts'], {
     env: {
       ...process.env,
       PORT: '0',

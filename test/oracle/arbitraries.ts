@@ -4,9 +4,17 @@
  * fields and includes in any order with repeats, details, unknown ids, cursor walks).
  */
 import fc from 'fast-check';
-import type { Jack, Manufacturer, Module, Panel, Snapshot, Standard, Tag } from '../../builder/snapshot.js';
-import { FORBIDDEN_VALUE } from '../../builder/validate.js';
-import { JACK_SIGNALS, MODULE_FIELDS, MODULE_RELATIONS, TAG_TYPES } from '../../proxy/format.js';
+import type {
+  Jack,
+  Manufacturer,
+  Module,
+  Panel,
+  Snapshot,
+  Standard,
+  Tag,
+} from '../../builder/snapshot/snapshot.js';
+import { FORBIDDEN_VALUE } from '../../builder/snapshot/validate.js';
+import { JACK_SIGNALS, MODULE_FIELDS, MODULE_RELATIONS, TAG_TYPES } from '../../store/schema.js';
 
 /** Names that collide under a case-, accent-insensitive, numeric collation, and some that do not. */
 const NAME_POOL = [

@@ -3,17 +3,17 @@
  * partner-like key, and the comparison of one proxy answer with the oracle's.
  */
 import fc from 'fast-check';
-import { renderCatalogue } from '../../builder/render.js';
-import type { Snapshot } from '../../builder/snapshot.js';
+import { renderCatalogue } from '../../builder/render/render.js';
+import type { Snapshot } from '../../builder/snapshot/snapshot.js';
 import { loadConfig } from '../../proxy/config.js';
 import { createHandler, newRequestId } from '../../proxy/core/handler.js';
 import type { ProxyHandler, ProxyResponse, RequestLogLine } from '../../proxy/core/types.js';
-import { objectKeyFor, POINTER_KEY } from '../../proxy/format.js';
 import type { KeyStore } from '../../proxy/keys/interface.js';
 import { MemoryKeyStore } from '../../proxy/keys/memory.js';
-import type { ObjectStore, WritableObjectStore } from '../../proxy/objects/interface.js';
 import type { QuotaMeter } from '../../proxy/quota/interface.js';
 import { MemoryQuotaMeter } from '../../proxy/quota/memory.js';
+import { objectKeyFor, POINTER_KEY } from '../../store/layout.js';
+import type { ObjectStore, WritableObjectStore } from '../../store/objects/interface.js';
 import { type CursorBook, normaliseCursor, type OracleResponse } from './oracle.js';
 
 export const PARTNER_KEY = 'pk_live_Pr00fPr00fPr00fPr00fPr';

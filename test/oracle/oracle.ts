@@ -9,17 +9,16 @@
  * which (variant, offset) the cursor stands for, and the oracle answers a later request carrying it from that
  * offset.
  */
-import type { Manufacturer, Module, Snapshot, Standard, Tag } from '../../builder/snapshot.js';
+import type { Manufacturer, Module, Snapshot, Standard, Tag } from '../../builder/snapshot/snapshot.js';
+import { DEFAULT_LIMIT, MAX_LIMIT } from '../../proxy/request/plan.js';
 import {
-  DEFAULT_LIMIT,
   FRAGMENTS,
   MANUFACTURER_FIELDS,
-  MAX_LIMIT,
   MODULE_FIELDS,
   MODULE_RELATIONS,
   STANDARD_FIELDS,
   TAG_FIELDS,
-} from '../../proxy/format.js';
+} from '../../store/schema.js';
 
 /** Stands for a non-null `next_cursor` in the oracle's bodies; see {@link normaliseCursor}. */
 export const CURSOR_PLACEHOLDER = '<cursor>';

@@ -8,10 +8,10 @@
  */
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { Snapshot } from '../../builder/snapshot.js';
-import { validateSnapshot } from '../../builder/validate.js';
+import type { Snapshot } from '../../builder/snapshot/snapshot.js';
+import { validateSnapshot } from '../../builder/snapshot/validate.js';
 import type { ProxyHandler } from '../../proxy/core/types.js';
-import { MemoryObjectStore } from '../../proxy/objects/memory.js';
+import { MemoryObjectStore } from '../../store/objects/memory.js';
 import {
   pageRequestArb,
   type Query,

@@ -5,9 +5,9 @@
  */
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { Snapshot } from '../../builder/snapshot.js';
+import type { Snapshot } from '../../builder/snapshot/snapshot.js';
 import type { ProxyHandler, ProxyResponse } from '../../proxy/core/types.js';
-import { MemoryObjectStore } from '../../proxy/objects/memory.js';
+import { MemoryObjectStore } from '../../store/objects/memory.js';
 import { type Query, queryArb, queryString, snapshotArb } from '../oracle/arbitraries.js';
 import {
   assertProperty,

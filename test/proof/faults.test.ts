@@ -7,15 +7,15 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { publishCatalogue } from '../../builder/publish.js';
+import { dynamoClient, s3Client } from '../../aws/sdk.js';
+import { publishCatalogue } from '../../builder/publish/publish.js';
+import { type LocalServer, startDynamo, startS3 } from '../../local/servers.js';
+import { registerKey } from '../../proxy/admin/keys.js';
 import { createProxy } from '../../proxy/app.js';
-import { dynamoClient, s3Client } from '../../proxy/aws.js';
 import { HOT_PATH_CLIENTS, type HotPathClient, loadConfig } from '../../proxy/config.js';
 import type { ProxyHandler, ProxyResponse, RequestLogLine } from '../../proxy/core/types.js';
-import { registerKey } from '../../proxy/keys/admin.js';
-import { createTables } from '../../proxy/keys/tables.js';
-import { type LocalServer, startDynamo, startS3 } from '../../proxy/local/servers.js';
-import { S3ObjectStore } from '../../proxy/objects/s3.js';
+import { createTables } from '../../proxy/tables.js';
+import { S3ObjectStore } from '../../store/objects/s3.js';
 import { snapshotArb } from '../oracle/arbitraries.js';
 import { CURSOR_SECRET, envelopeProblem, errorCodeOf } from '../oracle/harness.js';
 import { type SlowProxy, startSlowProxy } from '../oracle/slow-proxy.js';

@@ -20,7 +20,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHttpServer, MAX_TARGET_BYTES } from '../../proxy/adapters/http.js';
 import { createLambdaHandler, localRuntime } from '../../proxy/adapters/lambda.js';
 import type { ProxyHandler, ProxyResponse } from '../../proxy/core/types.js';
-import { MemoryObjectStore } from '../../proxy/objects/memory.js';
+import { MemoryObjectStore } from '../../store/objects/memory.js';
 import { snapshotArb } from '../oracle/arbitraries.js';
 import {
   assertProperty,

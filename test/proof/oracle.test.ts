@@ -2,7 +2,7 @@
  * The oracle checked by hand on a tiny catalogue: if it is wrong, every equivalence run is wrong with it.
  */
 import { describe, expect, it } from 'vitest';
-import type { Snapshot } from '../../builder/snapshot.js';
+import type { Snapshot } from '../../builder/snapshot/snapshot.js';
 import { CursorBook, normaliseCursor, Oracle, type OracleRequest } from '../oracle/oracle.js';
 
 const KEY = 'pk_live_AAAAAAAAAAAAAAAAAAAAAA';

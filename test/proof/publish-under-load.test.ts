@@ -10,18 +10,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { publishCatalogue } from '../../builder/publish.js';
-import { renderCatalogue } from '../../builder/render.js';
-import type { Snapshot } from '../../builder/snapshot.js';
-import { s3Client } from '../../proxy/aws.js';
+import { s3Client } from '../../aws/sdk.js';
+import { publishCatalogue } from '../../builder/publish/publish.js';
+import { renderCatalogue } from '../../builder/render/render.js';
+import type { Snapshot } from '../../builder/snapshot/snapshot.js';
+import { startS3 } from '../../local/servers.js';
 import type { ProxyHandler } from '../../proxy/core/types.js';
 import { DependencyError } from '../../proxy/errors.js';
-import { POINTER_KEY } from '../../proxy/format.js';
-import { startS3 } from '../../proxy/local/servers.js';
-import { DirectoryObjectStore } from '../../proxy/objects/directory.js';
-import type { GetOptions, GetResult, WritableObjectStore } from '../../proxy/objects/interface.js';
-import { MemoryObjectStore } from '../../proxy/objects/memory.js';
-import { S3ObjectStore } from '../../proxy/objects/s3.js';
+import { POINTER_KEY } from '../../store/layout.js';
+import { DirectoryObjectStore } from '../../store/objects/directory.js';
+import type { GetOptions, GetResult, WritableObjectStore } from '../../store/objects/interface.js';
+import { MemoryObjectStore } from '../../store/objects/memory.js';
+import { S3ObjectStore } from '../../store/objects/s3.js';
 import { queryArb, queryString, snapshotArb, walkArb } from '../oracle/arbitraries.js';
 import {
   assertProperty,

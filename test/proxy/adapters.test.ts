@@ -20,8 +20,8 @@ import {
 import { createHandler } from '../../proxy/core/handler.js';
 import type { ProxyHandler, ProxyResponse, RequestLogLine } from '../../proxy/core/types.js';
 import { MemoryKeyStore } from '../../proxy/keys/memory.js';
-import { MemoryObjectStore } from '../../proxy/objects/memory.js';
 import { MemoryQuotaMeter } from '../../proxy/quota/memory.js';
+import { MemoryObjectStore } from '../../store/objects/memory.js';
 import { KEYS, publishFixture, testConfig } from './harness.js';
 import { loadResponseValidator } from './openapi.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseAuthorization } from '../../proxy/core/auth.js';
+import { parseAuthorization } from '../../proxy/request/auth.js';
 
 const KEY = 'pk_live_abcDEF0123456789-_xyzA';
 const key22 = `pk_live_${'a'.repeat(22)}`;

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ProxyHandler } from '../../proxy/core/types.js';
-import { MemoryObjectStore } from '../../proxy/objects/memory.js';
+import { MemoryObjectStore } from '../../store/objects/memory.js';
 import { KEYS, objectsOf, PREFIX, publishFixture, type Stack, startStack, testConfig } from './harness.js';
 
 let stack: Stack;

@@ -15,8 +15,8 @@ import {
   IDENTITY_ONLY,
   ifNoneMatchFor,
   MIN_CODED_BYTES,
-} from '../../proxy/core/coding.js';
-import { ifNoneMatchSelects } from '../../proxy/core/etag.js';
+} from '../../proxy/http/coding.js';
+import { ifNoneMatchSelects } from '../../proxy/http/etag.js';
 
 const LARGE = MIN_CODED_BYTES;
 const SMALL = MIN_CODED_BYTES - 1;

@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { composeDetail, composeListPage, nextPageState } from '../../proxy/catalogue/compose.js';
+import type { CursorState } from '../../proxy/catalogue/cursor.js';
 import {
-  type CursorState,
   decodeSegment,
   encodeVariant,
   FormatError,
   fragment,
   type RecordFragments,
-} from '../../proxy/format.js';
+} from '../../store/segments.js';
 
 /** Records `{id, name, extra}` with three fragments each. */
 function records(count: number): RecordFragments[] {

@@ -7,7 +7,7 @@
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ByteCache } from '../../proxy/cache/bytes.js';
-import { codedEtag, MIN_CODED_BYTES } from '../../proxy/core/coding.js';
+import { codedEtag, MIN_CODED_BYTES } from '../../proxy/http/coding.js';
 import { type Answer, KEYS, objectsOf, type Stack, startStack } from './harness.js';
 
 let stack: Stack;

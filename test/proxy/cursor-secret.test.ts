@@ -13,8 +13,8 @@ import type { ProxyHandler, ProxyRequest, ProxyResponse } from '../../proxy/core
 import { createSecretProxy, secretReader } from '../../proxy/cursor-secret.js';
 import { DependencyError } from '../../proxy/errors.js';
 import { MemoryKeyStore } from '../../proxy/keys/memory.js';
-import { MemoryObjectStore } from '../../proxy/objects/memory.js';
 import { MemoryQuotaMeter } from '../../proxy/quota/memory.js';
+import { MemoryObjectStore } from '../../store/objects/memory.js';
 import { KEYS, PREFIX, publishFixture } from './harness.js';
 
 const ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:catalogue-cursor-AbCdEf';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ifNoneMatchMatches } from '../../proxy/core/etag.js';
+import { ifNoneMatchMatches } from '../../proxy/http/etag.js';
 
 describe('ifNoneMatchMatches', () => {
   const etag = '"abc"';

@@ -1,5 +1,5 @@
 /** What the API should answer, computed straight from the snapshot (independently of the builder's code). */
-import type { Module, Snapshot } from '../../builder/snapshot.js';
+import type { Module, Snapshot } from '../../builder/snapshot/snapshot.js';
 import {
   MODULE_FIELDS,
   MODULE_RELATIONS,
@@ -8,7 +8,7 @@ import {
   type ModuleRelation,
   type SortOrder,
   sortRecords,
-} from '../../proxy/format.js';
+} from '../../store/schema.js';
 
 export function filteredModules(
   snapshot: Snapshot,

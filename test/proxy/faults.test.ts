@@ -3,14 +3,14 @@
  * answers with that dependency's code at the step where it fails, fails closed, and never leaks a rejection.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { credentialProvider } from '../../proxy/aws.js';
+import { credentialProvider } from '../../aws/sdk.js';
 import type { ConfigResult } from '../../proxy/config.js';
 import { DependencyError } from '../../proxy/errors.js';
 import { hashKey } from '../../proxy/keys/hash.js';
 import type { KeyRecord, KeyStore } from '../../proxy/keys/interface.js';
-import type { GetOptions, GetResult, ObjectStore } from '../../proxy/objects/interface.js';
-import { LeanS3ObjectStore } from '../../proxy/objects/s3-lean.js';
 import type { QuotaMeter } from '../../proxy/quota/interface.js';
+import type { GetOptions, GetResult, ObjectStore } from '../../store/objects/interface.js';
+import { LeanS3ObjectStore } from '../../store/objects/s3-lean.js';
 import { KEYS, objectsOf, PREFIX, type Stack, startStack, testConfig } from './harness.js';
 
 let stack: Stack;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseNameSet, parseNonnegativeInteger, parsePositiveInteger } from '../../proxy/core/grammar.js';
-import { splitQuery } from '../../proxy/core/query.js';
+import { parseNameSet, parseNonnegativeInteger, parsePositiveInteger } from '../../proxy/request/grammar.js';
+import { splitQuery } from '../../proxy/request/query.js';
 
 describe('integer grammars', () => {
   it.each([

@@ -3,24 +3,24 @@
  * quota. Every answer is checked against `proxy/openapi.json` before a test sees it.
  */
 import type { S3Client } from '@aws-sdk/client-s3';
-import { loadSnapshot } from '../../builder/load.js';
-import { renderCatalogue } from '../../builder/render.js';
-import type { Snapshot } from '../../builder/snapshot.js';
-import { s3Client } from '../../proxy/aws.js';
+import { s3Client } from '../../aws/sdk.js';
+import { renderCatalogue } from '../../builder/render/render.js';
+import { loadSnapshot } from '../../builder/snapshot/load.js';
+import type { Snapshot } from '../../builder/snapshot/snapshot.js';
+import { type LocalServer, startS3 } from '../../local/servers.js';
 import type { ConfigResult, ProxyConfig } from '../../proxy/config.js';
 import { createHandler } from '../../proxy/core/handler.js';
 import type { ProxyHandler, ProxyResponse, RequestLogLine } from '../../proxy/core/types.js';
-import type { CatalogueIndex } from '../../proxy/format.js';
 import { MemoryKeyStore } from '../../proxy/keys/memory.js';
-import { type LocalServer, startS3 } from '../../proxy/local/servers.js';
+import { MemoryQuotaMeter } from '../../proxy/quota/memory.js';
 import type {
   GetOptions,
   GetResult,
   ObjectStore,
   WritableObjectStore,
-} from '../../proxy/objects/interface.js';
-import { S3ObjectStore } from '../../proxy/objects/s3.js';
-import { MemoryQuotaMeter } from '../../proxy/quota/memory.js';
+} from '../../store/objects/interface.js';
+import { S3ObjectStore } from '../../store/objects/s3.js';
+import type { CatalogueIndex } from '../../store/pointer.js';
 import { loadResponseValidator, type ResponseValidator } from './openapi.js';
 
 export const FIXTURE = new URL('../../fixtures/catalogue', import.meta.url).pathname;

@@ -3,17 +3,17 @@
  * object read and the metering write — the same answers and the same metering either way.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { dynamoClient, s3Client } from '../../aws/sdk.js';
+import { type LocalServer, startDynamo, startS3 } from '../../local/servers.js';
+import { issueKey } from '../../proxy/admin/keys.js';
 import { createProxy } from '../../proxy/app.js';
-import { dynamoClient, s3Client } from '../../proxy/aws.js';
 import { DEFAULT_HOT_PATH_CLIENT, HOT_PATH_CLIENTS, loadConfig } from '../../proxy/config.js';
 import type { ProxyResponse } from '../../proxy/core/types.js';
-import { issueKey } from '../../proxy/keys/admin.js';
-import { createTables } from '../../proxy/keys/tables.js';
-import { type LocalServer, startDynamo, startS3 } from '../../proxy/local/servers.js';
-import { S3ObjectStore } from '../../proxy/objects/s3.js';
-import { LeanS3ObjectStore } from '../../proxy/objects/s3-lean.js';
 import { LeanCounterTransport } from '../../proxy/quota/dynamo-lean.js';
 import { SdkCounterTransport } from '../../proxy/quota/dynamo-transport.js';
+import { createTables } from '../../proxy/tables.js';
+import { S3ObjectStore } from '../../store/objects/s3.js';
+import { LeanS3ObjectStore } from '../../store/objects/s3-lean.js';
 import { CURSOR_SECRET, objectsOf, PREFIX, publishFixture } from './harness.js';
 
 const tables = { keysTable: 'hot-keys', countersTable: 'hot-counters' };

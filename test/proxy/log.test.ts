@@ -9,7 +9,7 @@ import {
   type FunctionUrlEvent,
   type LambdaRuntime,
 } from '../../proxy/adapters/lambda.js';
-import { flushLog, logJson } from '../../proxy/log.js';
+import { flushLog, logJson } from '../../proxy/log/sink.js';
 
 let writes: string[];
 let spy: MockInstance;

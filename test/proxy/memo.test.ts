@@ -1,6 +1,6 @@
 /** BoundedMemo: each input worked out once while it is kept, and never more entries than its bound. */
 import { describe, expect, it } from 'vitest';
-import { BoundedMemo } from '../../proxy/core/memo.js';
+import { BoundedMemo } from '../../proxy/cache/memo.js';
 
 describe('BoundedMemo', () => {
   it('computes a value once, then keeps it', () => {

@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import { brotliCompressSync, gzipSync } from 'node:zlib';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { describe, expect, it } from 'vitest';
-import { ERROR_CODES } from '../../proxy/core/errors.js';
-import { JACK_SIGNALS, MODULE_FIELDS, MODULE_RELATIONS, TAG_TYPES } from '../../proxy/format.js';
+import { ERROR_CODES } from '../../proxy/http/errors.js';
+import { JACK_SIGNALS, MODULE_FIELDS, MODULE_RELATIONS, TAG_TYPES } from '../../store/schema.js';
 import { loadResponseValidator, OPENAPI_PATH } from './openapi.js';
 
 const document = JSON.parse(readFileSync(OPENAPI_PATH, 'utf8'));

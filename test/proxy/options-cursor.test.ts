@@ -1,11 +1,11 @@
-/** OPTIONS on a list checks its cursor like GET and HEAD (proxy/catalogue/cursor-check.ts), reading nothing. */
+/** OPTIONS on a list checks its cursor like GET and HEAD (proxy/catalogue/cursor.ts), reading nothing. */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { cursorError } from '../../proxy/catalogue/cursor-check.js';
+import { cursorError } from '../../proxy/catalogue/cursor.js';
 import { createHandler } from '../../proxy/core/handler.js';
 import type { ProxyHandler } from '../../proxy/core/types.js';
 import { MemoryKeyStore } from '../../proxy/keys/memory.js';
-import { MemoryObjectStore } from '../../proxy/objects/memory.js';
 import { MemoryQuotaMeter } from '../../proxy/quota/memory.js';
+import { MemoryObjectStore } from '../../store/objects/memory.js';
 import { CountingObjectStore, CURSOR_SECRET, KEYS, publishFixture, testConfig } from './harness.js';
 
 let handle: ProxyHandler;

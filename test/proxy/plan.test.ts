@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseRequest } from '../../proxy/core/plan.js';
-import { fullMask, moduleMask } from '../../proxy/format.js';
+import { fullMask, moduleMask } from '../../proxy/request/mask.js';
+import { parseRequest } from '../../proxy/request/plan.js';
 
 /** The error code (or 'ok') the parser gives for GET path?query. */
 function codeOf(path: string, query = '', method = 'GET'): string {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { PointerCache } from '../../proxy/catalogue/pointer.js';
-import { encodePointer, FORMAT_VERSION, objectIdFor, parsePointer } from '../../proxy/format.js';
-import type { GetOptions, GetResult } from '../../proxy/objects/interface.js';
+import { FORMAT_VERSION, objectIdFor } from '../../store/layout.js';
+import type { GetOptions, GetResult } from '../../store/objects/interface.js';
+import { encodePointer, parsePointer } from '../../store/pointer.js';
 
 /** A pointer naming one shard per label character; `versionOf` gives its version. */
 const index = (label: string) => encodePointer([objectIdFor(Buffer.from(label))]).bytes;

@@ -6,9 +6,9 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ByteCache } from '../../proxy/cache/bytes.js';
 import { Catalogue, type ReadOutcome } from '../../proxy/catalogue/reader.js';
-import { acceptedCodings, ifNoneMatchFor } from '../../proxy/core/coding.js';
-import { type Plan, parseRequest } from '../../proxy/core/plan.js';
-import { MemoryObjectStore } from '../../proxy/objects/memory.js';
+import { acceptedCodings, ifNoneMatchFor } from '../../proxy/http/coding.js';
+import { type Plan, parseRequest } from '../../proxy/request/plan.js';
+import { MemoryObjectStore } from '../../store/objects/memory.js';
 import { CountingObjectStore, CURSOR_SECRET, PREFIX, publishFixture } from './harness.js';
 
 let store: CountingObjectStore;

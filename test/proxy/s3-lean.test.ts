@@ -8,12 +8,12 @@ import { Sha256 } from '@smithy/core/checksum';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { credentialProvider, s3Client } from '../../proxy/aws.js';
+import { credentialProvider, s3Client } from '../../aws/sdk.js';
+import { type LocalServer, startS3 } from '../../local/servers.js';
 import { DependencyError } from '../../proxy/errors.js';
-import { type LocalServer, startS3 } from '../../proxy/local/servers.js';
-import type { GetOptions, ObjectStore } from '../../proxy/objects/interface.js';
-import { S3ObjectStore } from '../../proxy/objects/s3.js';
-import { encodeKey, LeanS3ObjectStore, objectAddress } from '../../proxy/objects/s3-lean.js';
+import type { GetOptions, ObjectStore } from '../../store/objects/interface.js';
+import { S3ObjectStore } from '../../store/objects/s3.js';
+import { encodeKey, LeanS3ObjectStore, objectAddress } from '../../store/objects/s3-lean.js';
 import { type SlowProxy, startSlowProxy } from '../oracle/slow-proxy.js';
 import { CHECK_CREDENTIALS, type SigV4CheckServer, startSigV4Check } from './sigv4-check.js';
 
@@ -262,7 +262,7 @@ describe('what LeanS3ObjectStore sends', () => {
       const fromEnv = await credentialProvider(undefined)();
       const loopback = await credentialProvider(check.endpoint)();
       expect(fromEnv).toMatchObject({ accessKeyId: 'AKIDFROMENV', sessionToken: 'token-from-env' });
-      // As the SDK clients do (proxy/aws.ts): environment credentials win over the local fixed ones.
+      // As the SDK clients do (aws/sdk.ts): environment credentials win over the local fixed ones.
       expect(loopback).toMatchObject({ accessKeyId: 'AKIDFROMENV' });
     } finally {
       for (const [name, value] of Object.entries(saved)) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ECHO_MAX_CHARACTERS, echoName, suggest, withinOneEdit } from '../../proxy/core/suggest.js';
+import { ECHO_MAX_CHARACTERS, echoName, suggest, withinOneEdit } from '../../proxy/request/suggest.js';
 
 describe('withinOneEdit', () => {
   it.each([

@@ -3,10 +3,10 @@
  * their query, altered cursors, and a walk that stays on its snapshot while a new version is published.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { renderCatalogue } from '../../builder/render.js';
-import type { Snapshot } from '../../builder/snapshot.js';
-import { MODULE_FIELDS, type ModuleField, type ModuleRelation, sortRecords } from '../../proxy/format.js';
-import { S3ObjectStore } from '../../proxy/objects/s3.js';
+import { renderCatalogue } from '../../builder/render/render.js';
+import type { Snapshot } from '../../builder/snapshot/snapshot.js';
+import { S3ObjectStore } from '../../store/objects/s3.js';
+import { MODULE_FIELDS, type ModuleField, type ModuleRelation, sortRecords } from '../../store/schema.js';
 import { filteredModules, moduleRecord } from './expected.js';
 import { PREFIX, type Stack, startStack, testConfig } from './harness.js';
 

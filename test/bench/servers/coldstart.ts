@@ -8,8 +8,8 @@ import { createProxy } from '../../../proxy/app.js';
 import { loadConfig } from '../../../proxy/config.js';
 import type { ProxyHandler } from '../../../proxy/core/types.js';
 import { MemoryKeyStore } from '../../../proxy/keys/memory.js';
-import { DirectoryObjectStore } from '../../../proxy/objects/directory.js';
 import { MemoryQuotaMeter } from '../../../proxy/quota/memory.js';
+import { DirectoryObjectStore } from '../../../store/objects/directory.js';
 import { BENCH_KEY, CURSOR_SECRET, HUGE_LIMITS } from '../settings.js';
 
 const gc = (globalThis as { gc?: () => void }).gc ?? (() => {});

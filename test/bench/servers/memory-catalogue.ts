@@ -2,16 +2,16 @@
  * The bench's in-memory proxies: a whole published catalogue in a MemoryObjectStore (objects, index shards,
  * pointer), and the real `createProxy` over it with the bench's partner key and a meter with huge limits.
  */
-import { planCatalogue } from '../../../builder/render.js';
-import type { Snapshot } from '../../../builder/snapshot.js';
+import { planCatalogue } from '../../../builder/render/render.js';
+import type { Snapshot } from '../../../builder/snapshot/snapshot.js';
 import { cachedKeys, createProxy, type ProxyOverrides } from '../../../proxy/app.js';
 import { loadConfig } from '../../../proxy/config.js';
 import type { ProxyHandler } from '../../../proxy/core/types.js';
-import { objectKeyFor, POINTER_KEY } from '../../../proxy/format.js';
 import { MemoryKeyStore } from '../../../proxy/keys/memory.js';
-import type { ObjectStore } from '../../../proxy/objects/interface.js';
-import { MemoryObjectStore } from '../../../proxy/objects/memory.js';
 import { MemoryQuotaMeter } from '../../../proxy/quota/memory.js';
+import { objectKeyFor, POINTER_KEY } from '../../../store/layout.js';
+import type { ObjectStore } from '../../../store/objects/interface.js';
+import { MemoryObjectStore } from '../../../store/objects/memory.js';
 import { BENCH_KEY, CURSOR_SECRET, HUGE_LIMITS } from '../settings.js';
 
 /**

@@ -5,7 +5,7 @@
  * Commands: `handler-cost` (the core alone, in-process, CPU per call) and `cpu` (this process, from child.ts).
  * argv: <snapshot directory>
  */
-import { loadSnapshot } from '../../../builder/load.js';
+import { loadSnapshot } from '../../../builder/snapshot/load.js';
 import { createHttpServer } from '../../../proxy/adapters/http.js';
 import type { ProxyHandler } from '../../../proxy/core/types.js';
 import { listen, main, onCommand, ready } from './child.js';

@@ -8,7 +8,7 @@
  * argv: <published directory>
  */
 import { createHttpServer } from '../../../proxy/adapters/http.js';
-import { DirectoryObjectStore } from '../../../proxy/objects/directory.js';
+import { DirectoryObjectStore } from '../../../store/objects/directory.js';
 import { listen, main, onCommand, ready } from './child.js';
 import { memoryProxy } from './memory-catalogue.js';
 

@@ -1,0 +1,221 @@
+/**
+ * An incremental build: the next version from the previous one's manifest and only the work an edit causes.
+ *
+ * A module list variant's object depends only on its members' records and their order, so a variant that
+ * contains no changed module (before or after the edit) is unchanged. The modules whose record digest or
+ * filter values differ from the manifest — added and removed ones included — name every variant that can
+ * have changed: the subsets of their (manufacturer, hp, standard) × (no tag | one of their tags), with the
+ * values they had before and have now. Only those variants, the changed modules' details, the small lists
+ * (always re-rendered) and the details of the manufacturers whose record or modules changed are encoded;
+ * only the shards holding their keys are read and rewritten. The result is byte-identical to a full build of the same snapshot (a test
+ * compares them); when an edit touches many modules, or the shard count would change, a full build is the
+ * cheaper path and the caller takes it.
+ */
+
+import { type IndexEntry, type Pointer, shardCountFor, shardOf } from '../../store/pointer.js';
+import { detailKey, type ModuleFilters, variantKey } from '../../store/schema.js';
+import {
+  type EncodedJob,
+  encodeJob,
+  entryObject,
+  type Job,
+  manufacturerDetailJob,
+  moduleDetailJob,
+  type PreparedCatalogue,
+  type RenderedObject,
+  variantJobs,
+} from '../render/render.js';
+import { type Manifest, type ModuleRow, moduleRows } from './manifest.js';
+import { type ObjectTable, patchShards, readShards, type ShardSet } from './shards.js';
+
+/** Above this share of changed modules a full build is cheaper than scanning per variant. */
+const MAX_CHANGED_SHARE = 0.02;
+const MIN_CHANGED_LIMIT = 64;
+
+export interface IncrementalBuild {
+  /** Index keys whose entry changed: before (absent when added) and after (absent when removed). */
+  changes: Map<string, { before?: IndexEntry; after?: IndexEntry }>;
+  /** Data objects and shards the previous version does not reference: the only uploads. */
+  uploads: RenderedObject[];
+  /** Every object the new version references. */
+  objects: ObjectTable;
+  shards: ShardSet;
+  /** Index entries of the new version. */
+  entries: number;
+  /** Module rows of the new version, for its manifest. */
+  modules: ModuleRow[];
+  /** Entries of the small lists and manufacturer details, for its manifest. */
+  small: Map<string, IndexEntry>;
+  /** Jobs encoded. */
+  encoded: number;
+}
+
+export type IncrementalOutcome = { ok: true; build: IncrementalBuild } | { ok: false; reason: string };
+
+/** The filter sets a module with `row`'s values belongs to (8 subsets × no tag or one of its tags). */
+function filterSets(row: ModuleRow): ModuleFilters[] {
+  const [, , manufacturerId, hp, standard, tagIds] = row;
+  const sets: ModuleFilters[] = [];
+  for (const tag of [undefined, ...tagIds]) {
+    for (let subset = 0; subset < 8; subset++) {
+      const filters: ModuleFilters = {};
+      if (subset & 1) filters.manufacturer_id = manufacturerId;
+      if (subset & 2) filters.hp = hp;
+      if (subset & 4) filters.standard = standard;
+      if (tag !== undefined) filters.tag = tag;
+      sets.push(filters);
+    }
+  }
+  return sets;
+}
+
+const sameRow = (a: ModuleRow, b: ModuleRow) =>
+  a[1] === b[1] &&
+  a[2] === b[2] &&
+  a[3] === b[3] &&
+  a[4] === b[4] &&
+  a[5].length === b[5].length &&
+  a[5].every((tag, i) => tag === b[5][i]);
+
+const sameEntry = (a: IndexEntry | undefined, b: IndexEntry | undefined) =>
+  a === b || (Array.isArray(a) && Array.isArray(b) && a[0] === b[0] && a[1] === b[1] && a[2] === b[2]);
+
+/**
+ * Build the next version from `previous` (its pointer and manifest); `readShard` reads a shard of it.
+ * @example
+ * const outcome = await buildIncrementally(prepareCatalogue(snapshot), { pointer, manifest }, readShard);
+ * if (outcome.ok) for (const { objectId, bytes } of outcome.build.uploads) await put(objectId, bytes);
+ */
+export async function buildIncrementally(
+  prepared: PreparedCatalogue,
+  previous: { pointer: Pointer; manifest: Manifest },
+  readShard: (shardId: string) => Promise<Buffer>,
+): Promise<IncrementalOutcome> {
+  const { manifest, pointer } = previous;
+  if (manifest.shardCount !== pointer.shards.length)
+    return { ok: false, reason: 'the manifest does not match the pointer' };
+
+  const rows = moduleRows(prepared);
+  const changedRows: ModuleRow[] = [];
+  const seen = new Set<number>();
+  for (const row of rows) {
+    seen.add(row[0]);
+    const before = manifest.modules.get(row[0]);
+    if (!before || !sameRow(before, row)) changedRows.push(row);
+  }
+  const goneRows = [...manifest.modules.values()].filter((row) => !seen.has(row[0]));
+  const limit = Math.max(MIN_CHANGED_LIMIT, Math.ceil(MAX_CHANGED_SHARE * rows.length));
+  if (changedRows.length + goneRows.length > limit) {
+    return { ok: false, reason: `${changedRows.length + goneRows.length} modules changed` };
+  }
+
+  // What to encode, by index key (null: the key goes).
+  const encoded = new Map<string, EncodedJob | null>();
+  let jobs = 0;
+  const encode = (job: Job) => {
+    jobs++;
+    encoded.set(job.key, encodeJob(job));
+  };
+  const small = new Map<string, IndexEntry>();
+  const renderSmall = (job: Job) => {
+    const result = encodeJob(job);
+    jobs++;
+    small.set(job.key, result.entry);
+    if (!sameEntry(manifest.small.get(job.key), result.entry)) encoded.set(job.key, result);
+  };
+  for (const job of prepared.listJobs) renderSmall(job);
+  // A manufacturer's detail changes with its own record or with one of its modules (before or after).
+  const touched = new Set<number>();
+  for (const row of [...changedRows, ...goneRows]) {
+    touched.add(row[2]);
+    const before = manifest.modules.get(row[0]);
+    if (before) touched.add(before[2]);
+  }
+  for (const maker of prepared.makers) {
+    const key = detailKey('manufacturers', maker.id);
+    const previous = manifest.small.get(key);
+    if (previous !== undefined && !touched.has(maker.id) && manifest.makers.get(maker.id) === maker.digest) {
+      small.set(key, previous);
+    } else renderSmall(manufacturerDetailJob(prepared, maker));
+  }
+  for (const key of manifest.small.keys()) if (!small.has(key)) encoded.set(key, null);
+
+  const positionById = new Map(prepared.snapshot.modules.map((module, position) => [module.id, position]));
+  for (const row of changedRows) encode(moduleDetailJob(prepared, positionById.get(row[0])!));
+  for (const row of goneRows) encoded.set(detailKey('modules', row[0]), null);
+
+  const variants = new Map<string, ModuleFilters>();
+  for (const row of [...changedRows, ...goneRows, ...changedRows.map((r) => manifest.modules.get(r[0]))]) {
+    if (!row) continue;
+    for (const filters of filterSets(row)) variants.set(variantKey('modules', filters, 'id'), filters);
+  }
+  for (const filters of variants.values()) {
+    const pair = variantJobs(prepared, filters);
+    if (pair.length === 0) {
+      encoded.set(variantKey('modules', filters, 'id'), null);
+      encoded.set(variantKey('modules', filters, 'name'), null);
+    } else for (const job of pair) encode(job);
+  }
+
+  // The previous entries of every key we touch come from its shards: read only those.
+  const shards = await readShards(pointer, encoded.keys(), readShard);
+  const count = pointer.shards.length;
+  const before = (key: string) => shards.get(shardOf(key, count))?.get(key);
+  const changes = new Map<string, { before?: IndexEntry; after?: IndexEntry }>();
+  const patch = new Map<string, IndexEntry | null>();
+  let entries = manifest.entries;
+  for (const [key, result] of encoded) {
+    const old = before(key);
+    const next = result === null ? undefined : result.entry;
+    if (sameEntry(old, next)) continue;
+    changes.set(key, {
+      ...(old !== undefined && { before: old }),
+      ...(next !== undefined && { after: next }),
+    });
+    patch.set(key, next ?? null);
+    if (old === undefined) entries++;
+    if (next === undefined) entries--;
+  }
+  if (shardCountFor(entries) !== count) {
+    return { ok: false, reason: `the index grows to ${entries} entries, which changes its shard count` };
+  }
+
+  const objects: ObjectTable = new Map();
+  for (const [id, row] of manifest.objects) objects.set(id, { ...row });
+  const release = (id: string) => {
+    const row = objects.get(id);
+    if (!row) throw new Error(`the manifest of ${manifest.version} does not list ${id}, which it references`);
+    if (--row.refs === 0) objects.delete(id);
+  };
+  const retain = (id: string, size: number) => {
+    const row = objects.get(id);
+    if (row) row.refs++;
+    else objects.set(id, { refs: 1, size });
+  };
+  const bytesOf = new Map<string, Buffer>();
+  for (const [key, { before: old, after: next }] of changes) {
+    if (old !== undefined) release(entryObject(old));
+    if (next !== undefined) {
+      const result = encoded.get(key)!;
+      retain(result.objectId, result.bytes.byteLength);
+      bytesOf.set(result.objectId, result.bytes);
+    }
+  }
+  const shardSet = patchShards(pointer, shards, patch);
+  pointer.shards.forEach((id, slot) => {
+    const next = shardSet.pointer.shards[slot]!;
+    if (next === id) return;
+    release(id);
+    const bytes = shardSet.bytes.get(next)!;
+    retain(next, bytes.byteLength);
+    bytesOf.set(next, bytes);
+  });
+  const uploads: RenderedObject[] = [];
+  for (const [objectId, bytes] of bytesOf) {
+    if (!manifest.objects.has(objectId) && objects.has(objectId)) uploads.push({ objectId, bytes });
+  }
+  return {
+    ok: true,
+    build: { changes, uploads, objects, shards: shardSet, entries, modules: rows, small, encoded: jobs },
+  };
+}

@@ -1,0 +1,92 @@
+/** Building responses: the headers every kind of answer carries (DESIGN.md §2), in one place. */
+
+import type { ProxyResponse } from '../core/types.js';
+import type { RateLimitState } from '../quota/interface.js';
+import {
+  ALLOW_HEADER,
+  CACHEABLE,
+  JSON_CONTENT_TYPE,
+  LICENSE_LINK,
+  NOT_CACHEABLE,
+  VARY,
+  WWW_AUTHENTICATE,
+} from '../request/routes.js';
+import type { Coding } from './coding.js';
+import { type ApiError, ERROR_STATUS, errorBody } from './errors.js';
+
+/**
+ * A 200 with a catalogue body: ETag, the licence link, private revalidated caching; `Vary: Accept-Encoding`
+ * also when the body is identity (the choice depended on that header), `Content-Encoding` when it is coded.
+ * `body` and `etag` are those of the representation sent (the coded bytes and their own ETag).
+ */
+export function okResponse(
+  body: Buffer,
+  etag: string,
+  requestId: string,
+  coding: Coding = 'identity',
+): ProxyResponse {
+  const headers: Record<string, string> = {
+    'content-type': JSON_CONTENT_TYPE,
+    'content-length': String(body.byteLength),
+    etag,
+    'cache-control': CACHEABLE,
+    link: LICENSE_LINK,
+    vary: VARY,
+    'x-request-id': requestId,
+  };
+  if (coding !== 'identity') headers['content-encoding'] = coding;
+  return { status: 200, headers, body };
+}
+
+/** A 304 carries only what lets the client keep using its copy (RFC 9110 §15.4.5), no body. */
+export function notModifiedResponse(etag: string, requestId: string): ProxyResponse {
+  return {
+    status: 304,
+    headers: { etag, 'cache-control': CACHEABLE, vary: VARY, 'x-request-id': requestId },
+    body: undefined,
+  };
+}
+
+export function optionsResponse(requestId: string): ProxyResponse {
+  return {
+    status: 204,
+    headers: { allow: ALLOW_HEADER, 'cache-control': NOT_CACHEABLE, 'x-request-id': requestId },
+    body: undefined,
+  };
+}
+
+/** The error envelope with its status; 405 names the allowed methods and 401 the expected scheme. */
+export function errorResponse(error: ApiError, requestId: string): ProxyResponse {
+  const body = errorBody(error, requestId);
+  const headers: Record<string, string> = {
+    'content-type': JSON_CONTENT_TYPE,
+    'content-length': String(body.byteLength),
+    'cache-control': NOT_CACHEABLE,
+    'x-request-id': requestId,
+  };
+  const status = ERROR_STATUS[error.code];
+  if (status === 405) headers.allow = ALLOW_HEADER;
+  if (status === 401) headers['www-authenticate'] = WWW_AUTHENTICATE;
+  return { status, headers, body };
+}
+
+/**
+ * Add the rate-limit headers of spec §8 to a response the core has just built for this request (it is never
+ * shared, so they are written into it: no copies).
+ * @example withRateLimitHeaders(okResponse(body, etag, id), { limitMonth: 5000, remainingMonth: 4999, limitMinute: 60, remainingMinute: 59, reset: 1795000000 })
+ *   // headers gain 'x-ratelimit-limit-month': '5000', …, 'x-ratelimit-reset': '1795000000'
+ */
+export function withRateLimitHeaders(response: ProxyResponse, state: RateLimitState): ProxyResponse {
+  const headers = response.headers;
+  headers['x-ratelimit-limit-month'] = String(state.limitMonth);
+  headers['x-ratelimit-remaining-month'] = String(state.remainingMonth);
+  headers['x-ratelimit-limit-minute'] = String(state.limitMinute);
+  headers['x-ratelimit-remaining-minute'] = String(state.remainingMinute);
+  headers['x-ratelimit-reset'] = String(state.reset);
+  return response;
+}
+
+/** HEAD: the GET answer's headers (Content-Length included), no body. */
+export function withoutBody(response: ProxyResponse): ProxyResponse {
+  return response.body === undefined ? response : { ...response, body: undefined };
+}
