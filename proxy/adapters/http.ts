@@ -18,11 +18,12 @@ import {
   STATUS_CODES,
 } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { newRequestId } from '../core/handler.js';
 import type { ProxyHandler, ProxyRequest, RequestLogLine } from '../core/types.js';
 import { type ApiError, apiError, errorBody } from '../http/errors.js';
+import { JSON_CONTENT_TYPE, NOT_CACHEABLE } from '../http/headers.js';
+import { newRequestId } from '../log/request-id.js';
 import { logJson } from '../log/sink.js';
-import { ALLOW_HEADER, JSON_CONTENT_TYPE, NOT_CACHEABLE } from '../request/routes.js';
+import { ALLOW_HEADER } from '../request/routes.js';
 
 /** CloudFront's limit on a URL: a longer request target gets the same 414 locally as behind CloudFront. */
 export const MAX_TARGET_BYTES = 8_192;

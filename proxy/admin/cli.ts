@@ -5,9 +5,9 @@
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { awsRegion, dynamoClient, silenceSdkNodeVersionWarning } from '../../aws/sdk.js';
-import { ConfigurationError, DependencyError } from '../errors.js';
+import { DependencyError } from '../../store/errors.js';
+import { ConfigurationError } from '../errors.js';
 import type { KeyRecord, Limits, Tier } from '../keys/interface.js';
-import { createTables } from '../tables.js';
 import {
   type AdminOptions,
   issueKey,
@@ -17,6 +17,7 @@ import {
   TableError,
   usage,
 } from './keys.js';
+import { createTables } from './tables.js';
 
 const HELP = `Usage: npm run keys -- <command> [options]
 

@@ -10,7 +10,8 @@ import {
   ScanCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
-import { ConfigurationError, type Dependency, DependencyError } from '../errors.js';
+import { type Dependency, DependencyError } from '../../store/errors.js';
+import { ConfigurationError } from '../errors.js';
 import { generateKey, generateKeyId, hashKey, KEY_PATTERN } from '../keys/hash.js';
 import { FREE_TIER_LIMITS, type KeyRecord, type Limits, type Tier } from '../keys/interface.js';
 import { minuteWindowStart, monthWindowId } from '../quota/windows.js';

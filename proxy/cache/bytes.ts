@@ -4,10 +4,30 @@
  * and no invalidation: a publish only adds new keys, and old ones age out by recency. Bounded by bytes
  * (each entry says what it weighs), not by entries, so a container's memory stays predictable.
  *
- * Keys are namespaced by their first character so unrelated values cannot collide, e.g. `s:<shardId>`,
- * `r:<objectId>:<start>-<end>`, `p:<objectId>:<limit>:<mask>`, `z:<etag>:<coding>`.
+ * Every key is made by {@link cacheKey}: one namespace per kind of value, so unrelated values cannot collide.
  */
 import { LRUCache } from 'lru-cache';
+
+/**
+ * The byte cache's keys, one namespace (the first character) per kind of value. Each names exactly what
+ * selects the value's bytes, so an entry never goes stale.
+ */
+export const cacheKey = {
+  /** A parsed index shard. */
+  shard: (shardId: string) => `s:${shardId}`,
+  /** An object's bytes, or a range of them. */
+  range: (objectId: string, range?: readonly [number, number]) =>
+    range ? `r:${objectId}:${range[0]}-${range[1]}` : `r:${objectId}`,
+  /** A composed detail answer: the object and the fragments kept. */
+  detail: (objectId: string, mask: number) => `d:${objectId}:${mask}`,
+  /** A composed first page: the object, the selection, and the variant its cursor binds. */
+  firstPage: (objectId: string, limit: number, mask: number, variant: string) =>
+    `p:${objectId}:${limit}:${mask}:${variant}`,
+  /** A composed cursor page, by its ETag (which names what selects its bytes). */
+  cursorPage: (etag: string) => `c:${etag}`,
+  /** An answer in a content coding, by its identity ETag. */
+  coded: (etag: string, coding: string) => `z:${etag}:${coding}`,
+} as const;
 
 export interface ByteCacheOptions {
   /** Upper bound of the summed weights of the entries; 0 disables caching. */
@@ -32,7 +52,7 @@ const LARGEST_SHARE = 0.25;
 /**
  * @example
  * const cache = new ByteCache({ maxBytes: 64 * 2 ** 20 });
- * const bytes = await cache.getOrLoad(`r:${objectId}:0-4096`, async () => {
+ * const bytes = await cache.getOrLoad(cacheKey.range(objectId, [0, 4096]), async () => {
  *   const body = await read();
  *   return body && { value: body, weight: body.byteLength };
  * });

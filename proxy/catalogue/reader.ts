@@ -7,14 +7,14 @@
  * what the consumer sees changes.
  */
 import { createHash } from 'node:crypto';
+import { DependencyError } from '../../store/errors.js';
 import { objectKeyFor, POINTER_KEY } from '../../store/layout.js';
 import type { GetOptions, ObjectStore } from '../../store/objects/interface.js';
 import { type IndexEntry, type Pointer, parseShard, shardHash } from '../../store/pointer.js';
 import { detailKey } from '../../store/schema.js';
 import { FormatError } from '../../store/segments.js';
-import { ByteCache } from '../cache/bytes.js';
+import { ByteCache, cacheKey } from '../cache/bytes.js';
 import { callWithDeadline } from '../core/deadline.js';
-import { DependencyError } from '../errors.js';
 import type { IfNoneMatch } from '../http/coding.js';
 import { type ApiError, apiError } from '../http/errors.js';
 import { etagFor, etagOfBytes } from '../http/etag.js';
@@ -108,7 +108,7 @@ export class Catalogue {
     const pointer = this.#pointer.fresh();
     if (!pointer) return undefined;
     const facts = this.#factsOf(plan);
-    const shard = this.#cache.hit<ParsedShard>(`s:${shardIdOf(pointer, facts)}`);
+    const shard = this.#cache.hit<ParsedShard>(cacheKey.shard(shardIdOf(pointer, facts)));
     if (!shard) return undefined;
     const resolved = this.#resolve(plan, entryIn(shard, facts.indexKey), ifNoneMatch);
     if ('outcome' in resolved) return resolved.outcome;
@@ -144,7 +144,7 @@ export class Catalogue {
         throw new DependencyError('objects', `index entry of ${plan.id} is not a detail`);
       const objectId = entry;
       return {
-        key: `d:${objectId}:${plan.mask}`,
+        key: cacheKey.detail(objectId, plan.mask),
         compose: async () => {
           const bytes = await this.#range(objectId);
           if (!bytes)
@@ -160,7 +160,7 @@ export class Catalogue {
     const [objectId, , segment0End] = entry;
     return {
       // The first page's bytes depend on the object, the selection, and the variant and secret its cursor binds.
-      key: `p:${objectId}:${plan.limit}:${plan.mask}:${plan.variant}`,
+      key: cacheKey.firstPage(objectId, plan.limit, plan.mask, plan.variant),
       compose: async () => {
         const bytes = await this.#range(objectId, [0, segment0End]);
         if (!bytes)
@@ -179,7 +179,7 @@ export class Catalogue {
     const { etag } = cursor;
     const matched = ifNoneMatch(etag);
     if (matched) return { kind: 'not-modified', etag: matched };
-    const cached = this.#cache.get<Composed>(`c:${etag}`);
+    const cached = this.#cache.get<Composed>(cacheKey.cursorPage(etag));
     if (cached) return { kind: 'ok', etag, body: cached.body };
     return this.#composeLaterPage(plan, cursor.state, etag);
   }
@@ -201,7 +201,7 @@ export class Catalogue {
         return { kind: 'error', error: apiError('invalid_parameter', INVALID_CURSOR_MESSAGE) };
       throw error;
     }
-    this.#cache.set(`c:${etag}`, { body, etag }, body.byteLength);
+    this.#cache.set(cacheKey.cursorPage(etag), { body, etag }, body.byteLength);
     return { kind: 'ok', etag, body };
   }
 
@@ -211,7 +211,7 @@ export class Catalogue {
    */
   async #entry(pointer: Pointer, facts: PlanFacts): Promise<IndexEntry | undefined> {
     const shardId = shardIdOf(pointer, facts);
-    const shard = await this.#cache.getOrLoad(`s:${shardId}`, async () => {
+    const shard = await this.#cache.getOrLoad(cacheKey.shard(shardId), async () => {
       const bytes = await this.#read(shardId);
       if (!bytes) throw new DependencyError('objects', `index shard ${shardId} is missing`);
       const entries = parseShard(bytes);
@@ -223,8 +223,7 @@ export class Catalogue {
 
   /** Bytes of an immutable object (or a range of it) through the cache; `undefined` when it is missing. */
   #range(objectId: string, range?: readonly [number, number]): Promise<Buffer | undefined> {
-    const key = range ? `r:${objectId}:${range[0]}-${range[1]}` : `r:${objectId}`;
-    return this.#cache.getOrLoad(key, async () => {
+    return this.#cache.getOrLoad(cacheKey.range(objectId, range), async () => {
       const bytes = await this.#read(objectId, range);
       return bytes && { value: bytes, weight: bytes.byteLength };
     });

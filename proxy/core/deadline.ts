@@ -1,6 +1,6 @@
 /** Every dependency call is bounded in time and its faults are named after the dependency. */
 import { setMaxListeners } from 'node:events';
-import { type Dependency, DependencyError } from '../errors.js';
+import { type Dependency, DependencyError } from '../../store/errors.js';
 
 /**
  * Calls that start within the same slot of this many milliseconds share one deadline: one AbortController and

@@ -13,12 +13,10 @@
  * decrement succeeds — a second write, a double fault to alarm on, and spurious 429s at a window's edge while
  * the refund is pending. Not worth it while misses are rare.
  */
-import { randomBytes } from 'node:crypto';
+import { DependencyError } from '../../store/errors.js';
 import { ByteCache } from '../cache/bytes.js';
-import { BoundedMemo } from '../cache/memo.js';
 import { cursorError } from '../catalogue/cursor.js';
 import { Catalogue } from '../catalogue/reader.js';
-import { DependencyError } from '../errors.js';
 import {
   type AcceptedCodings,
   acceptedCodings,
@@ -36,11 +34,12 @@ import {
   withoutBody,
   withRateLimitHeaders,
 } from '../http/responses.js';
-import { hashKey } from '../keys/hash.js';
+import { keyHasher } from '../keys/hash.js';
 import type { KeyRecord } from '../keys/interface.js';
+import { isoTime } from '../log/time.js';
 import type { MeterResult } from '../quota/interface.js';
 import { parseAuthorization } from '../request/auth.js';
-import { type ParseOutcome, parseRequest } from '../request/plan.js';
+import { requestParser } from '../request/plan.js';
 import type { RouteName } from '../request/routes.js';
 import { callWithDeadline } from './deadline.js';
 import type {
@@ -51,60 +50,8 @@ import type {
   RequestLogLine,
 } from './types.js';
 
-/**
- * Parsed request lines, by method, path and query: the few URLs of a hot working set are parsed once, not
- * per request. Outcomes are never mutated. Bounded by count and by line length (a flood of distinct URLs
- * only empties it now and then).
- */
-const PARSE_MEMO_ENTRIES = 2_048;
-const PARSE_MEMO_MAX_LINE = 512;
-
 /** Timeout of dependency calls when the configuration itself could not be read. */
 const FALLBACK_TIMEOUT_MS = 2_000;
-
-/**
- * Request ids are drawn in blocks: one `randomBytes` call and one base64url encoding per 128 ids. 12 random
- * bytes are exactly 16 base64url characters, so each id is its own slice of the encoded block.
- */
-const ID_CHARS = 16;
-const IDS_PER_BLOCK = 128;
-let idBlock = '';
-let idAt = 0;
-
-/**
- * A fresh request id: `req_` and 16 random base64url characters.
- * @example newRequestId() // → 'req_3q2-7wQk0ZbLx1aP'
- */
-export function newRequestId(): string {
-  if (idAt >= idBlock.length) {
-    idBlock = randomBytes((IDS_PER_BLOCK * ID_CHARS * 3) / 4).toString('base64url');
-    idAt = 0;
-  }
-  idAt += ID_CHARS;
-  return `req_${idBlock.slice(idAt - ID_CHARS, idAt)}`;
-}
-
-/**
- * Hashes of the keys seen lately, so a busy key is hashed once per container, not per request. Bounded like
- * the parse memo (emptied when full). It keeps recent keys in the container's memory, where the requests that
- * carried them already were; nothing of it is logged or sent.
- */
-const KEY_HASH_MEMO_ENTRIES = 1_024;
-
-/**
- * A log line's time: under load many lines share a millisecond, and formatting a date costs more than the
- * rest of the line, so the text of the last millisecond is kept.
- */
-let isoMs = Number.NaN;
-let isoText = '';
-function isoTime(date: Date): string {
-  const ms = date.getTime();
-  if (ms !== isoMs) {
-    isoMs = ms;
-    isoText = date.toISOString();
-  }
-  return isoText;
-}
 
 /** What the log line needs to know about a request, filled in as it goes. */
 interface Trace {
@@ -136,13 +83,8 @@ export function createHandler(deps: ProxyDependencies): ProxyHandler {
       cache: byteCache,
     });
 
-  const keyHashes = new BoundedMemo<string>(KEY_HASH_MEMO_ENTRIES);
-  const parseMemo = new BoundedMemo<ParseOutcome>(PARSE_MEMO_ENTRIES);
-  function parse(method: string, path: string, query: string): ParseOutcome {
-    const line = `${method}\n${path}\n${query}`;
-    if (line.length > PARSE_MEMO_MAX_LINE) return parseRequest(method, path, query);
-    return parseMemo.get(line, () => parseRequest(method, path, query));
-  }
+  const hashOf = keyHasher();
+  const parse = requestParser();
 
   async function respond(request: ProxyRequest, requestId: string, trace: Trace): Promise<ProxyResponse> {
     const parsed = parse(request.method, request.path, request.query);
@@ -160,7 +102,7 @@ export function createHandler(deps: ProxyDependencies): ProxyHandler {
       );
     }
 
-    const keyHash = keyHashes.get(authorization.key, hashKey);
+    const keyHash = hashOf(authorization.key);
     // A warm container knows most keys already: no dependency call, no deadline to arm.
     const known = deps.keys.known?.(keyHash);
     let key: KeyRecord | undefined;

@@ -50,7 +50,7 @@ export interface ProxyDependencies {
   log: (line: RequestLogLine) => void;
   /**
    * Bounded cache of bytes derived from immutable objects: index shards, data ranges, composed answers,
-   * coded answers (`z:<etag>:<coding>`).
+   * coded answers (keys: cacheKey in cache/bytes.ts).
    * @default a new one of `config.byteCacheBytes`
    */
   byteCache?: ByteCache;

@@ -11,7 +11,7 @@
  * (the API serves no byte ranges, the one use that would need the coded bytes themselves to match).
  */
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
-import type { ByteCache } from '../cache/bytes.js';
+import { type ByteCache, cacheKey } from '../cache/bytes.js';
 import { BoundedMemo } from '../cache/memo.js';
 import { ifNoneMatchSelects } from './etag.js';
 
@@ -162,11 +162,11 @@ export function ifNoneMatchFor(header: string | undefined, accepted: AcceptedCod
 
 /**
  * The bytes of `body` in `coding`, from the byte cache when this answer was coded before (key
- * `z:<identity etag>:<coding>`: the identity ETag names the bytes exactly, so the entry never goes stale).
+ * `cacheKey.coded`: the identity ETag names the bytes exactly, so the entry never goes stale).
  * @example const coded = encodeBody(body, '"3q2-7wQk0ZbLx1aPe5uB9A"', 'br', byteCache);
  */
 export function encodeBody(body: Buffer, etag: string, coding: ContentCoding, cache: ByteCache): Buffer {
-  const key = `z:${etag}:${coding}`;
+  const key = cacheKey.coded(etag, coding);
   const cached = cache.get<Buffer>(key);
   if (cached !== undefined) return cached;
   const coded = compress(body, coding);

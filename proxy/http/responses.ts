@@ -2,17 +2,17 @@
 
 import type { ProxyResponse } from '../core/types.js';
 import type { RateLimitState } from '../quota/interface.js';
+import { ALLOW_HEADER } from '../request/routes.js';
+import type { Coding } from './coding.js';
+import { type ApiError, ERROR_STATUS, errorBody } from './errors.js';
 import {
-  ALLOW_HEADER,
   CACHEABLE,
   JSON_CONTENT_TYPE,
   LICENSE_LINK,
   NOT_CACHEABLE,
   VARY,
   WWW_AUTHENTICATE,
-} from '../request/routes.js';
-import type { Coding } from './coding.js';
-import { type ApiError, ERROR_STATUS, errorBody } from './errors.js';
+} from './headers.js';
 
 /**
  * A 200 with a catalogue body: ETag, the licence link, private revalidated caching; `Vary: Accept-Encoding`

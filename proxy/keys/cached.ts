@@ -6,7 +6,7 @@
  * keys fills only the small negative one, and can never push a real key out of the positive one.
  */
 import { LRUCache } from 'lru-cache';
-import { DependencyError } from '../errors.js';
+import { DependencyError } from '../../store/errors.js';
 import type { KeyRecord, KeyStore } from './interface.js';
 
 export interface CachedKeyStoreOptions {

@@ -1,6 +1,6 @@
 /** Key records in DynamoDB: one GetItem by `sha256(key)` per uncached lookup. */
 import { type DynamoDBClient, GetItemCommand, type GetItemCommandOutput } from '@aws-sdk/client-dynamodb';
-import { DependencyError } from '../errors.js';
+import { DependencyError } from '../../store/errors.js';
 import { KEYS_SCHEMA, keyRecordFromItem } from '../tables.js';
 import type { KeyRecord, KeyStore } from './interface.js';
 

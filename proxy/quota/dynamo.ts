@@ -6,7 +6,7 @@
  * this logic exists once for both.
  */
 import type { DynamoDBClient, UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
-import { DependencyError } from '../errors.js';
+import { DependencyError } from '../../store/errors.js';
 import type { KeyRecord, Limits } from '../keys/interface.js';
 import { COUNTER_RETENTION_SECONDS, COUNTERS_SCHEMA } from '../tables.js';
 import { type CounterTransport, type Item, SdkCounterTransport } from './dynamo-transport.js';
@@ -14,7 +14,7 @@ import type { MeterResult, QuotaMeter } from './interface.js';
 import { minuteWindowStart, monthWindowId, nextMonthStart, retryAfterSeconds } from './windows.js';
 
 export type DynamoQuotaMeterOptions = {
-  /** The counters table (schema in keys/tables.ts). */
+  /** The counters table (schema in proxy/tables.ts). */
   table: string;
 } & (
   | {

@@ -15,6 +15,7 @@ import {
   type SortOrder,
   variantKey,
 } from '../../store/schema.js';
+import { BoundedMemo } from '../cache/memo.js';
 import { type ApiError, apiError, firstByPrecedence } from '../http/errors.js';
 import { parseNameSet, parseNonnegativeInteger, parsePositiveInteger } from './grammar.js';
 import { fullMask, moduleMask } from './mask.js';
@@ -267,4 +268,26 @@ function planFor(route: RouteTemplate, values: Map<string, unknown>, id: number 
       };
     }
   }
+}
+
+/**
+ * Parsed request lines, by method, path and query: the few URLs of a hot working set are parsed once, not
+ * per request. Outcomes are never mutated. Bounded by count and by line length (a flood of distinct URLs
+ * only empties it now and then).
+ */
+const PARSE_MEMO_ENTRIES = 2_048;
+const PARSE_MEMO_MAX_LINE = 512;
+
+/**
+ * A {@link parseRequest} that remembers the outcomes of recent request lines (the same plan object each
+ * time, which the catalogue reader keys its per-plan facts on).
+ * @example const parse = requestParser(); parse('GET', '/v1/tags', '') === parse('GET', '/v1/tags', '')
+ */
+export function requestParser(): (method: string, path: string, query: string) => ParseOutcome {
+  const memo = new BoundedMemo<ParseOutcome>(PARSE_MEMO_ENTRIES);
+  return (method, path, query) => {
+    const line = `${method}\n${path}\n${query}`;
+    if (line.length > PARSE_MEMO_MAX_LINE) return parseRequest(method, path, query);
+    return memo.get(line, () => parseRequest(method, path, query));
+  };
 }

@@ -1,4 +1,4 @@
-/** Names and values shared by the proxy core and its adapters. */
+/** The API's methods and routes, as the request language, the log and the OpenAPI document name them. */
 
 export const ALLOWED_METHODS = ['GET', 'HEAD', 'OPTIONS'] as const;
 export type AllowedMethod = (typeof ALLOWED_METHODS)[number];
@@ -15,17 +15,3 @@ export const ROUTES = {
 } as const;
 export type RouteTemplate = (typeof ROUTES)[keyof typeof ROUTES];
 export type RouteName = RouteTemplate | 'unknown';
-
-export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
-/**
- * Every answer depends on the caller's key (quota, and whether it is served at all), so shared caches must
- * never reuse one key's answer for another, and every request must reach the proxy to be metered.
- */
-export const CACHEABLE = 'private, no-cache';
-/** Errors and OPTIONS answers are never worth keeping. */
-export const NOT_CACHEABLE = 'no-store';
-/** Catalogue answers (200 and 304) depend on the request's Accept-Encoding, coded or not (RFC 9110 §12.5.5). */
-export const VARY = 'Accept-Encoding';
-export const LICENSE_LINK = '<https://creativecommons.org/licenses/by/4.0/>; rel="license"';
-/** RFC 6750: a 401 names the scheme the client should use. */
-export const WWW_AUTHENTICATE = 'Bearer realm="catalogue"';

@@ -2,7 +2,7 @@
 import { type Dirent, rename as renameWithCallback, writeFile as writeFileWithCallback } from 'node:fs';
 import { mkdir, open, readdir, stat, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { DependencyError } from '../../proxy/errors.js';
+import { DependencyError } from '../errors.js';
 import type { GetOptions, GetResult, ListedObject, WritableObjectStore } from './interface.js';
 import { clampRange } from './range.js';
 

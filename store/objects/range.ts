@@ -1,5 +1,5 @@
 /** Byte-range rules shared by every object store, so all three answer the same way. */
-import { DependencyError } from '../../proxy/errors.js';
+import { DependencyError } from '../errors.js';
 
 /**
  * Clamp `[start, end)` to an object of `size` bytes, as S3 does for a range running past the end.

@@ -4,7 +4,7 @@
  */
 import type { AwsCredentialIdentityProvider } from '@smithy/types';
 import { AwsCallError, SignedClient, type SignedResponse } from '../../aws/signed.js';
-import { DependencyError } from '../../proxy/errors.js';
+import { DependencyError } from '../errors.js';
 import type { GetOptions, GetResult, ObjectStore } from './interface.js';
 import { checkRange } from './range.js';
 

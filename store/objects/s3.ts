@@ -7,7 +7,7 @@ import {
   PutObjectCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import { DependencyError } from '../../proxy/errors.js';
+import { DependencyError } from '../errors.js';
 import type { GetOptions, GetResult, ListedObject, WritableObjectStore } from './interface.js';
 import { checkRange } from './range.js';
 

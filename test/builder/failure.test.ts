@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { EXIT, main } from '../../builder/cli.js';
 import { explainPublishFailure, type FailureKind } from '../../builder/report/failure.js';
 import { type LocalServer, startS3 } from '../../local/servers.js';
-import { DependencyError } from '../../proxy/errors.js';
+import { DependencyError } from '../../store/errors.js';
 import {
   removeTemporaryDirectories,
   smallSnapshot,

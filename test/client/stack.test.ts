@@ -11,9 +11,9 @@ import { CatalogueApiError, CatalogueClient, type CatalogueClientOptions } from 
 import { type LocalServer, startDynamo } from '../../local/servers.js';
 import { createHttpServer } from '../../proxy/adapters/http.js';
 import { registerKey } from '../../proxy/admin/keys.js';
+import { createTables } from '../../proxy/admin/tables.js';
 import { createProxy } from '../../proxy/app.js';
 import { loadConfig } from '../../proxy/config.js';
-import { createTables } from '../../proxy/tables.js';
 import { CURSOR_SECRET, PREFIX, type Stack, startStack } from '../proxy/harness.js';
 
 const KEY = `pk_live_${'C'.repeat(22)}`;

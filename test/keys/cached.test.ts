@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { DependencyError } from '../../proxy/errors.js';
 import { CachedKeyStore } from '../../proxy/keys/cached.js';
 import type { KeyRecord, KeyStore } from '../../proxy/keys/interface.js';
+import { DependencyError } from '../../store/errors.js';
 import { keyRecord } from './helpers.js';
 
 /** An in-memory KeyStore that counts lookups and can be told to fail or to hold its answer. */

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dynamoClient } from '../../aws/sdk.js';
 import { issueKey } from '../../proxy/admin/keys.js';
-import { DependencyError } from '../../proxy/errors.js';
 import { CachedKeyStore } from '../../proxy/keys/cached.js';
 import { DynamoKeyStore } from '../../proxy/keys/dynamo.js';
 import { hashKey } from '../../proxy/keys/hash.js';
 import { DynamoQuotaMeter } from '../../proxy/quota/dynamo.js';
+import { DependencyError } from '../../store/errors.js';
 import { type DynamoFixture, dynamoFixture, keyRecord } from './helpers.js';
 
 let db: DynamoFixture;

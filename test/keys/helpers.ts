@@ -2,9 +2,10 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { dynamoClient } from '../../aws/sdk.js';
 import { type LocalServer, startDynamo } from '../../local/servers.js';
+import { createTables } from '../../proxy/admin/tables.js';
 import { generateKeyId, hashKey } from '../../proxy/keys/hash.js';
 import { FREE_TIER_LIMITS, type KeyRecord } from '../../proxy/keys/interface.js';
-import { createTables, type TableNames } from '../../proxy/tables.js';
+import type { TableNames } from '../../proxy/tables.js';
 
 export interface DynamoFixture extends TableNames {
   server: LocalServer;

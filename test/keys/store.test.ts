@@ -10,11 +10,11 @@ import {
   revokeKey,
   usage,
 } from '../../proxy/admin/keys.js';
+import { createTables } from '../../proxy/admin/tables.js';
 import { CachedKeyStore } from '../../proxy/keys/cached.js';
 import { DynamoKeyStore } from '../../proxy/keys/dynamo.js';
 import { hashKey, KEY_PATTERN } from '../../proxy/keys/hash.js';
 import { DynamoQuotaMeter } from '../../proxy/quota/dynamo.js';
-import { createTables } from '../../proxy/tables.js';
 import { at, countCalls, type DynamoFixture, dynamoFixture } from './helpers.js';
 
 let db: DynamoFixture;

@@ -16,7 +16,7 @@ import { renderCatalogue } from '../../builder/render/render.js';
 import type { Snapshot } from '../../builder/snapshot/snapshot.js';
 import { startS3 } from '../../local/servers.js';
 import type { ProxyHandler } from '../../proxy/core/types.js';
-import { DependencyError } from '../../proxy/errors.js';
+import { DependencyError } from '../../store/errors.js';
 import { POINTER_KEY } from '../../store/layout.js';
 import { DirectoryObjectStore } from '../../store/objects/directory.js';
 import type { GetOptions, GetResult, WritableObjectStore } from '../../store/objects/interface.js';

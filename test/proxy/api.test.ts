@@ -4,7 +4,8 @@
  * OpenAPI document by the harness.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ALLOW_HEADER, LICENSE_LINK } from '../../proxy/request/routes.js';
+import { LICENSE_LINK } from '../../proxy/http/headers.js';
+import { ALLOW_HEADER } from '../../proxy/request/routes.js';
 import { MODULE_FIELDS, sortRecords } from '../../store/schema.js';
 import { filteredModules, manufacturerRecord, moduleRecord } from './expected.js';
 import { KEYS, type Stack, startStack } from './harness.js';

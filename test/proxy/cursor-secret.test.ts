@@ -11,9 +11,9 @@ import { createProxy } from '../../proxy/app.js';
 import { loadConfig } from '../../proxy/config.js';
 import type { ProxyHandler, ProxyRequest, ProxyResponse } from '../../proxy/core/types.js';
 import { createSecretProxy, secretReader } from '../../proxy/cursor-secret.js';
-import { DependencyError } from '../../proxy/errors.js';
 import { MemoryKeyStore } from '../../proxy/keys/memory.js';
 import { MemoryQuotaMeter } from '../../proxy/quota/memory.js';
+import { DependencyError } from '../../store/errors.js';
 import { MemoryObjectStore } from '../../store/objects/memory.js';
 import { KEYS, PREFIX, publishFixture } from './harness.js';
 

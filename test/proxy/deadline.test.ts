@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { callWithDeadline } from '../../proxy/core/deadline.js';
-import { DependencyError } from '../../proxy/errors.js';
+import { DependencyError } from '../../store/errors.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -5,10 +5,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { credentialProvider } from '../../aws/sdk.js';
 import type { ConfigResult } from '../../proxy/config.js';
-import { DependencyError } from '../../proxy/errors.js';
 import { hashKey } from '../../proxy/keys/hash.js';
 import type { KeyRecord, KeyStore } from '../../proxy/keys/interface.js';
 import type { QuotaMeter } from '../../proxy/quota/interface.js';
+import { DependencyError } from '../../store/errors.js';
 import type { GetOptions, GetResult, ObjectStore } from '../../store/objects/interface.js';
 import { LeanS3ObjectStore } from '../../store/objects/s3-lean.js';
 import { KEYS, objectsOf, PREFIX, type Stack, startStack, testConfig } from './harness.js';

@@ -10,7 +10,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { credentialProvider, s3Client } from '../../aws/sdk.js';
 import { type LocalServer, startS3 } from '../../local/servers.js';
-import { DependencyError } from '../../proxy/errors.js';
+import { DependencyError } from '../../store/errors.js';
 import type { GetOptions, ObjectStore } from '../../store/objects/interface.js';
 import { S3ObjectStore } from '../../store/objects/s3.js';
 import { encodeKey, LeanS3ObjectStore, objectAddress } from '../../store/objects/s3-lean.js';

@@ -6,7 +6,7 @@
 import { dynamoClient } from '../../../aws/sdk.js';
 import { startDynamo, startS3 } from '../../../local/servers.js';
 import { registerKey } from '../../../proxy/admin/keys.js';
-import { createTables } from '../../../proxy/tables.js';
+import { createTables } from '../../../proxy/admin/tables.js';
 import { BENCH_KEY, HUGE_LIMITS, STACK_BUCKET, STACK_TABLES } from '../settings.js';
 import { main, onStop, ready } from './child.js';
 
