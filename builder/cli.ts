@@ -6,12 +6,8 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { silenceSdkNodeVersionWarning } from '../aws/env.js';
-import {
-  type CurrentVersion,
-  DEFAULT_RETENTION_MS,
-  publishCatalogue,
-  readCurrentVersion,
-} from './publish/publish.js';
+import { DEFAULT_RETENTION_MS } from './publish/types.js';
+import { publishSnapshot } from './publish-snapshot.js';
 import { explainPublishFailure } from './report/failure.js';
 import { explainLines, summaryLine, terminalProgress } from './report/progress.js';
 import { loadSnapshot } from './snapshot/load.js';
@@ -162,59 +158,38 @@ async function build(
   }
   try {
     const progress = terminalProgress(process.stderr);
-    const { builder } = options;
-    let current: CurrentVersion | undefined;
-    let unreadable: { error: unknown } | undefined;
-    if (builder !== undefined && !repair) {
-      progress?.note('reading the current version');
-      // A failure is reported as the publish's own, after the snapshot's problems if it has any.
-      current = await readCurrentVersion(target.store, target.prefix).catch((error: unknown) => {
-        unreadable = { error };
-        return undefined;
-      });
-    }
-    progress?.note(`validating ${source}`);
-    const loaded = await loadSnapshot(source, {
-      ...(builder !== undefined && { builder }),
-      ...(current?.manifest && { current: current.manifest }),
+    const outcome = await publishSnapshot(source, target, {
+      ...(options.builder !== undefined && { builder: options.builder }),
+      retentionMs,
+      concurrency: concurrency ?? target.defaultConcurrency,
+      dryRun: values['dry-run'] === true,
+      repair,
+      explain: values.verbose === true,
+      ...(progress && { progress }),
+      warn: (message) => process.stderr.write(`warning: ${message}\n`),
     });
-    if (!loaded.ok) {
-      printProblems(loaded.problems);
-      return EXIT.invalid;
-    }
-    try {
-      if (unreadable) throw unreadable.error;
-      const summary = await publishCatalogue({
-        store: target.store,
-        prefix: target.prefix,
-        snapshot: loaded.snapshot,
-        ...(builder !== undefined && { builder }),
-        ...(loaded.sourceDigests && { sourceDigests: loaded.sourceDigests }),
-        ...(current && { current }),
-        retentionMs,
-        concurrency: concurrency ?? target.defaultConcurrency,
-        dryRun: values['dry-run'] === true,
-        repair,
-        explain: values.verbose === true,
-        progress,
-        warn: (message) => process.stderr.write(`warning: ${message}\n`),
-      });
+    if (outcome.ok) {
+      const { summary } = outcome;
       if (values.verbose) for (const line of explainLines(summary)) process.stdout.write(`${line}\n`);
       process.stdout.write(`${summaryLine(summary, target.description)}\n`);
       return EXIT.ok;
-    } catch (error) {
-      const cause = (error as Error).cause as Error | undefined;
-      const { advice } = explainPublishFailure(error, {
-        description: target.description,
-        endpoint: values.endpoint as string | undefined,
-      });
-      process.stderr.write(
-        `publish failed: ${(error as Error).message}${cause?.message ? ` (${cause.message})` : ''}; ` +
-          `target: ${target.location}\n` +
-          `the previous version is still current; ${advice}\n`,
-      );
-      return EXIT.publishFailed;
     }
+    if (outcome.reason === 'invalid') {
+      printProblems(outcome.problems);
+      return EXIT.invalid;
+    }
+    const error = outcome.error as Error;
+    const cause = error.cause as Error | undefined;
+    const { advice } = explainPublishFailure(error, {
+      description: target.description,
+      endpoint: values.endpoint as string | undefined,
+    });
+    process.stderr.write(
+      `publish failed: ${error.message}${cause?.message ? ` (${cause.message})` : ''}; ` +
+        `target: ${target.location}\n` +
+        `the previous version is still current; ${advice}\n`,
+    );
+    return EXIT.publishFailed;
   } finally {
     target.close();
   }

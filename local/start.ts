@@ -10,17 +10,15 @@ import type { Server } from 'node:http';
 import { join, relative, resolve } from 'node:path';
 import { CreateBucketCommand, HeadBucketCommand } from '@aws-sdk/client-s3';
 import { dynamoClient, s3Client, silenceSdkNodeVersionWarning } from '../aws/sdk.js';
-import { publishCatalogue } from '../builder/publish/publish.js';
+import { publishSnapshot } from '../builder/publish-snapshot.js';
 import { explainPublishFailure } from '../builder/report/failure.js';
 import { firstPublishNotice, publishProgress, summaryLine } from '../builder/report/progress.js';
-import { loadSnapshot } from '../builder/snapshot/load.js';
 import { formatProblem } from '../builder/snapshot/problems.js';
 import { createHttpServer } from '../proxy/adapters/http.js';
 import { type AdminOptions, issueKey, partnerDefaults, registerKey } from '../proxy/admin/keys.js';
 import { createTables } from '../proxy/admin/tables.js';
 import { createProxy, logJson } from '../proxy/app.js';
 import { loadConfig } from '../proxy/config.js';
-import { POINTER_KEY } from '../store/layout.js';
 import { S3ObjectStore } from '../store/objects/s3.js';
 import { parseDevKeys } from './dev-keys.js';
 import { localCommandHints } from './hints.js';
@@ -52,14 +50,6 @@ async function ensureBucket(endpoint: string, bucket: string): Promise<void> {
   } finally {
     client.destroy();
   }
-}
-
-/** Whether a catalogue is published under `prefix` (a listing: cheaper than reading the pointer). */
-async function hasPointer(store: S3ObjectStore, prefix: string): Promise<boolean> {
-  for await (const { key } of store.list(`${prefix}${POINTER_KEY}`)) {
-    if (key === `${prefix}${POINTER_KEY}`) return true;
-  }
-  return false;
 }
 
 async function main(): Promise<void> {
@@ -122,40 +112,44 @@ async function main(): Promise<void> {
   const config = configResult.config;
 
   // 2. Catalogue: validate and publish (incremental: a second start uploads nothing).
-  const loaded = await loadSnapshot(source);
-  if (!loaded.ok) {
-    for (const problem of loaded.problems) console.error(formatProblem(problem));
-    throw new Error(`the snapshot in ${source} is not valid (${loaded.problems.length} problems)`);
-  }
   // Progress on stderr (a bar on a terminal, a line every 5 s in a log); a big first publish takes minutes.
   const s3 = s3Client({ endpoint: config.s3Endpoint, maxAttempts: 5 });
-  const store = new S3ObjectStore({ client: s3, bucket: config.bucket });
   const target = `s3://${config.bucket}/${config.prefix}`;
-  let summary: Awaited<ReturnType<typeof publishCatalogue>>;
   const progress = publishProgress(process.stderr);
+  let outcome: Awaited<ReturnType<typeof publishSnapshot>>;
   try {
-    const notice = firstPublishNotice(loaded.snapshot.modules.length);
-    if (notice && !(await hasPointer(store, config.prefix))) console.error(notice);
-    summary = await publishCatalogue({
-      store,
-      prefix: config.prefix,
-      snapshot: loaded.snapshot,
-      progress,
-      warn: (message) => console.error(`warning: ${message}`),
-    });
-  } catch (error) {
-    const { advice } = explainPublishFailure(error, {
-      description: target,
-      endpoint: config.s3Endpoint,
-      again: 'start again',
-    });
-    throw new Error(`publishing ${source} to ${target} failed: ${(error as Error).message}; ${advice}`, {
-      cause: error,
-    });
+    outcome = await publishSnapshot(
+      source,
+      { store: new S3ObjectStore({ client: s3, bucket: config.bucket }), prefix: config.prefix },
+      {
+        progress,
+        warn: (message) => console.error(`warning: ${message}`),
+        onValid: (snapshot, current) => {
+          const notice = firstPublishNotice(snapshot.modules.length);
+          if (notice && !current.pointer) console.error(notice);
+        },
+      },
+    );
   } finally {
     progress.close();
     s3.destroy();
   }
+  if (!outcome.ok && outcome.reason === 'invalid') {
+    for (const problem of outcome.problems) console.error(formatProblem(problem));
+    throw new Error(`the snapshot in ${source} is not valid (${outcome.problems.length} problems)`);
+  }
+  if (!outcome.ok) {
+    const { advice } = explainPublishFailure(outcome.error, {
+      description: target,
+      endpoint: config.s3Endpoint,
+      again: 'start again',
+    });
+    throw new Error(
+      `publishing ${source} to ${target} failed: ${(outcome.error as Error).message}; ${advice}`,
+      { cause: outcome.error },
+    );
+  }
+  const { summary } = outcome;
   console.error(summaryLine(summary, target));
 
   // 3. Keys: tables, the keys named in CATALOGUE_DEV_KEYS, and one fresh free key.

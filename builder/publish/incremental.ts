@@ -7,8 +7,8 @@
  * have changed: the subsets of their (manufacturer, hp, standard) × (no tag | one of their tags), with the
  * values they had before and have now. Only those variants, the changed modules' details, the small lists
  * (always re-rendered) and the details of the manufacturers whose record or modules changed are encoded;
- * only the shards holding their keys are read and rewritten. The result is byte-identical to a full build of the same snapshot (a test
- * compares them); when an edit touches many modules, or the shard count would change, a full build is the
+ * only the shards holding their keys are read and rewritten. The result is byte-identical to a full build of
+ * the same snapshot (a test compares them); when an edit touches many modules, or the shard count would change, a full build is the
  * cheaper path and the caller takes it.
  */
 
@@ -21,17 +21,19 @@ import {
   type Job,
   manufacturerDetailJob,
   moduleDetailJob,
-  type PreparedCatalogue,
   type RenderedObject,
+  smallListJobs,
   variantJobs,
-} from '../render/render.js';
+} from '../render/jobs.js';
+import type { PreparedCatalogue } from '../render/prepare.js';
+import { type ObjectTable, patchShards, readShards, type ShardSet } from '../render/shards.js';
 import { type Manifest, type ModuleRow, moduleRows } from './manifest.js';
-import { type ObjectTable, patchShards, readShards, type ShardSet } from './shards.js';
 
 /** Above this share of changed modules a full build is cheaper than scanning per variant. */
 const MAX_CHANGED_SHARE = 0.02;
 const MIN_CHANGED_LIMIT = 64;
 
+/** What an edit changes, assembled from the previous version's manifest and the shards it touches. */
 export interface IncrementalBuild {
   /** Index keys whose entry changed: before (absent when added) and after (absent when removed). */
   changes: Map<string, { before?: IndexEntry; after?: IndexEntry }>;
@@ -42,12 +44,8 @@ export interface IncrementalBuild {
   shards: ShardSet;
   /** Index entries of the new version. */
   entries: number;
-  /** Module rows of the new version, for its manifest. */
-  modules: ModuleRow[];
   /** Entries of the small lists and manufacturer details, for its manifest. */
-  small: Map<string, IndexEntry>;
-  /** Jobs encoded. */
-  encoded: number;
+  smallEntries: Map<string, IndexEntry>;
 }
 
 export type IncrementalOutcome = { ok: true; build: IncrementalBuild } | { ok: false; reason: string };
@@ -111,19 +109,16 @@ export async function buildIncrementally(
 
   // What to encode, by index key (null: the key goes).
   const encoded = new Map<string, EncodedJob | null>();
-  let jobs = 0;
   const encode = (job: Job) => {
-    jobs++;
-    encoded.set(job.key, encodeJob(job));
+    encoded.set(job.indexKey, encodeJob(job));
   };
-  const small = new Map<string, IndexEntry>();
+  const smallEntries = new Map<string, IndexEntry>();
   const renderSmall = (job: Job) => {
     const result = encodeJob(job);
-    jobs++;
-    small.set(job.key, result.entry);
-    if (!sameEntry(manifest.small.get(job.key), result.entry)) encoded.set(job.key, result);
+    smallEntries.set(job.indexKey, result.entry);
+    if (!sameEntry(manifest.smallEntries.get(job.indexKey), result.entry)) encoded.set(job.indexKey, result);
   };
-  for (const job of prepared.listJobs) renderSmall(job);
+  for (const job of smallListJobs(prepared)) renderSmall(job);
   // A manufacturer's detail changes with its own record or with one of its modules (before or after).
   const touched = new Set<number>();
   for (const row of [...changedRows, ...goneRows]) {
@@ -133,12 +128,12 @@ export async function buildIncrementally(
   }
   for (const maker of prepared.makers) {
     const key = detailKey('manufacturers', maker.id);
-    const previous = manifest.small.get(key);
+    const previous = manifest.smallEntries.get(key);
     if (previous !== undefined && !touched.has(maker.id) && manifest.makers.get(maker.id) === maker.digest) {
-      small.set(key, previous);
+      smallEntries.set(key, previous);
     } else renderSmall(manufacturerDetailJob(prepared, maker));
   }
-  for (const key of manifest.small.keys()) if (!small.has(key)) encoded.set(key, null);
+  for (const key of manifest.smallEntries.keys()) if (!smallEntries.has(key)) encoded.set(key, null);
 
   const positionById = new Map(prepared.snapshot.modules.map((module, position) => [module.id, position]));
   for (const row of changedRows) encode(moduleDetailJob(prepared, positionById.get(row[0])!));
@@ -216,6 +211,6 @@ export async function buildIncrementally(
   }
   return {
     ok: true,
-    build: { changes, uploads, objects, shards: shardSet, entries, modules: rows, small, encoded: jobs },
+    build: { changes, uploads, objects, shards: shardSet, entries, smallEntries },
   };
 }

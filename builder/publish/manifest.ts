@@ -19,11 +19,11 @@
  */
 import { createHash } from 'node:crypto';
 import { FORMAT_VERSION, VERSIONS_DIR } from '../../store/layout.js';
-import type { IndexEntry } from '../../store/pointer.js';
+import type { IndexEntry, Pointer } from '../../store/pointer.js';
 import { SEGMENT_SIZE } from '../../store/segments.js';
 import { DIGEST_BYTES } from '../render/digests.js';
-import type { PreparedCatalogue } from '../render/render.js';
-import type { ObjectTable } from './shards.js';
+import type { PreparedCatalogue, ReuseKey } from '../render/prepare.js';
+import type { ObjectTable } from '../render/shards.js';
 
 const MAGIC = 0x4d544143; // "CATM" little-endian
 /** Bump whenever the meaning of a field changes. */
@@ -45,15 +45,6 @@ export type ModuleRow = [
   source: string | null,
 ];
 
-/**
- * What the serialised modules of a version depend on besides their source records: the builder that wrote
- * them (its code, dependencies and Node.js) and the tags their bytes embed. Equal keys, reusable records.
- */
-export interface ReuseKey {
-  builder: string;
-  tags: string;
-}
-
 export interface Manifest {
   version: string;
   shardCount: number;
@@ -61,8 +52,8 @@ export interface Manifest {
   entries: number;
   /** By module id. */
   modules: Map<number, ModuleRow>;
-  /** Entries of the small lists and the manufacturer details, by index key. */
-  small: Map<string, IndexEntry>;
+  /** Entries of the small lists and the manufacturer details, by index key (render/jobs.ts smallIndexKeys). */
+  smallEntries: Map<string, IndexEntry>;
   objects: ObjectTable;
   /** Null when the version was built without a builder fingerprint: nothing of it is reused. */
   reuse: ReuseKey | null;
@@ -111,6 +102,29 @@ export function moduleRows(prepared: PreparedCatalogue): ModuleRow[] {
 }
 
 /**
+ * The manifest of the version a build assembled.
+ * @example manifestFor(prepared, pointer, entries.size, smallEntries, objects).modules.size // → modules
+ */
+export function manifestFor(
+  prepared: PreparedCatalogue,
+  pointer: Pointer,
+  entries: number,
+  smallEntries: Map<string, IndexEntry>,
+  objects: ObjectTable,
+): Manifest {
+  return {
+    version: pointer.version,
+    shardCount: pointer.shards.length,
+    entries,
+    modules: new Map(moduleRows(prepared).map((row) => [row[0], row])),
+    smallEntries,
+    objects,
+    reuse: prepared.reuse,
+    makers: new Map(prepared.makers.map(({ id, digest }) => [id, digest])),
+  };
+}
+
+/**
  * The manifest file's bytes.
  * @example decodeManifest(encodeManifest(manifest), manifest.version)?.objects.size // → manifest.objects.size
  */
@@ -122,7 +136,7 @@ export function encodeManifest(manifest: Manifest): Buffer {
     shards: manifest.shardCount,
     entries: manifest.entries,
     modules: [...manifest.modules.values()].sort((a, b) => a[0] - b[0]),
-    small: Object.fromEntries([...manifest.small].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
+    small: Object.fromEntries([...manifest.smallEntries].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
     reuse: manifest.reuse,
     makers: [...manifest.makers].sort((a, b) => a[0] - b[0]),
   };
@@ -190,7 +204,7 @@ export function decodeManifest(bytes: Buffer | undefined, version: string): Mani
     shardCount: meta.shards,
     entries: meta.entries,
     modules: new Map(meta.modules.map((row) => [row[0], row])),
-    small: new Map(Object.entries(meta.small)),
+    smallEntries: new Map(Object.entries(meta.small)),
     objects,
     reuse: meta.reuse ?? null,
     makers: new Map(meta.makers),

@@ -13,61 +13,12 @@
 import { digest128, objectIdFor } from '../../store/layout.js';
 import { type Pointer, shardOf } from '../../store/pointer.js';
 import { FRAGMENTS, variantKey } from '../../store/schema.js';
-import { decodePackedVariant, type PackedRecord } from '../../store/segments.js';
+import { decodePackedVariant } from '../../store/segments.js';
+import type { ReusableModule, ReuseKey } from '../render/prepare.js';
 import { tagJsonById } from '../render/records.js';
+import { readShards } from '../render/shards.js';
 import type { Tag } from '../snapshot/snapshot.js';
-import type { Manifest, ModuleRow, ReuseKey } from './manifest.js';
-import { readShards } from './shards.js';
-
-/**
- * The digest of each module's source record, by position: of its text in modules.json when `text` (the
- * file's bytes) is given, else of its JSON. Either way equal digests mean equal records; a record only
- * formatted differently is merely not reused.
- * @example sourceDigests(snapshot.modules)[0] // → 'q2…' (22 characters)
- */
-export function sourceDigests(modules: readonly unknown[], text?: Uint8Array): string[] {
-  const ranges = text && elementRanges(text);
-  if (ranges && ranges.length === 2 * modules.length) {
-    return modules.map((_, i) => digest128(text.subarray(ranges[2 * i], ranges[2 * i + 1])));
-  }
-  return modules.map((module) => digest128(JSON.stringify(module) ?? 'undefined'));
-}
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
-
-/**
- * Byte ranges (start, end, start, end, …) of the objects that are elements of the top-level array of `text`,
- * which JSON.parse accepted: one pass over the bytes, skipping strings (where brackets are text). About a
- * third of what serialising every record again costs; the caller checks that there is one range per element.
- * @example elementRanges(Buffer.from('[{"a":1}, {"b":"}"}]')) // → Uint32Array [1, 8, 10, 19]
- */
-export function elementRanges(text: Uint8Array): Uint32Array | undefined {
-  const ranges: number[] = [];
-  const end = text.length;
-  let depth = 0;
-  let start = 0;
-  for (let i = 0; i < end; i++) {
-    const c = text[i];
-    if (c === QUOTE) {
-      for (i++; i < end && text[i] !== QUOTE; i++) if (text[i] === BACKSLASH) i++;
-    } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
-      if (depth === 1) start = i;
-      depth++;
-    } else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
-      depth--;
-      if (depth === 1) {
-        if (text[start] !== OPEN_BRACE) return undefined; // an element that is an array
-        ranges.push(start, i + 1);
-      }
-    }
-  }
-  return depth === 0 ? Uint32Array.from(ranges) : undefined;
-}
+import type { Manifest } from './manifest.js';
 
 /**
  * The reuse key of a build by `builder` of a snapshot with `tags`.
@@ -75,33 +26,6 @@ export function elementRanges(text: Uint8Array): Uint32Array | undefined {
  */
 export function reuseKey(builder: string, tags: readonly Tag[]): ReuseKey {
   return { builder, tags: digest128(JSON.stringify([...tagJsonById(tags)])) };
-}
-
-/**
- * Positions of `modules` (raw, not yet validated) whose source digest the current version's manifest holds
- * for the same id, written by the same builder: these were validated by this same code.
- * @example unchangedModules(raw.modules, digests, manifest, builder).has(0) // → true when module 0 is unchanged
- */
-export function unchangedModules(
-  modules: readonly unknown[],
-  digests: readonly string[],
-  manifest: Manifest | undefined,
-  builder: string,
-): Set<number> {
-  const unchanged = new Set<number>();
-  if (manifest?.reuse?.builder !== builder) return unchanged;
-  modules.forEach((module, position) => {
-    const id = (module as { id?: unknown } | null)?.id;
-    const row = typeof id === 'number' ? manifest.modules.get(id) : undefined;
-    if (row?.[6] === digests[position]) unchanged.add(position);
-  });
-  return unchanged;
-}
-
-/** A module of the current version that a build may take over: its manifest row and packed bytes. */
-export interface ReusableModule {
-  row: ModuleRow;
-  packed: PackedRecord;
 }
 
 /**
@@ -130,7 +54,7 @@ export async function reusableModules(
     const rows = [...manifest.modules.values()].sort((a, b) => a[0] - b[0]);
     if (records.length !== rows.length) return reusable;
     rows.forEach((row, i) => {
-      reusable.set(row[0], { row, packed: records[i]! });
+      reusable.set(row[0], { source: row[6], digest: row[1], packed: records[i]! });
     });
   } catch {
     reusable.clear(); // an unreadable or malformed list: serialise everything

@@ -4,7 +4,7 @@
  */
 import cliProgress from 'cli-progress';
 import type { IndexEntry } from '../../store/pointer.js';
-import type { PublishProgress, PublishSummary } from '../publish/publish.js';
+import type { PublishProgress, PublishSummary } from '../publish/types.js';
 
 /**
  * A progress bar on `stream` when it is a terminal, otherwise nothing (logs get the summary line only).

@@ -1,13 +1,12 @@
 /** Reading a snapshot directory: the four files, parsed, then validated as a whole. */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Manifest } from '../publish/manifest.js';
-import { sourceDigests, unchangedModules } from '../publish/reuse.js';
+import { sourceDigests } from '../render/digests.js';
 import type { Problem } from './problems.js';
 import { SNAPSHOT_FILES, type Snapshot } from './snapshot.js';
 import { type RawSnapshot, validateSnapshot } from './validate.js';
 
-export type LoadResult =
+export type LoadOutcome =
   | {
       ok: true;
       snapshot: Snapshot;
@@ -22,10 +21,39 @@ export interface LoadOptions {
   /** The builder's fingerprint (builder/publish/reuse.ts): compute each module's source digest. */
   builder?: string;
   /**
-   * The manifest of the target's current version: a module it holds unchanged, written by the same builder,
-   * was validated by this same code and is checked only against the other records.
+   * What the target's current version knows of its modules: a module it holds unchanged, written by the same
+   * builder, was validated by this same code and is checked only against the other records.
    */
-  current?: Manifest;
+  current?: KnownSources;
+}
+
+/** The source digests of the modules of a published version, and the builder that wrote it. */
+export interface KnownSources {
+  /** The builder's fingerprint; undefined when the version was written without one (nothing is trusted). */
+  builder: string | undefined;
+  /** The source digest of module `id` in that version (null or undefined: unknown). */
+  sourceOf(id: number): string | null | undefined;
+}
+
+/**
+ * Positions of `modules` (raw, not yet validated) whose source digest the current version holds for the
+ * same id, written by the same builder: these were validated by this same code.
+ * @example unchangedModules(raw.modules, digests, current, builder).has(0) // → true when module 0 is unchanged
+ */
+export function unchangedModules(
+  modules: readonly unknown[],
+  digests: readonly string[],
+  current: KnownSources | undefined,
+  builder: string,
+): Set<number> {
+  const unchanged = new Set<number>();
+  if (current?.builder !== builder) return unchanged;
+  modules.forEach((module, position) => {
+    const id = (module as { id?: unknown } | null)?.id;
+    const source = typeof id === 'number' ? current.sourceOf(id) : undefined;
+    if (source === digests[position]) unchanged.add(position);
+  });
+  return unchanged;
 }
 
 /**
@@ -35,7 +63,7 @@ export interface LoadOptions {
  * const loaded = await loadSnapshot('fixtures/catalogue');
  * if (!loaded.ok) for (const p of loaded.problems) console.error(formatProblem(p));
  */
-export async function loadSnapshot(directory: string, options: LoadOptions = {}): Promise<LoadResult> {
+export async function loadSnapshot(directory: string, options: LoadOptions = {}): Promise<LoadOutcome> {
   const raw: RawSnapshot = {};
   const problems: Problem[] = [];
   let modulesText: Buffer | undefined;

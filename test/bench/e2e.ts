@@ -6,7 +6,7 @@
 import { rm, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { s3Client } from '../../aws/sdk.js';
-import { renderCatalogue } from '../../builder/render/render.js';
+import { renderCatalogue } from '../../builder/render/full.js';
 import type { Snapshot } from '../../builder/snapshot/snapshot.js';
 import { objectKeyFor, POINTER_KEY } from '../../store/layout.js';
 import { S3ObjectStore } from '../../store/objects/s3.js';

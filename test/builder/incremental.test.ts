@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { HISTORY_FILE } from '../../builder/publish/history.js';
 import { decodeManifest, encodeManifest, manifestKey } from '../../builder/publish/manifest.js';
 import { publishCatalogue } from '../../builder/publish/publish.js';
-import { renderCatalogue } from '../../builder/render/render.js';
+import { renderCatalogue } from '../../builder/render/full.js';
 import type { Snapshot } from '../../builder/snapshot/snapshot.js';
 import { objectIdFor, POINTER_KEY } from '../../store/layout.js';
 import { DirectoryObjectStore } from '../../store/objects/directory.js';

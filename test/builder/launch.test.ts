@@ -41,7 +41,7 @@ describe('npm run catalogue (builder/launch.mjs)', () => {
     expect(valid.stdout).toMatch(/^fixtures\/catalogue: valid \(204 modules/);
     const first = current();
     expect(first.inputs).toEqual(
-      expect.arrayContaining(['builder/cli.ts', 'builder/publish/publish.ts', 'store/format.ts']),
+      expect.arrayContaining(['builder/cli.ts', 'builder/publish/publish.ts', 'store/segments.ts']),
     );
 
     // Unchanged sources: the same bundle.

@@ -4,7 +4,7 @@ import { s3Client } from '../../aws/sdk.js';
 import { type CommandOptions, EXIT, main } from '../../builder/cli.js';
 import { HISTORY_FILE } from '../../builder/publish/history.js';
 import { publishCatalogue } from '../../builder/publish/publish.js';
-import { renderCatalogue } from '../../builder/render/render.js';
+import { renderCatalogue } from '../../builder/render/full.js';
 import type { Snapshot } from '../../builder/snapshot/snapshot.js';
 import { openTarget } from '../../builder/target.js';
 import { type LocalServer, startS3 } from '../../local/servers.js';

@@ -1,7 +1,7 @@
 import stringify from 'fast-json-stable-stringify';
 import { describe, expect, it } from 'vitest';
+import { renderCatalogue } from '../../builder/render/full.js';
 import { closedJson } from '../../builder/render/records.js';
-import { renderCatalogue } from '../../builder/render/render.js';
 import type { Module } from '../../builder/snapshot/snapshot.js';
 import { validateSnapshot } from '../../builder/snapshot/validate.js';
 import { generateSnapshot } from '../../builder/synthetic/generate.js';

@@ -6,9 +6,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { publishCatalogue, readCurrentVersion } from '../../builder/publish/publish.js';
-import { elementRanges, sourceDigests } from '../../builder/publish/reuse.js';
-import { loadSnapshot } from '../../builder/snapshot/load.js';
+import { publishSnapshot } from '../../builder/publish-snapshot.js';
+import { elementRanges, sourceDigests } from '../../builder/render/digests.js';
 import type { Snapshot } from '../../builder/snapshot/snapshot.js';
 import { DirectoryObjectStore } from '../../store/objects/directory.js';
 import {
@@ -66,23 +65,18 @@ describe('elementRanges: the text of each record of modules.json', () => {
 
 const BUILDER = 'test-builder/v1';
 
-/** Publish the snapshot files in `source` as the CLI does: load (validating less), then publish. */
+/** Publish the snapshot files in `source` as the CLI does (load, validating less, then publish). */
 async function publishAsCli(root: string, source: string, builder = BUILDER) {
-  const store = new DirectoryObjectStore(root);
-  const current = await readCurrentVersion(store);
-  const loaded = await loadSnapshot(source, {
-    builder,
-    ...(current.manifest && { current: current.manifest }),
-  });
-  if (!loaded.ok) return { loaded, summary: undefined };
-  const summary = await publishCatalogue({
-    store,
-    snapshot: loaded.snapshot,
-    builder,
-    ...(loaded.sourceDigests && { sourceDigests: loaded.sourceDigests }),
-    current,
-  });
-  return { loaded, summary };
+  const outcome = await publishSnapshot(
+    source,
+    { store: new DirectoryObjectStore(root), prefix: '' },
+    { builder },
+  );
+  if (outcome.ok)
+    return { loaded: { ok: true as const, unchanged: outcome.unchanged }, summary: outcome.summary };
+  if (outcome.reason === 'invalid')
+    return { loaded: { ok: false as const, problems: outcome.problems }, summary: undefined };
+  throw outcome.error;
 }
 
 /** The data objects and shards of a directory target, by object id. */

@@ -3,7 +3,7 @@
  * partner-like key, and the comparison of one proxy answer with the oracle's.
  */
 import fc from 'fast-check';
-import { renderCatalogue } from '../../builder/render/render.js';
+import { renderCatalogue } from '../../builder/render/full.js';
 import type { Snapshot } from '../../builder/snapshot/snapshot.js';
 import { loadConfig } from '../../proxy/config.js';
 import { createHandler } from '../../proxy/core/handler.js';

@@ -4,7 +4,7 @@
  */
 import type { S3Client } from '@aws-sdk/client-s3';
 import { s3Client } from '../../aws/sdk.js';
-import { renderCatalogue } from '../../builder/render/render.js';
+import { renderCatalogue } from '../../builder/render/full.js';
 import { loadSnapshot } from '../../builder/snapshot/load.js';
 import type { Snapshot } from '../../builder/snapshot/snapshot.js';
 import { type LocalServer, startS3 } from '../../local/servers.js';

@@ -3,7 +3,7 @@
  * their query, altered cursors, and a walk that stays on its snapshot while a new version is published.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { renderCatalogue } from '../../builder/render/render.js';
+import { renderCatalogue } from '../../builder/render/full.js';
 import type { Snapshot } from '../../builder/snapshot/snapshot.js';
 import { S3ObjectStore } from '../../store/objects/s3.js';
 import { MODULE_FIELDS, type ModuleField, type ModuleRelation, sortRecords } from '../../store/schema.js';

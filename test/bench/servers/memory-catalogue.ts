@@ -2,7 +2,7 @@
  * The bench's in-memory proxies: a whole published catalogue in a MemoryObjectStore (objects, index shards,
  * pointer), and the real `createProxy` over it with the bench's partner key and a meter with huge limits.
  */
-import { planCatalogue } from '../../../builder/render/render.js';
+import { renderInFull } from '../../../builder/render/full.js';
 import type { Snapshot } from '../../../builder/snapshot/snapshot.js';
 import { cachedKeys, createProxy, type ProxyOverrides } from '../../../proxy/app.js';
 import { loadConfig } from '../../../proxy/config.js';
@@ -42,14 +42,14 @@ export function memoryProxy(
 export async function catalogueInMemory(
   snapshot: Snapshot,
 ): Promise<{ objects: MemoryObjectStore; bytes: number }> {
-  const plan = planCatalogue(snapshot);
+  const render = renderInFull(snapshot);
   const objects = new MemoryObjectStore();
   let bytes = 0;
-  for (const object of plan.objects()) {
+  for (const object of render.objects()) {
     await objects.put(objectKeyFor('', object.objectId), object.bytes);
     bytes += object.bytes.byteLength;
   }
-  const { pointerBytes, shards } = plan.result();
+  const { pointerBytes, shards } = render.result();
   for (const [shardId, shard] of shards) await objects.put(objectKeyFor('', shardId), shard);
   await objects.put(POINTER_KEY, pointerBytes);
   return { objects, bytes };

@@ -1,0 +1,90 @@
+/**
+ * The builder's one entry point: a snapshot directory → a published version. It reads the target's current
+ * version, loads and validates the snapshot (checking again only what that version does not already hold
+ * unchanged), then publishes (builder/publish/publish.ts). `npm run catalogue -- build` and `npm start`
+ * both call this, and only say the outcome in their own words.
+ */
+import type { WritableObjectStore } from '../store/objects/interface.js';
+import { publishCatalogue } from './publish/publish.js';
+import { type CurrentVersion, readCurrentVersion } from './publish/read.js';
+import type { PublishOptions, PublishSummary } from './publish/types.js';
+import { loadSnapshot } from './snapshot/load.js';
+import type { Problem } from './snapshot/problems.js';
+import type { Snapshot } from './snapshot/snapshot.js';
+
+/** Where to publish: an object store and a key prefix ('' or ending in '/'). */
+export interface SnapshotTarget {
+  store: WritableObjectStore;
+  prefix: string;
+}
+
+export type PublishSnapshotOptions = Omit<
+  PublishOptions,
+  'store' | 'prefix' | 'snapshot' | 'sourceDigests' | 'current'
+> & {
+  /**
+   * Called once the snapshot is valid, before anything is written, with what the target holds now (e.g. to
+   * warn that a first publish of a big catalogue takes minutes).
+   */
+  onValid?: (snapshot: Snapshot, current: CurrentVersion) => void;
+};
+
+export type PublishSnapshotOutcome =
+  | {
+      ok: true;
+      summary: PublishSummary;
+      snapshot: Snapshot;
+      /** Modules whose own fields were not checked again: unchanged since the current version. */
+      unchanged: number;
+    }
+  /** The snapshot is not valid: every problem, and nothing was written. */
+  | { ok: false; reason: 'invalid'; problems: Problem[] }
+  /** The target could not be read or written; the previous version is still current. */
+  | { ok: false; reason: 'failed'; error: unknown };
+
+/**
+ * Validate the snapshot in `source` and publish it to `target`.
+ * @example
+ * const outcome = await publishSnapshot('fixtures/catalogue', { store: new DirectoryObjectStore('out'), prefix: '' });
+ * if (outcome.ok) console.log(outcome.summary.version);
+ */
+export async function publishSnapshot(
+  source: string,
+  target: SnapshotTarget,
+  options: PublishSnapshotOptions = {},
+): Promise<PublishSnapshotOutcome> {
+  const { builder, progress, onValid, ...publish } = options;
+  progress?.note('reading the current version');
+  // A failure is reported as the publish's own, after the snapshot's problems if it has any.
+  let unreadable: { error: unknown } | undefined;
+  const current = await readCurrentVersion(target.store, target.prefix).catch((error: unknown) => {
+    unreadable = { error };
+    return undefined;
+  });
+  progress?.note(`validating ${source}`);
+  const manifest = options.repair ? undefined : current?.manifest;
+  const loaded = await loadSnapshot(source, {
+    ...(builder !== undefined && { builder }),
+    ...(manifest && {
+      current: { builder: manifest.reuse?.builder, sourceOf: (id: number) => manifest.modules.get(id)?.[6] },
+    }),
+  });
+  if (!loaded.ok) return { ok: false, reason: 'invalid', problems: loaded.problems };
+  if (unreadable || !current) return { ok: false, reason: 'failed', error: unreadable?.error };
+  onValid?.(loaded.snapshot, current);
+  try {
+    const summary = await publishCatalogue({
+      ...publish,
+      store: target.store,
+      prefix: target.prefix,
+      snapshot: loaded.snapshot,
+      current,
+      ...(builder !== undefined && { builder }),
+      ...(loaded.sourceDigests && { sourceDigests: loaded.sourceDigests }),
+      ...(progress && { progress }),
+    });
+    return { ok: true, summary, snapshot: loaded.snapshot, unchanged: loaded.unchanged ?? 0 };
+  } catch (error) {
+    return { ok: false, reason: 'failed', error };
+  }
+}

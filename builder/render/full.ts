@@ -1,0 +1,136 @@
+/**
+ * A full render: a validated snapshot → the complete precomputed API (DESIGN.md builder invariants 1–3).
+ * Pure and deterministic: the same snapshot always yields the same objects, object ids, shards and pointer.
+ * Every job (jobs.ts) is encoded; identical objects are one object (content addressing).
+ */
+import type { CatalogueIndex, IndexEntry, Pointer } from '../../store/pointer.js';
+import type { Snapshot } from '../snapshot/snapshot.js';
+import { allJobs, encodeJob, type RenderedObject, smallListJobs } from './jobs.js';
+import { type PreparedCatalogue, prepareCatalogue } from './prepare.js';
+import { buildShards, type ObjectTable } from './shards.js';
+import { moduleVariants } from './variants.js';
+
+/** What a full build has produced once its objects are consumed. */
+export interface RenderedCatalogue {
+  /** Every index key's entry. */
+  entries: Map<string, IndexEntry>;
+  /** Every object the version references (data objects and shards): references and byte length. */
+  objects: ObjectTable;
+  /** The shards' bytes by object id (also in {@link objects}). */
+  shards: Map<string, Buffer>;
+  pointer: Pointer;
+  pointerBytes: Buffer;
+}
+
+/** A full render in progress: objects are encoded as they are pulled, so memory stays bounded. */
+export interface FullRender {
+  readonly prepared: PreparedCatalogue;
+  /** Jobs encoded so far (a progress count; identical objects are counted each time). */
+  readonly encoded: number;
+  /** Jobs to encode. */
+  readonly jobs: number;
+  /** Every distinct data object once, in a deterministic order; can be consumed once. Shards are not here. */
+  objects(): Generator<RenderedObject>;
+  /** Entries, object table, shards and pointer; only after {@link objects} has been consumed fully. */
+  result(): RenderedCatalogue;
+}
+
+/**
+ * Start the full render of a validated snapshot (or of one already prepared).
+ * @example
+ * const render = renderInFull(snapshot);
+ * for (const { objectId, bytes } of render.objects()) await store.put(`o/${objectId}`, bytes);
+ * const { shards, pointerBytes } = render.result();
+ */
+export function renderInFull(snapshot: Snapshot | PreparedCatalogue): FullRender {
+  const prepared = 'packedModules' in snapshot ? snapshot : prepareCatalogue(snapshot);
+  const variants = moduleVariants(prepared.snapshot.modules, prepared.byId, prepared.byName);
+  const entries = new Map<string, IndexEntry>();
+  const objects: ObjectTable = new Map();
+  let encoded = 0;
+  let result: RenderedCatalogue | undefined;
+  let started = false;
+  const jobs =
+    smallListJobs(prepared).length +
+    prepared.makers.length +
+    prepared.snapshot.modules.length +
+    2 * variants.size;
+
+  function* encodeAll(): Generator<RenderedObject> {
+    if (started) throw new Error('the objects of a full render can be consumed once');
+    started = true;
+    for (const job of allJobs(prepared, variants)) {
+      const { objectId, bytes, entry } = encodeJob(job);
+      entries.set(job.indexKey, entry);
+      encoded++;
+      const known = objects.get(objectId);
+      if (known) {
+        known.refs++; // content addressing: identical variants are one object
+        continue;
+      }
+      objects.set(objectId, { refs: 1, size: bytes.byteLength });
+      yield { objectId, bytes };
+    }
+    const shards = buildShards(entries);
+    for (const [shardId, bytes] of shards.bytes) {
+      const known = objects.get(shardId);
+      if (known) known.refs++;
+      else objects.set(shardId, { refs: 1, size: bytes.byteLength });
+    }
+    result = {
+      entries,
+      objects,
+      shards: shards.bytes,
+      pointer: shards.pointer,
+      pointerBytes: shards.pointerBytes,
+    };
+  }
+
+  return {
+    prepared,
+    get encoded() {
+      return encoded;
+    },
+    jobs,
+    objects: encodeAll,
+    result() {
+      if (!result) throw new Error('result() before every object was rendered');
+      return result;
+    },
+  };
+}
+
+/**
+ * Render a validated snapshot completely in memory: the logical index, the pointer, and every distinct
+ * object by id (shards included). For large catalogues prefer {@link renderInFull}.
+ * @example
+ * const { index, pointerBytes, objects } = renderCatalogue(snapshot);
+ * objects.get(index.lists['modules?sort=id']![0]); // → the bytes of the default module list
+ */
+export function renderCatalogue(snapshot: Snapshot): {
+  index: CatalogueIndex;
+  pointer: Pointer;
+  pointerBytes: Buffer;
+  objects: Map<string, Buffer>;
+} {
+  const render = renderInFull(snapshot);
+  const objects = new Map<string, Buffer>();
+  for (const { objectId, bytes } of render.objects()) objects.set(objectId, bytes);
+  const { entries, shards, pointer, pointerBytes } = render.result();
+  for (const [shardId, bytes] of shards) objects.set(shardId, bytes);
+  return { index: logicalIndex(entries), pointer, pointerBytes, objects };
+}
+
+/**
+ * The entries as the logical {@link CatalogueIndex} (tests, benchmarks).
+ * @example logicalIndex(new Map([['modules/1', 'AAAAAAAAAAAAAAAAAAAAAA']])).modules['1'] // → 'AAAAAAAAAAAAAAAAAAAAAA'
+ */
+export function logicalIndex(entries: ReadonlyMap<string, IndexEntry>): CatalogueIndex {
+  const index: CatalogueIndex = { lists: {}, modules: {}, manufacturers: {} };
+  for (const [key, entry] of entries) {
+    if (typeof entry !== 'string') index.lists[key] = entry;
+    else if (key.startsWith('modules/')) index.modules[key.slice('modules/'.length)] = entry;
+    else index.manufacturers[key.slice('manufacturers/'.length)] = entry;
+  }
+  return index;
+}
