@@ -96,7 +96,7 @@ async function main(): Promise<void> {
     servers.push(dynamo);
     dynamodbEndpoint = dynamo.endpoint;
   }
-  const configResult = loadConfig({
+  const configured = loadConfig({
     ...env,
     CATALOGUE_BUCKET: bucket,
     CATALOGUE_PREFIX: env.CATALOGUE_PREFIX ?? '',
@@ -108,8 +108,8 @@ async function main(): Promise<void> {
     // A publish shows up within a second locally.
     POINTER_TTL_MS: env.POINTER_TTL_MS ?? '1000',
   });
-  if (!configResult.ok) throw new Error(`configuration: ${configResult.problems.join('; ')}`);
-  const config = configResult.config;
+  if (!configured.ok) throw new Error(`configuration: ${configured.problems.join('; ')}`);
+  const config = configured.config;
 
   // 2. Catalogue: validate and publish (incremental: a second start uploads nothing).
   // Progress on stderr (a bar on a terminal, a line every 5 s in a log); a big first publish takes minutes.
@@ -170,7 +170,7 @@ async function main(): Promise<void> {
   admin.client.destroy();
 
   // 4. Serve.
-  http = createHttpServer(createProxy(configResult, { log: logJson }));
+  http = createHttpServer(createProxy(configured, { log: logJson }));
   await new Promise<void>((ready, fail) => {
     http?.once('error', fail);
     http?.listen(port, '127.0.0.1', () => ready());

@@ -4,7 +4,7 @@ import type { ObjectStore } from '../store/objects/interface.js';
 import { S3ObjectStore } from '../store/objects/s3.js';
 import { LeanS3ObjectStore } from '../store/objects/s3-lean.js';
 import { ByteCache } from './cache/bytes.js';
-import { type ConfigResult, DEFAULT_HOT_PATH_CLIENT, type ProxyConfig } from './config.js';
+import { type ConfigOutcome, DEFAULT_HOT_PATH_CLIENT, type ProxyConfig } from './config.js';
 import { createHandler } from './core/handler.js';
 import type { ProxyDependencies, ProxyHandler, RequestLogLine } from './core/types.js';
 import { createSecretProxy, secretReader } from './cursor-secret.js';
@@ -64,7 +64,7 @@ export function cachedKeys(inner: KeyStore, c: ProxyConfig): KeyStore {
  * `503 configuration_error` (after 405 and the Authorization header checks) and the problems are logged once.
  * @example const handle = createProxy(loadConfig());
  */
-export function createProxy(config: ConfigResult, overrides: ProxyOverrides = {}): ProxyHandler {
+export function createProxy(config: ConfigOutcome, overrides: ProxyOverrides = {}): ProxyHandler {
   const log = overrides.log ?? logJson;
   const dependencies: ProxyDependencies = {
     objects: overrides.objects ?? unconfigured,

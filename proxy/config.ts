@@ -49,7 +49,7 @@ export type HotPathClient = (typeof HOT_PATH_CLIENTS)[number];
 /** Bench section 6: the lean client spends a fraction of the SDK's CPU per call and passes the same tests. */
 export const DEFAULT_HOT_PATH_CLIENT: HotPathClient = 'lean';
 
-export type ConfigResult = { ok: true; config: ProxyConfig } | { ok: false; problems: string[] };
+export type ConfigOutcome = { ok: true; config: ProxyConfig } | { ok: false; problems: string[] };
 
 type Env = Record<string, string | undefined>;
 
@@ -58,7 +58,7 @@ const MB = 2 ** 20;
 /**
  * @example loadConfig({ CATALOGUE_BUCKET: 'b', KEYS_TABLE: 'k', COUNTERS_TABLE: 'c', CURSOR_SECRET: 'x'.repeat(32) })
  */
-export function loadConfig(env: Env = process.env): ConfigResult {
+export function loadConfig(env: Env = process.env): ConfigOutcome {
   const problems: string[] = [];
   const required = (name: string): string => {
     const value = env[name]?.trim();

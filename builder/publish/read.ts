@@ -33,7 +33,7 @@ export const versionKey = (prefix: string, version: string) => `${prefix}${VERSI
 /** The bytes of the object at `objectKey`, or undefined when there is none. */
 export async function readObject(store: WritableObjectStore, objectKey: string): Promise<Buffer | undefined> {
   const result = await store.get(objectKey);
-  return result.status === 'ok' ? result.body : undefined;
+  return result.ok ? result.body : undefined;
 }
 
 /**

@@ -245,6 +245,8 @@ export type RawSnapshot = Partial<Record<Kind, unknown>>;
 
 const KINDS = ['standards', 'tags', 'manufacturers', 'modules'] as const satisfies readonly Kind[];
 
+export type ValidateOutcome = { ok: true; snapshot: Snapshot } | { ok: false; problems: Problem[] };
+
 export interface ValidateOptions {
   /**
    * Positions in modules.json of modules this same builder validated before, unchanged (builder/publish/reuse.ts
@@ -259,10 +261,7 @@ export interface ValidateOptions {
  * const result = validateSnapshot({ standards: [], tags: [], manufacturers: [], modules: [{ id: 0 }] });
  * // → { ok: false, problems: [{ file: 'modules.json', index: 0, field: 'id', reason: 'must be a positive integer (got number 0)' }, …] }
  */
-export function validateSnapshot(
-  raw: RawSnapshot,
-  options: ValidateOptions = {},
-): { ok: true; snapshot: Snapshot } | { ok: false; problems: Problem[] } {
+export function validateSnapshot(raw: RawSnapshot, options: ValidateOptions = {}): ValidateOutcome {
   const problems: Problem[] = [];
   const known: Partial<Record<Kind, FileCheck>> = {};
   for (const kind of KINDS) {

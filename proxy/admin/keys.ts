@@ -224,9 +224,11 @@ export async function findKey(admin: AdminOptions, keyId: string): Promise<KeyRe
   }
 }
 
+export type UsageOutcome = { ok: true; usage: Usage } | { ok: false; reason: 'not-found' };
+
 export type RevokeOutcome =
   | { ok: true; record: KeyRecord; alreadyRevoked: boolean }
-  | { ok: false; reason: 'not_found' };
+  | { ok: false; reason: 'not-found' };
 
 /**
  * Revoke a key by id. The proxy refuses it once its cached lookup expires (KEY_CACHE_TTL_MS).
@@ -234,7 +236,7 @@ export type RevokeOutcome =
  */
 export async function revokeKey(admin: AdminOptions, keyId: string): Promise<RevokeOutcome> {
   const found = await findKey(admin, keyId);
-  if (!found) return { ok: false, reason: 'not_found' };
+  if (!found) return { ok: false, reason: 'not-found' };
   if (found.status === 'revoked') return { ok: true, record: found, alreadyRevoked: true };
   try {
     const response = await admin.client.send(
@@ -252,7 +254,7 @@ export async function revokeKey(admin: AdminOptions, keyId: string): Promise<Rev
     return { ok: true, record: recordOf(response.Attributes)!, alreadyRevoked: false };
   } catch (error) {
     if ((error as { name?: string }).name === 'ConditionalCheckFailedException') {
-      return { ok: false, reason: 'not_found' };
+      return { ok: false, reason: 'not-found' };
     }
     if (error instanceof DependencyError) throw error;
     throw fault('keys', admin.keysTable, 'revoking a key', error);
@@ -277,9 +279,9 @@ export async function usage(
   admin: AdminOptions,
   keyId: string,
   now: Date = new Date(),
-): Promise<{ ok: true; usage: Usage } | { ok: false; reason: 'not_found' }> {
+): Promise<UsageOutcome> {
   const record = await findKey(admin, keyId);
-  if (!record) return { ok: false, reason: 'not_found' };
+  if (!record) return { ok: false, reason: 'not-found' };
   const month = monthWindowId(now);
   const minute = minuteWindowStart(now);
   let item: Item | undefined;

@@ -6,14 +6,14 @@
  * read, when a request needs them.
  */
 
-import type { GetOptions, GetResult } from '../../store/objects/interface.js';
+import type { GetOptions, GetOutcome } from '../../store/objects/interface.js';
 import { type Pointer, parsePointer } from '../../store/pointer.js';
 
 export type PointerOutcome = { ok: true; pointer: Pointer } | { ok: false; reason: string };
 
 export interface PointerOptions {
   /** Reads the pointer object (timeouts and fault mapping are the caller's). */
-  read: (options: GetOptions) => Promise<GetResult>;
+  read: (options: GetOptions) => Promise<GetOutcome>;
   ttlMs: number;
   /** Milliseconds of the clock the TTL is measured with. */
   now: () => number;
@@ -56,11 +56,11 @@ export class PointerCache {
     const cached = this.#cached;
     const result = await this.options.read(cached ? { ifNoneMatch: cached.etag } : {});
     const checkedAt = this.options.now();
-    if (result.status === 'not-modified' && cached) {
+    if (!result.ok && result.reason === 'not-modified' && cached) {
       cached.checkedAt = checkedAt;
       return { ok: true, pointer: cached.pointer };
     }
-    if (result.status !== 'ok') {
+    if (!result.ok) {
       this.#cached = undefined;
       return { ok: false, reason: 'no published catalogue (the pointer object is missing)' };
     }

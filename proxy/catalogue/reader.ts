@@ -24,10 +24,11 @@ import { type CursorState, decodeCursor, encodeCursor, INVALID_CURSOR_MESSAGE } 
 import { PointerCache } from './pointer.js';
 
 export type ReadOutcome =
-  | { kind: 'ok'; body: Buffer; etag: string }
+  | { ok: true; body: Buffer; etag: string }
   /** `etag`: the tag the request's If-None-Match matched (identity or a coding's, see core/coding.ts). */
-  | { kind: 'not-modified'; etag: string }
-  | { kind: 'error'; error: ApiError };
+  | { ok: false; reason: 'not-modified'; etag: string }
+  /** An error answer instead of data: `not_found`, `invalid_parameter` (a bad cursor), `configuration_error`. */
+  | { ok: false; reason: 'refused'; error: ApiError };
 
 export interface CatalogueOptions {
   objects: ObjectStore;
@@ -67,7 +68,7 @@ const DEFAULT_CACHE_BYTES = 16 * 2 ** 20;
 /**
  * @example
  * const catalogue = new Catalogue({ objects, prefix: '', cursorSecret, pointerTtlMs: 5000, dependencyTimeoutMs: 2000, now: Date.now });
- * await catalogue.read(plan, ifNoneMatchFor(request.headers['if-none-match'], accepted)); // → { kind: 'ok', … } | …
+ * await catalogue.read(plan, ifNoneMatchFor(request.headers['if-none-match'], accepted)); // → { ok: true, body, etag } | …
  */
 export class Catalogue {
   readonly #options: CatalogueOptions;
@@ -120,7 +121,11 @@ export class Catalogue {
   async #loaded(plan: ListPlan | DetailPlan, ifNoneMatch: IfNoneMatch): Promise<ReadOutcome> {
     const current = await this.#pointer.current();
     if (!current.ok)
-      return { kind: 'error', error: apiError('configuration_error', 'No catalogue is published.') };
+      return {
+        ok: false,
+        reason: 'refused',
+        error: apiError('configuration_error', 'No catalogue is published.'),
+      };
     const entry = await this.#entry(current.pointer, this.#factsOf(plan));
     const resolved = this.#resolve(plan, entry, ifNoneMatch);
     if ('outcome' in resolved) return resolved.outcome;
@@ -137,7 +142,11 @@ export class Catalogue {
       if (!entry) {
         const what = plan.resource === 'modules' ? 'module' : 'manufacturer';
         return {
-          outcome: { kind: 'error', error: apiError('not_found', `There is no ${what} with id ${plan.id}.`) },
+          outcome: {
+            ok: false,
+            reason: 'refused',
+            error: apiError('not_found', `There is no ${what} with id ${plan.id}.`),
+          },
         };
       }
       if (typeof entry !== 'string')
@@ -174,13 +183,14 @@ export class Catalogue {
   /** A cursor page: its 304 and a held page need no read at all; the cursor pins everything else. */
   #laterPage(plan: ListPlan, ifNoneMatch: IfNoneMatch): ReadOutcome | Promise<ReadOutcome> {
     const cursor = this.#factsOf(plan).cursor;
-    if (!cursor) return { kind: 'error', error: apiError('invalid_parameter', INVALID_CURSOR_MESSAGE) };
+    if (!cursor)
+      return { ok: false, reason: 'refused', error: apiError('invalid_parameter', INVALID_CURSOR_MESSAGE) };
     // The cursor pins an immutable object, so this page's ETag is known without reading anything.
     const { etag } = cursor;
     const matched = ifNoneMatch(etag);
-    if (matched) return { kind: 'not-modified', etag: matched };
+    if (matched) return { ok: false, reason: 'not-modified', etag: matched };
     const cached = this.#cache.get<Composed>(cacheKey.cursorPage(etag));
-    if (cached) return { kind: 'ok', etag, body: cached.body };
+    if (cached) return { ok: true, etag, body: cached.body };
     return this.#composeLaterPage(plan, cursor.state, etag);
   }
 
@@ -189,7 +199,8 @@ export class Catalogue {
     // Collected after its retention period: the walk has to start again from the first page.
     if (!bytes)
       return {
-        kind: 'error',
+        ok: false,
+        reason: 'refused',
         error: apiError('invalid_parameter', `${INVALID_CURSOR_MESSAGE} It has expired.`),
       };
     const page = { ...state, bytes, limit: plan.limit, mask: plan.mask };
@@ -198,11 +209,11 @@ export class Catalogue {
       body = composeListPage(page, this.#cursorFor(plan));
     } catch (error) {
       if (error instanceof FormatError)
-        return { kind: 'error', error: apiError('invalid_parameter', INVALID_CURSOR_MESSAGE) };
+        return { ok: false, reason: 'refused', error: apiError('invalid_parameter', INVALID_CURSOR_MESSAGE) };
       throw error;
     }
     this.#cache.set(cacheKey.cursorPage(etag), { body, etag }, body.byteLength);
-    return { kind: 'ok', etag, body };
+    return { ok: true, etag, body };
   }
 
   /**
@@ -266,7 +277,7 @@ export class Catalogue {
   /** The bytes of an object (or a range of it) from the store, or `undefined` when it does not exist. */
   async #read(objectId: string, range?: readonly [number, number]): Promise<Buffer | undefined> {
     const result = await this.#get(objectKeyFor(this.#options.prefix, objectId), range ? { range } : {});
-    return result.status === 'ok' ? result.body : undefined;
+    return result.ok ? result.body : undefined;
   }
 
   #get(key: string, options: GetOptions) {
@@ -296,7 +307,7 @@ function entryIn(shard: ParsedShard, key: string): IndexEntry | undefined {
 /** An answer whose ETag is the hash of its bytes, or its 304 (the matcher knows which coding's tag matched). */
 function answer({ body, etag }: Composed, ifNoneMatch: IfNoneMatch): ReadOutcome {
   const matched = ifNoneMatch(etag, body.byteLength);
-  return matched ? { kind: 'not-modified', etag: matched } : { kind: 'ok', etag, body };
+  return matched ? { ok: false, reason: 'not-modified', etag: matched } : { ok: true, etag, body };
 }
 
 /** Objects named by the index are the builder's output: bytes that do not decode are an origin fault. */

@@ -37,7 +37,7 @@ import {
 import { keyHasher } from '../keys/hash.js';
 import type { KeyRecord } from '../keys/interface.js';
 import { isoTime } from '../log/time.js';
-import type { MeterResult } from '../quota/interface.js';
+import type { MeterOutcome } from '../quota/interface.js';
 import { parseAuthorization } from '../request/auth.js';
 import { requestParser } from '../request/plan.js';
 import type { RouteName } from '../request/routes.js';
@@ -138,13 +138,12 @@ export function createHandler(deps: ProxyDependencies): ProxyHandler {
         );
         // A warm container's hot answer is there at once: no turn of the event loop spent waiting for it.
         const outcome = reading instanceof Promise ? await reading : reading;
-        answer =
-          outcome.kind === 'ok'
-            ? codedResponse(outcome.body, outcome.etag, accepted, requestId)
-            : outcome.kind === 'not-modified'
-              ? notModifiedResponse(outcome.etag, requestId)
-              : errorResponse(outcome.error, requestId);
-        if (outcome.kind === 'error' && outcome.error.code === 'configuration_error')
+        answer = outcome.ok
+          ? codedResponse(outcome.body, outcome.etag, accepted, requestId)
+          : outcome.reason === 'not-modified'
+            ? notModifiedResponse(outcome.etag, requestId)
+            : errorResponse(outcome.error, requestId);
+        if (!outcome.ok && outcome.reason === 'refused' && outcome.error.code === 'configuration_error')
           trace.error = outcome.error.message;
       } catch (error) {
         trace.error = describe(error);
@@ -156,7 +155,7 @@ export function createHandler(deps: ProxyDependencies): ProxyHandler {
     }
     if (answer.status === 503) return answer;
 
-    let meter: MeterResult;
+    let meter: MeterOutcome;
     try {
       meter = await callWithDeadline('quota', timeoutMs, (signal) =>
         deps.quota.meter(key, deps.now(), { signal }),
@@ -165,8 +164,8 @@ export function createHandler(deps: ProxyDependencies): ProxyHandler {
       trace.error = describe(error);
       return errorResponse(apiError('quota_unavailable', 'Quota cannot be checked right now.'), requestId);
     }
-    if (!meter.admitted) {
-      const which = meter.exhausted === 'month' ? 'monthly' : 'per-minute';
+    if (!meter.ok) {
+      const which = meter.reason === 'month' ? 'monthly' : 'per-minute';
       const refusal = errorResponse(
         apiError('rate_limit_exceeded', `The ${which} request quota of this key is used up.`),
         requestId,

@@ -2,7 +2,7 @@
 
 import type { ObjectStore } from '../../store/objects/interface.js';
 import type { ByteCache } from '../cache/bytes.js';
-import type { ConfigResult } from '../config.js';
+import type { ConfigOutcome } from '../config.js';
 import type { KeyStore } from '../keys/interface.js';
 import type { QuotaMeter } from '../quota/interface.js';
 
@@ -44,7 +44,7 @@ export interface ProxyDependencies {
   objects: ObjectStore;
   keys: KeyStore;
   quota: QuotaMeter;
-  config: ConfigResult;
+  config: ConfigOutcome;
   now: () => Date;
   requestId: () => string;
   log: (line: RequestLogLine) => void;

@@ -10,7 +10,7 @@ import { DependencyError } from '../../store/errors.js';
 import type { KeyRecord, Limits } from '../keys/interface.js';
 import { COUNTER_RETENTION_SECONDS, COUNTERS_SCHEMA } from '../tables.js';
 import { type CounterTransport, type Item, SdkCounterTransport } from './dynamo-transport.js';
-import type { MeterResult, QuotaMeter } from './interface.js';
+import type { MeterOutcome, QuotaMeter } from './interface.js';
 import { minuteWindowStart, monthWindowId, nextMonthStart, retryAfterSeconds } from './windows.js';
 
 export type DynamoQuotaMeterOptions = {
@@ -90,7 +90,7 @@ function rateLimitState(counters: Counters | undefined, minute: number, limits: 
  * const lean = new DynamoQuotaMeter({ transport: new LeanCounterTransport({ endpoint, region, credentials }),
  *   table: 'catalogue-counters' });
  * const result = await meter.meter(keyRecord, new Date(), { signal: AbortSignal.timeout(1000) });
- * if (!result.admitted) console.log(`429, Retry-After: ${result.retryAfterSeconds}`);
+ * if (!result.ok) console.log(`429, Retry-After: ${result.retryAfterSeconds}`);
  */
 export class DynamoQuotaMeter implements QuotaMeter {
   readonly #transport: CounterTransport;
@@ -101,14 +101,14 @@ export class DynamoQuotaMeter implements QuotaMeter {
     this.#table = options.table;
   }
 
-  async meter(key: KeyRecord, now: Date, options: { signal?: AbortSignal } = {}): Promise<MeterResult> {
+  async meter(key: KeyRecord, now: Date, options: { signal?: AbortSignal } = {}): Promise<MeterOutcome> {
     const { limits } = key;
     const minute = minuteWindowStart(now);
-    const refuse = (exhausted: 'minute' | 'month', counters: Counters | undefined): MeterResult => {
+    const refuse = (reason: 'minute' | 'month', counters: Counters | undefined): MeterOutcome => {
       const state = rateLimitState(counters, minute, limits);
       // A window ahead of our clock resets later than ours would.
-      const at = exhausted === 'minute' ? new Date(Math.max(now.getTime(), state.reset * 1000)) : now;
-      return { admitted: false, exhausted, retryAfterSeconds: retryAfterSeconds(exhausted, at), ...state };
+      const at = reason === 'minute' ? new Date(Math.max(now.getTime(), state.reset * 1000)) : now;
+      return { ok: false, reason, retryAfterSeconds: retryAfterSeconds(reason, at), ...state };
     };
     if (limits.month < 1) return refuse('month', undefined);
     if (limits.minute < 1) return refuse('minute', undefined);
@@ -119,8 +119,8 @@ export class DynamoQuotaMeter implements QuotaMeter {
     let step: Step = { write: 'count', minute };
     for (let writes = 1; writes <= MAX_WRITES && 'write' in step; writes++) {
       const outcome = await this.#write(pk, step, limits, expiresAt, options.signal);
-      if ('admitted' in outcome) {
-        return { admitted: true, ...rateLimitState(outcome.admitted, minute, limits) };
+      if (outcome.ok) {
+        return { ok: true, ...rateLimitState(outcome.counters, minute, limits) };
       }
       let state = outcome.state;
       if (state === 'unknown') {
@@ -156,7 +156,7 @@ export class DynamoQuotaMeter implements QuotaMeter {
     limits: Limits,
     expiresAt: number,
     signal: AbortSignal | undefined,
-  ): Promise<{ admitted: Counters } | { state: State }> {
+  ): Promise<{ ok: true; counters: Counters } | { ok: false; state: State }> {
     const common = {
       TableName: this.#table,
       Key: { [COUNTERS_SCHEMA.partitionKey]: { S: pk } },
@@ -199,8 +199,8 @@ export class DynamoQuotaMeter implements QuotaMeter {
       const name = (error as { name?: string }).name ?? 'error';
       throw new DependencyError('quota', `quota write failed (${name})`, { cause: error });
     }
-    if (outcome.ok) return { admitted: countersFrom(outcome.attributes) };
-    return { state: outcome.item ? countersFrom(outcome.item) : 'unknown' };
+    if (outcome.ok) return { ok: true, counters: countersFrom(outcome.attributes) };
+    return { ok: false, state: outcome.item ? countersFrom(outcome.item) : 'unknown' };
   }
 
   /** Why a write failed, when the server did not say: a consistent read sees every earlier write. */

@@ -13,11 +13,12 @@ export interface RateLimitState {
   reset: number;
 }
 
-export type MeterResult =
-  | ({ admitted: true } & RateLimitState)
-  | ({ admitted: false; retryAfterSeconds: number; exhausted: 'minute' | 'month' } & RateLimitState);
+/** Admitted (`ok`), or refused because the quota of the window named by `reason` is used up. */
+export type MeterOutcome =
+  | ({ ok: true } & RateLimitState)
+  | ({ ok: false; reason: 'minute' | 'month'; retryAfterSeconds: number } & RateLimitState);
 
 export interface QuotaMeter {
   /** Count one request for `key` at `now` if both windows have room. Throws DependencyError on faults. */
-  meter(key: KeyRecord, now: Date, options?: { signal?: AbortSignal }): Promise<MeterResult>;
+  meter(key: KeyRecord, now: Date, options?: { signal?: AbortSignal }): Promise<MeterOutcome>;
 }

@@ -4,7 +4,7 @@
  * One process only: tests, benchmarks and local runs.
  */
 import type { KeyRecord } from '../keys/interface.js';
-import type { MeterResult, QuotaMeter, RateLimitState } from './interface.js';
+import type { MeterOutcome, QuotaMeter, RateLimitState } from './interface.js';
 import { minuteWindowStart, monthWindowId, retryAfterSeconds } from './windows.js';
 
 interface Counters {
@@ -17,14 +17,14 @@ interface Counters {
 /**
  * @example
  * const meter = new MemoryQuotaMeter();
- * await meter.meter(keyRecord, new Date()); // → { admitted: true, remainingMinute: 59, … }
+ * await meter.meter(keyRecord, new Date()); // → { ok: true, remainingMinute: 59, … }
  */
 export class MemoryQuotaMeter implements QuotaMeter {
   readonly #counters = new Map<string, Counters>();
   /** Meter calls made (tests count them). */
   calls = 0;
 
-  async meter(key: KeyRecord, now: Date): Promise<MeterResult> {
+  async meter(key: KeyRecord, now: Date): Promise<MeterOutcome> {
     this.calls++;
     const month = monthWindowId(now);
     const minute = minuteWindowStart(now);
@@ -54,8 +54,8 @@ export class MemoryQuotaMeter implements QuotaMeter {
       reset: minute,
     };
     if (exhausted)
-      return { admitted: false, exhausted, retryAfterSeconds: retryAfterSeconds(exhausted, now), ...state };
-    return { admitted: true, ...state };
+      return { ok: false, reason: exhausted, retryAfterSeconds: retryAfterSeconds(exhausted, now), ...state };
+    return { ok: true, ...state };
   }
 
   /** Forget every count (tests). */

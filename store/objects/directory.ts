@@ -3,7 +3,7 @@ import { type Dirent, rename as renameWithCallback, writeFile as writeFileWithCa
 import { mkdir, open, readdir, stat, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { DependencyError } from '../errors.js';
-import type { GetOptions, GetResult, ListedObject, WritableObjectStore } from './interface.js';
+import type { GetOptions, GetOutcome, ListedObject, WritableObjectStore } from './interface.js';
 import { clampRange } from './range.js';
 
 /** In-flight writes are named so; `list` skips them, so a killed writer never exposes a partial object. */
@@ -46,7 +46,7 @@ function fault(action: string, key: string, error: unknown): DependencyError {
  * @example
  * const store = new DirectoryObjectStore('/tmp/catalogue');
  * await store.put('current.json', Buffer.from('{}'));
- * const pointer = await store.get('current.json'); // → { status: 'ok', body, etag: '"2-…"' }
+ * const pointer = await store.get('current.json'); // → { ok: true, body, etag: '"2-…"' }
  */
 export class DirectoryObjectStore implements WritableObjectStore {
   readonly #createdDirectories = new Set<string>();
@@ -62,22 +62,22 @@ export class DirectoryObjectStore implements WritableObjectStore {
     return join(this.root, ...segments);
   }
 
-  async get(key: string, options: GetOptions = {}): Promise<GetResult> {
+  async get(key: string, options: GetOptions = {}): Promise<GetOutcome> {
     const path = this.pathOf(key);
     let handle: Awaited<ReturnType<typeof open>>;
     try {
       options.signal?.throwIfAborted();
       handle = await open(path, 'r');
     } catch (error) {
-      if (MISSING.has(codeOf(error) ?? '')) return { status: 'not-found' };
+      if (MISSING.has(codeOf(error) ?? '')) return { ok: false, reason: 'not-found' };
       throw fault('get', key, error);
     }
     try {
       const info = await handle.stat({ bigint: true });
-      if (!info.isFile()) return { status: 'not-found' };
+      if (!info.isFile()) return { ok: false, reason: 'not-found' };
       const etag = `"${info.size.toString(36)}-${info.mtimeNs.toString(36)}-${info.ino.toString(36)}"`;
       if (options.ifNoneMatch !== undefined && options.ifNoneMatch === etag)
-        return { status: 'not-modified' };
+        return { ok: false, reason: 'not-modified' };
       const size = Number(info.size);
       const [start, end] = options.range ? clampRange(options.range, size) : [0, size];
       const body = Buffer.allocUnsafe(end - start);
@@ -88,7 +88,7 @@ export class DirectoryObjectStore implements WritableObjectStore {
         filled += bytesRead;
       }
       options.signal?.throwIfAborted();
-      return { status: 'ok', body: filled === body.byteLength ? body : body.subarray(0, filled), etag };
+      return { ok: true, body: filled === body.byteLength ? body : body.subarray(0, filled), etag };
     } catch (error) {
       if (error instanceof RangeError) throw error;
       throw fault('get', key, error);

@@ -1,6 +1,6 @@
 /**
  * Object storage, as the proxy reads it and the builder writes it. Implementations: S3 (any S3-compatible
- * endpoint), a local directory, and memory (tests, benchmarks). Keys are full keys (prefix included).
+ * endpoint), a local directory, and memory (tests, benchmarks). Object keys are full keys (prefix included).
  * Infrastructure faults (network, timeout, access denied) are thrown as `DependencyError`; a missing object
  * or a matching `ifNoneMatch` are values, not exceptions.
  */
@@ -12,13 +12,13 @@ export interface GetOptions {
   signal?: AbortSignal;
 }
 
-export type GetResult =
-  | { status: 'ok'; body: Buffer; etag: string }
-  | { status: 'not-modified' }
-  | { status: 'not-found' };
+/** What a read found: the bytes and their ETag, or why there are none (neither is a fault). */
+export type GetOutcome =
+  | { ok: true; body: Buffer; etag: string }
+  | { ok: false; reason: 'not-modified' | 'not-found' };
 
 export interface ObjectStore {
-  get(key: string, options?: GetOptions): Promise<GetResult>;
+  get(objectKey: string, options?: GetOptions): Promise<GetOutcome>;
 }
 
 export interface ListedObject {

@@ -1,6 +1,6 @@
 /** An object store in memory: tests, benchmarks and the builder's dry runs. */
 import { createHash } from 'node:crypto';
-import type { GetOptions, GetResult, ListedObject, WritableObjectStore } from './interface.js';
+import type { GetOptions, GetOutcome, ListedObject, WritableObjectStore } from './interface.js';
 import { clampRange } from './range.js';
 
 interface StoredObject {
@@ -13,20 +13,20 @@ interface StoredObject {
  * @example
  * const store = new MemoryObjectStore();
  * await store.put('o/abc', Buffer.from('hello'));
- * await store.get('o/abc', { range: [1, 3] }); // → { status: 'ok', body: <'el'>, etag: '"…"' }
+ * await store.get('o/abc', { range: [1, 3] }); // → { ok: true, body: <'el'>, etag: '"…"' }
  */
 export class MemoryObjectStore implements WritableObjectStore {
   readonly #objects = new Map<string, StoredObject>();
 
-  async get(key: string, options: GetOptions = {}): Promise<GetResult> {
+  async get(key: string, options: GetOptions = {}): Promise<GetOutcome> {
     const object = this.#objects.get(key);
-    if (!object) return { status: 'not-found' };
+    if (!object) return { ok: false, reason: 'not-found' };
     if (options.ifNoneMatch !== undefined && options.ifNoneMatch === object.etag) {
-      return { status: 'not-modified' };
+      return { ok: false, reason: 'not-modified' };
     }
-    if (!options.range) return { status: 'ok', body: object.body, etag: object.etag };
+    if (!options.range) return { ok: true, body: object.body, etag: object.etag };
     const [start, end] = clampRange(options.range, object.body.byteLength);
-    return { status: 'ok', body: object.body.subarray(start, end), etag: object.etag };
+    return { ok: true, body: object.body.subarray(start, end), etag: object.etag };
   }
 
   async put(key: string, body: Uint8Array): Promise<void> {

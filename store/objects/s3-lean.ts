@@ -5,7 +5,7 @@
 import type { AwsCredentialIdentityProvider } from '@smithy/types';
 import { AwsCallError, SignedClient, type SignedResponse } from '../../aws/signed.js';
 import { DependencyError } from '../errors.js';
-import type { GetOptions, GetResult, ObjectStore } from './interface.js';
+import type { GetOptions, GetOutcome, ObjectStore } from './interface.js';
 import { checkRange } from './range.js';
 
 export interface LeanS3ObjectStoreOptions {
@@ -88,7 +88,7 @@ export class LeanS3ObjectStore implements ObjectStore {
     });
   }
 
-  async get(key: string, options: GetOptions = {}): Promise<GetResult> {
+  async get(key: string, options: GetOptions = {}): Promise<GetOutcome> {
     const headers: Record<string, string> = {};
     if (options.range) {
       checkRange(options.range);
@@ -113,10 +113,10 @@ export class LeanS3ObjectStore implements ObjectStore {
     const { status } = response;
     if (status === 200 || status === 206) {
       const etag = response.headers.etag;
-      return { status: 'ok', body: response.body, etag: typeof etag === 'string' ? etag : '' };
+      return { ok: true, body: response.body, etag: typeof etag === 'string' ? etag : '' };
     }
-    if (status === 304) return { status: 'not-modified' };
-    if (status === 404) return { status: 'not-found' };
+    if (status === 304) return { ok: false, reason: 'not-modified' };
+    if (status === 404) return { ok: false, reason: 'not-found' };
     const code = errorCode(response.body);
     throw new DependencyError(
       'objects',

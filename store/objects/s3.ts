@@ -8,7 +8,7 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { DependencyError } from '../errors.js';
-import type { GetOptions, GetResult, ListedObject, WritableObjectStore } from './interface.js';
+import type { GetOptions, GetOutcome, ListedObject, WritableObjectStore } from './interface.js';
 import { checkRange } from './range.js';
 
 /** S3's limit on keys per DeleteObjects request. */
@@ -53,7 +53,7 @@ export class S3ObjectStore implements WritableObjectStore {
     this.#bucket = options.bucket;
   }
 
-  async get(key: string, options: GetOptions = {}): Promise<GetResult> {
+  async get(key: string, options: GetOptions = {}): Promise<GetOutcome> {
     if (options.range) checkRange(options.range);
     try {
       const response = await this.#client.send(
@@ -69,12 +69,12 @@ export class S3ObjectStore implements WritableObjectStore {
       if (!response.Body) throw new Error('response without a body');
       const bytes = await response.Body.transformToByteArray();
       const body = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-      return { status: 'ok', body, etag: response.ETag ?? '' };
+      return { ok: true, body, etag: response.ETag ?? '' };
     } catch (error) {
       const { name, status } = statusOf(error);
       // The SDK throws on 304 rather than returning it.
-      if (status === 304) return { status: 'not-modified' };
-      if (name === 'NoSuchKey' || status === 404) return { status: 'not-found' };
+      if (status === 304) return { ok: false, reason: 'not-modified' };
+      if (name === 'NoSuchKey' || status === 404) return { ok: false, reason: 'not-found' };
       throw fault('get', key, error);
     }
   }

@@ -16,7 +16,7 @@ import { DynamoQuotaMeter } from '../../proxy/quota/dynamo.js';
 import { LeanCounterTransport } from '../../proxy/quota/dynamo-lean.js';
 import { type CounterTransport, SdkCounterTransport } from '../../proxy/quota/dynamo-transport.js';
 import { POINTER_KEY } from '../../store/layout.js';
-import type { GetOptions, GetResult, ObjectStore } from '../../store/objects/interface.js';
+import type { GetOptions, GetOutcome, ObjectStore } from '../../store/objects/interface.js';
 import { S3ObjectStore } from '../../store/objects/s3.js';
 import { LeanS3ObjectStore } from '../../store/objects/s3-lean.js';
 import type { Stack } from './e2e.js';
@@ -80,7 +80,7 @@ class CountingObjectStore implements ObjectStore {
     readonly inner: ObjectStore,
     readonly counts: Counts,
   ) {}
-  get(key: string, options?: GetOptions): Promise<GetResult> {
+  get(key: string, options?: GetOptions): Promise<GetOutcome> {
     if (key.endsWith(POINTER_KEY)) this.counts.pointerReads++;
     else this.counts.dataReads++;
     return this.inner.get(key, options);

@@ -87,12 +87,12 @@ export function hotCalls(client: Client, s3Endpoint: string, dynamoEndpoint: str
   return {
     async get() {
       const result = await store.get(OBJECT_KEY, { range: RANGE });
-      if (result.status !== 'ok' || result.body.byteLength !== RANGE[1] - RANGE[0])
-        throw new Error(`${client} get: ${result.status}`);
+      if (!result.ok || result.body.byteLength !== RANGE[1] - RANGE[0])
+        throw new Error(`${client} get: ${result.ok ? 'short body' : result.reason}`);
     },
     async meter() {
       const result = await meter.meter(key, new Date());
-      if (!result.admitted) throw new Error(`${client} meter: refused`);
+      if (!result.ok) throw new Error(`${client} meter: refused`);
     },
     close,
   };

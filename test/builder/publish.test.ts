@@ -50,7 +50,7 @@ async function contents(store: WritableObjectStore, prefix: string): Promise<Map
   const result = new Map<string, Buffer>();
   for await (const { key } of store.list(prefix)) {
     const got = await store.get(key);
-    if (got.status === 'ok') result.set(key.slice(prefix.length), got.body);
+    if (got.ok) result.set(key.slice(prefix.length), got.body);
   }
   return result;
 }
@@ -156,7 +156,7 @@ describe('publishing', () => {
     const second = await publishCatalogue({ store, snapshot: edited('2'), now: at(T0 + HOUR) });
 
     const log = await store.get(HISTORY_FILE);
-    expect(log.status === 'ok' && JSON.parse(log.body.toString())).toEqual({
+    expect(log.ok && JSON.parse(log.body.toString())).toEqual({
       format: 1,
       versions: [
         {

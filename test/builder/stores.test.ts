@@ -79,23 +79,26 @@ describe.each(factories)('%s object store', (_name, create) => {
     const part = await store.get('o/abc', { range: [6, 11] });
     const clamped = await store.get('o/abc', { range: [6, 500] });
 
-    expect(whole.status === 'ok' && whole.body.toString()).toBe('hello world');
-    expect(part.status === 'ok' && part.body.toString()).toBe('world');
-    expect(clamped.status === 'ok' && clamped.body.toString()).toBe('world');
+    expect(whole.ok && whole.body.toString()).toBe('hello world');
+    expect(part.ok && part.body.toString()).toBe('world');
+    expect(clamped.ok && clamped.body.toString()).toBe('world');
   });
 
   it('answers not-found for a missing key and not-modified for a matching ETag', async () => {
     const store = create();
     await store.put('current.json', Buffer.from('{"v":1}'));
     const first = await store.get('current.json');
-    const etag = first.status === 'ok' ? first.etag : 'none';
+    const etag = first.ok ? first.etag : 'none';
 
-    expect(await store.get('missing.json')).toEqual({ status: 'not-found' });
-    expect(await store.get('current.json', { ifNoneMatch: etag })).toEqual({ status: 'not-modified' });
+    expect(await store.get('missing.json')).toEqual({ ok: false, reason: 'not-found' });
+    expect(await store.get('current.json', { ifNoneMatch: etag })).toEqual({
+      ok: false,
+      reason: 'not-modified',
+    });
     await store.put('current.json', Buffer.from('{"v":22}'));
     const changed = await store.get('current.json', { ifNoneMatch: etag });
-    expect(changed.status === 'ok' && changed.body.toString()).toBe('{"v":22}');
-    expect(changed.status === 'ok' && changed.etag).not.toBe(etag);
+    expect(changed.ok && changed.body.toString()).toBe('{"v":22}');
+    expect(changed.ok && changed.etag).not.toBe(etag);
   });
 
   it('refuses a range past the end as an origin fault', async () => {
@@ -151,7 +154,7 @@ describe('directory object store', () => {
 
   it('answers not-found on a missing root', async () => {
     const store = new DirectoryObjectStore(join(tmpdir(), 'cat-no-such-root'));
-    expect(await store.get('current.json')).toEqual({ status: 'not-found' });
+    expect(await store.get('current.json')).toEqual({ ok: false, reason: 'not-found' });
     expect(await keysOf(store, 'o/')).toEqual([]);
   });
 });

@@ -266,7 +266,7 @@ describe('LeanCounterTransport faults', () => {
   it('a stopped server: the meter throws DependencyError; after a restart the same transport meters again', async () => {
     const meter = new DynamoQuotaMeter({ transport: lean(), table: db.countersTable });
     const key = keyRecord();
-    expect((await meter.meter(key, new Date())).admitted).toBe(true);
+    expect((await meter.meter(key, new Date())).ok).toBe(true);
     await db.server.stop();
     try {
       const down = await meter.meter(key, new Date()).catch((error: unknown) => error);
@@ -275,7 +275,7 @@ describe('LeanCounterTransport faults', () => {
     } finally {
       await db.server.start();
     }
-    expect(await meter.meter(key, new Date())).toMatchObject({ admitted: true, remainingMinute: 58 });
+    expect(await meter.meter(key, new Date())).toMatchObject({ ok: true, remainingMinute: 58 });
   });
 
   it.each([
@@ -285,7 +285,7 @@ describe('LeanCounterTransport faults', () => {
   ])('a server %s: the abort signal ends the meter call with a DependencyError', async (how, fault) => {
     const meter = new DynamoQuotaMeter({ transport: lean(slow.endpoint), table: db.countersTable });
     const key = keyRecord();
-    expect((await meter.meter(key, new Date())).admitted).toBe(true);
+    expect((await meter.meter(key, new Date())).ok).toBe(true);
     fault();
     slow.dropConnections();
     try {
@@ -301,7 +301,7 @@ describe('LeanCounterTransport faults', () => {
       slow.setMode('pass');
       slow.dropConnections();
     }
-    expect((await meter.meter(key, new Date())).admitted).toBe(true);
+    expect((await meter.meter(key, new Date())).ok).toBe(true);
   });
 });
 

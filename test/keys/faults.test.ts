@@ -29,7 +29,7 @@ describe('failing closed', () => {
     const admin = { client: db.client, keysTable: db.keysTable, countersTable: db.countersTable };
     const { key, record } = await issueKey(admin, { tier: 'free' });
     expect(await store.lookup(hashKey(key))).toEqual(record);
-    expect((await meter.meter(record, new Date())).admitted).toBe(true);
+    expect((await meter.meter(record, new Date())).ok).toBe(true);
 
     try {
       // Act: stop the server for real (connections refused).
@@ -46,7 +46,7 @@ describe('failing closed', () => {
     }
 
     expect(await store.lookup(hashKey(key))).toEqual(record);
-    expect(await meter.meter(record, new Date())).toMatchObject({ admitted: true, remainingMinute: 58 });
+    expect(await meter.meter(record, new Date())).toMatchObject({ ok: true, remainingMinute: 58 });
     client.destroy();
   });
 

@@ -10,7 +10,7 @@ import {
   SdkCounterTransport,
   type UpdateOutcome,
 } from '../../proxy/quota/dynamo-transport.js';
-import type { MeterResult } from '../../proxy/quota/interface.js';
+import type { MeterOutcome } from '../../proxy/quota/interface.js';
 import { at, type DynamoFixture, dynamoFixture, keyRecord } from './helpers.js';
 
 let db: DynamoFixture;
@@ -53,7 +53,7 @@ async function counterItem(key: KeyRecord, month: string) {
   return response.Item;
 }
 
-const admittedCount = (results: MeterResult[]) => results.filter((r) => r.admitted).length;
+const admittedCount = (results: MeterOutcome[]) => results.filter((r) => r.ok).length;
 
 /** Record the DynamoDB call behind every transport call (SDK retries are not separate, as before). */
 function counting(transport: CounterTransport): { transport: CounterTransport; calls: string[] } {
@@ -98,8 +98,8 @@ describe.each(Object.keys(TRANSPORTS) as (keyof typeof TRANSPORTS)[])(
       meter = new DynamoQuotaMeter({ transport: TRANSPORTS[name](), table: db.countersTable });
     });
 
-    async function meterTimes(key: KeyRecord, now: Date, times: number): Promise<MeterResult[]> {
-      const results: MeterResult[] = [];
+    async function meterTimes(key: KeyRecord, now: Date, times: number): Promise<MeterOutcome[]> {
+      const results: MeterOutcome[] = [];
       for (let i = 0; i < times; i++) results.push(await meter.meter(key, now));
       return results;
     }
@@ -114,13 +114,13 @@ describe.each(Object.keys(TRANSPORTS) as (keyof typeof TRANSPORTS)[])(
         const results = await Promise.all(Array.from({ length: 200 }, () => meter.meter(key, now)));
 
         // Assess
-        const admitted = results.filter((r) => r.admitted);
-        const refused = results.filter((r) => !r.admitted);
+        const admitted = results.filter((r) => r.ok);
+        const refused = results.filter((r) => !r.ok);
         console.info(
           `concurrency: 200 concurrent meter() calls, ${admitted.length} admitted, ${refused.length} refused`,
         );
         expect(admitted).toHaveLength(60);
-        expect(refused.every((r) => !r.admitted && r.exhausted === 'minute')).toBe(true);
+        expect(refused.every((r) => !r.ok && r.reason === 'minute')).toBe(true);
         // Every admitted request saw a distinct remaining count: 59 … 0.
         expect(new Set(admitted.map((r) => r.remainingMinute)).size).toBe(60);
         const item = await counterItem(key, '2026-11');
@@ -136,7 +136,7 @@ describe.each(Object.keys(TRANSPORTS) as (keyof typeof TRANSPORTS)[])(
 
         const results = await Promise.all(clocks.map((now) => meter.meter(key, now)));
 
-        const admitted = results.filter((r) => r.admitted);
+        const admitted = results.filter((r) => r.ok);
         const perWindow = new Map<number, number>();
         for (const r of admitted) perWindow.set(r.reset, (perWindow.get(r.reset) ?? 0) + 1);
         for (const count of perWindow.values()) expect(count).toBeLessThanOrEqual(60);
@@ -158,15 +158,13 @@ describe.each(Object.keys(TRANSPORTS) as (keyof typeof TRANSPORTS)[])(
         expect(admittedCount(first)).toBe(60);
         expect(admittedCount(second)).toBe(40);
         expect(third).toMatchObject({
-          admitted: false,
-          exhausted: 'month',
+          ok: false,
+          reason: 'month',
           remainingMonth: 0,
           remainingMinute: 0,
         });
         // 2026-12-01T00:00:00Z minus 2026-11-21T10:02:10Z
-        expect(third.admitted === false && third.retryAfterSeconds).toBe(
-          9 * 86400 + 13 * 3600 + 57 * 60 + 50,
-        );
+        expect(third.ok === false && third.retryAfterSeconds).toBe(9 * 86400 + 13 * 3600 + 57 * 60 + 50);
       });
     });
 
@@ -177,13 +175,13 @@ describe.each(Object.keys(TRANSPORTS) as (keyof typeof TRANSPORTS)[])(
 
         const refused = await meter.meter(key, at('2026-11-21T10:00:45.300Z'));
 
-        expect(results.map((r) => r.admitted && r.remainingMinute)).toEqual(
+        expect(results.map((r) => r.ok && r.remainingMinute)).toEqual(
           Array.from({ length: 60 }, (_, i) => 59 - i),
         );
         expect(results.at(-1)).toMatchObject({ remainingMonth: 4940, limitMonth: 5000, limitMinute: 60 });
         expect(refused).toEqual({
-          admitted: false,
-          exhausted: 'minute',
+          ok: false,
+          reason: 'minute',
           retryAfterSeconds: 15,
           limitMonth: 5000,
           remainingMonth: 4940,
@@ -200,7 +198,7 @@ describe.each(Object.keys(TRANSPORTS) as (keyof typeof TRANSPORTS)[])(
         const next = await meter.meter(key, at('2026-11-21T10:01:00.000Z'));
 
         expect(next).toEqual({
-          admitted: true,
+          ok: true,
           limitMonth: 5000,
           remainingMonth: 5000 - 61,
           limitMinute: 60,
@@ -216,8 +214,8 @@ describe.each(Object.keys(TRANSPORTS) as (keyof typeof TRANSPORTS)[])(
         const december = await meter.meter(key, at('2026-12-01T00:00:00.500Z'));
 
         expect(admittedCount(november)).toBe(5);
-        expect(november[5]).toMatchObject({ admitted: false, exhausted: 'month', retryAfterSeconds: 2 });
-        expect(december).toMatchObject({ admitted: true, remainingMonth: 4, remainingMinute: 4 });
+        expect(november[5]).toMatchObject({ ok: false, reason: 'month', retryAfterSeconds: 2 });
+        expect(december).toMatchObject({ ok: true, remainingMonth: 4, remainingMinute: 4 });
         expect((await counterItem(key, '2026-12'))?.month_count?.N).toBe('1');
         // Old months expire by TTL 35 days after the month ends.
         const expires = Number((await counterItem(key, '2026-11'))?.expires_at?.N);
@@ -231,7 +229,7 @@ describe.each(Object.keys(TRANSPORTS) as (keyof typeof TRANSPORTS)[])(
         const late = await meter.meter(key, at('2026-11-21T10:00:59.990Z'));
 
         expect(late).toMatchObject({
-          admitted: true,
+          ok: true,
           remainingMinute: 58,
           reset: Date.parse('2026-11-21T10:01Z') / 1000,
         });
@@ -245,14 +243,14 @@ describe.each(Object.keys(TRANSPORTS) as (keyof typeof TRANSPORTS)[])(
         );
 
         expect(admittedCount(results)).toBe(120);
-        expect(results.find((r) => r.admitted)).toMatchObject({ limitMinute: 120, limitMonth: 1_000_000 });
+        expect(results.find((r) => r.ok)).toMatchObject({ limitMinute: 120, limitMonth: 1_000_000 });
       });
 
       it('refuses without a call when a limit is zero', async () => {
         const key = keyRecord({ tier: 'partner', limits: { minute: 0, month: 10 } });
         expect(await meter.meter(key, at('2026-11-21T10:00:00Z'))).toMatchObject({
-          admitted: false,
-          exhausted: 'minute',
+          ok: false,
+          reason: 'minute',
         });
       });
     });
@@ -265,7 +263,7 @@ describe.each(Object.keys(TRANSPORTS) as (keyof typeof TRANSPORTS)[])(
         const measure = async (iso: string) => {
           counted.calls.splice(0);
           const result = await countingMeter.meter(key, at(iso));
-          return { admitted: result.admitted, calls: [...counted.calls] };
+          return { ok: result.ok, calls: [...counted.calls] };
         };
         return {
           newItem: await measure('2026-11-21T10:00:00Z'),
@@ -279,10 +277,10 @@ describe.each(Object.keys(TRANSPORTS) as (keyof typeof TRANSPORTS)[])(
         const calls = await callsPerCase(TRANSPORTS[name]());
         console.info(`calls per meter() against dynalite (${name}):`, JSON.stringify(calls));
         expect(calls).toEqual({
-          newItem: { admitted: true, calls: ['UpdateItem', 'UpdateItem'] },
-          common: { admitted: true, calls: ['UpdateItem'] },
-          refused: { admitted: false, calls: ['UpdateItem', 'UpdateItem', 'GetItem'] },
-          rollover: { admitted: true, calls: ['UpdateItem', 'UpdateItem'] },
+          newItem: { ok: true, calls: ['UpdateItem', 'UpdateItem'] },
+          common: { ok: true, calls: ['UpdateItem'] },
+          refused: { ok: false, calls: ['UpdateItem', 'UpdateItem', 'GetItem'] },
+          rollover: { ok: true, calls: ['UpdateItem', 'UpdateItem'] },
         });
       });
 
@@ -290,10 +288,10 @@ describe.each(Object.keys(TRANSPORTS) as (keyof typeof TRANSPORTS)[])(
         const calls = await callsPerCase(returningFailedItems(TRANSPORTS[name](), TRANSPORTS[name]()));
         console.info(`calls per meter() with ALL_OLD on condition failure (${name}):`, JSON.stringify(calls));
         expect(calls).toEqual({
-          newItem: { admitted: true, calls: ['UpdateItem', 'UpdateItem'] },
-          common: { admitted: true, calls: ['UpdateItem'] },
-          refused: { admitted: false, calls: ['UpdateItem'] },
-          rollover: { admitted: true, calls: ['UpdateItem', 'UpdateItem'] },
+          newItem: { ok: true, calls: ['UpdateItem', 'UpdateItem'] },
+          common: { ok: true, calls: ['UpdateItem'] },
+          refused: { ok: false, calls: ['UpdateItem'] },
+          rollover: { ok: true, calls: ['UpdateItem', 'UpdateItem'] },
         });
       });
     });

@@ -59,10 +59,10 @@ describe('DynamoKeyStore and admin', () => {
       for (let i = 0; i < 10; i++) results.push(await meter.meter(record, at('2026-11-21T10:00:00Z')));
 
       expect(record.limits).toEqual({ minute: 7, month: 9 });
-      expect(results.filter((r) => r.admitted)).toHaveLength(7);
+      expect(results.filter((r) => r.ok)).toHaveLength(7);
       expect(results[9]).toMatchObject({
-        admitted: false,
-        exhausted: 'minute',
+        ok: false,
+        reason: 'minute',
         limitMinute: 7,
         limitMonth: 9,
       });
@@ -117,8 +117,8 @@ describe('DynamoKeyStore and admin', () => {
     });
 
     it('reports unknown key ids as values', async () => {
-      expect(await revokeKey(admin, 'key_nosuchkey')).toEqual({ ok: false, reason: 'not_found' });
-      expect(await usage(admin, 'key_nosuchkey')).toEqual({ ok: false, reason: 'not_found' });
+      expect(await revokeKey(admin, 'key_nosuchkey')).toEqual({ ok: false, reason: 'not-found' });
+      expect(await usage(admin, 'key_nosuchkey')).toEqual({ ok: false, reason: 'not-found' });
     });
 
     it('rejects custom limits on the free tier and bad partner defaults', async () => {

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHttpServer } from '../../proxy/adapters/http.js';
 import type { RequestLogLine } from '../../proxy/core/types.js';
 import type { KeyRecord } from '../../proxy/keys/interface.js';
-import type { MeterResult, QuotaMeter } from '../../proxy/quota/interface.js';
+import type { MeterOutcome, QuotaMeter } from '../../proxy/quota/interface.js';
 import { MemoryQuotaMeter } from '../../proxy/quota/memory.js';
 import { MemoryObjectStore } from '../../store/objects/memory.js';
 import { snapshotArb } from '../oracle/arbitraries.js';
@@ -25,9 +25,9 @@ class CountingMeter implements QuotaMeter {
   readonly #inner = new MemoryQuotaMeter();
   admitted = 0;
 
-  async meter(key: KeyRecord, now: Date): Promise<MeterResult> {
+  async meter(key: KeyRecord, now: Date): Promise<MeterOutcome> {
     const result = await this.#inner.meter(key, now);
-    if (result.admitted) this.admitted++;
+    if (result.ok) this.admitted++;
     return result;
   }
 }

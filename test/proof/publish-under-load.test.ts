@@ -19,7 +19,7 @@ import type { ProxyHandler } from '../../proxy/core/types.js';
 import { DependencyError } from '../../store/errors.js';
 import { POINTER_KEY } from '../../store/layout.js';
 import { DirectoryObjectStore } from '../../store/objects/directory.js';
-import type { GetOptions, GetResult, WritableObjectStore } from '../../store/objects/interface.js';
+import type { GetOptions, GetOutcome, WritableObjectStore } from '../../store/objects/interface.js';
 import { MemoryObjectStore } from '../../store/objects/memory.js';
 import { S3ObjectStore } from '../../store/objects/s3.js';
 import { queryArb, queryString, snapshotArb, walkArb } from '../oracle/arbitraries.js';
@@ -56,7 +56,7 @@ afterAll(() => {
 /** A memory store whose operations yield to the event loop, so publishes and reads interleave. */
 class InterleavingStore implements WritableObjectStore {
   constructor(readonly inner: MemoryObjectStore) {}
-  async get(key: string, options?: GetOptions): Promise<GetResult> {
+  async get(key: string, options?: GetOptions): Promise<GetOutcome> {
     await new Promise((resolve) => setImmediate(resolve));
     return this.inner.get(key, options);
   }
@@ -82,7 +82,7 @@ class DyingStore implements WritableObjectStore {
     readonly inner: MemoryObjectStore,
     readonly writes: number,
   ) {}
-  get(key: string, options?: GetOptions): Promise<GetResult> {
+  get(key: string, options?: GetOptions): Promise<GetOutcome> {
     return this.inner.get(key, options);
   }
   list(prefix: string) {
@@ -304,7 +304,7 @@ describe('publishing killed', () => {
             const probe = new MemoryObjectStore();
             for await (const { key } of memory.list('')) {
               const object = await memory.get(key);
-              if (object.status === 'ok') await probe.put(key, object.body);
+              if (object.ok) await probe.put(key, object.body);
             }
             const counter = new DyingStore(probe, Number.MAX_SAFE_INTEGER);
             await publishCatalogue({ store: counter, prefix: PREFIX, snapshot: next, retentionMs: 0 });

@@ -4,12 +4,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { credentialProvider } from '../../aws/sdk.js';
-import type { ConfigResult } from '../../proxy/config.js';
+import type { ConfigOutcome } from '../../proxy/config.js';
 import { hashKey } from '../../proxy/keys/hash.js';
 import type { KeyRecord, KeyStore } from '../../proxy/keys/interface.js';
 import type { QuotaMeter } from '../../proxy/quota/interface.js';
 import { DependencyError } from '../../store/errors.js';
-import type { GetOptions, GetResult, ObjectStore } from '../../store/objects/interface.js';
+import type { GetOptions, GetOutcome, ObjectStore } from '../../store/objects/interface.js';
 import { LeanS3ObjectStore } from '../../store/objects/s3-lean.js';
 import { KEYS, objectsOf, PREFIX, type Stack, startStack, testConfig } from './harness.js';
 
@@ -110,7 +110,7 @@ describe('nothing published, configuration incomplete', () => {
   });
 
   it('an invalid configuration is 503 configuration_error, after 405 and the header checks', async () => {
-    const config: ConfigResult = { ok: false, problems: ['CURSOR_SECRET is not set'] };
+    const config: ConfigOutcome = { ok: false, problems: ['CURSOR_SECRET is not set'] };
     const handle = stack.handler({ config });
     expect((await stack.call('POST', '/v1/modules', auth, handle)).status).toBe(405);
     expect(codeOf(await stack.call('GET', '/v1/modules', {}, handle))).toBe('missing_authorization');
@@ -229,9 +229,9 @@ describe('cursors whose object is gone', () => {
     const cursor = (await stack.call('GET', '/v1/modules?limit=10')).json().page.next_cursor;
     const objectId = stack.index.lists['modules?sort=id']![0];
     const collected: ObjectStore = {
-      get: (key: string, options?: GetOptions): Promise<GetResult> =>
+      get: (key: string, options?: GetOptions): Promise<GetOutcome> =>
         key === `${PREFIX}o/${objectId}`
-          ? Promise.resolve({ status: 'not-found' })
+          ? Promise.resolve({ ok: false, reason: 'not-found' })
           : stack.objects.get(key, options),
     };
     const answer = await stack.call(
@@ -250,9 +250,9 @@ describe('cursors whose object is gone', () => {
   it('an object the index names but the store lacks is an origin fault (503), not a client error', async () => {
     const objectId = stack.index.modules['101']!;
     const broken: ObjectStore = {
-      get: (key: string, options?: GetOptions): Promise<GetResult> =>
+      get: (key: string, options?: GetOptions): Promise<GetOutcome> =>
         key === `${PREFIX}o/${objectId}`
-          ? Promise.resolve({ status: 'not-found' })
+          ? Promise.resolve({ ok: false, reason: 'not-found' })
           : stack.objects.get(key, options),
     };
     const answer = await stack.call('GET', '/v1/modules/101', auth, stack.handler({ objects: broken }));

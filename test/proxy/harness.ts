@@ -8,14 +8,14 @@ import { renderCatalogue } from '../../builder/render/full.js';
 import { loadSnapshot } from '../../builder/snapshot/load.js';
 import type { Snapshot } from '../../builder/snapshot/snapshot.js';
 import { type LocalServer, startS3 } from '../../local/servers.js';
-import type { ConfigResult, ProxyConfig } from '../../proxy/config.js';
+import type { ConfigOutcome, ProxyConfig } from '../../proxy/config.js';
 import { createHandler } from '../../proxy/core/handler.js';
 import type { ProxyHandler, ProxyResponse, RequestLogLine } from '../../proxy/core/types.js';
 import { MemoryKeyStore } from '../../proxy/keys/memory.js';
 import { MemoryQuotaMeter } from '../../proxy/quota/memory.js';
 import type {
   GetOptions,
-  GetResult,
+  GetOutcome,
   ObjectStore,
   WritableObjectStore,
 } from '../../store/objects/interface.js';
@@ -34,7 +34,7 @@ export const KEYS = {
   unknown: `pk_live_${'U'.repeat(22)}`,
 } as const;
 
-export function testConfig(overrides: Partial<ProxyConfig> = {}): ConfigResult {
+export function testConfig(overrides: Partial<ProxyConfig> = {}): ConfigOutcome {
   return {
     ok: true,
     config: {
@@ -61,7 +61,7 @@ export function testConfig(overrides: Partial<ProxyConfig> = {}): ConfigResult {
 export class CountingObjectStore implements ObjectStore {
   readonly reads: { key: string; options: GetOptions }[] = [];
   constructor(readonly inner: ObjectStore) {}
-  get(key: string, options: GetOptions = {}): Promise<GetResult> {
+  get(key: string, options: GetOptions = {}): Promise<GetOutcome> {
     const { signal: _signal, ...rest } = options;
     this.reads.push({ key, options: rest });
     return this.inner.get(key, options);

@@ -27,12 +27,12 @@ describe('MemoryQuotaMeter', () => {
     const meter = new MemoryQuotaMeter();
     const results = [];
     for (let i = 0; i < 5; i++) results.push(await meter.meter(key, at('2026-11-21T10:00:30.000Z')));
-    expect(results.map((r) => r.admitted)).toEqual([true, true, true, false, false]);
+    expect(results.map((r) => r.ok)).toEqual([true, true, true, false, false]);
     expect(results.map((r) => r.remainingMinute)).toEqual([2, 1, 0, 0, 0]);
-    expect(results[3]).toMatchObject({ exhausted: 'minute', retryAfterSeconds: 30, remainingMonth: 97 });
+    expect(results[3]).toMatchObject({ reason: 'minute', retryAfterSeconds: 30, remainingMonth: 97 });
     expect(results[0]!.reset).toBe(Date.parse('2026-11-21T10:00:00Z') / 1000);
     expect(await meter.meter(key, at('2026-11-21T10:01:00.000Z'))).toMatchObject({
-      admitted: true,
+      ok: true,
       remainingMinute: 2,
     });
   });
@@ -44,13 +44,13 @@ describe('MemoryQuotaMeter', () => {
     await meter.meter(key, at('2026-11-30T23:59:00Z'));
     const refused = await meter.meter(key, at('2026-11-30T23:59:00Z'));
     expect(refused).toMatchObject({
-      admitted: false,
-      exhausted: 'month',
+      ok: false,
+      reason: 'month',
       retryAfterSeconds: 60,
       remainingMinute: 0,
     });
     expect(await meter.meter(key, at('2026-12-01T00:00:00Z'))).toMatchObject({
-      admitted: true,
+      ok: true,
       remainingMonth: 1,
     });
   });
@@ -60,8 +60,8 @@ describe('MemoryQuotaMeter', () => {
     const b = keys.add(`pk_live_${'d'.repeat(22)}`, { limits: { minute: 1, month: 10 } });
     const meter = new MemoryQuotaMeter();
     const now = at('2026-11-21T10:00:00Z');
-    expect((await meter.meter(a, now)).admitted).toBe(true);
-    expect((await meter.meter(b, now)).admitted).toBe(true);
-    expect((await meter.meter(a, now)).admitted).toBe(false);
+    expect((await meter.meter(a, now)).ok).toBe(true);
+    expect((await meter.meter(b, now)).ok).toBe(true);
+    expect((await meter.meter(a, now)).ok).toBe(false);
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { PointerCache } from '../../proxy/catalogue/pointer.js';
 import { FORMAT_VERSION, objectIdFor } from '../../store/layout.js';
-import type { GetOptions, GetResult } from '../../store/objects/interface.js';
+import type { GetOptions, GetOutcome } from '../../store/objects/interface.js';
 import { encodePointer, parsePointer } from '../../store/pointer.js';
 
 /** A pointer naming one shard per label character; `versionOf` gives its version. */
@@ -11,12 +11,12 @@ const versionOf = (label: string) => parsePointer(index(label))!.version;
 /** A pointer object whose bytes the test changes; records every read. */
 function pointerStore(initial: Buffer | undefined) {
   const state = { body: initial, etag: '"1"', reads: [] as GetOptions[] };
-  const read = async (options: GetOptions): Promise<GetResult> => {
+  const read = async (options: GetOptions): Promise<GetOutcome> => {
     state.reads.push(options);
     await new Promise((resolve) => setTimeout(resolve, 5));
-    if (!state.body) return { status: 'not-found' };
-    if (options.ifNoneMatch === state.etag) return { status: 'not-modified' };
-    return { status: 'ok', body: state.body, etag: state.etag };
+    if (!state.body) return { ok: false, reason: 'not-found' };
+    if (options.ifNoneMatch === state.etag) return { ok: false, reason: 'not-modified' };
+    return { ok: true, body: state.body, etag: state.etag };
   };
   return { state, read };
 }
@@ -81,9 +81,9 @@ describe('PointerCache', () => {
 
   it('a failing read rejects every waiter and is retried next time', async () => {
     let fail = true;
-    const read = async (): Promise<GetResult> => {
+    const read = async (): Promise<GetOutcome> => {
       if (fail) throw new Error('down');
-      return { status: 'ok', body: index('v1'), etag: '"1"' };
+      return { ok: true, body: index('v1'), etag: '"1"' };
     };
     const pointer = new PointerCache({ read, ttlMs: 1000, now: () => 0 });
     await expect(Promise.all([pointer.current(), pointer.current()])).rejects.toThrow('down');

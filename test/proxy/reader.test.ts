@@ -38,7 +38,7 @@ function catalogue(clock: { ms: number }, cache = new ByteCache({ maxBytes: 2 **
 }
 
 const any = ifNoneMatchFor(undefined, acceptedCodings(undefined));
-const body = (outcome: ReadOutcome) => (outcome.kind === 'ok' ? outcome.body.toString() : outcome.kind);
+const body = (outcome: ReadOutcome) => (outcome.ok ? outcome.body.toString() : outcome.reason);
 
 describe('Catalogue.read', () => {
   it.each([
@@ -71,17 +71,18 @@ describe('Catalogue.read', () => {
 
   it('a cursor page and its 304 are answered at once once held; a bad cursor at once too', async () => {
     const reader = catalogue({ ms: 0 });
-    const first = (await reader.read(planOf('/v1/modules?limit=2'), any)) as ReadOutcome & { kind: 'ok' };
+    const first = (await reader.read(planOf('/v1/modules?limit=2'), any)) as ReadOutcome & { ok: true };
     const next = JSON.parse(first.body.toString()).page.next_cursor as string;
     const plan = planOf(`/v1/modules?limit=2&cursor=${next}`);
     const cold = reader.read(plan, any);
     expect(cold).toBeInstanceOf(Promise);
-    const page = (await cold) as ReadOutcome & { kind: 'ok' };
+    const page = (await cold) as ReadOutcome & { ok: true };
     expect(reader.read(plan, any)).toEqual(page);
     const revalidate = ifNoneMatchFor(page.etag, acceptedCodings(undefined));
-    expect(reader.read(plan, revalidate)).toEqual({ kind: 'not-modified', etag: page.etag });
+    expect(reader.read(plan, revalidate)).toEqual({ ok: false, reason: 'not-modified', etag: page.etag });
     expect(reader.read(planOf('/v1/modules?limit=2&cursor=abc'), any)).toMatchObject({
-      kind: 'error',
+      ok: false,
+      reason: 'refused',
       error: { code: 'invalid_parameter' },
     });
   });

@@ -54,9 +54,7 @@ afterAll(async () => {
 async function outcome(store: ObjectStore, key: string, options?: GetOptions) {
   try {
     const result = await store.get(key, options);
-    return result.status === 'ok'
-      ? { status: result.status, etag: result.etag, bytes: result.body.toString('hex') }
-      : result;
+    return result.ok ? { ok: true, etag: result.etag, bytes: result.body.toString('hex') } : result;
   } catch (error) {
     if (!(error instanceof DependencyError)) throw error;
     return { fault: error.dependency, message: error.message };
@@ -85,19 +83,25 @@ describe('LeanS3ObjectStore answers as S3ObjectStore does (s3rver)', () => {
   it('answers not-modified for the current ETag, the bytes for another', async () => {
     const lean = leanStore();
     const first = await lean.get(KEYS[2]!);
-    if (first.status !== 'ok') throw new Error(first.status);
+    if (!first.ok) throw new Error(first.reason);
     expect(first.etag).toMatch(/^"[0-9a-f]{32}"$/);
 
-    expect(await lean.get(KEYS[2]!, { ifNoneMatch: first.etag })).toEqual({ status: 'not-modified' });
-    expect(await outcome(lean, KEYS[2]!, { ifNoneMatch: '"other"' })).toMatchObject({ status: 'ok' });
-    expect(await outcome(sdk, KEYS[2]!, { ifNoneMatch: first.etag })).toEqual({ status: 'not-modified' });
+    expect(await lean.get(KEYS[2]!, { ifNoneMatch: first.etag })).toEqual({
+      ok: false,
+      reason: 'not-modified',
+    });
+    expect(await outcome(lean, KEYS[2]!, { ifNoneMatch: '"other"' })).toMatchObject({ ok: true });
+    expect(await outcome(sdk, KEYS[2]!, { ifNoneMatch: first.etag })).toEqual({
+      ok: false,
+      reason: 'not-modified',
+    });
   });
 
   it('a bucket that does not exist is not-found, as with the SDK', async () => {
     const wrong = leanStore({ bucket: 'no-such-bucket' });
     const sdkWrong = new S3ObjectStore({ client: sdkClient, bucket: 'no-such-bucket' });
-    expect(await outcome(wrong, KEYS[0]!)).toEqual({ status: 'not-found' });
-    expect(await outcome(sdkWrong, KEYS[0]!)).toEqual({ status: 'not-found' });
+    expect(await outcome(wrong, KEYS[0]!)).toEqual({ ok: false, reason: 'not-found' });
+    expect(await outcome(sdkWrong, KEYS[0]!)).toEqual({ ok: false, reason: 'not-found' });
   });
 
   it('refused credentials (403) are a fault naming the status and S3 error code', async () => {
@@ -140,7 +144,7 @@ describe('LeanS3ObjectStore faults', () => {
 
   it('a stopped server is a DependencyError; after a restart the same store reads again', async () => {
     const lean = leanStore();
-    expect(await outcome(lean, KEYS[0]!, { range: [0, 10] })).toMatchObject({ status: 'ok' });
+    expect(await outcome(lean, KEYS[0]!, { range: [0, 10] })).toMatchObject({ ok: true });
     await s3.stop();
     try {
       const down = await lean.get(KEYS[0]!, { range: [0, 10] }).catch((error: unknown) => error);
@@ -149,7 +153,7 @@ describe('LeanS3ObjectStore faults', () => {
     } finally {
       await s3.start();
     }
-    expect(await outcome(lean, KEYS[0]!, { range: [0, 10] })).toMatchObject({ status: 'ok' });
+    expect(await outcome(lean, KEYS[0]!, { range: [0, 10] })).toMatchObject({ ok: true });
   });
 
   it.each([
@@ -159,7 +163,7 @@ describe('LeanS3ObjectStore faults', () => {
     'a server %s: the abort signal ends the call with a DependencyError; then it recovers',
     async (_, fault) => {
       const lean = leanStore({ endpoint: slow.endpoint });
-      expect(await outcome(lean, KEYS[0]!)).toMatchObject({ status: 'ok' });
+      expect(await outcome(lean, KEYS[0]!)).toMatchObject({ ok: true });
       fault();
       slow.dropConnections();
       try {
@@ -173,7 +177,7 @@ describe('LeanS3ObjectStore faults', () => {
         slow.setMode('pass');
         slow.dropConnections();
       }
-      expect(await outcome(lean, KEYS[0]!)).toMatchObject({ status: 'ok' });
+      expect(await outcome(lean, KEYS[0]!)).toMatchObject({ ok: true });
     },
   );
 
@@ -217,8 +221,8 @@ describe('what LeanS3ObjectStore sends', () => {
     const ok = await lean.get(KEYS[1]!, { range: [100, 200] });
     const cached = await lean.get(KEYS[0]!, { ifNoneMatch: '"same"' });
 
-    expect(ok).toEqual({ status: 'ok', body: Buffer.from('partial'), etag: '"e"' });
-    expect(cached).toEqual({ status: 'not-modified' });
+    expect(ok).toEqual({ ok: true, body: Buffer.from('partial'), etag: '"e"' });
+    expect(cached).toEqual({ ok: false, reason: 'not-modified' });
     expect(check.requests.map((r) => [r.method, r.path, r.headers.range, r.problem])).toEqual([
       ['GET', `/${BUCKET}/${encodeKey(KEYS[1]!)}`, 'bytes=100-199', undefined],
       ['GET', `/${BUCKET}/${KEYS[0]}`, undefined, undefined],
@@ -231,7 +235,7 @@ describe('what LeanS3ObjectStore sends', () => {
     const lean = leanStore({ endpoint: check.endpoint, credentials: async () => CHECK_CREDENTIALS });
     check.requests.length = 0;
     expect(await lean.get('v1/o/slow-down-once', { range: [0, 7] })).toEqual({
-      status: 'ok',
+      ok: true,
       body: Buffer.from('partial'),
       etag: '"e"',
     });
