@@ -118,7 +118,7 @@ function incrementalVersion(
       pointer,
       pointerBytes,
       manifest: manifestFor(prepared, pointer, build.entries, build.smallEntries, build.objects),
-      ...(explain && { changes: [...build.changes].map(([key, change]) => ({ key, ...change })) }),
+      ...(explain && { changes: [...build.changes].map(([indexKey, change]) => ({ indexKey, ...change })) }),
     }),
   };
 }
@@ -182,8 +182,8 @@ async function diffEntries(
   const changes: IndexChange[] = [];
   for (const [key, entry] of after) {
     const old = before.get(key);
-    if (!same(old, entry)) changes.push({ key, ...(old !== undefined && { before: old }), after: entry });
+    if (!same(old, entry)) changes.push({ indexKey: key, ...(old !== undefined && { before: old }), after: entry });
   }
-  for (const [key, entry] of before) if (!after.has(key)) changes.push({ key, before: entry });
-  return changes.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  for (const [key, entry] of before) if (!after.has(key)) changes.push({ indexKey: key, before: entry });
+  return changes.sort((a, b) => (a.indexKey < b.indexKey ? -1 : a.indexKey > b.indexKey ? 1 : 0));
 }

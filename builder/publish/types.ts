@@ -52,7 +52,7 @@ export interface PublishOptions {
 
 /** An index key whose entry a publish changes: before (absent when added) and after (absent when removed). */
 export interface IndexChange {
-  key: string;
+  indexKey: string;
   before?: IndexEntry;
   after?: IndexEntry;
 }

@@ -228,7 +228,7 @@ export function explainLines(summary: PublishSummary): string[] {
   const lines: string[] = [];
   const verb = summary.dryRun ? 'would ' : '';
   if (summary.changes === undefined) lines.push('(no previous version to compare with: every key is new)');
-  for (const { key, before, after } of summary.changes ?? []) {
+  for (const { indexKey: key, before, after } of summary.changes ?? []) {
     if (before === undefined) lines.push(`added    ${key}: ${describeEntry(after!)}`);
     else if (after === undefined) lines.push(`removed  ${key}: ${describeEntry(before)}`);
     else lines.push(`changed  ${key}: ${describeEntry(before)} → ${describeEntry(after)}`);

@@ -12,7 +12,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { type Dependency, DependencyError } from '../../store/errors.js';
 import { ConfigurationError } from '../errors.js';
-import { generateKey, generateKeyId, hashKey, KEY_PATTERN } from '../keys/hash.js';
+import { generateApiKey, generateKeyId, hashApiKey, API_KEY_PATTERN } from '../keys/hash.js';
 import { FREE_TIER_LIMITS, type KeyRecord, type Limits, type Tier } from '../keys/interface.js';
 import { minuteWindowStart, monthWindowId } from '../quota/windows.js';
 import {
@@ -116,9 +116,9 @@ export async function issueKey(
   admin: AdminOptions,
   options: IssueOptions,
 ): Promise<{ key: string; record: KeyRecord }> {
-  const key = generateKey();
+  const key = generateApiKey();
   const record: KeyRecord = {
-    keyHash: hashKey(key),
+    keyHash: hashApiKey(key),
     keyId: generateKeyId(),
     tier: options.tier,
     status: 'active',
@@ -151,7 +151,7 @@ export async function registerKey(
   key: string,
   options: IssueOptions,
 ): Promise<KeyRecord> {
-  if (!KEY_PATTERN.test(key))
+  if (!API_KEY_PATTERN.test(key))
     throw new RangeError('not a key of the form pk_live_ + 22 base64url characters');
   const limits = limitsFor(options.tier, options.limits);
   const label = options.label ? ', label = :label' : '';
@@ -159,7 +159,7 @@ export async function registerKey(
     const response = await admin.client.send(
       new UpdateItemCommand({
         TableName: admin.keysTable,
-        Key: { [KEYS_SCHEMA.partitionKey]: { S: hashKey(key) } },
+        Key: { [KEYS_SCHEMA.partitionKey]: { S: hashApiKey(key) } },
         UpdateExpression: `SET key_id = if_not_exists(key_id, :id), created = if_not_exists(created, :created), tier = :tier, #status = :active, limit_minute = :minute, limit_month = :month${label}`,
         ExpressionAttributeNames: { '#status': 'status' },
         ExpressionAttributeValues: {

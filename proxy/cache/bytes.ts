@@ -78,8 +78,8 @@ export class ByteCache {
   }
 
   /** The cached value of `key` (and it becomes the most recently used), or `undefined`. */
-  get<T>(key: string): T | undefined {
-    const value = this.hit<T>(key);
+  get<T>(cacheKey: string): T | undefined {
+    const value = this.hit<T>(cacheKey);
     if (value === undefined) this.#misses++;
     return value;
   }
@@ -88,16 +88,16 @@ export class ByteCache {
    * The cached value of `key` when it is held (a hit, and it becomes the most recently used); a value not
    * held is not counted as a miss: for a fast path that falls back to {@link getOrLoad}, which counts it.
    */
-  hit<T>(key: string): T | undefined {
-    const entry = this.#lru?.get(key);
+  hit<T>(cacheKey: string): T | undefined {
+    const entry = this.#lru?.get(cacheKey);
     if (entry === undefined) return undefined;
     this.#hits++;
     return entry.value as T;
   }
 
   /** Keep `value` under `key`, weighing `weight` bytes (values over a quarter of the cache are not kept). */
-  set(key: string, value: unknown, weight: number): void {
-    this.#lru?.set(key, { value, weight });
+  set(cacheKey: string, value: unknown, weight: number): void {
+    this.#lru?.set(cacheKey, { value, weight });
   }
 
   /**

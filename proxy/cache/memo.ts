@@ -10,7 +10,7 @@ export class BoundedMemo<T> {
 
   /**
    * The value for `key`: `compute(key)` the first time, the kept value after.
-   * @example new BoundedMemo<string>(1_024).get(key, hashKey)
+   * @example new BoundedMemo<string>(1_024).get(key, hashApiKey)
    */
   get(key: string, compute: (key: string) => T): T {
     let value = this.#values.get(key);

@@ -113,7 +113,7 @@ export class Catalogue {
     if (!shard) return undefined;
     const resolved = this.#resolve(plan, entryIn(shard, facts.indexKey), ifNoneMatch);
     if ('outcome' in resolved) return resolved.outcome;
-    const composed = this.#cache.hit<Composed>(resolved.key);
+    const composed = this.#cache.hit<Composed>(resolved.cacheKey);
     return composed && answer(composed, ifNoneMatch);
   }
 
@@ -129,7 +129,7 @@ export class Catalogue {
     const entry = await this.#entry(current.pointer, this.#factsOf(plan));
     const resolved = this.#resolve(plan, entry, ifNoneMatch);
     if ('outcome' in resolved) return resolved.outcome;
-    return answer(await this.#composed(resolved.key, resolved.compose), ifNoneMatch);
+    return answer(await this.#composed(resolved.cacheKey, resolved.compose), ifNoneMatch);
   }
 
   /**
@@ -153,7 +153,7 @@ export class Catalogue {
         throw new DependencyError('objects', `index entry of ${plan.id} is not a detail`);
       const objectId = entry;
       return {
-        key: cacheKey.detail(objectId, plan.mask),
+        cacheKey: cacheKey.detail(objectId, plan.mask),
         compose: async () => {
           const bytes = await this.#range(objectId);
           if (!bytes)
@@ -169,7 +169,7 @@ export class Catalogue {
     const [objectId, , segment0End] = entry;
     return {
       // The first page's bytes depend on the object, the selection, and the variant and secret its cursor binds.
-      key: cacheKey.firstPage(objectId, plan.limit, plan.mask, plan.variant),
+      cacheKey: cacheKey.firstPage(objectId, plan.limit, plan.mask, plan.variant),
       compose: async () => {
         const bytes = await this.#range(objectId, [0, segment0End]);
         if (!bytes)
@@ -293,7 +293,7 @@ const EMPTY_LIST_ETAG = etagOfBytes(EMPTY_LIST_BODY);
 type ParsedShard = Record<string, IndexEntry>;
 
 /** A first page or a detail, given its index entry: its outcome, or the composed answer it needs. */
-type Resolved = { outcome: ReadOutcome } | { key: string; compose: () => Promise<Buffer> };
+type Resolved = { outcome: ReadOutcome } | { cacheKey: string; compose: () => Promise<Buffer> };
 
 /** The shard `pointer` names for a plan's index key. */
 function shardIdOf(pointer: Pointer, facts: PlanFacts): string {

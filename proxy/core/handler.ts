@@ -34,7 +34,7 @@ import {
   withoutBody,
   withRateLimitHeaders,
 } from '../http/responses.js';
-import { keyHasher } from '../keys/hash.js';
+import { apiKeyHasher } from '../keys/hash.js';
 import type { KeyRecord } from '../keys/interface.js';
 import { isoTime } from '../log/time.js';
 import type { MeterOutcome } from '../quota/interface.js';
@@ -83,7 +83,7 @@ export function createHandler(deps: ProxyDependencies): ProxyHandler {
       cache: byteCache,
     });
 
-  const hashOf = keyHasher();
+  const hashOf = apiKeyHasher();
   const parse = requestParser();
 
   async function respond(request: ProxyRequest, requestId: string, trace: Trace): Promise<ProxyResponse> {

@@ -55,7 +55,7 @@ function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): 
  * a single read.
  * @example
  * const keys = new CachedKeyStore(new DynamoKeyStore({ client, table }), { ttlMs: 30_000, maxEntries: 10_000 });
- * const record = await keys.lookup(hashKey(presentedKey));
+ * const record = await keys.lookup(hashApiKey(presentedKey));
  */
 export class CachedKeyStore implements KeyStore {
   readonly #inner: KeyStore;

@@ -15,7 +15,7 @@ export interface DynamoKeyStoreOptions {
  * revocation by its TTL, and DynamoDB replicas converge well within it.
  * @example
  * const keys = new DynamoKeyStore({ client: dynamoClient({ endpoint }), table: 'catalogue-keys' });
- * const record = await keys.lookup(hashKey(presentedKey), { signal: AbortSignal.timeout(1000) });
+ * const record = await keys.lookup(hashApiKey(presentedKey), { signal: AbortSignal.timeout(1000) });
  */
 export class DynamoKeyStore implements KeyStore {
   readonly #client: DynamoDBClient;

@@ -3,15 +3,15 @@ import { hash, randomBytes } from 'node:crypto';
 import { BoundedMemo } from '../cache/memo.js';
 
 /** `pk_live_` followed by 22 base64url characters (spec §5). */
-export const KEY_PATTERN = /^pk_live_[A-Za-z0-9_-]{22}$/;
+export const API_KEY_PATTERN = /^pk_live_[A-Za-z0-9_-]{22}$/;
 
 /** SHA-256 of the key, hex: the only form in which a key is stored or compared. */
-export function hashKey(key: string): string {
+export function hashApiKey(key: string): string {
   return hash('sha256', key, 'hex');
 }
 
 /** A fresh random key (132 bits of entropy). Shown once to the operator; never stored. */
-export function generateKey(): string {
+export function generateApiKey(): string {
   return `pk_live_${randomBytes(17).toString('base64url').slice(0, 22)}`;
 }
 
@@ -28,10 +28,10 @@ export function generateKeyId(): string {
 const KEY_HASH_MEMO_ENTRIES = 1_024;
 
 /**
- * A {@link hashKey} that remembers the hashes of recent keys.
- * @example const hashOf = keyHasher(); hashOf(key) === hashKey(key)
+ * A {@link hashApiKey} that remembers the hashes of recent keys.
+ * @example const hashOf = apiKeyHasher(); hashOf(key) === hashApiKey(key)
  */
-export function keyHasher(): (key: string) => string {
+export function apiKeyHasher(): (key: string) => string {
   const memo = new BoundedMemo<string>(KEY_HASH_MEMO_ENTRIES);
-  return (key) => memo.get(key, hashKey);
+  return (key) => memo.get(key, hashApiKey);
 }

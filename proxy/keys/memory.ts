@@ -1,5 +1,5 @@
 /** Key records in memory: tests, benchmarks and local runs without DynamoDB. */
-import { generateKeyId, hashKey } from './hash.js';
+import { generateKeyId, hashApiKey } from './hash.js';
 import { FREE_TIER_LIMITS, type KeyRecord, type KeyStore, type Limits, type Tier } from './interface.js';
 
 export interface MemoryKeyOptions {
@@ -14,7 +14,7 @@ export interface MemoryKeyOptions {
  * @example
  * const keys = new MemoryKeyStore();
  * const record = keys.add(devKey, { tier: 'partner', limits: { minute: 600, month: 1e6 } });
- * await keys.lookup(hashKey(devKey)); // → record
+ * await keys.lookup(hashApiKey(devKey)); // → record
  */
 export class MemoryKeyStore implements KeyStore {
   readonly #records = new Map<string, KeyRecord>();
@@ -24,7 +24,7 @@ export class MemoryKeyStore implements KeyStore {
   /** Store a record for `key` (only its hash is kept) and return it. */
   add(key: string, options: MemoryKeyOptions = {}): KeyRecord {
     const record: KeyRecord = {
-      keyHash: hashKey(key),
+      keyHash: hashApiKey(key),
       keyId: options.keyId ?? generateKeyId(),
       tier: options.tier ?? 'free',
       status: options.status ?? 'active',

@@ -1,7 +1,7 @@
 /** The `Authorization` header grammar of DESIGN.md §2. Pure: the key lookup happens elsewhere. */
 
 import { type ApiError, apiError } from '../http/errors.js';
-import { KEY_PATTERN } from '../keys/hash.js';
+import { API_KEY_PATTERN } from '../keys/hash.js';
 
 export type AuthorizationOutcome = { ok: true; key: string } | { ok: false; error: ApiError };
 
@@ -26,7 +26,7 @@ export function parseAuthorization(header: string | undefined): AuthorizationOut
   const space = header.indexOf(' ');
   const scheme = space < 0 ? header : header.slice(0, space);
   const key = space < 0 ? '' : header.slice(space + 1);
-  if (!BEARER.test(scheme) || !KEY_PATTERN.test(key)) {
+  if (!BEARER.test(scheme) || !API_KEY_PATTERN.test(key)) {
     return {
       ok: false,
       error: apiError(

@@ -22,15 +22,16 @@ export interface ObjectStore {
 }
 
 export interface ListedObject {
+  /** The object key. */
   key: string;
   size: number;
 }
 
 export interface WritableObjectStore extends ObjectStore {
   /** Write an object atomically: readers see the old bytes or the new, never a part. */
-  put(key: string, body: Uint8Array, options?: { contentType?: string; signal?: AbortSignal }): Promise<void>;
-  /** Every object whose key starts with `prefix`. */
+  put(objectKey: string, body: Uint8Array, options?: { contentType?: string; signal?: AbortSignal }): Promise<void>;
+  /** Every object whose object key starts with `prefix`. */
   list(prefix: string, options?: { signal?: AbortSignal }): AsyncIterable<ListedObject>;
   /** Delete the given keys; missing keys are not an error. */
-  delete(keys: readonly string[], options?: { signal?: AbortSignal }): Promise<void>;
+  delete(objectKeys: readonly string[], options?: { signal?: AbortSignal }): Promise<void>;
 }

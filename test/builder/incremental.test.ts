@@ -124,10 +124,10 @@ describe('an incremental publish', () => {
     const entriesA = versionOn(root, renderCatalogue(snapshotA()).pointerBytes).entries;
     const entriesB = versionOn(root).entries;
     for (const change of second.changes!) {
-      expect(change.before).toEqual(entriesA.get(change.key));
-      expect(change.after).toEqual(entriesB.get(change.key));
+      expect(change.before).toEqual(entriesA.get(change.indexKey));
+      expect(change.after).toEqual(entriesB.get(change.indexKey));
     }
-    const changedKeys = new Set(second.changes!.map((change) => change.key));
+    const changedKeys = new Set(second.changes!.map((change) => change.indexKey));
     for (const key of new Set([...entriesA.keys(), ...entriesB.keys()])) {
       if (JSON.stringify(entriesA.get(key)) !== JSON.stringify(entriesB.get(key))) {
         expect(changedKeys.has(key), key).toBe(true);

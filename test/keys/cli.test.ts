@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../proxy/admin/cli.js';
-import { KEY_PATTERN } from '../../proxy/keys/hash.js';
+import { API_KEY_PATTERN } from '../../proxy/keys/hash.js';
 import { type DynamoFixture, dynamoFixture } from './helpers.js';
 
 const root = join(import.meta.dirname, '..', '..');
@@ -91,7 +91,7 @@ describe('keys CLI', () => {
     expect(issued).toMatchObject({ code: 0, stderr: expect.stringContaining('shown once') });
     // Silenced as in `npm start` (the AWS SDK's Node 20 notice is not actionable here).
     expect(issued.stderr).not.toContain('NodeVersionSupportWarning');
-    expect(key).toMatch(KEY_PATTERN);
+    expect(key).toMatch(API_KEY_PATTERN);
     expect(keyId).toMatch(/^key_[A-Za-z0-9]{10}$/);
     expect(issued.stdout).toContain('tier:   free (60/minute, 5000/month)');
     expect(listed).toMatch(/^KEY ID +TIER +STATUS/);
@@ -130,7 +130,7 @@ describe('keys CLI', () => {
       limits: unknown;
       keyHash?: string;
     };
-    expect(json.key).toMatch(KEY_PATTERN);
+    expect(json.key).toMatch(API_KEY_PATTERN);
     expect(json).toMatchObject({ tier: 'partner', limits: { minute: 120, month: 50000 } });
     expect(json.keyHash).toBeUndefined();
     expect(defaulted.stdout).toContain('tier:   partner (900/minute, 1000000/month)');

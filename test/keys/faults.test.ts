@@ -3,7 +3,7 @@ import { dynamoClient } from '../../aws/sdk.js';
 import { issueKey } from '../../proxy/admin/keys.js';
 import { CachedKeyStore } from '../../proxy/keys/cached.js';
 import { DynamoKeyStore } from '../../proxy/keys/dynamo.js';
-import { hashKey } from '../../proxy/keys/hash.js';
+import { hashApiKey } from '../../proxy/keys/hash.js';
 import { DynamoQuotaMeter } from '../../proxy/quota/dynamo.js';
 import { DependencyError } from '../../store/errors.js';
 import { type DynamoFixture, dynamoFixture, keyRecord } from './helpers.js';
@@ -28,13 +28,13 @@ describe('failing closed', () => {
     const meter = new DynamoQuotaMeter({ client, table: db.countersTable });
     const admin = { client: db.client, keysTable: db.keysTable, countersTable: db.countersTable };
     const { key, record } = await issueKey(admin, { tier: 'free' });
-    expect(await store.lookup(hashKey(key))).toEqual(record);
+    expect(await store.lookup(hashApiKey(key))).toEqual(record);
     expect((await meter.meter(record, new Date())).ok).toBe(true);
 
     try {
       // Act: stop the server for real (connections refused).
       await db.server.stop();
-      const lookup = store.lookup(hashKey(key)).catch((error: unknown) => error);
+      const lookup = store.lookup(hashApiKey(key)).catch((error: unknown) => error);
       const metered = meter.meter(record, new Date()).catch((error: unknown) => error);
 
       // Assess
@@ -45,7 +45,7 @@ describe('failing closed', () => {
       await db.server.start();
     }
 
-    expect(await store.lookup(hashKey(key))).toEqual(record);
+    expect(await store.lookup(hashApiKey(key))).toEqual(record);
     expect(await meter.meter(record, new Date())).toMatchObject({ ok: true, remainingMinute: 58 });
     client.destroy();
   });

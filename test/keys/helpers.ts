@@ -3,7 +3,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { dynamoClient } from '../../aws/sdk.js';
 import { type LocalServer, startDynamo } from '../../local/servers.js';
 import { createTables } from '../../proxy/admin/tables.js';
-import { generateKeyId, hashKey } from '../../proxy/keys/hash.js';
+import { generateKeyId, hashApiKey } from '../../proxy/keys/hash.js';
 import { FREE_TIER_LIMITS, type KeyRecord } from '../../proxy/keys/interface.js';
 import type { TableNames } from '../../proxy/tables.js';
 
@@ -47,7 +47,7 @@ export function countCalls(client: DynamoDBClient): { calls: string[]; reset(): 
 /** A key record with a fresh key id (so each test meters its own counters). */
 export function keyRecord(overrides: Partial<KeyRecord> = {}): KeyRecord {
   return {
-    keyHash: hashKey(`pk_live_${generateKeyId()}`),
+    keyHash: hashApiKey(`pk_live_${generateKeyId()}`),
     keyId: generateKeyId(),
     tier: 'free',
     status: 'active',

@@ -13,7 +13,7 @@ import {
 import { createTables } from '../../proxy/admin/tables.js';
 import { CachedKeyStore } from '../../proxy/keys/cached.js';
 import { DynamoKeyStore } from '../../proxy/keys/dynamo.js';
-import { hashKey, KEY_PATTERN } from '../../proxy/keys/hash.js';
+import { hashApiKey, API_KEY_PATTERN } from '../../proxy/keys/hash.js';
 import { DynamoQuotaMeter } from '../../proxy/quota/dynamo.js';
 import { at, countCalls, type DynamoFixture, dynamoFixture } from './helpers.js';
 
@@ -43,16 +43,16 @@ describe('DynamoKeyStore and admin', () => {
     it('issues a free key that the store finds by its hash', async () => {
       const { key, record } = await issueKey(admin, { tier: 'free', label: 'happy' });
 
-      const found = await store.lookup(hashKey(key));
+      const found = await store.lookup(hashApiKey(key));
 
-      expect(key).toMatch(KEY_PATTERN);
+      expect(key).toMatch(API_KEY_PATTERN);
       expect(found).toEqual(record);
       expect(found).toMatchObject({ tier: 'free', status: 'active', limits: { minute: 60, month: 5000 } });
     });
 
     it('stores partner limits per key, and meters with them', async () => {
       const { key } = await issueKey(admin, { tier: 'partner', limits: { minute: 7, month: 9 } });
-      const record = (await store.lookup(hashKey(key)))!;
+      const record = (await store.lookup(hashApiKey(key)))!;
       const meter = new DynamoQuotaMeter({ client: db.client, table: db.countersTable });
 
       const results = [];
@@ -81,7 +81,7 @@ describe('DynamoKeyStore and admin', () => {
         tier: 'partner',
         status: 'active',
       });
-      expect(await store.lookup(hashKey(key))).toEqual(second);
+      expect(await store.lookup(hashApiKey(key))).toEqual(second);
     });
 
     it('lists keys by key id, revokes them, and reports usage', async () => {
@@ -113,7 +113,7 @@ describe('DynamoKeyStore and admin', () => {
 
   describe('error', () => {
     it('answers undefined for an unknown hash', async () => {
-      expect(await store.lookup(hashKey('pk_live_unknownunknownunknown'))).toBeUndefined();
+      expect(await store.lookup(hashApiKey('pk_live_unknownunknownunknown'))).toBeUndefined();
     });
 
     it('reports unknown key ids as values', async () => {
@@ -141,7 +141,7 @@ describe('DynamoKeyStore and admin', () => {
       await registerKey(admin, registered, { tier: 'free' });
       const meter = new DynamoQuotaMeter({ client: db.client, table: db.countersTable });
       for (const key of [...issued, registered])
-        await meter.meter((await store.lookup(hashKey(key)))!, new Date());
+        await meter.meter((await store.lookup(hashApiKey(key)))!, new Date());
 
       const dump = [];
       for (const table of [db.keysTable, db.countersTable]) {
@@ -152,7 +152,7 @@ describe('DynamoKeyStore and admin', () => {
       expect(text).not.toMatch(/pk_live_/);
       for (const key of [...issued, registered]) {
         expect(text).not.toContain(key.slice('pk_live_'.length));
-        expect(text).toContain(hashKey(key));
+        expect(text).toContain(hashApiKey(key));
       }
     });
 
@@ -160,13 +160,13 @@ describe('DynamoKeyStore and admin', () => {
       const clock = { now: 0 };
       const cached = new CachedKeyStore(store, { ttlMs: 5_000, maxEntries: 10, now: () => clock.now });
       const { key, record } = await issueKey(admin, { tier: 'free' });
-      expect((await cached.lookup(hashKey(key)))?.status).toBe('active');
+      expect((await cached.lookup(hashApiKey(key)))?.status).toBe('active');
 
       await revokeKey(admin, record.keyId);
       clock.now = 4_999;
-      const withinBound = await cached.lookup(hashKey(key));
+      const withinBound = await cached.lookup(hashApiKey(key));
       clock.now = 5_000;
-      const atBound = await cached.lookup(hashKey(key));
+      const atBound = await cached.lookup(hashApiKey(key));
 
       expect(withinBound?.status).toBe('active');
       expect(atBound?.status).toBe('revoked');
@@ -179,10 +179,10 @@ describe('DynamoKeyStore and admin', () => {
       const counted = countCalls(db.client);
       const cached = new CachedKeyStore(store, { ttlMs: 30_000, maxEntries: 10 });
 
-      await cached.lookup(hashKey(key));
+      await cached.lookup(hashApiKey(key));
       const uncached = [...counted.calls];
       counted.reset();
-      await cached.lookup(hashKey(key));
+      await cached.lookup(hashApiKey(key));
       const hit = [...counted.calls];
 
       console.info(`calls per lookup: uncached ${JSON.stringify(uncached)}, cached ${JSON.stringify(hit)}`);

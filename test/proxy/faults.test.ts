@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { credentialProvider } from '../../aws/sdk.js';
 import type { ConfigOutcome } from '../../proxy/config.js';
-import { hashKey } from '../../proxy/keys/hash.js';
+import { hashApiKey } from '../../proxy/keys/hash.js';
 import type { KeyRecord, KeyStore } from '../../proxy/keys/interface.js';
 import type { QuotaMeter } from '../../proxy/quota/interface.js';
 import { DependencyError } from '../../store/errors.js';
@@ -201,7 +201,7 @@ describe('precedence among failures', () => {
   });
 
   it('a key the store already knows needs no lookup: served, or refused, with the key store down', async () => {
-    const record = await stack.keys.lookup(hashKey(KEYS.main));
+    const record = await stack.keys.lookup(hashApiKey(KEYS.main));
     const knowing = (known: KeyRecord | null): KeyStore => ({
       known: () => known,
       lookup: () => Promise.reject(new DependencyError('keys', 'down')),
