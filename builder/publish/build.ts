@@ -182,7 +182,8 @@ async function diffEntries(
   const changes: IndexChange[] = [];
   for (const [key, entry] of after) {
     const old = before.get(key);
-    if (!same(old, entry)) changes.push({ indexKey: key, ...(old !== undefined && { before: old }), after: entry });
+    if (!same(old, entry))
+      changes.push({ indexKey: key, ...(old !== undefined && { before: old }), after: entry });
   }
   for (const [key, entry] of before) if (!after.has(key)) changes.push({ indexKey: key, before: entry });
   return changes.sort((a, b) => (a.indexKey < b.indexKey ? -1 : a.indexKey > b.indexKey ? 1 : 0));

@@ -20,6 +20,7 @@ import {
   type Standard,
   type Tag,
 } from '../snapshot/snapshot.js';
+import vocabularyJson from './vocabulary.json' with { type: 'json' };
 
 export interface GenerateOptions {
   /** Number of modules (a nonnegative integer). */
@@ -100,222 +101,11 @@ function pickFrom<T>(rng: Rng, from: Table<T>): T {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// Vocabulary
-
-/** The real panel standards, shared with the hand-curated fixture (fixtures/make-fixture.ts). */
-export const STANDARDS: readonly Standard[] = [
-  { id: 0, name: 'Eurorack 3U', height_mm: 128.5 },
-  { id: 1, name: 'Intellijel 1U', height_mm: 39.65 },
-  { id: 2, name: 'Pulp Logic 1U', height_mm: 43.18 },
-  { id: 3, name: 'Buchla 200', height_mm: 177.8 },
-  { id: 4, name: 'Serge 4U', height_mm: 177.8 },
-  { id: 5, name: '5U (MU)', height_mm: 222.25 },
-];
-const EURORACK = 0;
-const ONE_U = new Set([1, 2]);
-
-/** Mostly Eurorack 3U; the other formats are a few per cent together. */
-const STANDARD_SHARE = table([
-  [0, 930],
-  [1, 25],
-  [2, 10],
-  [3, 10],
-  [4, 10],
-  [5, 15],
-]);
-
-/** Widths in each standard's own units; Eurorack weighted toward 4–16 HP. */
-const EURORACK_HP = table([
-  [2, 3],
-  [4, 10],
-  [6, 12],
-  [8, 14],
-  [10, 12],
-  [12, 12],
-  [14, 9],
-  [16, 8],
-  [18, 5],
-  [20, 5],
-  [24, 3],
-  [26, 2],
-  [28, 2],
-  [32, 1.5],
-  [34, 1.2],
-  [36, 1],
-  [42, 1],
-]);
-const OTHER_HP: Record<number, Table<number>> = {
-  3: table([
-    [1, 5],
-    [2, 4],
-    [4, 1],
-  ]),
-  4: table([
-    [4, 8],
-    [8, 2],
-    [16, 1],
-  ]),
-  5: table([
-    [1, 3],
-    [2, 6],
-    [4, 2],
-    [8, 1],
-  ]),
-};
-
-/** About 120 tags: every type of TAG_TYPES, plus untyped ones. */
-const TAG_NAMES: [TagType | null, string[]][] = [
-  ['nature', ['Analog', 'Digital', 'Hybrid', 'Discrete', 'Vactrol', 'Tube', 'Through-hole', 'FPGA']],
-  [
-    'character',
-    [
-      'West Coast',
-      'East Coast',
-      'Lo-fi',
-      'Experimental',
-      'Clone',
-      'Vintage',
-      'Generative',
-      'Performance',
-      'Ambient',
-      'Industrial',
-      'Chaotic',
-      'Polyphonic',
-    ],
-  ],
-  [
-    'voice',
-    [
-      'Drum',
-      'Synth voice',
-      'Kick',
-      'Snare',
-      'Hi-hat',
-      'Cymbal',
-      'Clap',
-      'Tom',
-      'Percussion',
-      'Physical modelling',
-    ],
-  ],
-  [
-    'source',
-    [
-      'Oscillator',
-      'Noise',
-      'Sampler',
-      'Wavetable',
-      'Complex oscillator',
-      'Additive',
-      'FM',
-      'Sub-oscillator',
-      'Chord oscillator',
-      'Drone',
-      'Supersaw',
-      'Phase distortion',
-      'Karplus-Strong',
-      'Speech',
-    ],
-  ],
-  [
-    'filter',
-    [
-      'Filter',
-      'Low-pass gate',
-      'Filter bank',
-      'Resonator',
-      'Low-pass',
-      'High-pass',
-      'Band-pass',
-      'Comb filter',
-      'Formant filter',
-      'Vocoder',
-    ],
-  ],
-  [
-    'modulation',
-    [
-      'Envelope',
-      'LFO',
-      'Random',
-      'Function generator',
-      'Slew limiter',
-      'Envelope follower',
-      'Sample and hold',
-      'Chaos',
-      'Modulation matrix',
-      'Burst generator',
-      'Macro controller',
-      'Touch controller',
-      'Joystick',
-      'Ribbon',
-    ],
-  ],
-  [
-    'effect',
-    [
-      'Reverb',
-      'Delay',
-      'Distortion',
-      'Granular',
-      'Looper',
-      'Ring modulator',
-      'Chorus',
-      'Phaser',
-      'Flanger',
-      'Wavefolder',
-      'Bitcrusher',
-      'Compressor',
-      'Frequency shifter',
-      'Pitch shifter',
-      'Tape',
-      'Spring reverb',
-    ],
-  ],
-  [
-    'sequencing',
-    [
-      'Sequencer',
-      'Clock',
-      'Logic',
-      'Quantizer',
-      'Euclidean',
-      'Trigger sequencer',
-      'Clock divider',
-      'Arpeggiator',
-      'Probability',
-      'Switch',
-      'Shift register',
-      'Gate delay',
-    ],
-  ],
-  [
-    'utility',
-    [
-      'Utility',
-      'VCA',
-      'Mixer',
-      'Multiple',
-      'Attenuverter',
-      'Audio I/O',
-      'MIDI',
-      'Power',
-      'Headphone amp',
-      'Crossfader',
-      'Precision adder',
-      'Offset',
-      'Expander',
-      'Matrix mixer',
-      'Preamp',
-      'Envelope to CV',
-    ],
-  ],
-  ['blank', ['Blank panel', 'Spacer panel', 'Art panel']],
-  [null, ['Discontinued', 'DIY kit', 'Stereo', 'Open source', 'Limited edition']],
-];
+// Vocabulary: the words, shares and profiles in vocabulary.json, as tables ready to draw from.
 
 type Kind = Exclude<TagType, 'nature' | 'character'>;
 type JackPool = readonly (readonly [string, JackSignal])[];
+type Weighted<T> = readonly (readonly [T, number])[];
 
 interface KindProfile {
   weight: number;
@@ -332,6 +122,28 @@ interface KindProfile {
   baseCurrent: number;
 }
 
+/** vocabulary.json as written: a kind's jacks are `'V/Oct:p|FM:c'` (codes in SIGNAL_CODES). */
+interface Vocabulary {
+  standards: Standard[];
+  standardShare: Weighted<number>;
+  eurorackHp: Weighted<number>;
+  otherHp: Record<string, Weighted<number>>;
+  tags: [TagType | null, string[]][];
+  kinds: Record<Kind, Omit<KindProfile, 'ins' | 'outs'> & { ins: string; outs: string }>;
+  tagCount: Weighted<number>;
+  adjectives: string[];
+  proper: string[];
+  roman: string[];
+  numbers: number[];
+  letters: string;
+  makerWords: string[];
+  makerSuffixes: string[];
+  countries: Weighted<string>;
+  panelFinishes: [string, string | null][];
+}
+
+const VOCABULARY = vocabularyJson as unknown as Vocabulary;
+
 const SIGNAL_CODES: Record<string, JackSignal> = {
   a: 'audio',
   c: 'cv',
@@ -341,319 +153,48 @@ const SIGNAL_CODES: Record<string, JackSignal> = {
   k: 'clock',
   o: 'other',
 };
-/** `'V/Oct:p|FM:c'` → jack names with their signals (codes above). */
+/** `'V/Oct:p|FM:c'` → jack names with their signals (codes above); `''` → none. */
 const jackPool = (spec: string): JackPool =>
-  spec.split('|').map((entry) => {
-    const [name, code] = entry.split(':') as [string, string];
-    return [name, SIGNAL_CODES[code]!] as const;
-  });
+  spec === ''
+    ? []
+    : spec.split('|').map((entry) => {
+        const [name, code] = entry.split(':') as [string, string];
+        return [name, SIGNAL_CODES[code]!] as const;
+      });
 
-const KINDS: Record<Kind, KindProfile> = {
-  source: {
-    weight: 18,
-    digital: 0.45,
-    nouns: ['VCO', 'Oscillator', 'Osc', 'Wave', 'Tone', 'Drone', 'Harmonics', 'Spectrum'],
-    phrases: ['oscillator', 'complex oscillator', 'wavetable oscillator', 'macro oscillator', 'noise source'],
-    features: [
-      'linear FM',
-      'hard sync',
-      'a sub output',
-      'a wavefolder',
-      'through-zero FM',
-      'morphing shapes',
-    ],
-    ins: jackPool(
-      'V/Oct:p|FM:c|Lin FM:a|Exp FM:c|TZFM:a|Sync:a|PWM:c|Shape:c|Timbre:c|Fold:c|Index:c|Reset:t',
-    ),
-    outs: jackPool('Saw:a|Square:a|Triangle:a|Sine:a|Pulse:a|Sub:a|Main:a|Aux:a|Mix:a|Fold:a'),
-    insRange: [1, 8],
-    outsRange: [1, 6],
-    baseCurrent: 40,
-  },
-  filter: {
-    weight: 12,
-    digital: 0.15,
-    nouns: ['VCF', 'Filter', 'Ladder', 'Gate', 'Resonator', 'Formant', 'Comb', 'Sweep'],
-    phrases: ['low-pass filter', 'multimode filter', 'low-pass gate', 'resonant filter bank', 'comb filter'],
-    features: [
-      'self-oscillation',
-      'voltage-controlled resonance',
-      'a drive stage',
-      'stereo spread',
-      'a ping input',
-    ],
-    ins: jackPool('In:a|In 2:a|V/Oct:p|Cutoff:c|FM:c|Res:c|Mode:c|Drive:c|Ping:t|Spread:c'),
-    outs: jackPool('LP:a|BP:a|HP:a|Notch:a|Out:a|Left Out:a|Right Out:a|Peak:a'),
-    insRange: [1, 6],
-    outsRange: [1, 5],
-    baseCurrent: 30,
-  },
-  modulation: {
-    weight: 18,
-    digital: 0.5,
-    nouns: ['Envelope', 'LFO', 'Function', 'Slope', 'Contour', 'Random', 'Chaos', 'Slew', 'Flux', 'Tides'],
-    phrases: ['envelope generator', 'LFO', 'function generator', 'random source', 'slew generator'],
-    features: ['looping stages', 'end-of-cycle gates', 'clock sync', 'quadrature outputs', 'shape control'],
-    ins: jackPool(
-      'Trig:t|Gate:g|Clock:k|Reset:t|Rate:c|Rise:c|Fall:c|Shape:c|Attack:c|Release:c|Cycle:g|In:c',
-    ),
-    outs: jackPool('Out:c|Env:c|Inv:c|EOC:g|EOR:g|Sine:c|Triangle:c|Square:c|Random:c|Stepped:c|Smooth:c'),
-    insRange: [0, 8],
-    outsRange: [1, 8],
-    baseCurrent: 30,
-  },
-  effect: {
-    weight: 10,
-    digital: 0.8,
-    nouns: ['Delay', 'Verb', 'Echo', 'Fold', 'Crush', 'Shifter', 'Chorus', 'Space', 'Tape', 'Grain'],
-    phrases: ['stereo delay', 'reverb', 'granular processor', 'distortion', 'looper', 'multi-effect'],
-    features: ['tap tempo', 'a freeze input', 'feedback control', 'wet/dry mixing', 'clock sync'],
-    ins: jackPool('In L:a|In R:a|Time:c|Feedback:c|Mix:c|Size:c|Clock:k|Freeze:g|Tone:c|Pitch:p'),
-    outs: jackPool('Out L:a|Out R:a|Wet:a|Send:a|Out:a'),
-    insRange: [1, 8],
-    outsRange: [1, 4],
-    baseCurrent: 90,
-  },
-  sequencing: {
-    weight: 10,
-    digital: 0.85,
-    nouns: ['Sequencer', 'Clock', 'Step', 'Logic', 'Quantizer', 'Euclid', 'Pattern', 'Divider', 'Pulse'],
-    phrases: ['step sequencer', 'clock divider', 'trigger sequencer', 'quantizer', 'logic module'],
-    features: ['ratchets', 'probability per step', 'scale memory', 'swing', 'pattern chaining'],
-    ins: jackPool('Clock:k|Reset:t|Run:g|Direction:g|Transpose:p|Length:c|Pattern:c|Probability:c|Mutate:c'),
-    outs: jackPool('CV 1:p|CV 2:p|Gate 1:g|Gate 2:g|Trig 1:t|Trig 2:t|Trig 3:t|Clock:k|EOC:t|Accent:t|Mod:c'),
-    insRange: [0, 6],
-    outsRange: [1, 8],
-    baseCurrent: 70,
-  },
-  utility: {
-    weight: 20,
-    digital: 0.2,
-    nouns: ['Mixer', 'VCA', 'Mult', 'Attenuator', 'Offset', 'I/O', 'Buffer', 'Switch', 'Matrix', 'Output'],
-    phrases: ['VCA', 'mixer', 'buffered multiple', 'attenuverter', 'output module', 'MIDI interface'],
-    features: ['a headphone output', 'linear and exponential response', 'offset knobs', 'chained outputs'],
-    ins: jackPool('In 1:a|In 2:a|In 3:a|In 4:a|CV 1:c|CV 2:c|CV 3:c|CV 4:c|MIDI In:o|USB:o'),
-    outs: jackPool('Out 1:a|Out 2:a|Out 3:a|Out 4:a|Mix:a|Inv:a|Thru:o|Left:a|Right:a|Headphones:a'),
-    insRange: [0, 8],
-    outsRange: [0, 8],
-    baseCurrent: 20,
-  },
-  voice: {
-    weight: 6,
-    digital: 0.5,
-    nouns: ['Kick', 'Snare', 'Hats', 'Clap', 'Drum', 'Voice', 'Perc', 'Tom', 'Cymbal'],
-    phrases: ['bass drum', 'snare voice', 'hi-hat voice', 'percussion voice', 'complete synth voice'],
-    features: ['accent input', 'pitch envelope', 'noise blend', 'decay control'],
-    ins: jackPool('Trig:t|Accent:t|V/Oct:p|Decay:c|Tone:c|Snap:c|Pitch:c|Gate:g|Velocity:c'),
-    outs: jackPool('Out:a|Aux:a|Env:c|Noise:a'),
-    insRange: [1, 8],
-    outsRange: [1, 3],
-    baseCurrent: 50,
-  },
-  blank: {
-    weight: 4,
-    digital: 0,
-    nouns: ['Blank', 'Blank Panel', 'Spacer'],
-    phrases: ['blank panel'],
-    features: [],
-    ins: [],
-    outs: [],
-    insRange: [0, 0],
-    outsRange: [0, 0],
-    baseCurrent: 0,
-  },
-};
+/** The real panel standards, shared with the hand-curated fixture (fixtures/make-fixture.ts). */
+export const STANDARDS: readonly Standard[] = VOCABULARY.standards;
+const EURORACK = 0;
+const ONE_U = new Set([1, 2]);
+
+/** Mostly Eurorack 3U; the other formats are a few per cent together. */
+const STANDARD_SHARE = table(VOCABULARY.standardShare);
+/** Widths in each standard's own units; Eurorack weighted toward 4–16 HP. */
+const EURORACK_HP = table(VOCABULARY.eurorackHp);
+const OTHER_HP: Record<number, Table<number>> = Object.fromEntries(
+  Object.entries(VOCABULARY.otherHp).map(([standard, widths]) => [standard, table(widths)]),
+);
+/** About 120 tags: every type of TAG_TYPES, plus untyped ones. */
+const TAG_NAMES = VOCABULARY.tags;
+const KINDS = Object.fromEntries(
+  Object.entries(VOCABULARY.kinds).map(([kind, profile]) => [
+    kind,
+    { ...profile, ins: jackPool(profile.ins), outs: jackPool(profile.outs) },
+  ]),
+) as Record<Kind, KindProfile>;
 const KIND_SHARE = table((Object.keys(KINDS) as Kind[]).map((kind) => [kind, KINDS[kind].weight] as const));
-
 /** How many tags a module carries: 0–6, mean about 2.6. */
-const TAG_COUNT = table([
-  [0, 5],
-  [1, 15],
-  [2, 30],
-  [3, 25],
-  [4, 15],
-  [5, 7],
-  [6, 3],
-]);
-
-const ADJECTIVES = [
-  'Dual',
-  'Quad',
-  'Triple',
-  'Mini',
-  'Micro',
-  'Stereo',
-  'Precision',
-  'Dark',
-  'Bright',
-  'Liquid',
-  'Harmonic',
-  'Chaotic',
-  'Smooth',
-  'Stepped',
-  'Poly',
-  'Twin',
-  'Hexa',
-  'Octa',
-  'Deep',
-  'Wide',
-];
+const TAG_COUNT = table(VOCABULARY.tagCount);
+const ADJECTIVES = VOCABULARY.adjectives;
 /** Words for proper names; some carry accents so that the accent-insensitive order is exercised. */
-const PROPER = [
-  'Atlas',
-  'Borealis',
-  'Cascade',
-  'Delta',
-  'Ember',
-  'Falcon',
-  'Granite',
-  'Helix',
-  'Ion',
-  'Juniper',
-  'Kestrel',
-  'Lumen',
-  'Meridian',
-  'Nova',
-  'Orbit',
-  'Prism',
-  'Quasar',
-  'Rift',
-  'Sable',
-  'Tundra',
-  'Umbra',
-  'Vortex',
-  'Willow',
-  'Xenon',
-  'Yarrow',
-  'Zephyr',
-  'Zürich',
-  'Malmö',
-  'Kraków',
-  'Éclair',
-  'Ñandú',
-  'Fjörd',
-  'Ångström',
-  'Sølv',
-  'Café',
-  'Déjà',
-  'Übel',
-  'Łódź',
-  'Señal',
-  'Brûlée',
-  'Naïve',
-  'Façade',
-  'Crème',
-  'Mañana',
-  'Čaj',
-  'Žar',
-  'Ørbit',
-  'Église',
-];
-const ROMAN = ['II', 'III', 'IV', 'mk2', 'mk3', 'MkII', 'XL', 'Pro', 'Plus', 'Jr.'];
-const NUMBERS = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 16, 20, 24, 32, 64, 100, 128, 303, 808, 2600];
-const LETTERS = [...'ABCDEFGHJKLMNPQRSTVWXZ'];
-
-const MAKER_WORDS = [
-  'Nordic',
-  'Black Forest',
-  'Copper',
-  'Signal',
-  'Lunar',
-  'Analogue',
-  'Harbour',
-  'Fractal',
-  'Vector',
-  'Patch',
-  'Circuit',
-  'Static',
-  'Magnetic',
-  'Solar',
-  'Quiet',
-  'Wild',
-  'Hidden',
-  'Iron',
-  'Paper',
-  'Glass',
-  'Orchard',
-  'Meadow',
-  'Thunder',
-  'Tidal',
-  'Crystal',
-  'Rusty',
-  'Velvet',
-  'Neon',
-  'Electric',
-  'Modular',
-  'Bürger',
-  'Élan',
-  'Åsa',
-  'Ñu',
-  'Škola',
-  'Fête',
-  'Kōhō',
-  'Grün',
-  'Sørby',
-  'Mérida',
-  'Kiło',
-  'Größe',
-];
-const MAKER_SUFFIXES = [
-  'Audio',
-  'Modular',
-  'Instruments',
-  'Electronics',
-  'Synths',
-  'Devices',
-  'Circuits',
-  'Labs',
-  'Sound',
-  'Systems',
-  'Works',
-  'Audio Design',
-  'Synthesizers',
-  'Electronic Music',
-];
-const COUNTRIES = table([
-  ['US', 25],
-  ['DE', 12],
-  ['GB', 8],
-  ['FR', 5],
-  ['IT', 4],
-  ['ES', 4],
-  ['JP', 4],
-  ['PL', 3],
-  ['CZ', 3],
-  ['NL', 3],
-  ['SE', 3],
-  ['CA', 3],
-  ['AU', 2],
-  ['BE', 2],
-  ['UA', 2],
-  ['CH', 2],
-  ['CN', 2],
-  ['LV', 1],
-  ['FI', 1],
-  ['NO', 1],
-  ['DK', 1],
-  ['AT', 1],
-  ['GR', 1],
-  ['KR', 1],
-  ['BR', 1],
-  ['AR', 1],
-  ['NZ', 1],
-  ['PT', 1],
-  ['HU', 1],
-  ['SI', 1],
-]);
-const PANEL_FINISHES: readonly (readonly [string, string | null])[] = [
-  ['Black', 'black'],
-  ['Silver', 'silver'],
-  ['White', 'white'],
-  ['Aluminium', 'silver'],
-  ['Oak', 'brown'],
-  ['Limited Edition', null],
-  ['Gold', 'gold'],
-];
+const PROPER = VOCABULARY.proper;
+const ROMAN = VOCABULARY.roman;
+const NUMBERS = VOCABULARY.numbers;
+const LETTERS = [...VOCABULARY.letters];
+const MAKER_WORDS = VOCABULARY.makerWords;
+const MAKER_SUFFIXES = VOCABULARY.makerSuffixes;
+const COUNTRIES = table(VOCABULARY.countries);
+const PANEL_FINISHES = VOCABULARY.panelFinishes;
 
 // ---------------------------------------------------------------------------------------------------------
 // Records

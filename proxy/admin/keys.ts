@@ -12,7 +12,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { type Dependency, DependencyError } from '../../store/errors.js';
 import { ConfigurationError } from '../errors.js';
-import { generateApiKey, generateKeyId, hashApiKey, API_KEY_PATTERN } from '../keys/hash.js';
+import { API_KEY_PATTERN, generateApiKey, generateKeyId, hashApiKey } from '../keys/hash.js';
 import { FREE_TIER_LIMITS, type KeyRecord, type Limits, type Tier } from '../keys/interface.js';
 import { minuteWindowStart, monthWindowId } from '../quota/windows.js';
 import {

@@ -29,7 +29,11 @@ export interface ListedObject {
 
 export interface WritableObjectStore extends ObjectStore {
   /** Write an object atomically: readers see the old bytes or the new, never a part. */
-  put(objectKey: string, body: Uint8Array, options?: { contentType?: string; signal?: AbortSignal }): Promise<void>;
+  put(
+    objectKey: string,
+    body: Uint8Array,
+    options?: { contentType?: string; signal?: AbortSignal },
+  ): Promise<void>;
   /** Every object whose object key starts with `prefix`. */
   list(prefix: string, options?: { signal?: AbortSignal }): AsyncIterable<ListedObject>;
   /** Delete the given keys; missing keys are not an error. */

@@ -13,7 +13,7 @@ import {
 import { createTables } from '../../proxy/admin/tables.js';
 import { CachedKeyStore } from '../../proxy/keys/cached.js';
 import { DynamoKeyStore } from '../../proxy/keys/dynamo.js';
-import { hashApiKey, API_KEY_PATTERN } from '../../proxy/keys/hash.js';
+import { API_KEY_PATTERN, hashApiKey } from '../../proxy/keys/hash.js';
 import { DynamoQuotaMeter } from '../../proxy/quota/dynamo.js';
 import { at, countCalls, type DynamoFixture, dynamoFixture } from './helpers.js';
 
