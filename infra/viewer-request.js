@@ -17,7 +17,7 @@
 //    proxy's 401 (code, message, envelope, headers; proxy/request/auth.ts): a flood of requests without a
 //    well-formed key costs a function invocation instead of a Lambda invocation. Two `Authorization`
 //    headers are malformed here as in the proxy (which sees them joined by ", "). The grammar below is the
-//    proxy's; one table of cases (test/auth/cases.ts) runs through both, so they cannot drift.
+//    proxy's; one table of cases (test/proof/authorization-cases.ts) runs through both, so they cannot drift.
 
 const ALLOW = 'GET, HEAD, OPTIONS';
 const FORWARDED_AUTHORIZATION = 'x-catalogue-authorization';

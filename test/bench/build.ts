@@ -9,7 +9,7 @@ import { readdir, rm, stat } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import type { Snapshot } from '../../builder/snapshot/snapshot.js';
 import { writeSnapshot } from '../../builder/synthetic/generate.js';
-import { versionOn } from '../builder/helpers.js';
+import { versionOn } from '../helpers/builder.js';
 import { runCommand } from './children.js';
 import { loadAverage } from './machine.js';
 import { profileTables, summarizeProfile } from './profile.js';

@@ -1,5 +1,5 @@
 /**
- * Section 9: latency as on AWS. The delaying TCP proxy of the fault tests (test/oracle/slow-proxy.ts) sits in
+ * Section 9: latency as on AWS. The delaying TCP proxy of the fault tests (test/helpers/slow-proxy.ts) sits in
  * front of the stack's s3rver and dynalite and adds in-region service latencies (default: S3 15 ms to the
  * first byte, DynamoDB 4 ms); the production wiring (createProxy over loadConfig) answers warm requests
  * through it, once per hot-path client. A last table times the two hot calls one after the other against
@@ -24,7 +24,7 @@
 import { createProxy } from '../../proxy/app.js';
 import { loadConfig } from '../../proxy/config.js';
 import type { ProxyHandler, ProxyResponse } from '../../proxy/core/types.js';
-import { type SlowProxy, startSlowProxy } from '../oracle/slow-proxy.js';
+import { type SlowProxy, startSlowProxy } from '../helpers/slow-proxy.js';
 import type { Stack } from './e2e.js';
 import { CLIENTS, type Client, hotCalls, putBenchObject } from './lean.js';
 import { AUTH, type Picks } from './mix.js';
@@ -164,7 +164,7 @@ export async function benchLatency(stack: Stack, picks: Picks): Promise<SectionR
       { p50: number; p99: number }
     >;
     const markdown = [
-      `The stack's s3rver and dynalite behind test/oracle/slow-proxy.ts (in the bench process), each chunk held ${s3Ms / 2} ms each way for S3 and ${dynamoMs / 2} ms each way for DynamoDB: about ${s3Ms} ms and ${dynamoMs} ms per round trip on top of the local servers' own time (BENCH_S3_LATENCY_MS, BENCH_DYNAMODB_LATENCY_MS). ` +
+      `The stack's s3rver and dynalite behind test/helpers/slow-proxy.ts (in the bench process), each chunk held ${s3Ms / 2} ms each way for S3 and ${dynamoMs / 2} ms each way for DynamoDB: about ${s3Ms} ms and ${dynamoMs} ms per round trip on top of the local servers' own time (BENCH_S3_LATENCY_MS, BENCH_DYNAMODB_LATENCY_MS). ` +
         `The proxy is \`createProxy(loadConfig())\` in the bench process (key cache 30 s, pointer re-check every 5 s: those re-checks are in the p99), warmed with 5 requests per kind, then ${calls} rounds of one request of each kind, interleaved; handler time per request.`,
       '',
       table(['request (warm)', 'hot-path client', 'p50 ms', 'p99 ms'], rows),

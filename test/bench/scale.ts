@@ -12,7 +12,7 @@ import { readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { generateSnapshot, writeSnapshot } from '../../builder/synthetic/generate.js';
 import { parsePointer } from '../../store/pointer.js';
-import { FIXTURE_DIR } from '../builder/helpers.js';
+import { FIXTURE_DIR } from '../helpers/builder.js';
 import { listObjects, type Measured, rel, runCli } from './build.js';
 import { runCommand } from './children.js';
 import { progress, type SectionResult } from './report.js';

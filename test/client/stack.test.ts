@@ -14,7 +14,7 @@ import { registerKey } from '../../proxy/admin/keys.js';
 import { createTables } from '../../proxy/admin/tables.js';
 import { createProxy } from '../../proxy/app.js';
 import { loadConfig } from '../../proxy/config.js';
-import { CURSOR_SECRET, PREFIX, type Stack, startStack } from '../proxy/harness.js';
+import { CURSOR_SECRET, PREFIX, type Stack, startStack } from '../helpers/proxy.js';
 
 const KEY = `pk_live_${'C'.repeat(22)}`;
 const TABLES = { keysTable: 'client-keys', countersTable: 'client-counters' };

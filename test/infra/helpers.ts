@@ -113,4 +113,4 @@ export function bundledProxy(assemblyDir: string): { path: string; bytes: number
   throw new Error(`no bundled index.mjs under ${assemblyDir}`);
 }
 
-export { loadViewerRequest, type ViewerRequestHandler } from './viewer-request-code.js';
+export { loadViewerRequest } from './viewer-request-code.js';

@@ -23,7 +23,6 @@ import {
 /** Stands for a non-null `next_cursor` in the oracle's bodies; see {@link normaliseCursor}. */
 export const CURSOR_PLACEHOLDER = '<cursor>';
 
-export const ALLOW = 'GET, HEAD, OPTIONS';
 
 export interface OracleRequest {
   method: string;

@@ -16,9 +16,9 @@ import { createProxy } from '../../proxy/app.js';
 import { HOT_PATH_CLIENTS, type HotPathClient, loadConfig } from '../../proxy/config.js';
 import type { ProxyHandler, ProxyResponse, RequestLogLine } from '../../proxy/core/types.js';
 import { S3ObjectStore } from '../../store/objects/s3.js';
+import { type SlowProxy, startSlowProxy } from '../helpers/slow-proxy.js';
 import { snapshotArb } from '../oracle/arbitraries.js';
 import { CURSOR_SECRET, envelopeProblem, errorCodeOf } from '../oracle/harness.js';
-import { type SlowProxy, startSlowProxy } from '../oracle/slow-proxy.js';
 
 /**
  * Short enough to keep the file fast, long enough for s3rver: it serves one request at a time, so a burst of

@@ -15,8 +15,8 @@ import { createProxy } from '../../proxy/app.js';
 import { loadConfig } from '../../proxy/config.js';
 import type { ProxyHandler, RequestLogLine } from '../../proxy/core/types.js';
 import { S3ObjectStore } from '../../store/objects/s3.js';
-import { CURSOR_SECRET, objectsOf, PREFIX, publishFixture } from './harness.js';
-import { loadResponseValidator } from './openapi.js';
+import { loadResponseValidator } from '../helpers/openapi.js';
+import { CURSOR_SECRET, objectsOf, PREFIX, publishFixture } from '../helpers/proxy.js';
 
 const openapi = loadResponseValidator();
 const tables = { keysTable: 'keys', countersTable: 'counters' };

@@ -15,7 +15,7 @@ import { MemoryKeyStore } from '../../proxy/keys/memory.js';
 import { MemoryQuotaMeter } from '../../proxy/quota/memory.js';
 import { DependencyError } from '../../store/errors.js';
 import { MemoryObjectStore } from '../../store/objects/memory.js';
-import { KEYS, PREFIX, publishFixture } from './harness.js';
+import { KEYS, PREFIX, publishFixture } from '../helpers/proxy.js';
 
 const ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:catalogue-cursor-AbCdEf';
 const SECRET_A = 'a'.repeat(64);

@@ -4,7 +4,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { describe, expect, it } from 'vitest';
 import { ERROR_CODES } from '../../proxy/http/errors.js';
 import { JACK_SIGNALS, MODULE_FIELDS, MODULE_RELATIONS, TAG_TYPES } from '../../store/schema.js';
-import { loadResponseValidator, OPENAPI_PATH } from './openapi.js';
+import { loadResponseValidator, OPENAPI_PATH } from '../helpers/openapi.js';
 
 const document = JSON.parse(readFileSync(OPENAPI_PATH, 'utf8'));
 

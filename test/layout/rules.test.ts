@@ -1,0 +1,97 @@
+/**
+ * The layout's rules (.dependency-cruiser.cjs) really fire: a scratch tree with each forbidden arrow is
+ * refused with the rule's name. `npm run deps` (in npm test) holds the repository itself to them.
+ */
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const CONFIG = join(ROOT, '.dependency-cruiser.cjs');
+const DEPCRUISE = join(ROOT, 'node_modules', '.bin', 'depcruise');
+const scratch = mkdtempSync(join(tmpdir(), 'cat-layout-'));
+
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+/** Run dependency-cruiser with the project's rules over `folders` of `cwd`: exit code and output. */
+async function cruise(cwd: string, folders: string[]) {
+  try {
+    const { stdout } = await promisify(execFile)(DEPCRUISE, ['--config', CONFIG, ...folders], { cwd });
+    return { code: 0, output: stdout };
+  } catch (error) {
+    const failed = error as { code: number; stdout: string; stderr: string };
+    return { code: failed.code, output: `${failed.stdout}${failed.stderr}` };
+  }
+}
+
+function tree(name: string, files: Record<string, string>): string {
+  const root = join(scratch, name);
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(root, path)), { recursive: true });
+    writeFileSync(join(root, path), text);
+  }
+  writeFileSync(
+    join(root, 'tsconfig.json'),
+    JSON.stringify({ compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', strict: true } }),
+  );
+  writeFileSync(join(root, 'package.json'), JSON.stringify({ type: 'module' }));
+  return root;
+}
+
+describe('the layout rules', () => {
+  it.each([
+    [
+      'builder-not-proxy',
+      {
+        'builder/a.ts': "import { b } from '../proxy/b.js';\nexport const a = b;\n",
+        'proxy/b.ts': 'export const b = 1;\n',
+      },
+    ],
+    [
+      'proxy-not-builder',
+      {
+        'proxy/a.ts': "import { b } from '../builder/b.js';\nexport const a = b;\n",
+        'builder/b.ts': 'export const b = 1;\n',
+      },
+    ],
+    [
+      'no-circular',
+      {
+        'store/a.ts': "import { b } from './b.js';\nexport const a = () => b;\n",
+        'store/b.ts': "import { a } from './a.js';\nexport const b = () => a;\n",
+      },
+    ],
+    [
+      'store-is-the-contract',
+      {
+        'store/a.ts': "import { b } from '../proxy/b.js';\nexport const a = b;\n",
+        'proxy/b.ts': 'export const b = 1;\n',
+      },
+    ],
+    [
+      'request-path-not-admin',
+      {
+        'proxy/core/a.ts': "import { b } from '../admin/b.js';\nexport const a = b;\n",
+        'proxy/admin/b.ts': 'export const b = 1;\n',
+      },
+    ],
+    [
+      'nothing-imports-local',
+      {
+        'proxy/a.ts': "import { b } from '../local/b.js';\nexport const a = b;\n",
+        'local/b.ts': 'export const b = 1;\n',
+      },
+    ],
+  ] as const)('refuses %s', async (rule, files) => {
+    // Prepare
+    const root = tree(rule, files);
+    // Act
+    const result = await cruise(root, [...new Set(Object.keys(files).map((path) => path.split('/')[0]!))]);
+    // Assess
+    expect(result.code).not.toBe(0);
+    expect(result.output).toContain(`error ${rule}:`);
+  });
+});

@@ -1,0 +1,75 @@
+/** OPTIONS on a list checks its cursor like GET and HEAD (proxy/catalogue/cursor.ts), reading nothing. */
+import { beforeAll, describe, expect, it } from 'vitest';
+import { cursorError } from '../../../proxy/catalogue/cursor.js';
+import { createHandler } from '../../../proxy/core/handler.js';
+import type { ProxyHandler } from '../../../proxy/core/types.js';
+import { MemoryKeyStore } from '../../../proxy/keys/memory.js';
+import { MemoryQuotaMeter } from '../../../proxy/quota/memory.js';
+import { MemoryObjectStore } from '../../../store/objects/memory.js';
+import { CountingObjectStore, CURSOR_SECRET, KEYS, publishFixture, testConfig } from '../../helpers/proxy.js';
+
+let handle: ProxyHandler;
+let objects: CountingObjectStore;
+let cursor: string;
+const authorization = `Bearer ${KEYS.main}`;
+
+const call = (method: string, query: string) =>
+  handle({ method, path: '/v1/modules', query, headers: { authorization } });
+
+beforeAll(async () => {
+  const memory = new MemoryObjectStore();
+  await publishFixture(memory);
+  objects = new CountingObjectStore(memory);
+  const keys = new MemoryKeyStore();
+  keys.add(KEYS.main, { limits: { minute: 100_000, month: 100_000 } });
+  handle = createHandler({
+    objects,
+    keys,
+    quota: new MemoryQuotaMeter(),
+    config: testConfig(),
+    now: () => new Date(),
+    requestId: () => 'req_options',
+    log: () => {},
+  });
+  const first = await call('GET', 'limit=2&sort=name');
+  cursor = JSON.parse(first.body!.toString()).page.next_cursor;
+});
+
+/** The cursor with one character changed. */
+const tampered = () => `${cursor.slice(0, 5)}${cursor[5] === 'A' ? 'B' : 'A'}${cursor.slice(6)}`;
+
+describe('OPTIONS with a cursor', () => {
+  it('is 204 with a cursor made for this query', async () => {
+    expect((await call('OPTIONS', `limit=2&sort=name&cursor=${cursor}`)).status).toBe(204);
+  });
+
+  it.each([
+    ['a tampered cursor', () => `limit=2&sort=name&cursor=${tampered()}`],
+    ['a cursor of another sort', () => `limit=2&sort=id&cursor=${cursor}`],
+    ['a cursor that is not base64url', () => 'cursor=%%%'],
+  ])('is 400 invalid_parameter with %s, as GET and HEAD are', async (_name, query) => {
+    const options = await call('OPTIONS', query());
+    const get = await call('GET', query());
+    const head = await call('HEAD', query());
+
+    expect([options.status, get.status, head.status]).toEqual([400, 400, 400]);
+    expect(JSON.parse(options.body!.toString()).error).toEqual(JSON.parse(get.body!.toString()).error);
+  });
+
+  it('reads no object to decide', async () => {
+    const before = objects.reads.length;
+
+    await call('OPTIONS', `limit=2&sort=name&cursor=${tampered()}`);
+    await call('OPTIONS', `limit=2&sort=name&cursor=${cursor}`);
+
+    expect(objects.reads.length).toBe(before);
+  });
+});
+
+describe('cursorError', () => {
+  it('has nothing to say about a detail or a list without a cursor', () => {
+    expect(
+      cursorError({ kind: 'detail', resource: 'modules', id: 1, mask: 0 }, CURSOR_SECRET),
+    ).toBeUndefined();
+  });
+});
