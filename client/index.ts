@@ -1,5 +1,5 @@
 /**
- * The TypeScript client of the Catalogue Read API (README, "Using the client").
+ * The TypeScript client of the Catalogue Read API (docs/client.md).
  * @example
  * import { CatalogueClient, CatalogueApiError } from './client/index.js';
  * const client = new CatalogueClient({ baseUrl: 'http://127.0.0.1:8787/v1', apiKey: process.env.CATALOGUE_KEY! });

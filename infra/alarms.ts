@@ -1,5 +1,5 @@
 /**
- * The alarms an operator acts on (README, operator guide, explains each one), and an optional e-mail topic.
+ * The alarms an operator acts on (docs/operating.md explains each one), and an optional e-mail topic.
  */
 import { Duration, Stack } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';

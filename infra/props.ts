@@ -79,7 +79,7 @@ export interface CatalogueStackProps extends StackProps {
   /**
    * Reserved concurrency of the proxy Lambda: caps its share of the account's concurrency and the load it
    * can put on DynamoDB, so a flood of random keys cannot starve the account's other functions. Recommended
-   * in production: about 2 × peak requests per second × average duration in seconds (README, "Floods").
+   * in production: about 2 × peak requests per second × average duration in seconds (docs/operating.md, "Floods").
    * @default - none: unreserved account concurrency
    */
   readonly reservedConcurrency?: number;

@@ -91,7 +91,7 @@ export class ProxyFunction extends Construct {
     Validations.of(this.cursorSecret).acknowledge({
       id: 'AwsSolutions-SMG4',
       reason:
-        'Rotating the cursor key invalidates every open cursor (consumers paging through a list get 400 invalid_parameter); it is rotated by hand when compromised (README, operator guide), not on a schedule. The proxy reads it from Secrets Manager at cold start and again every 5 minutes, so a new value needs no deployment.',
+        'Rotating the cursor key invalidates every open cursor (consumers paging through a list get 400 invalid_parameter); it is rotated by hand when compromised (docs/operating.md), not on a schedule. The proxy reads it from Secrets Manager at cold start and again every 5 minutes, so a new value needs no deployment.',
     });
 
     this.logGroup = new logs.LogGroup(this, 'Logs', {
@@ -182,7 +182,7 @@ export class ProxyFunction extends Construct {
         // The ARN, not the value: the proxy reads the secret from Secrets Manager at cold start (and again
         // when it is 5 minutes old), so it never appears in the function's configuration, which anyone with
         // lambda:GetFunctionConfiguration (part of AWS's ReadOnlyAccess) can read. Costs one GetSecretValue
-        // round trip per cold start (README, configuration).
+        // round trip per cold start (docs/configuration.md).
         CURSOR_SECRET_ARN: this.cursorSecret.secretArn,
         NODE_OPTIONS: '--enable-source-maps',
       },

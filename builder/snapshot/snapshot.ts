@@ -8,8 +8,7 @@
  *   modules.json        Module[]  (each carries its jacks, tag ids and panels)
  *
  * Records are closed: a field not listed here is refused by validation, and fields that would publish
- * images, prices or store data are refused with a reason of their own. See the README, "Catalogue snapshot
- * format".
+ * images, prices or store data are refused with a reason of their own. See docs/snapshot.md.
  */
 import type { JackSignal, TagType } from '../../store/schema.js';
 

@@ -5,7 +5,7 @@
  * unknown methods, broken request lines), and lets through a few that HTTP/1.1 forbids (two `Host`
  * headers, a `Transfer-Encoding` that does not end in chunked, HTTP/0.9 and "HTTP/2.0" request lines). The
  * adapter answers all of those itself, in the API's error envelope with a request id, `Connection: close`
- * and one log line each (the table is in the README's API reference). It never gives an answer out of
+ * and one log line each (the table is in docs/api.md). It never gives an answer out of
  * order: a malformed request pipelined behind a valid one is refused only after the valid one is answered,
  * so no request is metered and logged as answered without its answer being sent.
  */
