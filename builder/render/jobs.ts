@@ -65,9 +65,9 @@ export function entryObject(entry: IndexEntry): string {
 export function smallListJobs(prepared: PreparedCatalogue): Job[] {
   const { snapshot } = prepared;
   return [
-    ...listJobs('standards', snapshot.standards, FRAGMENTS.standard.length, prepared.packedStandards),
-    ...listJobs('tags', snapshot.tags, FRAGMENTS.tag.length, prepared.packedTags),
-    ...listJobs(
+    ...jobsInBothOrders('standards', snapshot.standards, FRAGMENTS.standard.length, prepared.packedStandards),
+    ...jobsInBothOrders('tags', snapshot.tags, FRAGMENTS.tag.length, prepared.packedTags),
+    ...jobsInBothOrders(
       'manufacturers',
       snapshot.manufacturers,
       FRAGMENTS.manufacturer.length,
@@ -76,7 +76,7 @@ export function smallListJobs(prepared: PreparedCatalogue): Job[] {
   ];
 }
 
-function listJobs<T extends { id: number; name: string }>(
+function jobsInBothOrders<T extends { id: number; name: string }>(
   endpoint: Exclude<ListEndpoint, 'modules'>,
   records: readonly T[],
   fragmentsPerRecord: number,

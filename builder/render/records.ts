@@ -1,6 +1,6 @@
 /**
  * Record fragments: every record of the snapshot serialised once, as the `"key":<json>` fragments of its
- * kind's schema (store/format.ts FRAGMENTS). Variants share these buffers, so a module that appears in
+ * kind's schema (FRAGMENTS in store/schema.ts). Variants share these buffers, so a module that appears in
  * sixty lists is stringified once.
  */
 import stringify from 'fast-json-stable-stringify';
