@@ -23,7 +23,6 @@ import {
 /** Stands for a non-null `next_cursor` in the oracle's bodies; see {@link normaliseCursor}. */
 export const CURSOR_PLACEHOLDER = '<cursor>';
 
-
 export interface OracleRequest {
   method: string;
   /** The path, e.g. `/v1/modules/3`, without the query. */
