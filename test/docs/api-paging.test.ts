@@ -1,5 +1,5 @@
 /**
- * The paging example of the API reference (docs/api.md, once the README's), run as written (bash, curl, node)
+ * The paging example of the API reference (docs/api.md), run as written (bash, curl, node)
  * against a loopback server: it must set CURSOR from the first answer and send it back on the second request.
  */
 import { execFile } from 'node:child_process';
@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 
-const README = readFileSync(join(import.meta.dirname, '..', '..', 'docs', 'api.md'), 'utf8');
+const API_REFERENCE = readFileSync(join(import.meta.dirname, '..', '..', 'docs', 'api.md'), 'utf8');
 const KEY = `pk_live_${'R'.repeat(22)}`;
 const seen: { url: string; authorization: string | undefined }[] = [];
 const server = createServer((request, response) => {
@@ -31,7 +31,7 @@ afterAll(() => {
 
 it('the paging example sets CURSOR from the first answer and sends it back', async () => {
   // Prepare: the lines from "CURSOR=$(" to the curl that uses $CURSOR, pointed at the test server.
-  const match = /^CURSOR=\$\(curl[\s\S]*?\n(?!\s).*\$CURSOR.*$/m.exec(README);
+  const match = /^CURSOR=\$\(curl[\s\S]*?\n(?!\s).*\$CURSOR.*$/m.exec(API_REFERENCE);
   expect(match, 'docs/api.md paging example').not.toBeNull();
   const script = match![0].replaceAll('http://127.0.0.1:8787/v1', base);
 
