@@ -16,6 +16,7 @@ import type {
   ModuleListParams,
   Page,
   RateLimit,
+  RetryEvent,
   Standard,
   Tag,
 } from './types.js';
@@ -26,17 +27,23 @@ export interface CatalogueClientOptions {
   /** `pk_live_…`. Keep it on servers: never in browser code, URLs or logs. */
   apiKey: string;
   /** Retries after a 429, 502, 503, 504 or network failure (default 3); other errors are never retried. */
-  maxRetries?: number;
+  maxRetries?: number | undefined;
   /** A 429 whose `Retry-After` is longer than this (seconds, default 60) is thrown at once instead of waited out. */
-  maxRetryAfter?: number;
+  maxRetryAfter?: number | undefined;
+  /**
+   * Called before each retry with the failed attempt's status and code, the retry's number and the wait, so
+   * that a 429's `Retry-After` or a backoff is never waited out silently. What it throws rejects the call.
+   * @example onRetry: (r) => console.warn(`HTTP ${r.status} ${r.code}: retry ${r.attempt} in ${r.waitMs} ms`)
+   */
+  onRetry?: ((event: RetryEvent) => void) | undefined;
   /** Another `fetch` (default: the global one). */
-  fetch?: typeof fetch;
+  fetch?: typeof fetch | undefined;
   /** The ETag cache: `false` for none; default a {@link MemoryEtagCache} of 1000 entries, for this client. */
-  cache?: EtagCache | false;
+  cache?: EtagCache | false | undefined;
   /** Tests: the wait between attempts (must reject with `signal.reason` on abort), the jitter and the clock. */
-  sleep?: Sleep;
-  random?: () => number;
-  now?: () => number;
+  sleep?: Sleep | undefined;
+  random?: (() => number) | undefined;
+  now?: (() => number) | undefined;
 }
 
 /** The list calls of one endpoint. */
@@ -58,18 +65,23 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
 
 /** `{"data": [records], "page": {"next_cursor": string | null}}` */
 function listShape<T>(body: unknown): Page<T> | undefined {
-  if (!isRecord(body) || !Array.isArray(body.data) || !isRecord(body.page)) return undefined;
-  const next = body.page.next_cursor;
+  // Destructured, not dotted: the fields come from an index signature (noPropertyAccessFromIndexSignature).
+  if (!isRecord(body)) return undefined;
+  const { data, page } = body;
+  if (!Array.isArray(data) || !isRecord(page)) return undefined;
+  const { next_cursor: next } = page;
   if (next !== null && typeof next !== 'string') return undefined;
-  if (!body.data.every(isRecord)) return undefined;
-  return { data: body.data as T[], next_cursor: next };
+  if (!data.every(isRecord)) return undefined;
+  return { data: data as T[], next_cursor: next };
 }
 
 /** `{"data": {record}}` */
 function detailShape<T>(body: unknown): T | undefined {
-  return isRecord(body) && isRecord(body.data) && typeof body.data.id === 'number'
-    ? (body.data as T)
-    : undefined;
+  if (!isRecord(body)) return undefined;
+  const { data } = body;
+  if (!isRecord(data)) return undefined;
+  const { id } = data;
+  return typeof id === 'number' ? (data as T) : undefined;
 }
 
 /**
@@ -140,6 +152,7 @@ export class CatalogueClient {
       sleep: options.sleep ?? sleep,
       random: options.random ?? Math.random,
       now: options.now ?? Date.now,
+      onRetry: options.onRetry,
       onRateLimit: (rateLimit) => {
         this.#rateLimit = rateLimit;
       },

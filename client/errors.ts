@@ -36,7 +36,12 @@ export class CatalogueApiError extends Error {
   readonly retryAfter: number | undefined;
 
   constructor(init: CatalogueApiErrorInit) {
-    super(init.message, init.cause === undefined ? undefined : { cause: init.cause });
+    super(init.message);
+    // As `new Error(message, { cause })` sets it (own, not enumerable), without needing ES2022's constructor
+    // overload: consumers that compile against ES2020 see no `cause` in the types, and still get it at run time.
+    if (init.cause !== undefined) {
+      Object.defineProperty(this, 'cause', { value: init.cause, writable: true, configurable: true });
+    }
     this.status = init.status;
     this.code = init.code;
     this.requestId = init.requestId;

@@ -6,7 +6,7 @@
 import type { EtagCache } from './cache.js';
 import { CatalogueApiError, CLIENT_ERROR_CODES } from './errors.js';
 import { BACKOFF_STATUSES, backoffDelay, parseRetryAfter, type Sleep } from './retry.js';
-import type { RateLimit } from './types.js';
+import type { RateLimit, RetryEvent } from './types.js';
 
 export interface TransportOptions {
   baseUrl: string;
@@ -21,6 +21,8 @@ export interface TransportOptions {
   random: () => number;
   now: () => number;
   onRateLimit: (rateLimit: RateLimit) => void;
+  /** Told before each retry; what it throws rejects the call. */
+  onRetry: ((event: RetryEvent) => void) | undefined;
 }
 
 /** Checks a parsed body; `undefined` means the shape is wrong. */
@@ -69,6 +71,18 @@ export class Transport {
     const url = `${options.baseUrl}${path}${query ? `?${query}` : ''}`;
     const cacheKey = options.cache ? `${await options.identity()} ${url}` : undefined;
     const cached = cacheKey ? await options.cache?.get(cacheKey) : undefined;
+    /** Tell `onRetry`, then wait before retry number `attempt + 1`. */
+    const retryAfterWait = async (attempt: number, waitMs: number, failed: CatalogueApiError) => {
+      options.onRetry?.({
+        status: failed.status,
+        code: failed.code,
+        attempt: attempt + 1,
+        waitMs,
+        url,
+        requestId: failed.requestId,
+      });
+      await options.sleep(waitMs, signal);
+    };
     for (let attempt = 0; ; attempt++) {
       const headers: Record<string, string> = {
         authorization: `Bearer ${options.apiKey}`,
@@ -94,8 +108,9 @@ export class Transport {
       } catch (failure) {
         if (!(failure instanceof NetworkFailure)) throw failure;
         if (signal?.aborted) throw signal.reason;
-        if (attempt >= options.maxRetries) throw networkError(url, failure.cause);
-        await options.sleep(backoffDelay(attempt, options.random), signal);
+        const error = networkError(url, failure.cause);
+        if (attempt >= options.maxRetries) throw error;
+        await retryAfterWait(attempt, backoffDelay(attempt, options.random), error);
         continue;
       }
       if (response.status === 200) {
@@ -113,12 +128,12 @@ export class Transport {
           error.retryAfter !== undefined
             ? error.retryAfter * 1000
             : backoffDelay(attempt, options.random) + BACKOFF_FLOOR_WITHOUT_RETRY_AFTER_MS;
-        await options.sleep(wait, signal);
+        await retryAfterWait(attempt, wait, error);
         continue;
       }
       if (BACKOFF_STATUSES.has(response.status)) {
         const floor = (error.retryAfter ?? 0) * 1000;
-        await options.sleep(Math.max(floor, backoffDelay(attempt, options.random)), signal);
+        await retryAfterWait(attempt, Math.max(floor, backoffDelay(attempt, options.random)), error);
         continue;
       }
       throw error;
@@ -149,8 +164,9 @@ function invalidResponse(status: number, response: Response, what: string): Cata
 }
 
 function networkError(url: string, cause: unknown): CatalogueApiError {
-  const reason =
-    cause instanceof Error ? (cause.cause instanceof Error ? cause.cause.message : cause.message) : '';
+  // fetch failures carry the reason in `cause` (ES2022 types: read it without them).
+  const inner = cause instanceof Error ? (cause as { cause?: unknown }).cause : undefined;
+  const reason = inner instanceof Error ? inner.message : cause instanceof Error ? cause.message : '';
   return new CatalogueApiError({
     status: 0,
     code: CLIENT_ERROR_CODES.networkError,

@@ -31,36 +31,36 @@ export type ManufacturerRelation = Parameters['manufacturerInclude'][number];
 /** Options every call takes. */
 export interface CallOptions {
   /** Aborts the request, or the wait before a retry; the call rejects with the signal's reason. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
 }
 
 /** Parameters of every list endpoint. */
 export interface ListParams extends CallOptions {
   /** Records per page, 1–100 (the API's default is 50). */
-  limit?: number;
+  limit?: number | undefined;
   /** `page.next_cursor` of an earlier page (the auto-pager follows it for you). */
-  cursor?: string;
-  sort?: SortOrder;
+  cursor?: string | undefined;
+  sort?: SortOrder | undefined;
 }
 
 /** Parameters of `modules.list` and `modules.listPage`; filters combine (AND). */
 export interface ModuleListParams extends ListParams {
-  manufacturer_id?: number;
-  hp?: number;
+  manufacturer_id?: number | undefined;
+  hp?: number | undefined;
   /** `0` is Eurorack 3U. */
-  standard?: number;
-  tag?: number;
+  standard?: number | undefined;
+  tag?: number | undefined;
   /** Sparse fields; `id` is always kept. Sent comma-joined, sorted (the API treats it as a set). */
-  fields?: readonly ModuleField[];
-  include?: readonly ModuleRelation[];
+  fields?: readonly ModuleField[] | undefined;
+  include?: readonly ModuleRelation[] | undefined;
 }
 
 export interface ModuleGetOptions extends CallOptions {
-  include?: readonly ModuleRelation[];
+  include?: readonly ModuleRelation[] | undefined;
 }
 
 export interface ManufacturerGetOptions extends CallOptions {
-  include?: readonly ManufacturerRelation[];
+  include?: readonly ManufacturerRelation[] | undefined;
 }
 
 /** One page of a list: the records and the cursor of the next page (`null` on the last page). */
@@ -79,4 +79,23 @@ export interface RateLimit {
   limitMonth: number;
   remainingMonth: number;
   reset: number;
+}
+
+/**
+ * What `onRetry` is told before each retry: why the attempt failed and how long the client now waits.
+ * @example { status: 429, code: 'rate_limit_exceeded', attempt: 1, waitMs: 17000, url: 'http://127.0.0.1:8787/v1/tags', requestId: 'req_…' }
+ */
+export interface RetryEvent {
+  /** HTTP status of the failed attempt: 429, 502, 503 or 504; `0` when no answer came (network failure). */
+  status: number;
+  /** The API's `error.code` (`rate_limit_exceeded`, `origin_unavailable`, …), `invalid_response` or `network_error`. */
+  code: string;
+  /** Which retry this is: 1 before the first retry, up to `maxRetries`. */
+  attempt: number;
+  /** Milliseconds the client waits before sending the retry. */
+  waitMs: number;
+  /** The URL being retried (it never holds the API key). */
+  url: string;
+  /** The failed answer's request id, when it had one. */
+  requestId: string | undefined;
 }

@@ -9,6 +9,7 @@ import {
   CatalogueApiError,
   CatalogueClient,
   type CatalogueClientOptions,
+  type RetryEvent,
 } from '../../client/index.js';
 import { errorAnswer, RATE_HEADERS, type ScriptedServer, startScripted } from './scripted.js';
 
@@ -151,6 +152,85 @@ describe('503', () => {
     expect(waits).toEqual([500, 1000]);
     expect(error).toMatchObject({ status: 0, code: 'network_error' });
     api = await startScripted();
+  });
+});
+
+describe('onRetry', () => {
+  it('is told status, code, attempt, wait, URL and request id before each retry, in order with the waits', async () => {
+    // Prepare: a 429 with Retry-After, a 503, then the answer
+    const limited = errorAnswer(429, 'rate_limit_exceeded', { 'retry-after': '3', ...RATE_HEADERS(0) });
+    api.script(limited, errorAnswer(503, 'origin_unavailable'), TAGS);
+    const told: { event: RetryEvent; waitsBefore: number }[] = [];
+
+    // Act
+    const page = await client({
+      random: () => 0.5,
+      onRetry: (event) => told.push({ event, waitsBefore: waits.length }),
+    }).tags.listPage({ limit: 5 });
+
+    // Assess: each call came before its wait, with the wait the client then made
+    expect(page.data).toHaveLength(1);
+    expect(told).toEqual([
+      {
+        event: {
+          status: 429,
+          code: 'rate_limit_exceeded',
+          attempt: 1,
+          waitMs: 3000,
+          url: `${api.baseUrl}/tags?limit=5`,
+          requestId: expect.stringMatching(/^req_/),
+        },
+        waitsBefore: 0,
+      },
+      {
+        event: expect.objectContaining({ status: 503, code: 'origin_unavailable', attempt: 2, waitMs: 500 }),
+        waitsBefore: 1,
+      },
+    ]);
+    expect(waits).toEqual([3000, 500]);
+  });
+
+  it('is told about network failures (status 0, network_error) and not after the last attempt', async () => {
+    const closed = api.baseUrl;
+    await api.close();
+    const told: RetryEvent[] = [];
+
+    const error = await failure(
+      new CatalogueClient({
+        baseUrl: closed,
+        apiKey: KEY,
+        maxRetries: 2,
+        random: () => 1,
+        sleep: async () => {},
+        onRetry: (event) => told.push(event),
+      }).tags.listPage(),
+    );
+
+    expect(error.code).toBe('network_error');
+    expect(told.map(({ status, code, attempt, waitMs }) => ({ status, code, attempt, waitMs }))).toEqual([
+      { status: 0, code: 'network_error', attempt: 1, waitMs: 500 },
+      { status: 0, code: 'network_error', attempt: 2, waitMs: 1000 },
+    ]);
+    api = await startScripted();
+  });
+
+  it('is not told about errors that are not retried; what it throws rejects the call', async () => {
+    api.script(errorAnswer(404, 'not_found'), errorAnswer(503, 'origin_unavailable'), TAGS);
+    const told: RetryEvent[] = [];
+
+    const missing = await failure(client({ onRetry: (event) => told.push(event) }).modules.get(9));
+    const refused = await client({
+      onRetry: () => {
+        throw new Error('stop retrying');
+      },
+    })
+      .tags.listPage()
+      .catch((error: unknown) => error);
+
+    expect(missing.code).toBe('not_found');
+    expect(told).toEqual([]);
+    expect(refused).toEqual(new Error('stop retrying'));
+    expect(api.requests).toHaveLength(2);
   });
 });
 

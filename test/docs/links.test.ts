@@ -1,5 +1,5 @@
 /**
- * The manual's relative links resolve: every `[text](target)` in README.md, docs/*.md and test/bench/README.md
+ * The manual's relative links resolve: every `[text](target)` in README.md, docs/*.md, test/bench/README.md and client/README.md
  * that is not an absolute URL names a file or folder of the repository, and its `#anchor` (or a bare
  * `#anchor`) names a heading of the target page, computed the way GitHub makes heading ids.
  */
@@ -14,6 +14,7 @@ const PAGES = [
     .filter((name) => name.endsWith('.md'))
     .map((name) => `docs/${name}`),
   'test/bench/README.md',
+  'client/README.md',
 ];
 
 /** Lines outside fenced code blocks, with inline code spans removed (links inside them are not links). */
