@@ -144,7 +144,7 @@ export interface components {
             /** @enum {string} */
             signal: "audio" | "cv" | "pitch" | "gate" | "trigger" | "clock" | "other";
         };
-        /** @description A panel variant. Image filenames and URLs are never exposed. */
+        /** @description A panel variant of a module. The panels come in the order the catalogue lists them; each panel's keys come in alphabetical order (`color`, `hp`, `name`), as in every nested record (jacks `name`, `signal`; tags `id`, `name`, `type`). Image filenames and URLs are never exposed. */
         Panel: {
             name: string;
             hp: number;

@@ -27,6 +27,40 @@ export const SECURITY_HEADERS = {
   contentSecurityPolicy: "default-src 'none'; frame-ancestors 'none'",
 } as const;
 
+/**
+ * The security headers of every answer, with `contentSecurityPolicy` (the API's, or the reference page's own).
+ * @example securityHeadersBehavior(SECURITY_HEADERS.contentSecurityPolicy)
+ */
+export function securityHeadersBehavior(
+  contentSecurityPolicy: string,
+): cloudfront.ResponseSecurityHeadersBehavior {
+  return {
+    strictTransportSecurity: {
+      accessControlMaxAge: SECURITY_HEADERS.hstsMaxAge,
+      includeSubdomains: true,
+      override: true,
+    },
+    contentTypeOptions: { override: true },
+    frameOptions: { frameOption: cloudfront.HeadersFrameOption.DENY, override: true },
+    referrerPolicy: { referrerPolicy: cloudfront.HeadersReferrerPolicy.NO_REFERRER, override: true },
+    contentSecurityPolicy: { contentSecurityPolicy, override: true },
+  };
+}
+
+/**
+ * A name for an account-global CloudFront resource (policies, origin access controls) of a regional stack:
+ * the region in it lets the same stack name be deployed in two regions (17 characters are kept for the
+ * longest region name and its dash).
+ * @example globalName(this, 'oac', 64) // → '<region>-<unique id of this construct>-oac'
+ */
+export function globalName(scope: Construct, suffix: string, maxLength: number): string {
+  return Fn.join('-', [
+    Aws.REGION,
+    Names.uniqueResourceName(scope, { maxLength: maxLength - 17 - suffix.length - 1 }),
+    suffix,
+  ]);
+}
+
 export interface EdgeProps {
   readonly functionUrl: lambda.IFunctionUrl;
   /** Bucket of the CloudFront standard logs (needs ACLs enabled). */
@@ -84,40 +118,17 @@ export class Edge extends Construct {
       code: cloudfront.FunctionCode.fromFile({ filePath: VIEWER_REQUEST_CODE }),
     });
 
-    // CloudFront policies and origin access controls are global to the account, while the stack is
-    // regional: the region in their names lets the same stack name be deployed in two regions.
-    // (17 characters are kept for the longest region name and its dash.)
-    const globalName = (suffix: string, maxLength: number) =>
-      Fn.join('-', [
-        Aws.REGION,
-        Names.uniqueResourceName(this, { maxLength: maxLength - 17 - suffix.length - 1 }),
-        suffix,
-      ]);
-
     // No CORS configuration on purpose: keys must not live in browser code (spec §5), so no cross-origin
     // browser access is offered.
     this.responseHeaders = new cloudfront.ResponseHeadersPolicy(this, 'SecurityHeaders', {
-      responseHeadersPolicyName: globalName('headers', 128),
+      responseHeadersPolicyName: globalName(this, 'headers', 128),
       comment: 'Catalogue API security headers',
-      securityHeadersBehavior: {
-        strictTransportSecurity: {
-          accessControlMaxAge: SECURITY_HEADERS.hstsMaxAge,
-          includeSubdomains: true,
-          override: true,
-        },
-        contentTypeOptions: { override: true },
-        frameOptions: { frameOption: cloudfront.HeadersFrameOption.DENY, override: true },
-        referrerPolicy: { referrerPolicy: cloudfront.HeadersReferrerPolicy.NO_REFERRER, override: true },
-        contentSecurityPolicy: {
-          contentSecurityPolicy: SECURITY_HEADERS.contentSecurityPolicy,
-          override: true,
-        },
-      },
+      securityHeadersBehavior: securityHeadersBehavior(SECURITY_HEADERS.contentSecurityPolicy),
     });
 
     // SigV4 on every origin request: the function URL (AWS_IAM) accepts nothing unsigned.
     const originAccessControl = new cloudfront.FunctionUrlOriginAccessControl(this, 'OriginAccessControl', {
-      originAccessControlName: globalName('oac', 64),
+      originAccessControlName: globalName(this, 'oac', 64),
       signing: cloudfront.Signing.SIGV4_ALWAYS,
     });
 

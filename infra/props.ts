@@ -245,6 +245,12 @@ export function resolveProps(props: CatalogueStackProps): ResolvedProps {
       `cataloguePrefix must be '' or path segments each ending in '/', of letters, digits and !_.'()- (got '${r.cataloguePrefix}')`,
     );
   }
+  // The API reference is deployed under docs/ with pruning: the catalogue must live elsewhere.
+  if (r.cataloguePrefix.startsWith('docs/')) {
+    throw new Error(
+      `cataloguePrefix must not be under docs/, where the API reference is deployed (got '${r.cataloguePrefix}')`,
+    );
+  }
   if ((r.domainName === undefined) !== (r.certificateArn === undefined)) {
     throw new Error('domainName and certificateArn must be given together');
   }

@@ -4,11 +4,13 @@
  */
 import { CfnOutput, Stack } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
+import { buildReferenceSync } from '../docs/reference/build.js';
 import { Alarms } from './alarms.js';
 import { Edge } from './edge.js';
 import { type CatalogueStackProps, type ResolvedProps, resolveProps } from './props.js';
 import { ProxyFunction } from './proxy-function.js';
 import { PublisherRole } from './publisher.js';
+import { ApiReference } from './reference.js';
 import { Storage } from './storage.js';
 
 export type { CatalogueStackProps } from './props.js';
@@ -18,6 +20,7 @@ export class CatalogueStack extends Stack {
   readonly storage: Storage;
   readonly proxy: ProxyFunction;
   readonly edge: Edge;
+  readonly reference: ApiReference;
   readonly alarms: Alarms;
   readonly publisher: PublisherRole;
 
@@ -64,6 +67,13 @@ export class CatalogueStack extends Stack {
       priceClass: s.priceClass,
     });
 
+    // The API reference page at /docs, built from proxy/openapi.json at synth (cached between synths).
+    this.reference = new ApiReference(this, 'Reference', {
+      site: buildReferenceSync(),
+      bucket,
+      distribution: this.edge.distribution,
+    });
+
     this.alarms = new Alarms(this, 'Alarms', {
       proxy: this.proxy.function,
       keysTable,
@@ -86,6 +96,10 @@ export class CatalogueStack extends Stack {
       ApiUrl: {
         value: `https://${s.domainName ?? distributionDomain}/v1`,
         description: 'Base URL of the API (send Authorization: Bearer <key>)',
+      },
+      ReferenceUrl: {
+        value: `https://${s.domainName ?? distributionDomain}/docs`,
+        description: 'The API reference page (no key needed; its OpenAPI document at /docs/openapi.json)',
       },
       DistributionDomainName: {
         value: distributionDomain,

@@ -21,6 +21,7 @@ import { createProxy, logJson } from '../proxy/app.js';
 import { loadConfig } from '../proxy/config.js';
 import { S3ObjectStore } from '../store/objects/s3.js';
 import { parseDevKeys } from './dev-keys.js';
+import { withReference } from './docs.js';
 import { localCommandHints } from './hints.js';
 import { type LocalServer, startDynamo, startS3 } from './servers.js';
 
@@ -170,7 +171,8 @@ async function main(): Promise<void> {
   admin.client.destroy();
 
   // 4. Serve.
-  http = createHttpServer(createProxy(configured, { log: logJson }));
+  // /docs: the API reference page, without a key (local/docs.ts); everything else is the proxy's.
+  http = createHttpServer(withReference(createProxy(configured, { log: logJson })));
   await new Promise<void>((ready, fail) => {
     http?.once('error', fail);
     http?.listen(port, '127.0.0.1', () => ready());

@@ -410,7 +410,8 @@ describe('function URL and origin access control', () => {
   });
 
   it('signs every origin request with SigV4 (OAC for Lambda)', () => {
-    template.resourceCountIs('AWS::CloudFront::OriginAccessControl', 1);
+    // The API's, and the reference's for S3 (test/infra/reference.test.ts).
+    template.resourceCountIs('AWS::CloudFront::OriginAccessControl', 2);
     template.hasResourceProperties('AWS::CloudFront::OriginAccessControl', {
       OriginAccessControlConfig: {
         Name: {
@@ -427,7 +428,12 @@ describe('function URL and origin access control', () => {
     const oac = logicalId(template, 'AWS::CloudFront::OriginAccessControl', 'EdgeOriginAccessControl');
     template.hasResourceProperties('AWS::CloudFront::Distribution', {
       DistributionConfig: Match.objectLike({
-        Origins: [Match.objectLike({ OriginAccessControlId: { 'Fn::GetAtt': [oac, 'Id'] } })],
+        Origins: Match.arrayWith([
+          Match.objectLike({
+            OriginAccessControlId: { 'Fn::GetAtt': [oac, 'Id'] },
+            CustomOriginConfig: Match.anyValue(),
+          }),
+        ]),
       }),
     });
   });
@@ -442,7 +448,8 @@ describe('function URL and origin access control', () => {
         (r) => r.Properties.OriginAccessControlConfig.Name,
       ),
     ];
-    expect(names).toHaveLength(3);
+    // The API's function, headers policy and OAC; the reference's headers policy and OAC.
+    expect(names).toHaveLength(5);
     for (const name of names) expect(JSON.stringify(name)).toContain('{"Ref":"AWS::Region"}');
   });
 });
@@ -478,12 +485,13 @@ describe('distribution', () => {
           },
           TargetOriginId: Match.anyValue(),
         },
-        Origins: [
+        // The function URL; the reference's S3 origins are in test/infra/reference.test.ts.
+        Origins: Match.arrayWith([
           Match.objectLike({
             OriginAccessControlId: Match.anyValue(),
             CustomOriginConfig: { OriginProtocolPolicy: 'https-only', OriginSSLProtocols: ['TLSv1.2'] },
           }),
-        ],
+        ]),
         Logging: {
           Bucket: { 'Fn::GetAtt': [ids.logs, 'RegionalDomainName'] },
           IncludeCookies: false,
@@ -680,8 +688,9 @@ describe('IAM', () => {
   });
 
   it('grants nothing else to anyone', () => {
-    template.resourceCountIs('AWS::IAM::Role', 2);
-    template.resourceCountIs('AWS::IAM::Policy', 2);
+    // The proxy, the publisher, and CDK's BucketDeployment handler of the reference (test/infra/reference.test.ts).
+    template.resourceCountIs('AWS::IAM::Role', 3);
+    template.resourceCountIs('AWS::IAM::Policy', 3);
     template.resourceCountIs('AWS::IAM::ManagedPolicy', 0);
     template.resourceCountIs('AWS::IAM::User', 0);
   });

@@ -1,0 +1,177 @@
+/**
+ * The API reference at `https://<domain>/docs`: the page and the OpenAPI document that docs/reference/build.ts
+ * builds at synth, deployed with the stack to the catalogue bucket under `docs/`, and served by two cache
+ * behaviours of the distribution straight from S3 (origin access control): no viewer function, no Lambda,
+ * cached at the edge, compressed, with the API's security headers and the page's own Content-Security-Policy.
+ *
+ * Bucket layout (`/docs` and `/docs/openapi.json` cannot both be keys of one S3 folder, so each behaviour has
+ * its own origin path):
+ *   docs/page/docs                  ← GET /docs                (origin path /docs/page)
+ *   docs/files/docs/openapi.json    ← GET /docs/openapi.json   (origin path /docs/files, behaviour /docs/*)
+ */
+import { readFileSync } from 'node:fs';
+import { Aws, Stack, Validations } from 'aws-cdk-lib';
+import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
+import * as s3deploy from 'aws-cdk-lib/aws-s3-deployment';
+import { Construct } from 'constructs';
+import { REFERENCE, type ReferenceSite } from '../docs/reference/build.js';
+import { globalName, securityHeadersBehavior } from './edge.js';
+import { prefixWildcardFinding } from './nag.js';
+
+/** Where the reference lives in the bucket; the catalogue's prefix may not overlap it (props.ts). */
+export const REFERENCE_PREFIX = 'docs/';
+
+/** Browsers revalidate after 5 minutes; the edge keeps it until the next deployment invalidates it. */
+const CACHE_CONTROL = 'public, max-age=300';
+
+export interface ApiReferenceProps {
+  /** The built page and document (`buildReferenceSync()`). */
+  readonly site: ReferenceSite;
+  /** The catalogue bucket (private; only `docs/` is granted to the distribution). */
+  readonly bucket: s3.IBucket;
+  readonly distribution: cloudfront.Distribution;
+}
+
+/** An S3 origin read through origin access control, whose grant the construct below scopes to `docs/`. */
+class ReferenceOrigin extends cloudfront.OriginBase {
+  constructor(bucket: s3.IBucket, originAccessControlId: string, originPath: string) {
+    super(bucket.bucketRegionalDomainName, { originPath, originAccessControlId });
+  }
+
+  protected override renderS3OriginConfig(): cloudfront.CfnDistribution.S3OriginConfigProperty {
+    // Origin access control, not an identity: the identity field stays empty.
+    return { originAccessIdentity: '' };
+  }
+}
+
+export class ApiReference extends Construct {
+  readonly responseHeaders: cloudfront.ResponseHeadersPolicy;
+  readonly originAccessControl: cloudfront.S3OriginAccessControl;
+
+  constructor(scope: Construct, id: string, props: ApiReferenceProps) {
+    super(scope, id);
+    const { bucket, distribution, site } = props;
+
+    // The API's security headers; the CSP is the page's own (it runs inline scripts, allowed by hash).
+    this.responseHeaders = new cloudfront.ResponseHeadersPolicy(this, 'SecurityHeaders', {
+      responseHeadersPolicyName: globalName(this, 'headers', 128),
+      comment: 'Catalogue API reference: the API security headers, with the page CSP',
+      securityHeadersBehavior: securityHeadersBehavior(site.contentSecurityPolicy),
+    });
+
+    this.originAccessControl = new cloudfront.S3OriginAccessControl(this, 'OriginAccessControl', {
+      originAccessControlName: globalName(this, 'oac', 64),
+      signing: cloudfront.Signing.SIGV4_ALWAYS,
+    });
+    const oacId = this.originAccessControl.originAccessControlId;
+    const behaviour: cloudfront.AddBehaviorOptions = {
+      viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.HTTPS_ONLY,
+      allowedMethods: cloudfront.AllowedMethods.ALLOW_GET_HEAD,
+      cachedMethods: cloudfront.CachedMethods.CACHE_GET_HEAD,
+      // Public, identical for everyone: cached at the edge (unlike the API), compressed by CloudFront.
+      cachePolicy: cloudfront.CachePolicy.CACHING_OPTIMIZED,
+      compress: true,
+      responseHeadersPolicy: this.responseHeaders,
+    };
+    distribution.addBehavior(
+      REFERENCE.page.path,
+      new ReferenceOrigin(bucket, oacId, `/${REFERENCE_PREFIX}page`),
+      behaviour,
+    );
+    distribution.addBehavior(
+      `${REFERENCE.page.path}/*`,
+      new ReferenceOrigin(bucket, oacId, `/${REFERENCE_PREFIX}files`),
+      behaviour,
+    );
+
+    // Read access for this distribution to docs/ only: the catalogue's objects stay unreachable through it.
+    bucket.addToResourcePolicy(
+      new iam.PolicyStatement({
+        sid: 'ApiReferenceReadByCloudFront',
+        principals: [new iam.ServicePrincipal('cloudfront.amazonaws.com')],
+        actions: ['s3:GetObject'],
+        resources: [bucket.arnForObjects(`${REFERENCE_PREFIX}*`)],
+        conditions: {
+          StringEquals: {
+            'AWS:SourceArn': `arn:${Aws.PARTITION}:cloudfront::${Aws.ACCOUNT_ID}:distribution/${distribution.distributionId}`,
+          },
+        },
+      }),
+    );
+
+    // Deployed with the stack; each deployment prunes only its own prefix and invalidates its own paths.
+    const deploy = (
+      name: string,
+      key: string,
+      file: string,
+      prefix: string,
+      contentType: string,
+      path: string,
+    ) =>
+      new s3deploy.BucketDeployment(this, name, {
+        sources: [s3deploy.Source.data(key, readFileSync(file, 'utf8'))],
+        destinationBucket: bucket,
+        destinationKeyPrefix: prefix,
+        contentType,
+        cacheControl: [s3deploy.CacheControl.fromString(CACHE_CONTROL)],
+        distribution,
+        distributionPaths: [path],
+        memoryLimit: 256,
+      });
+    deploy(
+      'Page',
+      REFERENCE.page.path.slice(1),
+      site.page,
+      `${REFERENCE_PREFIX}page/`,
+      REFERENCE.page.contentType,
+      REFERENCE.page.path,
+    );
+    deploy(
+      'Files',
+      REFERENCE.openapi.file,
+      site.openapi,
+      `${REFERENCE_PREFIX}files${REFERENCE.page.path}/`,
+      REFERENCE.openapi.contentType,
+      `${REFERENCE.page.path}/*`,
+    );
+
+    this.#acknowledgeDeploymentFindings(bucket);
+  }
+
+  /**
+   * cdk-nag findings of CDK's deployment handler (one per stack, shared by both deployments). It runs only while
+   * CloudFormation deploys the stack, never on a request; its grants are what aws-s3-deployment gives it.
+   */
+  #acknowledgeDeploymentFindings(bucket: s3.IBucket): void {
+    const stack = Stack.of(this);
+    const handler = stack.node.children.find((child) =>
+      child.node.id.startsWith('Custom::CDKBucketDeployment'),
+    );
+    if (!handler) throw new Error('the BucketDeployment handler was not found');
+    const why = (id: string, reason: string) => Validations.of(handler).acknowledge({ id, reason });
+    why(
+      'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
+      "CDK's BucketDeployment handler logs with the AWS managed basic execution policy (CloudWatch Logs only); it is CDK's own construct and runs only during deployments.",
+    );
+    const grants =
+      'The grants aws-s3-deployment gives its handler: read the staged asset from the CDK assets bucket, write and prune the reference files. It runs only while CloudFormation deploys the stack, and each deployment syncs and prunes only its own prefix under docs/.';
+    for (const action of ['s3:GetBucket*', 's3:GetObject*', 's3:List*', 's3:Abort*', 's3:DeleteObject*']) {
+      why(`AwsSolutions-IAM5[Action::${action}]`, grants);
+    }
+    why(
+      'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::cdk-hnb659fds-assets-<AWS::AccountId>-<AWS::Region>/*]',
+      grants,
+    );
+    why(prefixWildcardFinding(bucket, ''), grants);
+    why(
+      'AwsSolutions-IAM5[Resource::*]',
+      'CloudFront invalidations (cloudfront:CreateInvalidation, GetInvalidation) have no resource-level scoping in the handler aws-s3-deployment creates; it invalidates /docs and /docs/* of this distribution after each deployment.',
+    );
+    why(
+      'AwsSolutions-L1',
+      "The runtime of CDK's BucketDeployment handler is chosen by aws-cdk-lib and follows its upgrades; it runs only during deployments.",
+    );
+  }
+}

@@ -1,0 +1,184 @@
+/**
+ * infra/reference.ts: the API reference at https://<domain>/docs is served from the bucket's docs/ prefix by two
+ * cache behaviours (S3 origins with origin access control, no viewer function, no Lambda, cached, compressed),
+ * with the API's security headers and the page's own CSP, deployed with the stack; the distribution can read
+ * docs/ and nothing else of the bucket.
+ */
+import { Match, type Template } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { buildReferenceSync } from '../../docs/reference/build.js';
+import { resolveProps } from '../../infra/props.js';
+import { logicalId, synth } from './helpers.js';
+
+/** CloudFront's managed CachingOptimized policy. */
+const CACHING_OPTIMIZED = '658327ea-f89d-4fab-a63d-7e88639e58f6';
+
+let template: Template;
+let distribution: Record<string, unknown>;
+
+beforeAll(() => {
+  template = synth().template;
+  distribution = Object.values(template.findResources('AWS::CloudFront::Distribution'))[0]!.Properties
+    .DistributionConfig;
+});
+
+describe('the /docs behaviours', () => {
+  it('serve /docs and /docs/* from S3 through origin access control, cached, with no function or Lambda', () => {
+    const behaviours = distribution.CacheBehaviors as Record<string, unknown>[];
+    const policy = logicalId(template, 'AWS::CloudFront::ResponseHeadersPolicy', 'ReferenceSecurityHeaders');
+    const origins = distribution.Origins as { Id: string; OriginPath?: string }[];
+
+    expect(behaviours.map((b) => b.PathPattern)).toEqual(['/docs', '/docs/*']);
+    for (const behaviour of behaviours) {
+      expect(behaviour).toEqual({
+        PathPattern: behaviour.PathPattern,
+        TargetOriginId: behaviour.TargetOriginId,
+        ViewerProtocolPolicy: 'https-only',
+        AllowedMethods: ['GET', 'HEAD'],
+        CachedMethods: ['GET', 'HEAD'],
+        CachePolicyId: CACHING_OPTIMIZED,
+        Compress: true,
+        ResponseHeadersPolicyId: { Ref: policy },
+      });
+    }
+    const originOf = (id: unknown) => origins.find((origin) => origin.Id === id);
+    expect(originOf(behaviours[0]!.TargetOriginId)?.OriginPath).toBe('/docs/page');
+    expect(originOf(behaviours[1]!.TargetOriginId)?.OriginPath).toBe('/docs/files');
+    const oac = logicalId(template, 'AWS::CloudFront::OriginAccessControl', 'ReferenceOriginAccessControl');
+    for (const behaviour of behaviours) {
+      expect(originOf(behaviour.TargetOriginId)).toMatchObject({
+        DomainName: {
+          'Fn::GetAtt': [logicalId(template, 'AWS::S3::Bucket', 'StorageCatalogue'), 'RegionalDomainName'],
+        },
+        OriginAccessControlId: { 'Fn::GetAtt': [oac, 'Id'] },
+        S3OriginConfig: { OriginAccessIdentity: '' },
+      });
+    }
+    template.hasResourceProperties('AWS::CloudFront::OriginAccessControl', {
+      OriginAccessControlConfig: Match.objectLike({
+        OriginAccessControlOriginType: 's3',
+        SigningBehavior: 'always',
+        SigningProtocol: 'sigv4',
+      }),
+    });
+  });
+
+  it("send the API's security headers, with the page's own Content-Security-Policy", () => {
+    const policies = template.findResources('AWS::CloudFront::ResponseHeadersPolicy');
+    const headers = (prefix: string) =>
+      policies[logicalId(template, 'AWS::CloudFront::ResponseHeadersPolicy', prefix)]!.Properties
+        .ResponseHeadersPolicyConfig.SecurityHeadersConfig;
+    const api = headers('EdgeSecurityHeaders');
+    const reference = headers('ReferenceSecurityHeaders');
+
+    const { ContentSecurityPolicy: apiCsp, ...apiRest } = api;
+    const { ContentSecurityPolicy: referenceCsp, ...referenceRest } = reference;
+    expect(referenceRest).toEqual(apiRest);
+    expect(referenceCsp).toEqual({
+      ContentSecurityPolicy: buildReferenceSync().contentSecurityPolicy,
+      Override: true,
+    });
+    expect(referenceCsp.ContentSecurityPolicy).toMatch(/^default-src 'none'; script-src 'sha256-[^;]+; /);
+    expect(apiCsp.ContentSecurityPolicy).toBe("default-src 'none'; frame-ancestors 'none'");
+  });
+});
+
+describe('the bucket', () => {
+  it('lets this distribution read docs/ and nothing else', () => {
+    const bucket = logicalId(template, 'AWS::S3::Bucket', 'StorageCatalogue');
+    const statements = Object.values(template.findResources('AWS::S3::BucketPolicy'))
+      .filter((policy) => (policy.Properties.Bucket as { Ref: string }).Ref === bucket)
+      .flatMap((policy) => policy.Properties.PolicyDocument.Statement as Record<string, unknown>[]);
+    const forCloudFront = statements.filter(
+      (statement) =>
+        JSON.stringify(statement.Principal).includes('cloudfront.amazonaws.com') &&
+        statement.Effect === 'Allow',
+    );
+
+    expect(forCloudFront).toEqual([
+      {
+        Sid: 'ApiReferenceReadByCloudFront',
+        Effect: 'Allow',
+        Principal: { Service: 'cloudfront.amazonaws.com' },
+        Action: 's3:GetObject',
+        Resource: { 'Fn::Join': ['', [{ 'Fn::GetAtt': [bucket, 'Arn'] }, '/docs/*']] },
+        Condition: {
+          StringEquals: {
+            'AWS:SourceArn': {
+              'Fn::Join': [
+                '',
+                [
+                  'arn:',
+                  { Ref: 'AWS::Partition' },
+                  ':cloudfront::',
+                  { Ref: 'AWS::AccountId' },
+                  ':distribution/',
+                  { Ref: logicalId(template, 'AWS::CloudFront::Distribution', 'EdgeDistribution') },
+                ],
+              ],
+            },
+          },
+        },
+      },
+    ]);
+  });
+
+  it('gets the page and the document with each deployment, each pruning only its own prefix', () => {
+    const deployments = Object.values(template.findResources('Custom::CDKBucketDeployment')).map(
+      (resource) => resource.Properties,
+    );
+
+    expect(
+      deployments.map((d) => ({
+        prefix: d.DestinationBucketKeyPrefix,
+        prune: d.Prune,
+        contentType: d.SystemMetadata['content-type'],
+        cacheControl: d.SystemMetadata['cache-control'],
+        invalidates: d.DistributionPaths,
+      })),
+    ).toEqual([
+      {
+        prefix: 'docs/page/',
+        prune: true,
+        contentType: 'text/html; charset=utf-8',
+        cacheControl: 'public, max-age=300',
+        invalidates: ['/docs'],
+      },
+      {
+        prefix: 'docs/files/docs/',
+        prune: true,
+        contentType: 'application/json; charset=utf-8',
+        cacheControl: 'public, max-age=300',
+        invalidates: ['/docs/*'],
+      },
+    ]);
+  });
+
+  it('keeps the catalogue out of docs/', () => {
+    expect(() => resolveProps({ cataloguePrefix: 'docs/' })).toThrow(
+      "cataloguePrefix must not be under docs/, where the API reference is deployed (got 'docs/')",
+    );
+    expect(() => resolveProps({ cataloguePrefix: 'docs/catalogue/' })).toThrow(/must not be under docs\//);
+    expect(() => resolveProps({ cataloguePrefix: 'catalogue/docs/' })).not.toThrow();
+  });
+});
+
+it('outputs the reference URL', () => {
+  template.hasOutput('ReferenceUrl', {
+    Value: {
+      'Fn::Join': [
+        '',
+        [
+          'https://',
+          {
+            'Fn::GetAtt': [
+              logicalId(template, 'AWS::CloudFront::Distribution', 'EdgeDistribution'),
+              'DomainName',
+            ],
+          },
+          '/docs',
+        ],
+      ],
+    },
+  });
+});
