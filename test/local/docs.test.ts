@@ -1,0 +1,98 @@
+/**
+ * local/docs.ts: /docs and /docs/openapi.json are answered from the reference without a key (GET, HEAD, 304);
+ * every other request, and other methods on those paths, reach the proxy unchanged; a failed build is a 503
+ * on /docs only.
+ */
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { buildReference, type ReferenceSite } from '../../docs/reference/build.js';
+import { withReference } from '../../local/docs.js';
+import type { ProxyRequest, ProxyResponse } from '../../proxy/core/types.js';
+
+const PROXIED: ProxyResponse = { status: 401, headers: { 'x-from': 'proxy' }, body: Buffer.from('{}') };
+
+/** A proxy that records what reaches it. */
+function proxy() {
+  const seen: ProxyRequest[] = [];
+  const handle = async (request: ProxyRequest) => {
+    seen.push(request);
+    return PROXIED;
+  };
+  return { seen, handle };
+}
+
+const request = (method: string, path: string, headers: Record<string, string> = {}): ProxyRequest => ({
+  method,
+  path,
+  query: '',
+  headers,
+});
+
+describe('withReference', () => {
+  const site = buildReference();
+
+  it('answers the page and the document itself, with the security headers, HEAD without a body', async () => {
+    const { seen, handle } = proxy();
+    const serve = withReference(handle, site);
+    const built = await site;
+
+    const page = await serve(request('GET', '/docs'));
+    const document = await serve(request('GET', '/docs/openapi.json'));
+    const head = await serve(request('HEAD', '/docs'));
+
+    expect(seen).toEqual([]);
+    expect(page.status).toBe(200);
+    expect(page.body?.equals(readFileSync(built.page))).toBe(true);
+    expect(page.headers['content-security-policy']).toBe(built.contentSecurityPolicy);
+    expect(document.body?.toString()).toBe(readFileSync(built.openapi, 'utf8'));
+    expect(document.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(head).toMatchObject({ status: 200, body: undefined });
+    expect(head.headers['content-length']).toBe(page.headers['content-length']);
+  });
+
+  it('revalidates with its ETag (weak or in a list too)', async () => {
+    const serve = withReference(proxy().handle, site);
+    const { etag } = (await serve(request('GET', '/docs'))).headers;
+
+    const again = await serve(request('GET', '/docs', { 'if-none-match': `"other", W/${etag}` }));
+
+    expect(again.status).toBe(304);
+    expect(again.body).toBeUndefined();
+    expect(again.headers.etag).toBe(etag);
+  });
+
+  it('hands everything else to the proxy: other paths, other methods, /v1 under any name', async () => {
+    const { seen, handle } = proxy();
+    const serve = withReference(handle, site);
+    const others = [
+      request('GET', '/v1/modules'),
+      request('GET', '/docs/'),
+      request('GET', '/docs/index.html'),
+      request('GET', '/v1/docs'),
+      request('POST', '/docs'),
+      request('OPTIONS', '/docs/openapi.json'),
+      request('DELETE', '/docs/openapi.json'),
+    ];
+
+    for (const other of others) expect(await serve(other)).toBe(PROXIED);
+
+    expect(seen).toEqual(others);
+  });
+
+  it('answers 503 on /docs when the page could not be built, and the API still works', async () => {
+    const { handle } = proxy();
+    const failed = Promise.reject(new Error('no renderer')) as Promise<ReferenceSite>;
+    const errors: unknown[] = [];
+    const original = console.error;
+    console.error = (...args: unknown[]) => errors.push(args.join(' '));
+    try {
+      const serve = withReference(handle, failed);
+
+      expect((await serve(request('GET', '/docs'))).status).toBe(503);
+      expect(await serve(request('GET', '/v1/tags'))).toBe(PROXIED);
+      expect(errors).toEqual(['API reference: no renderer']);
+    } finally {
+      console.error = original;
+    }
+  });
+});
