@@ -193,7 +193,7 @@ describe('the npm package', () => {
     }).catch((error: { stdout: string }) => ({ stdout: error.stdout }));
     const report = JSON.parse(attw.stdout) as { analysis: { problems: unknown[] } };
     expect(report.analysis.problems).toEqual([]);
-  });
+  }, 120_000);
 });
 
 describe('a consumer project with the tarball installed', () => {
@@ -216,7 +216,7 @@ console.log(JSON.stringify({ tags: tags.length, module: module.name, tagsOf101: 
     expect(out).toMatchObject({ tags: stack.snapshot.tags.length, module: 'A-110-1', missing: 'not_found' });
     expect(out.tagsOf101).toBeGreaterThan(0);
     expect(out.rateLimit.limitMinute).toBe(100_000);
-  });
+  }, 120_000);
 
   it('runs a CommonJS script against the local stack', async () => {
     writeFileSync(
@@ -244,7 +244,7 @@ console.log(JSON.stringify({ tags: tags.length, module: module.name, tagsOf101: 
       cached: 1,
       bad: '400 invalid_parameter',
     });
-  });
+  }, 120_000);
 
   it('type-checks a strict consumer under NodeNext (ESM and CommonJS) and Bundler resolution, lib ES2020', async () => {
     const use = (from: string) => `${from}
@@ -300,7 +300,7 @@ export const client = new CatalogueClient({ baseUrl: 'http://127.0.0.1:8787/v1',
 
     expect(await typeCheck('tsconfig.nodenext.json')).toBe('');
     expect(await typeCheck('tsconfig.bundler.json')).toBe('');
-  });
+  }, 240_000);
 
   it("type-checks every example of the package's README and runs each against the fixture: each prints data", async () => {
     const examples = readmeExamples();
@@ -343,7 +343,7 @@ export const client = new CatalogueClient({ baseUrl: 'http://127.0.0.1:8787/v1',
       expect(lines.length, `example ${index + 1} prints data`).toBeGreaterThan(0);
       expect(lines.join('\n'), `example ${index + 1}`).not.toMatch(/undefined|NaN|^$/m);
     }
-  });
+  }, 240_000);
 });
 
 describe('a runtime with nothing but fetch and Web Crypto', () => {

@@ -48,7 +48,8 @@ describe('withReference', () => {
     expect(document.headers['content-type']).toBe('application/json; charset=utf-8');
     expect(head).toMatchObject({ status: 200, body: undefined });
     expect(head.headers['content-length']).toBe(page.headers['content-length']);
-  });
+    // The first test waits for the build (seconds; longer on a busy machine).
+  }, 120_000);
 
   it('revalidates with its ETag (weak or in a list too)', async () => {
     const serve = withReference(proxy().handle, site);
