@@ -382,16 +382,14 @@ async function execute(wanted: Request, admin: Admin, env: Env, now: Date, io: O
           expired,
           accepted_by: expired ? null : by,
         },
-        outcome.alreadyActive
-          ? `${wanted.keyId} was already active`
-          : `${wanted.keyId} enabled: accepted by every proxy container ${within(bounds.negativeTtlMs, now)} (KEY_NEGATIVE_CACHE_TTL_MS)`,
+        expired
+          ? `${wanted.keyId} ${outcome.alreadyActive ? 'was already active' : 'enabled'}, but its expiry ` +
+              `${outcome.record.expires} has passed: still refused (401 invalid_key)`
+          : outcome.alreadyActive
+            ? `${wanted.keyId} was already active`
+            : `${wanted.keyId} enabled: accepted by every proxy container ${within(bounds.negativeTtlMs, now)} (KEY_NEGATIVE_CACHE_TTL_MS)`,
       );
-      if (expired) {
-        err(
-          `but it expired at ${outcome.record.expires}, so it stays refused: ` +
-            `npm run keys -- expire ${wanted.keyId} --never (or --at a later time)`,
-        );
-      }
+      if (expired) err(`to accept it: npm run keys -- expire ${wanted.keyId} --never (or --at a later time)`);
       return 0;
     }
     case 'limits': {

@@ -326,7 +326,13 @@ describe('keys CLI: managing a key', () => {
       expired: true,
       accepted_by: null,
     });
-    expect(expired.stderr).toContain(`npm run keys -- expire ${keyId} --never`);
+    expect(expired.stderr).toBe(
+      `to accept it: npm run keys -- expire ${keyId} --never (or --at a later time)\n`,
+    );
+    const text = await keysInProcess(['enable', keyId], {}, now);
+    expect(text.stdout).toBe(
+      `${keyId} was already active, but its expiry 2026-11-01T00:00:00.000Z has passed: still refused (401 invalid_key)\n`,
+    );
   });
 
   it('follows the cache bounds the stack sets, and refuses a malformed one before connecting', async () => {
