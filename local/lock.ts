@@ -80,7 +80,7 @@ export function lockDataDirectory(directory: string, options: LockOptions = {}):
   try {
     for (let attempt = 0; attempt < 2; attempt++) {
       try {
-        linkSync(aside, file);
+        createExclusively(aside, file);
         return { ok: true, file, release: () => releaseLock(file, ours.pid) };
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
@@ -99,6 +99,20 @@ export function lockDataDirectory(directory: string, options: LockOptions = {}):
     return { ok: false, reason: 'in-use', file, holder: holder ?? { pid: 0, host: '?', since: '' } };
   } finally {
     rmSync(aside, { force: true });
+  }
+}
+
+/**
+ * Create `file` with the content of `aside`, failing with EEXIST if it exists: a hard link where the file
+ * system has them (the content appears with the name), else an exclusive create (FAT, some network shares).
+ */
+function createExclusively(aside: string, file: string): void {
+  try {
+    linkSync(aside, file);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'ENOSYS') throw error;
+    writeFileSync(file, readFileSync(aside), { flag: 'wx' });
   }
 }
 

@@ -1,0 +1,97 @@
+/**
+ * `npm start` as the tests run it: `node --import tsx local/start.ts` (what `npm start` runs) on an ephemeral
+ * port and a data directory of the test's, until its ready lines; then stopped with SIGTERM, as Ctrl-C would.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { request } from 'undici';
+
+/** Test keys for CATALOGUE_DEV_KEYS; never real ones. */
+export const FREE = 'pk_live_AAAAAAAAAAAAAAAAAAAAAA';
+export const PARTNER = 'pk_live_BBBBBBBBBBBBBBBBBBBBBB';
+
+export interface Started {
+  child: ChildProcess;
+  base: string;
+  freshKey: string;
+  /** The endpoint of its own S3 server, from the ready lines. */
+  s3Endpoint: string;
+  output: () => string;
+}
+
+/** Start it on `local` with CATALOGUE_DEV_KEYS seeding FREE and PARTNER (and `env`), until it is ready. */
+export function startNpm(
+  local: string,
+  env: Record<string, string> = {},
+  readyWithinMs = 120_000,
+): Promise<Started> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'local/start.ts'], {
+    env: {
+      ...process.env,
+      PORT: '0',
+      CATALOGUE_LOCAL_DIR: local,
+      CATALOGUE_DEV_KEYS: `free:${FREE},partner:${PARTNER}`,
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout?.on('data', (chunk) => {
+    out += chunk;
+  });
+  child.stderr?.on('data', (chunk) => {
+    out += chunk;
+  });
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`not ready in time:\n${out}`)), readyWithinMs);
+    const poll = setInterval(() => {
+      const url = /http:\/\/127\.0\.0\.1:(\d+)\/v1/.exec(out);
+      const key = /dev key \([^)]+\): (pk_live_[A-Za-z0-9_-]{22})/.exec(out);
+      const s3 = /Local S3: (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+      if (url && key && out.includes('curl')) {
+        clearInterval(poll);
+        clearTimeout(timer);
+        resolve({ child, base: url[0], freshKey: key[1]!, s3Endpoint: s3?.[1] ?? '', output: () => out });
+      }
+    }, 100);
+    child.once('exit', (code) => {
+      clearInterval(poll);
+      clearTimeout(timer);
+      reject(new Error(`exited with ${code}:\n${out}`));
+    });
+  });
+}
+
+/** Run it on `local`, expecting it to exit by itself: its exit code, its output and how long it took. */
+export function runToExit(
+  local: string,
+  env: Record<string, string>,
+): Promise<{ code: number | null; output: string; ms: number }> {
+  const begun = performance.now();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'local/start.ts'], {
+    env: { ...process.env, PORT: '0', CATALOGUE_LOCAL_DIR: local, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (chunk) => {
+    output += chunk;
+  });
+  child.stderr?.on('data', (chunk) => {
+    output += chunk;
+  });
+  return new Promise((resolve) => {
+    child.once('exit', (code) => resolve({ code, output, ms: performance.now() - begun }));
+  });
+}
+
+export async function stop(started: Started): Promise<number> {
+  const begun = performance.now();
+  const exited = new Promise((resolve) => started.child.once('exit', resolve));
+  started.child.kill('SIGTERM');
+  await exited;
+  return performance.now() - begun;
+}
+
+export async function get(url: string, key: string) {
+  const response = await request(url, { headers: { authorization: `Bearer ${key}` } });
+  return { status: response.statusCode, body: await response.body.text() };
+}
