@@ -1,10 +1,11 @@
 /**
  * `npm run catalogue -- <command>`: build/publish, validate and generate catalogue snapshots.
- * Exit codes: 0 ok, 1 validation failed, 2 usage, 3 publish failed.
+ * Exit codes (EXIT): 0 ok, 1 validation failed, 2 usage, 3 publish failed; a new outcome gets a new code.
  */
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { closestMatch } from 'leven';
 import { silenceSdkNodeVersionWarning } from '../aws/env.js';
 import { DEFAULT_RETENTION_MS } from './publish/types.js';
 import { publishSnapshot } from './publish-snapshot.js';
@@ -42,8 +43,9 @@ Options of build:
   --source DIR         snapshot directory: standards.json, tags.json, manufacturers.json, modules.json
   --out TARGET         a local directory, or s3://bucket/prefix (objects go to <prefix>/o/, the pointer to
                        <prefix>/current.json)
-  --endpoint URL       S3-compatible endpoint (e.g. http://127.0.0.1:4569 for s3rver); AWS when absent.
-                       Credentials and region come from the usual AWS environment and profiles.
+  --endpoint URL       S3-compatible endpoint; AWS when absent. npm start prints its own local one
+                       (export CATALOGUE_S3_ENDPOINT=…). Credentials and region come from the usual AWS
+                       environment and profiles.
   --dry-run            report what would be added and removed (objects and bytes); write nothing
   --verbose, -v        also list every index key (list variant or detail) whose object changes, and
                        every object uploaded (or, with --dry-run, that would be)
@@ -55,6 +57,12 @@ Options of generate:
   --modules N          number of modules (nonnegative integer)
   --seed S             any integer; the same seed gives the same snapshot
   --out DIR            directory to write the four snapshot files to
+
+Examples (docs/publishing.md walks through them):
+  cp -r fixtures/catalogue my-catalogue          # then edit my-catalogue/*.json
+  npm run catalogue -- validate --source my-catalogue
+  npm run catalogue -- build --source my-catalogue --out s3://catalogue --endpoint "$CATALOGUE_S3_ENDPOINT" --dry-run
+  npm run catalogue -- build --source my-catalogue --out s3://my-bucket/catalogue
 
 Output:
   A progress bar on stderr when it is a terminal; then one summary line on stdout: version, objects
@@ -119,6 +127,40 @@ const OPTIONS = {
   seed: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
+
+/**
+ * "; did you mean X?" when one of `candidates` is close enough to a mistyped `input` to be what was meant (two
+ * edits, a swap of neighbours included, or a third of its letters for long words; one for words of up to
+ * three letters), else ''. Edit distance from `leven`.
+ * @example didYouMean('biuld', ['build', 'repair']) // → '; did you mean build?'
+ */
+function didYouMean(input: string, candidates: readonly string[], format = (match: string) => match): string {
+  const maxDistance = input.length <= 3 ? 1 : Math.max(2, Math.floor(input.length / 3));
+  const match = closestMatch(input, candidates, { maxDistance });
+  return match === undefined ? '' : `; did you mean ${format(match)}?`;
+}
+
+/**
+ * Unknown options answered with the closest option of the command (of any command when there is none yet):
+ * Node's own message ("Unknown option '--sourc'") offers no suggestion.
+ */
+function checkOptionNames(argv: readonly string[]): void {
+  const { tokens } = parseArgs({
+    args: [...argv],
+    options: OPTIONS,
+    allowPositionals: true,
+    strict: false,
+    tokens: true,
+  });
+  const command = tokens.find((token) => token.kind === 'positional')?.value;
+  const names = [...(command && ALLOWED[command] ? ALLOWED[command] : Object.keys(OPTIONS)), 'help'];
+  for (const token of tokens) {
+    if (token.kind !== 'option' || token.name in OPTIONS) continue;
+    throw new UsageError(
+      `unknown option '${token.rawName}'${didYouMean(token.name, names, (name) => `'--${name}'`)}`,
+    );
+  }
+}
 
 const ALLOWED: Record<string, readonly string[]> = {
   build: ['source', 'out', 'endpoint', 'dry-run', 'verbose', 'retention', 'concurrency'],
@@ -227,6 +269,7 @@ async function generate(values: Record<string, string | boolean | undefined>): P
  */
 export async function main(argv: readonly string[], options: CommandOptions = {}): Promise<number> {
   try {
+    checkOptionNames(argv);
     const { values, positionals } = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true });
     const command = positionals[0];
     if (values.help || command === 'help' || command === undefined) {
@@ -235,9 +278,18 @@ export async function main(argv: readonly string[], options: CommandOptions = {}
     }
     if (positionals.length > 1) throw new UsageError(`unexpected argument ${positionals[1]}`);
     const allowed = ALLOWED[command];
-    if (!allowed) throw new UsageError(`unknown command ${command}`);
+    if (!allowed) {
+      const commands = Object.keys(ALLOWED);
+      throw new UsageError(
+        `unknown command ${command}${didYouMean(command, commands) || ` (commands: ${commands.join(', ')})`}`,
+      );
+    }
     for (const name of Object.keys(values)) {
-      if (!allowed.includes(name)) throw new UsageError(`--${name} does not apply to ${command}`);
+      if (!allowed.includes(name) && name !== 'help') {
+        throw new UsageError(
+          `--${name} does not apply to ${command} (${command} takes ${allowed.map((option) => `--${option}`).join(', ')})`,
+        );
+      }
     }
     if (command === 'build' || command === 'repair')
       return await build(values, command === 'repair', options);

@@ -1,4 +1,12 @@
-import type { Tier } from '../proxy/keys/interface.js';
+/**
+ * The dev keys of `npm start`: the ones named in CATALOGUE_DEV_KEYS, and the free-tier key it issues once per
+ * data directory and re-uses while it is accepted.
+ */
+import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { type AdminOptions, findKey, issueKey } from '../proxy/admin/keys.js';
+import { API_KEY_PATTERN, hashApiKey } from '../proxy/keys/hash.js';
+import { type KeyRecord, keyAccepted, type Tier } from '../proxy/keys/interface.js';
 
 /** Parse `CATALOGUE_DEV_KEYS="free:pk_live_…,partner:pk_live_…"`. */
 export function parseDevKeys(value: string | undefined): { tier: Tier; key: string }[] {
@@ -13,4 +21,57 @@ export function parseDevKeys(value: string | undefined): { tier: Tier; key: stri
     }
     return { tier: match[1] as Tier, key: match[2]! };
   });
+}
+
+/** Where `npm start` keeps its free-tier dev key: a local development key, so the key itself (mode 0600). */
+export const DEV_KEY_FILE = 'dev-key.json';
+
+interface RememberedKey {
+  key_id: string;
+  key: string;
+}
+
+function readRemembered(directory: string): RememberedKey | undefined {
+  try {
+    const remembered = JSON.parse(
+      readFileSync(join(directory, DEV_KEY_FILE), 'utf8'),
+    ) as Partial<RememberedKey>;
+    return typeof remembered.key_id === 'string' && API_KEY_PATTERN.test(remembered.key ?? '')
+      ? (remembered as RememberedKey)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function remember(directory: string, remembered: RememberedKey): void {
+  const file = join(directory, DEV_KEY_FILE);
+  rmSync(`${file}.next`, { force: true });
+  writeFileSync(`${file}.next`, `${JSON.stringify(remembered)}\n`, { mode: 0o600 });
+  renameSync(`${file}.next`, file);
+}
+
+export type DevKeyOutcome = { key: string; record: KeyRecord; reused: boolean; replaced?: string };
+
+/**
+ * The free-tier dev key `npm start` prints: the one it issued before into this data directory while that is
+ * still accepted (active, unexpired, and in this keys table), else a fresh one, remembered for next time. So
+ * restarts do not pile up keys, and a key pasted into another shell keeps working across restarts.
+ * @example const { key, reused } = await devKeyFor(admin, '.local');
+ */
+export async function devKeyFor(
+  admin: AdminOptions,
+  directory: string,
+  now = new Date(),
+): Promise<DevKeyOutcome> {
+  const remembered = readRemembered(directory);
+  if (remembered) {
+    const record = await findKey(admin, remembered.key_id);
+    if (record && record.keyHash === hashApiKey(remembered.key) && keyAccepted(record, now.getTime())) {
+      return { key: remembered.key, record, reused: true };
+    }
+  }
+  const { key, record } = await issueKey(admin, { tier: 'free', label: 'npm start', now });
+  remember(directory, { key_id: record.keyId, key });
+  return { key, record, reused: false, ...(remembered && { replaced: remembered.key_id }) };
 }

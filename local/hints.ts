@@ -4,8 +4,13 @@
  */
 
 export interface LocalStack {
-  /** The snapshot directory `npm start` published, as the user would type it (relative when possible). */
+  /** The snapshot directory to publish edits from, as the user would type it (relative when possible). */
   source: string;
+  /**
+   * The directory to copy it from first, when `npm start` serves the repository's fixture: edits belong in a
+   * copy, not in tracked files.
+   */
+  copyFrom?: string;
   s3Endpoint: string;
   bucket: string;
   /** '' or ending in '/'. */
@@ -25,13 +30,16 @@ export function shellWord(value: string): string {
 }
 
 /**
- * The hint lines: the key CLI against the local tables, and a publish to the local bucket.
- * @example localCommandHints({ source: 'fixtures/catalogue', s3Endpoint: 'http://127.0.0.1:4568', bucket: 'catalogue',
- *   prefix: '', dynamodbEndpoint: 'http://127.0.0.1:4569', keysTable: 'catalogue-keys', countersTable: 'catalogue-counters' })
- * // → ['Keys (list, issue, revoke, usage):',
+ * The hint lines: the key CLI against the local tables, and a publish to the local bucket (after a copy of
+ * the fixture, when that is what it serves).
+ * @example localCommandHints({ source: 'my-catalogue', copyFrom: 'fixtures/catalogue', s3Endpoint: 'http://127.0.0.1:4568',
+ *   bucket: 'catalogue', prefix: '', dynamodbEndpoint: 'http://127.0.0.1:4569', keysTable: 'catalogue-keys',
+ *   countersTable: 'catalogue-counters' })
+ * // → ['Keys (issue, list, revoke, enable, limits, expire, usage):',
  * //    '  KEYS_TABLE=catalogue-keys COUNTERS_TABLE=catalogue-counters DYNAMODB_ENDPOINT=http://127.0.0.1:4569 npm run keys -- list',
- * //    'Publish an edited catalogue:',
- * //    '  npm run catalogue -- build --source fixtures/catalogue --out s3://catalogue --endpoint http://127.0.0.1:4568']
+ * //    'Publish an edited copy of the catalogue (docs/publishing.md):',
+ * //    '  cp -r fixtures/catalogue my-catalogue   # then edit my-catalogue/*.json',
+ * //    '  npm run catalogue -- build --source my-catalogue --out s3://catalogue --endpoint http://127.0.0.1:4568']
  */
 export function localCommandHints(stack: LocalStack): string[] {
   const out = `s3://${stack.bucket}${stack.prefix ? `/${stack.prefix.replace(/\/+$/, '')}` : ''}`;
@@ -40,10 +48,31 @@ export function localCommandHints(stack: LocalStack): string[] {
     `COUNTERS_TABLE=${shellWord(stack.countersTable)}`,
     `DYNAMODB_ENDPOINT=${shellWord(stack.dynamodbEndpoint)}`,
   ].join(' ');
+  const source = shellWord(stack.source);
   return [
-    'Keys (list, issue, revoke, usage):',
+    'Keys (issue, list, revoke, enable, limits, expire, usage):',
     `  ${keysEnv} npm run keys -- list`,
-    'Publish an edited catalogue:',
-    `  npm run catalogue -- build --source ${shellWord(stack.source)} --out ${shellWord(out)} --endpoint ${shellWord(stack.s3Endpoint)}`,
+    stack.copyFrom
+      ? 'Publish an edited copy of the catalogue (docs/publishing.md):'
+      : 'Publish it again after an edit:',
+    ...(stack.copyFrom
+      ? [`  cp -r ${shellWord(stack.copyFrom)} ${source}   # then edit ${source}/*.json`]
+      : []),
+    `  npm run catalogue -- build --source ${source} --out ${shellWord(out)} --endpoint ${shellWord(stack.s3Endpoint)}`,
+  ];
+}
+
+/**
+ * The lines to paste into another shell: the dev key, the API's base URL and the local S3 endpoint, as the
+ * publisher's guide uses them.
+ * @example pasteLines({ key: 'pk_live_…', url: 'http://127.0.0.1:8787/v1', s3Endpoint: 'http://127.0.0.1:4568' })
+ * // → ['  export CATALOGUE_KEY=pk_live_…', '  export CATALOGUE_URL=http://127.0.0.1:8787/v1',
+ * //    '  export CATALOGUE_S3_ENDPOINT=http://127.0.0.1:4568']
+ */
+export function pasteLines(stack: { key: string; url: string; s3Endpoint: string }): string[] {
+  return [
+    `  export CATALOGUE_KEY=${shellWord(stack.key)}`,
+    `  export CATALOGUE_URL=${shellWord(stack.url)}`,
+    `  export CATALOGUE_S3_ENDPOINT=${shellWord(stack.s3Endpoint)}`,
   ];
 }

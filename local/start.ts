@@ -1,35 +1,61 @@
 /**
- * `npm start`: the whole product on one machine. Starts s3rver and dynalite in-process (data under
- * `.local/`) unless S3_ENDPOINT / DYNAMODB_ENDPOINT name existing servers, creates the bucket and tables,
- * publishes the catalogue snapshot, seeds keys and serves the proxy core through the node:http adapter on
- * 127.0.0.1:PORT. Safe to run again and again on the same `.local/`.
+ * `npm start`: the whole product on one machine. Starts s3rver and dynalite in-process (data under `.local/`,
+ * or CATALOGUE_LOCAL_DIR) unless S3_ENDPOINT / DYNAMODB_ENDPOINT name existing servers, creates the bucket and
+ * tables, publishes the catalogue snapshot when it has to (local/published.ts), seeds keys and serves the
+ * proxy core through the node:http adapter on 127.0.0.1:PORT.
+ *
+ * The local loop keeps the publisher's work: a restart serves what is published (a publish into the running
+ * stack survives it); the source is published only into an empty data directory, or when the source named in
+ * CATALOGUE_SOURCE changed since it was published there. A second `npm start` on a data directory in use
+ * refuses before touching anything (local/lock.ts). The free-tier dev key is issued once per data directory
+ * and re-used (local/dev-keys.ts).
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
-import { join, relative, resolve } from 'node:path';
+import { isAbsolute, join, relative, resolve } from 'node:path';
 import { CreateBucketCommand, HeadBucketCommand } from '@aws-sdk/client-s3';
 import { dynamoClient, s3Client, silenceSdkNodeVersionWarning } from '../aws/sdk.js';
-import { publishSnapshot } from '../builder/publish-snapshot.js';
+import { publishSnapshot, type SnapshotTarget } from '../builder/publish-snapshot.js';
 import { explainPublishFailure } from '../builder/report/failure.js';
-import { firstPublishNotice, publishProgress, summaryLine } from '../builder/report/progress.js';
+import { firstPublishNotice, formatBytes, publishProgress, summaryLine } from '../builder/report/progress.js';
 import { formatProblem } from '../builder/snapshot/problems.js';
 import { createHttpServer } from '../proxy/adapters/http.js';
-import { type AdminOptions, issueKey, partnerDefaults, registerKey } from '../proxy/admin/keys.js';
+import { type AdminOptions, partnerDefaults, registerKey } from '../proxy/admin/keys.js';
 import { createTables } from '../proxy/admin/tables.js';
 import { createProxy, logJson } from '../proxy/app.js';
 import { loadConfig } from '../proxy/config.js';
+import { POINTER_KEY } from '../store/layout.js';
 import { S3ObjectStore } from '../store/objects/s3.js';
-import { parseDevKeys } from './dev-keys.js';
+import { parsePointer } from '../store/pointer.js';
+import { DEV_KEY_FILE, devKeyFor, parseDevKeys } from './dev-keys.js';
 import { withReference } from './docs.js';
-import { localCommandHints } from './hints.js';
+import { localDiskFor, localDiskForModules } from './disk.js';
+import { localCommandHints, pasteLines } from './hints.js';
+import { lockDataDirectory } from './lock.js';
+import {
+  decideStart,
+  type PublishedState,
+  readPublishedRecord,
+  servedFrom,
+  sourceDigest,
+  writePublishedRecord,
+} from './published.js';
 import { type LocalServer, startDynamo, startS3 } from './servers.js';
 
 silenceSdkNodeVersionWarning();
 
 const ROOT = resolve(import.meta.dirname, '..');
-// Local state (s3rver and dynalite data, the cursor secret); tests point it at a temporary directory.
+// Local state (s3rver and dynalite data, the cursor secret, the lock, the publish record and the dev key);
+// tests point it at a temporary directory.
 const LOCAL = resolve(process.env.CATALOGUE_LOCAL_DIR ?? join(ROOT, '.local'));
+const FIXTURE = join(ROOT, 'fixtures/catalogue');
+
+/** A path as the user would type it from the repository root (where npm runs): relative inside it. */
+function display(path: string): string {
+  const inside = relative(ROOT, path);
+  return inside.startsWith('..') || isAbsolute(inside) ? path : inside || '.';
+}
 
 /** A cursor secret that survives restarts, so cursors from a previous run keep working. */
 function localCursorSecret(): string {
@@ -53,13 +79,29 @@ async function ensureBucket(endpoint: string, bucket: string): Promise<void> {
   }
 }
 
+/** Take the data directory, or refuse at once: nothing has been started or written yet. */
+function lockOrRefuse(): void {
+  mkdirSync(LOCAL, { recursive: true });
+  const lock = lockDataDirectory(LOCAL);
+  if (!lock.ok) {
+    const { pid, host, since } = lock.holder;
+    throw new Error(
+      `the data directory ${LOCAL} is in use by another npm start (process ${pid} on ${host}, since ${since}). ` +
+        'Use that one, stop it first (Ctrl-C in its terminal), or start this one on another directory: ' +
+        `CATALOGUE_LOCAL_DIR=/tmp/other npm start. If no npm start is running, remove ${lock.file}.`,
+    );
+  }
+  process.on('exit', lock.release);
+}
+
 async function main(): Promise<void> {
   const env = process.env;
   const port = Number(env.PORT ?? 8787);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error('PORT must be a port number');
   const devKeys = parseDevKeys(env.CATALOGUE_DEV_KEYS);
-  const source = resolve(env.CATALOGUE_SOURCE ?? join(ROOT, 'fixtures/catalogue'));
-  mkdirSync(LOCAL, { recursive: true });
+  const named = Boolean(env.CATALOGUE_SOURCE?.trim());
+  const source = resolve(named ? env.CATALOGUE_SOURCE!.trim() : FIXTURE);
+  lockOrRefuse();
 
   const servers: LocalServer[] = [];
   let http: Server | undefined;
@@ -83,6 +125,7 @@ async function main(): Promise<void> {
   // 1. Storage: existing servers when named, otherwise our own on ephemeral loopback ports.
   const bucket = env.CATALOGUE_BUCKET ?? 'catalogue';
   let s3Endpoint = env.S3_ENDPOINT;
+  const ownS3 = !s3Endpoint;
   if (!s3Endpoint) {
     const s3 = await startS3(bucket, { directory: join(LOCAL, 's3') });
     servers.push(s3);
@@ -112,48 +155,59 @@ async function main(): Promise<void> {
   if (!configured.ok) throw new Error(`configuration: ${configured.problems.join('; ')}`);
   const config = configured.config;
 
-  // 2. Catalogue: validate and publish (incremental: a second start uploads nothing).
-  // Progress on stderr (a bar on a terminal, a line every 5 s in a log); a big first publish takes minutes.
+  // 2. Catalogue: publish the source only when it has to (local/published.ts), else serve what is published.
   const s3 = s3Client({ endpoint: config.s3Endpoint, maxAttempts: 5 });
+  const store = new S3ObjectStore({ client: s3, bucket: config.bucket });
   const target = `s3://${config.bucket}/${config.prefix}`;
-  const progress = publishProgress(process.stderr);
-  let outcome: Awaited<ReturnType<typeof publishSnapshot>>;
+  let served: { version: string; from: string };
   try {
-    outcome = await publishSnapshot(
-      source,
-      { store: new S3ObjectStore({ client: s3, bucket: config.bucket }), prefix: config.prefix },
-      {
-        progress,
-        warn: (message) => console.error(`warning: ${message}`),
-        onValid: (snapshot, current) => {
-          const notice = firstPublishNotice(snapshot.modules.length);
-          if (notice && !current.pointer) console.error(notice);
-        },
-      },
-    );
+    const pointer = await store.get(`${config.prefix}${POINTER_KEY}`);
+    const parsed = pointer.ok ? parsePointer(pointer.body) : undefined;
+    const state: PublishedState = !pointer.ok
+      ? { pointer: 'none' }
+      : parsed
+        ? { pointer: 'current', version: parsed.version }
+        : { pointer: 'unreadable' };
+    const record = readPublishedRecord(LOCAL);
+    const digest = named || !record ? await sourceDigest(source) : undefined;
+    const decision = decideStart(state, { path: source, named, ...(digest && { digest }) }, record);
+    if (decision.publish) {
+      console.error(`publishing ${display(source)} to ${target}: ${decision.reason}`);
+      const summary = await publish(
+        source,
+        { store, prefix: config.prefix },
+        target,
+        ownS3,
+        config.s3Endpoint,
+      );
+      writePublishedRecord(LOCAL, {
+        source,
+        digest: digest ?? (await sourceDigest(source)),
+        version: summary.version,
+        published_at: new Date().toISOString(),
+      });
+      served = { version: summary.version, from: `published from ${display(source)} by npm start just now` };
+    } else {
+      const { version } = decision;
+      if (named)
+        console.error(`already current: ${version} to ${target}: 0 objects added; ${decision.reason}`);
+      else console.error(`not publishing ${display(source)}: ${decision.reason}`);
+      // The fixture moved on (a pull) while this directory still serves what npm start published from it.
+      if (!named && record?.source === FIXTURE && record.version === version) {
+        if ((await sourceDigest(FIXTURE)) !== record.digest) {
+          console.error(
+            `note: ${display(FIXTURE)} changed since npm start published it here; to publish it again: ` +
+              `CATALOGUE_SOURCE=${display(FIXTURE)} npm start`,
+          );
+        }
+      }
+      served = { version, from: servedFrom(version, record, display) };
+    }
   } finally {
-    progress.close();
     s3.destroy();
   }
-  if (!outcome.ok && outcome.reason === 'invalid') {
-    for (const problem of outcome.problems) console.error(formatProblem(problem));
-    throw new Error(`the snapshot in ${source} is not valid (${outcome.problems.length} problems)`);
-  }
-  if (!outcome.ok) {
-    const { advice } = explainPublishFailure(outcome.error, {
-      description: target,
-      endpoint: config.s3Endpoint,
-      again: 'start again',
-    });
-    throw new Error(
-      `publishing ${source} to ${target} failed: ${(outcome.error as Error).message}; ${advice}`,
-      { cause: outcome.error },
-    );
-  }
-  const { summary } = outcome;
-  console.error(summaryLine(summary, target));
 
-  // 3. Keys: tables, the keys named in CATALOGUE_DEV_KEYS, and one fresh free key.
+  // 3. Keys: tables, the keys named in CATALOGUE_DEV_KEYS, and the dev key of this data directory.
   const admin: AdminOptions = {
     client: dynamoClient({ endpoint: config.dynamodbEndpoint }),
     keysTable: config.keysTable,
@@ -167,7 +221,7 @@ async function main(): Promise<void> {
       ...(tier === 'partner' ? { limits: partnerDefaults(env) } : {}),
     });
   }
-  const fresh = await issueKey(admin, { tier: 'free', label: 'npm start' });
+  const devKey = await devKeyFor(admin, LOCAL);
   admin.client.destroy();
 
   // 4. Serve.
@@ -180,17 +234,26 @@ async function main(): Promise<void> {
   const address = http.address();
   const boundPort = typeof address === 'object' && address ? address.port : port;
   const base = `http://127.0.0.1:${boundPort}/v1`;
+  const keyFile = display(join(LOCAL, DEV_KEY_FILE));
+  const keyOrigin = devKey.reused
+    ? `re-used from ${keyFile}`
+    : `new, kept in ${keyFile}${devKey.replaced ? `; ${devKey.replaced} is no longer accepted` : ''}`;
+  const fixture = source === FIXTURE;
   const lines = [
     '',
     `Catalogue Read API ready at ${base}`,
-    `Catalogue: ${summary.objects.total} objects from ${source}`,
+    `Catalogue: version ${served.version}, ${served.from}`,
     `Local S3: ${config.s3Endpoint} (bucket ${config.bucket}); DynamoDB: ${config.dynamodbEndpoint} (tables ${config.keysTable}, ${config.countersTable})`,
+    `Data directory: ${LOCAL} (held by this npm start, process ${process.pid})`,
     devKeys.length > 0 ? `Seeded ${devKeys.length} key(s) from CATALOGUE_DEV_KEYS.` : undefined,
-    `A fresh free-tier dev key (${fresh.record.keyId}): ${fresh.key}`,
+    `A free-tier dev key (${devKey.record.keyId}, ${keyOrigin}): ${devKey.key}`,
+    'Paste into another shell:',
+    ...pasteLines({ key: devKey.key, url: base, s3Endpoint }),
     'Try:',
-    `  curl -s -H "Authorization: Bearer ${fresh.key}" "${base}/modules?limit=2"`,
+    `  curl -s -H "Authorization: Bearer ${devKey.key}" "${base}/modules?limit=2"`,
     ...localCommandHints({
-      source: relative(ROOT, source) || '.',
+      source: fixture ? 'my-catalogue' : display(source),
+      ...(fixture && { copyFrom: display(FIXTURE) }),
       s3Endpoint,
       bucket: config.bucket,
       prefix: config.prefix,
@@ -202,6 +265,57 @@ async function main(): Promise<void> {
     '',
   ];
   process.stdout.write(`${lines.filter((line) => line !== undefined).join('\n')}\n`);
+}
+
+/**
+ * Validate and publish `source` (incremental when the bucket holds a version already), with progress on
+ * stderr (a bar on a terminal, a line every 5 s in a log) and, into our own s3rver, the disk it takes.
+ */
+async function publish(
+  source: string,
+  into: SnapshotTarget,
+  target: string,
+  ownS3: boolean,
+  endpoint: string | undefined,
+) {
+  const progress = publishProgress(process.stderr);
+  let outcome: Awaited<ReturnType<typeof publishSnapshot>>;
+  try {
+    outcome = await publishSnapshot(source, into, {
+      progress,
+      warn: (message) => console.error(`warning: ${message}`),
+      onValid: (snapshot, current) => {
+        const modules = snapshot.modules.length;
+        const notice = firstPublishNotice(modules, ownS3 ? localDiskForModules(modules) : undefined);
+        if (notice && !current.pointer) console.error(notice);
+      },
+    });
+  } finally {
+    progress.close();
+  }
+  if (!outcome.ok && outcome.reason === 'invalid') {
+    for (const problem of outcome.problems) console.error(formatProblem(problem));
+    throw new Error(`the snapshot in ${source} is not valid (${outcome.problems.length} problems)`);
+  }
+  if (!outcome.ok) {
+    const { advice } = explainPublishFailure(outcome.error, {
+      description: target,
+      endpoint,
+      again: 'start again',
+    });
+    throw new Error(
+      `publishing ${source} to ${target} failed: ${(outcome.error as Error).message}; ${advice}`,
+    );
+  }
+  const { summary } = outcome;
+  console.error(summaryLine(summary, target));
+  if (ownS3 && summary.objects.added > 0) {
+    const disk = formatBytes(localDiskFor(summary.objects.added, summary.bytes.added));
+    console.error(
+      `wrote ${summary.objects.added.toLocaleString('en-US')} objects into ${display(join(LOCAL, 's3'))}: about ${disk} of disk`,
+    );
+  }
+  return summary;
 }
 
 main().catch((error: unknown) => {

@@ -48,6 +48,12 @@ export function keyRecordFromItem(item: Item): KeyRecord | undefined {
   if (!Number.isSafeInteger(minute) || !Number.isSafeInteger(month)) return undefined;
   const record: KeyRecord = { keyHash, keyId, tier, status, limits: { minute, month }, created };
   if (item.label?.S !== undefined) record.label = item.label.S;
+  const expires = item.expires?.S;
+  if (expires !== undefined) {
+    // An expiry that cannot be read must not turn into "never expires": the record is malformed.
+    if (Number.isNaN(Date.parse(expires))) return undefined;
+    record.expires = expires;
+  }
   return record;
 }
 
@@ -65,5 +71,6 @@ export function keyItem(record: KeyRecord): Item {
     limit_month: { N: String(record.limits.month) },
     created: { S: record.created },
     ...(record.label !== undefined ? { label: { S: record.label } } : {}),
+    ...(record.expires !== undefined ? { expires: { S: record.expires } } : {}),
   };
 }

@@ -8,7 +8,7 @@ import type { Snapshot } from '../snapshot/snapshot.js';
 import { allJobs, encodeJob, type RenderedObject, smallListJobs } from './jobs.js';
 import { type PreparedCatalogue, prepareCatalogue } from './prepare.js';
 import { buildShards, type ObjectTable } from './shards.js';
-import { moduleVariants } from './variants.js';
+import { type ModuleVariant, moduleVariants } from './variants.js';
 
 /** What a full build has produced once its objects are consumed. */
 export interface RenderedCatalogue {
@@ -22,12 +22,19 @@ export interface RenderedCatalogue {
   pointerBytes: Buffer;
 }
 
-/** A full render in progress: objects are encoded as they are pulled, so memory stays bounded. */
+/**
+ * A full render in progress: objects are encoded as they are pulled, so memory stays bounded.
+ *
+ * Its progress is counted in distinct data objects, not in jobs: a first publish spends its time writing
+ * objects, one write each (at 25,000 modules: 79,569 objects from 328,427 jobs; a detail and a 1,000-record
+ * list cost about the same to upload, while the three quarters of jobs that repeat an object cost almost
+ * nothing). Counted in jobs, the share done ran far behind the share of time (7 % after a third of it).
+ */
 export interface FullRender {
   readonly prepared: PreparedCatalogue;
-  /** Jobs encoded so far (a progress count; identical objects are counted each time). */
+  /** Distinct data objects yielded so far (a progress count). */
   readonly encoded: number;
-  /** Jobs to encode. */
+  /** Distinct data objects to yield: the progress total (counted before rendering, see {@link countObjects}). */
   readonly jobs: number;
   /** Every distinct data object once, in a deterministic order; can be consumed once. Shards are not here. */
   objects(): Generator<RenderedObject>;
@@ -50,11 +57,7 @@ export function renderInFull(snapshot: Snapshot | PreparedCatalogue): FullRender
   let encoded = 0;
   let result: RenderedCatalogue | undefined;
   let started = false;
-  const jobs =
-    smallListJobs(prepared).length +
-    prepared.makers.length +
-    prepared.snapshot.modules.length +
-    2 * variants.size;
+  const jobs = countObjects(prepared, variants);
 
   function* encodeAll(): Generator<RenderedObject> {
     if (started) throw new Error('the objects of a full render can be consumed once');
@@ -62,13 +65,13 @@ export function renderInFull(snapshot: Snapshot | PreparedCatalogue): FullRender
     for (const job of allJobs(prepared, variants)) {
       const { objectId, bytes, entry } = encodeJob(job);
       entries.set(job.indexKey, entry);
-      encoded++;
       const known = objects.get(objectId);
       if (known) {
         known.refs++; // content addressing: identical variants are one object
         continue;
       }
       objects.set(objectId, { refs: 1, size: bytes.byteLength });
+      encoded++;
       yield { objectId, bytes };
     }
     const shards = buildShards(entries);
@@ -98,6 +101,40 @@ export function renderInFull(snapshot: Snapshot | PreparedCatalogue): FullRender
       return result;
     },
   };
+}
+
+/**
+ * How many distinct data objects the jobs of {@link allJobs} encode, found without encoding them: jobs over
+ * the same kind of record with the same records in the same order have the same bytes (a module's detail and
+ * a one-module list, a list whose id and name orders agree, variants with the same modules). Manufacturer
+ * details name their manufacturer, so they are all distinct. About 0.1 s at 25,000 modules.
+ * @example countObjects(prepared, moduleVariants(modules, prepared.byId, prepared.byName)) // → 79569 at 25,000 modules
+ */
+function countObjects(prepared: PreparedCatalogue, variants: ReadonlyMap<string, ModuleVariant>): number {
+  const seen = new Set<string>();
+  for (const job of smallListJobs(prepared))
+    seen.add(`${job.indexKey.split('?')[0]}:${membersKey(job.members)}`);
+  for (const position of prepared.byId) seen.add(String(position));
+  for (const variant of variants.values()) {
+    seen.add(membersKey(variant.byId));
+    seen.add(membersKey(variant.byName));
+  }
+  return seen.size + prepared.makers.length;
+}
+
+/**
+ * A key of a sequence of record positions: the position itself for one, else the length and a 64-bit hash
+ * (two 32-bit multiplicative hashes). A collision would only make a progress total one too small.
+ */
+function membersKey(members: readonly number[]): string {
+  if (members.length === 1) return String(members[0]);
+  let a = 0x811c9dc5;
+  let b = members.length;
+  for (const member of members) {
+    a = Math.imul(a ^ member, 0x01000193);
+    b = Math.imul(b ^ member, 0x5bd1e995) ^ (b >>> 13);
+  }
+  return `${members.length}.${a >>> 0}.${b >>> 0}`;
 }
 
 /**

@@ -4,35 +4,52 @@
  */
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { closestMatch } from 'leven';
 import { awsRegion, dynamoClient, silenceSdkNodeVersionWarning } from '../../aws/sdk.js';
 import { DependencyError } from '../../store/errors.js';
 import { ConfigurationError } from '../errors.js';
-import type { KeyRecord, Limits, Tier } from '../keys/interface.js';
+import { KEY_CACHE_DEFAULTS } from '../keys/cached.js';
+import { keyExpired, type Limits, type Tier } from '../keys/interface.js';
 import {
   type AdminOptions,
+  enableKey,
   issueKey,
   listKeys,
   partnerDefaults,
   revokeKey,
+  setExpiry,
+  setLimits,
   TableError,
-  usage,
 } from './keys.js';
+import { fieldLines, isoSeconds, keyFields, keyTable, limitsText, shownKey } from './output.js';
 import { createTables } from './tables.js';
+import { lastUsed, usage } from './usage.js';
 
 const HELP = `Usage: npm run keys -- <command> [options]
 
 Commands:
-  issue --tier free|partner [--label L] [--minute N --month N]
+  issue --tier free|partner [--label L] [--minute N --month N] [--expires WHEN]
                      Issue a key. Prints the key ONCE, and its key id.
                      --minute/--month set partner limits (defaults 600 and 1000000,
                      or PARTNER_LIMIT_MINUTE / PARTNER_LIMIT_MONTH); free-tier limits are fixed.
-  list               List keys: key id, tier, status, limits, created, label. Never keys.
-  revoke <key id>    Revoke a key; the proxy refuses it within its key cache TTL.
-  usage <key id>     Requests counted in the current calendar month and minute (UTC).
+  list               List keys: key id, tier, status, limits, created, expiry, last use, label.
+                     Never keys.
+  revoke <key id>    Revoke a key. Says by when every proxy container refuses it
+                     (KEY_CACHE_TTL_MS, default 30 s).
+  enable <key id>    Make a revoked key active again (same key id, limits and counters).
+  limits <key id> [--minute N] [--month N]
+                     Change a partner key's limits (free-tier limits are fixed).
+  expire <key id> --at WHEN | --never
+                     From WHEN on the key is refused like a revoked one (401 invalid_key);
+                     --never removes the expiry.
+  usage <key id>     Requests counted this calendar month and minute (UTC), and the last use.
   create-tables      Create the keys and counters tables if missing (local servers).
 
+WHEN is a UTC date (2026-12-31, midnight UTC), a time with its zone (2026-12-31T18:00:00Z,
+2026-12-31T19:00+01:00), a duration from now (90d, 12h, 30m) or now.
+
 Options:
-  --json             Machine-readable output (one JSON document).
+  --json             Machine-readable output (one JSON document; the same field names as the text).
   --help             This text.
 
 Environment:
@@ -40,26 +57,78 @@ Environment:
   DYNAMODB_ENDPOINT            e.g. http://127.0.0.1:8000 for a local server; AWS when unset
   AWS_REGION                   AWS region (default us-east-1)
   PARTNER_LIMIT_MINUTE, PARTNER_LIMIT_MONTH   partner defaults (600, 1000000)
+  KEY_CACHE_TTL_MS, KEY_NEGATIVE_CACHE_TTL_MS the proxy's key cache (30000, 10000), for the
+                                              "takes effect by" times; set them as the stack does
 `;
 
 class UsageError extends Error {}
 
 type Env = Record<string, string | undefined>;
-type Options = ReturnType<typeof parse>['values'];
 
-function parse(argv: string[]) {
-  return parseArgs({
+/** Every option, and which commands take it (`json` and `help`: all). */
+const OPTIONS = {
+  tier: { type: 'string' },
+  label: { type: 'string' },
+  minute: { type: 'string' },
+  month: { type: 'string' },
+  expires: { type: 'string' },
+  at: { type: 'string' },
+  never: { type: 'boolean' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean' },
+} as const;
+type Options = {
+  [name in keyof typeof OPTIONS]?: (typeof OPTIONS)[name]['type'] extends 'string' ? string : boolean;
+};
+
+/** Each command: the options it takes and whether it takes a key id. */
+const COMMANDS: Record<string, { options: readonly (keyof typeof OPTIONS)[]; keyId: boolean }> = {
+  issue: { options: ['tier', 'label', 'minute', 'month', 'expires'], keyId: false },
+  list: { options: [], keyId: false },
+  revoke: { options: [], keyId: true },
+  enable: { options: [], keyId: true },
+  limits: { options: ['minute', 'month'], keyId: true },
+  expire: { options: ['at', 'never'], keyId: true },
+  usage: { options: [], keyId: true },
+  'create-tables': { options: [], keyId: false },
+};
+const EVERY_COMMAND: readonly (keyof typeof OPTIONS)[] = ['json', 'help'];
+
+/**
+ * "; did you mean X?" when one of `candidates` is close enough to a mistyped `input` to be what was meant (two
+ * edits, a swap of neighbours included, or a third of its letters for long words; one for words of up to
+ * three letters), else ''. Edit distance from `leven`.
+ * @example didYouMean('revok', ['issue', 'revoke']) // → '; did you mean revoke?'
+ */
+function didYouMean(input: string, candidates: readonly string[], format = (match: string) => match): string {
+  const maxDistance = input.length <= 3 ? 1 : Math.max(2, Math.floor(input.length / 3));
+  const match = closestMatch(input, candidates, { maxDistance });
+  return match === undefined ? '' : `; did you mean ${format(match)}?`;
+}
+
+/**
+ * Parse `argv`, answering a mistyped command or option with the closest valid one. Unknown options are found
+ * from the tokens first (Node's own message offers no suggestion); the strict parse then catches the rest.
+ */
+function parse(argv: string[]): { command: string | undefined; options: Options; positionals: string[] } {
+  const { tokens } = parseArgs({
     args: argv,
+    options: OPTIONS,
     allowPositionals: true,
-    options: {
-      tier: { type: 'string' },
-      label: { type: 'string' },
-      minute: { type: 'string' },
-      month: { type: 'string' },
-      json: { type: 'boolean', default: false },
-      help: { type: 'boolean', default: false },
-    },
+    strict: false,
+    tokens: true,
   });
+  const command = tokens.find((token) => token.kind === 'positional')?.value;
+  const allowed =
+    command && COMMANDS[command] ? [...COMMANDS[command].options, ...EVERY_COMMAND] : Object.keys(OPTIONS);
+  for (const token of tokens) {
+    if (token.kind !== 'option' || token.name in OPTIONS) continue;
+    throw new UsageError(
+      `unknown option '${token.rawName}'${didYouMean(token.name, allowed, (name) => `'--${name}'`)}`,
+    );
+  }
+  const { values, positionals } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true });
+  return { command: positionals[0], options: values as Options, positionals };
 }
 
 function positive(flag: string, raw: string | undefined): number | undefined {
@@ -68,6 +137,27 @@ function positive(flag: string, raw: string | undefined): number | undefined {
     throw new UsageError(`--${flag} must be a positive integer`);
   }
   return Number(raw);
+}
+
+const DURATION_UNITS: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/**
+ * A WHEN of the help text as a time: a UTC date, a time with its zone, a duration from `now`, or `now`.
+ * @example parseWhen('--at', '90d', new Date('2026-01-01T00:00:00Z')).toISOString() // → '2026-04-01T00:00:00.000Z'
+ */
+function parseWhen(flag: string, raw: string, now: Date): Date {
+  if (raw === 'now') return now;
+  const duration = /^([1-9][0-9]{0,5})([mhd])$/.exec(raw);
+  if (duration) return new Date(now.getTime() + Number(duration[1]) * DURATION_UNITS[duration[2]!]!);
+  const date = /^\d{4}-\d{2}-\d{2}$/.test(raw) ? `${raw}T00:00:00Z` : raw;
+  const zoned = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/.test(date);
+  const time = Date.parse(date);
+  if (!zoned || Number.isNaN(time)) {
+    throw new UsageError(
+      `${flag} ${raw}: expected a UTC date (2026-12-31), a time with its zone (2026-12-31T18:00:00Z), a duration (90d, 12h, 30m) or now`,
+    );
+  }
+  return new Date(time);
 }
 
 interface Admin extends AdminOptions {
@@ -90,6 +180,29 @@ function adminFrom(env: Env): Admin {
     client: dynamoClient({ endpoint, region }),
     where: `in ${region}${endpoint ? ` at ${endpoint}` : ''}`,
   };
+}
+
+/** How long the proxy's containers may go on with what they cached: `{ ttlMs, negativeTtlMs }`. */
+function cacheBounds(env: Env): { ttlMs: number; negativeTtlMs: number } {
+  const read = (name: string, fallback: number) => {
+    const raw = env[name]?.trim();
+    if (!raw) return fallback;
+    if (!/^(0|[1-9][0-9]*)$/.test(raw)) throw new ConfigurationError(`${name} must be a nonnegative integer`);
+    return Number(raw);
+  };
+  const ttlMs = read('KEY_CACHE_TTL_MS', KEY_CACHE_DEFAULTS.ttlMs);
+  return {
+    ttlMs,
+    negativeTtlMs: Math.min(ttlMs, read('KEY_NEGATIVE_CACHE_TTL_MS', KEY_CACHE_DEFAULTS.negativeTtlMs)),
+  };
+}
+
+/**
+ * "within 30 s, by 2026-11-24T15:32:10Z": when every container has dropped what it cached before `now`.
+ * @example within(30_000, new Date('2026-11-24T15:31:40Z')) // → 'within 30 s, by 2026-11-24T15:32:10Z'
+ */
+function within(ms: number, now: Date): string {
+  return `within ${Math.ceil(ms / 1000)} s, by ${isoSeconds(now.getTime() + ms)}`;
 }
 
 /**
@@ -128,126 +241,244 @@ function issueLimits(tier: Tier, options: Options, env: Env): Limits | undefined
   return { minute: minute ?? defaults.minute, month: month ?? defaults.month };
 }
 
-const limitsText = (limits: Limits) => `${limits.minute}/minute, ${limits.month}/month`;
+/** The command and its arguments, all checked before anything is connected to. */
+type Request =
+  | {
+      command: 'issue';
+      tier: Tier;
+      label: string | undefined;
+      limits: Limits | undefined;
+      expires: Date | undefined;
+    }
+  | { command: 'list' | 'create-tables' }
+  | { command: 'revoke' | 'enable' | 'usage'; keyId: string }
+  | { command: 'limits'; keyId: string; minute: number | undefined; month: number | undefined }
+  | { command: 'expire'; keyId: string; expires: Date | null };
 
-function table(records: Omit<KeyRecord, 'keyHash'>[]): string {
-  const rows = [
-    ['KEY ID', 'TIER', 'STATUS', 'PER MINUTE', 'PER MONTH', 'CREATED', 'LABEL'],
-    ...records.map((r) => [
-      r.keyId,
-      r.tier,
-      r.status,
-      String(r.limits.minute),
-      String(r.limits.month),
-      r.created,
-      r.label ?? '',
-    ]),
-  ];
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
-  return rows
-    .map((row) =>
-      row
-        .map((cell, i) => cell.padEnd(widths[i]!))
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n');
-}
-
-/** A key id as the operator types it; anything else cannot be one and is a usage error. */
-function keyIdArgument(positionals: string[], command: string): string {
-  const keyId = positionals[1];
-  if (!keyId || positionals.length > 2) throw new UsageError(`${command} takes exactly one key id`);
-  return keyId;
-}
-
-async function run(argv: string[], env: Env, out: (text: string) => void, err: (text: string) => void) {
-  const { values: options, positionals } = parse(argv);
-  const command = positionals[0];
-  if (options.help || !command) {
-    out(HELP);
-    return options.help ? 0 : 2;
+function request(command: string, options: Options, positionals: string[], env: Env, now: Date): Request {
+  const spec = COMMANDS[command];
+  if (!spec) {
+    throw new UsageError(
+      `unknown command: ${command}${didYouMean(command, Object.keys(COMMANDS)) || ` (commands: ${Object.keys(COMMANDS).join(', ')})`}`,
+    );
   }
-  if (!['issue', 'list', 'revoke', 'usage', 'create-tables'].includes(command)) {
-    throw new UsageError(`unknown command: ${command}`);
+  for (const [name, value] of Object.entries(options)) {
+    if (value === undefined || EVERY_COMMAND.includes(name as keyof typeof OPTIONS)) continue;
+    if (!spec.options.includes(name as keyof typeof OPTIONS)) {
+      const takes = spec.options.length
+        ? ` (${command} takes ${spec.options.map((o) => `--${o}`).join(', ')})`
+        : '';
+      throw new UsageError(`${command} takes no --${name}${takes}`);
+    }
   }
-  if (command !== 'issue' && (options.tier || options.label || options.minute || options.month)) {
-    throw new UsageError(`${command} takes no --tier, --label, --minute or --month`);
-  }
-  const print = (json: unknown, text: string) => out(options.json ? JSON.stringify(json, null, 2) : text);
-  // Validate every argument before connecting to anything.
-  let tier: Tier | undefined;
-  let limits: Limits | undefined;
   let keyId = '';
-  if (command === 'issue') {
-    if (options.tier !== 'free' && options.tier !== 'partner')
-      throw new UsageError('--tier must be free or partner');
-    if (positionals.length > 1) throw new UsageError('issue takes no positional arguments');
-    tier = options.tier;
-    limits = issueLimits(tier, options, env);
-  } else if (command === 'revoke' || command === 'usage') {
-    keyId = keyIdArgument(positionals, command);
+  if (spec.keyId) {
+    keyId = positionals[1] ?? '';
+    if (!keyId || positionals.length > 2) throw new UsageError(`${command} takes exactly one key id`);
+  } else if (positionals.length > 1) {
+    throw new UsageError(`${command} takes no positional arguments`);
   }
-  const admin = adminFrom(env);
-  try {
-    if (command === 'issue') {
-      const label = options.label?.trim() || undefined;
-      const { key, record } = await issueKey(admin, { tier: tier!, ...(label ? { label } : {}), limits });
-      const { keyHash: _hash, ...shown } = record;
-      print(
-        { key, ...shown },
-        [`key:    ${key}`, `key id: ${record.keyId}`, `tier:   ${record.tier} (${limitsText(record.limits)})`]
-          .concat(record.label ? [`label:  ${record.label}`] : [])
-          .join('\n'),
-      );
+  switch (command) {
+    case 'issue': {
+      if (options.tier !== 'free' && options.tier !== 'partner')
+        throw new UsageError('--tier must be free or partner');
+      const expires =
+        options.expires === undefined ? undefined : parseWhen('--expires', options.expires, now);
+      if (expires && expires <= now) throw new UsageError('--expires must be in the future');
+      return {
+        command,
+        tier: options.tier,
+        label: options.label?.trim() || undefined,
+        limits: issueLimits(options.tier, options, env),
+        expires,
+      };
+    }
+    case 'limits': {
+      const minute = positive('minute', options.minute);
+      const month = positive('month', options.month);
+      if (minute === undefined && month === undefined)
+        throw new UsageError('limits needs --minute, --month or both');
+      return { command, keyId, minute, month };
+    }
+    case 'expire': {
+      if ((options.at === undefined) === (options.never !== true))
+        throw new UsageError('expire needs exactly one of --at WHEN and --never');
+      return { command, keyId, expires: options.never ? null : parseWhen('--at', options.at!, now) };
+    }
+    case 'revoke':
+    case 'enable':
+    case 'usage':
+      return { command, keyId };
+    default:
+      return { command: command as 'list' | 'create-tables' };
+  }
+}
+
+interface Output {
+  /** Print `json` with --json, else `text`. */
+  print(json: unknown, text: string): void;
+  err(text: string): void;
+}
+
+async function execute(wanted: Request, admin: Admin, env: Env, now: Date, io: Output): Promise<number> {
+  const { print, err } = io;
+  const bounds = cacheBounds(env);
+  const noKey = (keyId: string) => {
+    err(`no key with id ${keyId}`);
+    return 1;
+  };
+  switch (wanted.command) {
+    case 'issue': {
+      const { key, record } = await issueKey(admin, {
+        tier: wanted.tier,
+        ...(wanted.label && { label: wanted.label }),
+        ...(wanted.limits && { limits: wanted.limits }),
+        now,
+      });
+      const issued = wanted.expires ? await setExpiry(admin, record.keyId, wanted.expires) : undefined;
+      const shown = shownKey(issued?.ok ? issued.record : record);
+      print({ key, ...shown }, fieldLines([['key', key], ...keyFields(shown)]));
       err('Store the key now: it is shown once and cannot be recovered (only its SHA-256 hash is stored).');
       return 0;
     }
-    if (command === 'list') {
-      const records = (await listKeys(admin)).map(({ keyHash: _hash, ...shown }) => shown);
-      print(records, records.length ? table(records) : 'no keys');
-      return 0;
-    }
-    if (command === 'revoke') {
-      const outcome = await revokeKey(admin, keyId);
-      if (!outcome.ok) {
-        err(`no key with id ${keyId}`);
-        return 1;
-      }
-      const note = outcome.alreadyRevoked ? 'was already revoked' : 'revoked';
-      print({ keyId, status: 'revoked', alreadyRevoked: outcome.alreadyRevoked }, `${keyId} ${note}`);
-      return 0;
-    }
-    if (command === 'usage') {
-      const outcome = await usage(admin, keyId);
-      if (!outcome.ok) {
-        err(`no key with id ${keyId}`);
-        return 1;
-      }
-      const { record, month, monthCount, minute, minuteCount } = outcome.usage;
-      const minuteIso = new Date(minute * 1000).toISOString().replace('.000Z', 'Z');
+    case 'list': {
+      const records = await listKeys(admin);
+      const used = await lastUsed(
+        admin,
+        records.map((record) => record.keyId),
+        now,
+      );
+      const keys = records.map((record) => shownKey(record, used.lastUsed.get(record.keyId) ?? null));
       print(
-        {
-          keyId,
-          tier: record.tier,
-          status: record.status,
-          limits: record.limits,
-          month,
-          monthCount,
-          minute,
-          minuteCount,
-        },
-        [
-          `key id: ${keyId} (${record.tier}, ${record.status})`,
-          `month ${month}: ${monthCount} of ${record.limits.month} used, ${Math.max(0, record.limits.month - monthCount)} remaining`,
-          `minute ${minuteIso}: ${minuteCount} of ${record.limits.minute} used`,
-        ].join('\n'),
+        keys,
+        keys.length
+          ? `${keyTable(keys)}\n(last_used: the last counted request since ${used.since})`
+          : 'no keys',
       );
       return 0;
     }
-    const result = await createTables(admin.client, admin);
-    print(result, `tables ready (created: ${result.created.join(', ') || 'none'}; TTL ${result.ttl})`);
-    return 0;
+    case 'revoke': {
+      const outcome = await revokeKey(admin, wanted.keyId);
+      if (!outcome.ok) return noKey(wanted.keyId);
+      const by = isoSeconds(now.getTime() + bounds.ttlMs);
+      print(
+        { key_id: wanted.keyId, status: 'revoked', already_revoked: outcome.alreadyRevoked, refused_by: by },
+        outcome.alreadyRevoked
+          ? `${wanted.keyId} was already revoked`
+          : `${wanted.keyId} revoked: refused (401 invalid_key) by every proxy container ${within(bounds.ttlMs, now)} (KEY_CACHE_TTL_MS)`,
+      );
+      return 0;
+    }
+    case 'enable': {
+      const outcome = await enableKey(admin, wanted.keyId);
+      if (!outcome.ok) return noKey(wanted.keyId);
+      const expired = keyExpired(outcome.record, now.getTime());
+      const by = isoSeconds(now.getTime() + bounds.negativeTtlMs);
+      print(
+        {
+          key_id: wanted.keyId,
+          status: 'active',
+          already_active: outcome.alreadyActive,
+          expired,
+          accepted_by: expired ? null : by,
+        },
+        expired
+          ? `${wanted.keyId} ${outcome.alreadyActive ? 'was already active' : 'enabled'}, but its expiry ` +
+              `${outcome.record.expires} has passed: still refused (401 invalid_key)`
+          : outcome.alreadyActive
+            ? `${wanted.keyId} was already active`
+            : `${wanted.keyId} enabled: accepted by every proxy container ${within(bounds.negativeTtlMs, now)} (KEY_NEGATIVE_CACHE_TTL_MS)`,
+      );
+      if (expired) err(`to accept it: npm run keys -- expire ${wanted.keyId} --never (or --at a later time)`);
+      return 0;
+    }
+    case 'limits': {
+      const outcome = await setLimits(admin, wanted.keyId, {
+        ...(wanted.minute !== undefined && { minute: wanted.minute }),
+        ...(wanted.month !== undefined && { month: wanted.month }),
+      });
+      if (!outcome.ok && outcome.reason === 'free-tier') {
+        err(
+          `${wanted.keyId} is a free-tier key: its limits are fixed (60/minute, 5000/month); ` +
+            'issue a partner key (issue --tier partner --minute N --month N) and revoke this one',
+        );
+        return 2;
+      }
+      if (!outcome.ok) return noKey(wanted.keyId);
+      print(
+        {
+          ...shownKey(outcome.record),
+          previous_limits: outcome.previous,
+          applied_by: isoSeconds(now.getTime() + bounds.ttlMs),
+        },
+        `${wanted.keyId} limits: ${limitsText(outcome.record.limits)} (were ${limitsText(outcome.previous)}); ` +
+          `used by every proxy container ${within(bounds.ttlMs, now)} (KEY_CACHE_TTL_MS)`,
+      );
+      return 0;
+    }
+    case 'expire': {
+      const outcome = await setExpiry(admin, wanted.keyId, wanted.expires);
+      if (!outcome.ok) return noKey(wanted.keyId);
+      if (wanted.expires === null) {
+        const by = isoSeconds(now.getTime() + bounds.negativeTtlMs);
+        print(
+          { key_id: wanted.keyId, expires: null, status: outcome.record.status },
+          `${wanted.keyId} never expires` +
+            (outcome.record.status === 'active'
+              ? ` (if it was refused for its expiry: accepted again by every proxy container by ${by})`
+              : ' (it is revoked: enable it to accept it again)'),
+        );
+        return 0;
+      }
+      // A container that cached the record before this change goes on with its old expiry until the entry ages out.
+      const refusedBy = Math.max(wanted.expires.getTime(), now.getTime() + bounds.ttlMs);
+      print(
+        { key_id: wanted.keyId, expires: outcome.record.expires, refused_by: isoSeconds(refusedBy) },
+        `${wanted.keyId} expires at ${outcome.record.expires}: refused (401 invalid_key) by every proxy container from ${isoSeconds(refusedBy)} on`,
+      );
+      return 0;
+    }
+    case 'usage': {
+      const outcome = await usage(admin, wanted.keyId, now);
+      if (!outcome.ok) return noKey(wanted.keyId);
+      const { record, month, monthCount, minute, minuteCount, lastUsed: used } = outcome.usage;
+      const shown = shownKey(record, used);
+      const minuteIso = isoSeconds(minute * 1000);
+      print(
+        { ...shown, month, month_count: monthCount, minute: minuteIso, minute_count: minuteCount },
+        fieldLines([
+          ...keyFields(shown),
+          [
+            'month',
+            `${month}: ${monthCount} of ${record.limits.month} used, ${Math.max(0, record.limits.month - monthCount)} remaining`,
+          ],
+          ['minute', `${minuteIso}: ${minuteCount} of ${record.limits.minute} used`],
+          ['last_used', used ?? 'no counted request since the first of last month'],
+        ]),
+      );
+      return 0;
+    }
+    default: {
+      const result = await createTables(admin.client, admin);
+      print(result, `tables ready (created: ${result.created.join(', ') || 'none'}; TTL ${result.ttl})`);
+      return 0;
+    }
+  }
+}
+
+async function run(argv: string[], env: Env, io: Io, now: Date): Promise<number> {
+  const { command, options, positionals } = parse(argv);
+  if (options.help || !command) {
+    io.out(HELP);
+    return options.help ? 0 : 2;
+  }
+  // Every argument is checked before anything is connected to.
+  const wanted = request(command, options, positionals, env, now);
+  cacheBounds(env);
+  const admin = adminFrom(env);
+  const print = (json: unknown, text: string) => io.out(options.json ? JSON.stringify(json, null, 2) : text);
+  try {
+    return await execute(wanted, admin, env, now, { print, err: io.err });
   } catch (error) {
     throw located(error, admin);
   } finally {
@@ -279,11 +510,11 @@ export interface Io {
 }
 
 /**
- * Run one CLI command; resolves to the exit code (never throws).
+ * Run one CLI command; resolves to the exit code (never throws). `now` is the clock (tests pin it).
  * @example process.exitCode = await main(['list'], process.env, { out: console.log, err: console.error });
  */
-export function main(argv: string[], env: Env, io: Io): Promise<number> {
-  return run(argv, env, io.out, io.err).catch((error: unknown) => report(error, io.err));
+export function main(argv: string[], env: Env, io: Io, now: Date = new Date()): Promise<number> {
+  return run(argv, env, io, now).catch((error: unknown) => report(error, io.err));
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {

@@ -1,10 +1,11 @@
 /**
- * Key administration: issue, register, list, revoke, and read usage. Used by the admin CLI and by the local
- * stack (to seed `CATALOGUE_DEV_KEYS`); never on the request path. Only key hashes are written.
+ * Key administration: issue, register, list, find, revoke, enable, change limits and expiry (usage and last
+ * use, read from the counters, are in usage.ts). Used by the admin CLI and by the local stack (to seed
+ * `CATALOGUE_DEV_KEYS` and keep its dev key); never on the request path. Only key hashes are written.
  */
 import {
+  type AttributeValue,
   type DynamoDBClient,
-  GetItemCommand,
   PutItemCommand,
   QueryCommand,
   ScanCommand,
@@ -14,15 +15,7 @@ import { type Dependency, DependencyError } from '../../store/errors.js';
 import { ConfigurationError } from '../errors.js';
 import { API_KEY_PATTERN, generateApiKey, generateKeyId, hashApiKey } from '../keys/hash.js';
 import { FREE_TIER_LIMITS, type KeyRecord, type Limits, type Tier } from '../keys/interface.js';
-import { minuteWindowStart, monthWindowId } from '../quota/windows.js';
-import {
-  COUNTERS_SCHEMA,
-  type Item,
-  KEYS_SCHEMA,
-  keyItem,
-  keyRecordFromItem,
-  type TableNames,
-} from '../tables.js';
+import { type Item, KEYS_SCHEMA, keyItem, keyRecordFromItem, type TableNames } from '../tables.js';
 
 export interface AdminOptions extends TableNames {
   client: DynamoDBClient;
@@ -86,7 +79,8 @@ export class TableError extends DependencyError {
   }
 }
 
-function fault(dependency: Dependency, table: string, action: string, error: unknown): TableError {
+/** A DynamoDB error as a {@link TableError} naming the table and what was being done. */
+export function fault(dependency: Dependency, table: string, action: string, error: unknown): TableError {
   const { name, message } = error as { name?: string; message?: string };
   const named = name && name !== 'Error' ? ` (${name})` : '';
   return new TableError(dependency, table, action, `${message || 'failed'}${named}`, { cause: error });
@@ -142,8 +136,8 @@ export async function issueKey(
 }
 
 /**
- * Make sure a given key exists, is active, and has this tier and limits (idempotent: its key id and
- * creation time survive re-registration). For seeding known development keys, never for customers.
+ * Make sure a given key exists, is active, unexpiring, and has this tier and limits (idempotent: its key id
+ * and creation time survive re-registration). For seeding known development keys, never for customers.
  * @example await registerKey(admin, devKey, { tier: 'free' });
  */
 export async function registerKey(
@@ -160,7 +154,7 @@ export async function registerKey(
       new UpdateItemCommand({
         TableName: admin.keysTable,
         Key: { [KEYS_SCHEMA.partitionKey]: { S: hashApiKey(key) } },
-        UpdateExpression: `SET key_id = if_not_exists(key_id, :id), created = if_not_exists(created, :created), tier = :tier, #status = :active, limit_minute = :minute, limit_month = :month${label}`,
+        UpdateExpression: `SET key_id = if_not_exists(key_id, :id), created = if_not_exists(created, :created), tier = :tier, #status = :active, limit_minute = :minute, limit_month = :month${label} REMOVE expires`,
         ExpressionAttributeNames: { '#status': 'status' },
         ExpressionAttributeValues: {
           ':id': { S: generateKeyId() },
@@ -224,11 +218,58 @@ export async function findKey(admin: AdminOptions, keyId: string): Promise<KeyRe
   }
 }
 
-export type UsageOutcome = { ok: true; usage: Usage } | { ok: false; reason: 'not-found' };
-
 export type RevokeOutcome =
   | { ok: true; record: KeyRecord; alreadyRevoked: boolean }
   | { ok: false; reason: 'not-found' };
+
+export type EnableOutcome =
+  | { ok: true; record: KeyRecord; alreadyActive: boolean }
+  | { ok: false; reason: 'not-found' };
+
+export type ChangeOutcome = { ok: true; record: KeyRecord } | { ok: false; reason: 'not-found' };
+
+export type LimitsOutcome =
+  | { ok: true; record: KeyRecord; previous: Limits }
+  | { ok: false; reason: 'not-found' | 'free-tier' };
+
+/**
+ * Update the record of `keyId` with `update` (a SET or REMOVE expression) and return it as stored after the
+ * write. 'not-found' when there is no such key, or when it was deleted between finding it and the write.
+ */
+async function updateKey(
+  admin: AdminOptions,
+  record: KeyRecord,
+  action: string,
+  update: {
+    expression: string;
+    names?: Record<string, string>;
+    values?: Record<string, AttributeValue>;
+  },
+): Promise<ChangeOutcome> {
+  try {
+    const response = await admin.client.send(
+      new UpdateItemCommand({
+        TableName: admin.keysTable,
+        Key: { [KEYS_SCHEMA.partitionKey]: { S: record.keyHash } },
+        UpdateExpression: update.expression,
+        // Never create a half record if the key was deleted meanwhile.
+        ConditionExpression: 'attribute_exists(key_hash)',
+        ...(update.names && { ExpressionAttributeNames: update.names }),
+        ...(update.values && { ExpressionAttributeValues: update.values }),
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return { ok: true, record: recordOf(response.Attributes)! };
+  } catch (error) {
+    if ((error as { name?: string }).name === 'ConditionalCheckFailedException') {
+      return { ok: false, reason: 'not-found' };
+    }
+    if (error instanceof DependencyError) throw error;
+    throw fault('keys', admin.keysTable, action, error);
+  }
+}
+
+const STATUS = { '#status': 'status' };
 
 /**
  * Revoke a key by id. The proxy refuses it once its cached lookup expires (KEY_CACHE_TTL_MS).
@@ -238,66 +279,70 @@ export async function revokeKey(admin: AdminOptions, keyId: string): Promise<Rev
   const found = await findKey(admin, keyId);
   if (!found) return { ok: false, reason: 'not-found' };
   if (found.status === 'revoked') return { ok: true, record: found, alreadyRevoked: true };
-  try {
-    const response = await admin.client.send(
-      new UpdateItemCommand({
-        TableName: admin.keysTable,
-        Key: { [KEYS_SCHEMA.partitionKey]: { S: found.keyHash } },
-        UpdateExpression: 'SET #status = :revoked',
-        // Never create a half record if the key was deleted meanwhile.
-        ConditionExpression: 'attribute_exists(key_hash)',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':revoked': { S: 'revoked' } },
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    return { ok: true, record: recordOf(response.Attributes)!, alreadyRevoked: false };
-  } catch (error) {
-    if ((error as { name?: string }).name === 'ConditionalCheckFailedException') {
-      return { ok: false, reason: 'not-found' };
-    }
-    if (error instanceof DependencyError) throw error;
-    throw fault('keys', admin.keysTable, 'revoking a key', error);
-  }
-}
-
-export interface Usage {
-  record: KeyRecord;
-  /** Calendar month (UTC), e.g. `2026-11`. */
-  month: string;
-  monthCount: number;
-  /** Unix seconds of the current minute window. */
-  minute: number;
-  minuteCount: number;
+  const outcome = await updateKey(admin, found, 'revoking a key', {
+    expression: 'SET #status = :revoked',
+    names: STATUS,
+    values: { ':revoked': { S: 'revoked' } },
+  });
+  return outcome.ok ? { ...outcome, alreadyRevoked: false } : outcome;
 }
 
 /**
- * Requests counted for a key in the calendar month and minute of `now`.
- * @example const outcome = await usage(admin, 'key_3fG7xQ2mPa'); // { ok: true, usage: { monthCount: 120, … } }
+ * Make a revoked key active again (its id, limits, expiry and counters are kept). The proxy accepts it once
+ * its cached refusal expires (KEY_NEGATIVE_CACHE_TTL_MS). An expired key stays refused until its expiry is
+ * changed ({@link setExpiry}).
+ * @example const outcome = await enableKey(admin, 'key_3fG7xQ2mPa'); // { ok: true, alreadyActive: false, … }
  */
-export async function usage(
+export async function enableKey(admin: AdminOptions, keyId: string): Promise<EnableOutcome> {
+  const found = await findKey(admin, keyId);
+  if (!found) return { ok: false, reason: 'not-found' };
+  if (found.status === 'active') return { ok: true, record: found, alreadyActive: true };
+  const outcome = await updateKey(admin, found, 'enabling a key', {
+    expression: 'SET #status = :active',
+    names: STATUS,
+    values: { ':active': { S: 'active' } },
+  });
+  return outcome.ok ? { ...outcome, alreadyActive: false } : outcome;
+}
+
+/**
+ * Change a partner key's limits; a limit not given stays as it is. Free-tier limits are the published ones
+ * (spec §8) and cannot change. The outcome carries the limits before the change.
+ * @example await setLimits(admin, 'key_3fG7xQ2mPa', { minute: 1200 }); // { ok: true, record, previous: { minute: 600, … } }
+ */
+export async function setLimits(
   admin: AdminOptions,
   keyId: string,
-  now: Date = new Date(),
-): Promise<UsageOutcome> {
-  const record = await findKey(admin, keyId);
-  if (!record) return { ok: false, reason: 'not-found' };
-  const month = monthWindowId(now);
-  const minute = minuteWindowStart(now);
-  let item: Item | undefined;
-  try {
-    const response = await admin.client.send(
-      new GetItemCommand({
-        TableName: admin.countersTable,
-        Key: { [COUNTERS_SCHEMA.partitionKey]: { S: `${keyId}#${month}` } },
-        ConsistentRead: true,
-      }),
-    );
-    item = response.Item;
-  } catch (error) {
-    throw fault('quota', admin.countersTable, 'reading usage', error);
-  }
-  const monthCount = Number(item?.month_count?.N ?? 0);
-  const minuteCount = Number(item?.minute?.N) === minute ? Number(item?.minute_count?.N ?? 0) : 0;
-  return { ok: true, usage: { record, month, monthCount, minute, minuteCount } };
+  limits: Partial<Limits>,
+): Promise<LimitsOutcome> {
+  const found = await findKey(admin, keyId);
+  if (!found) return { ok: false, reason: 'not-found' };
+  if (found.tier === 'free') return { ok: false, reason: 'free-tier' };
+  const chosen = limitsFor('partner', { ...found.limits, ...limits });
+  const outcome = await updateKey(admin, found, 'changing limits', {
+    expression: 'SET limit_minute = :minute, limit_month = :month',
+    values: { ':minute': { N: String(chosen.minute) }, ':month': { N: String(chosen.month) } },
+  });
+  return outcome.ok ? { ...outcome, previous: found.limits } : outcome;
+}
+
+/**
+ * Set the time from which a key is refused (`invalid_key`, as if revoked), or remove it (`null`: never).
+ * @example await setExpiry(admin, 'key_3fG7xQ2mPa', new Date('2026-12-31T00:00:00Z')); // { ok: true, record }
+ */
+export async function setExpiry(
+  admin: AdminOptions,
+  keyId: string,
+  expires: Date | null,
+): Promise<ChangeOutcome> {
+  const found = await findKey(admin, keyId);
+  if (!found) return { ok: false, reason: 'not-found' };
+  return updateKey(
+    admin,
+    found,
+    'setting an expiry',
+    expires === null
+      ? { expression: 'REMOVE expires' }
+      : { expression: 'SET expires = :expires', values: { ':expires': { S: expires.toISOString() } } },
+  );
 }

@@ -35,7 +35,7 @@ import {
   withRateLimitHeaders,
 } from '../http/responses.js';
 import { apiKeyHasher } from '../keys/hash.js';
-import type { KeyRecord } from '../keys/interface.js';
+import { type KeyRecord, keyAccepted } from '../keys/interface.js';
 import { isoTime } from '../log/time.js';
 import type { MeterOutcome } from '../quota/interface.js';
 import { parseAuthorization } from '../request/auth.js';
@@ -118,10 +118,11 @@ export function createHandler(deps: ProxyDependencies): ProxyHandler {
         );
       }
     }
-    if (key?.status !== 'active') {
+    // A known key is logged by its id even when refused (revoked, expired): the operator sees who still tries.
+    if (key) trace.keyId = key.keyId;
+    if (!key || !keyAccepted(key, deps.now().getTime())) {
       return errorResponse(apiError('invalid_key', 'This API key is not accepted.'), requestId);
     }
-    trace.keyId = key.keyId;
 
     let answer: ProxyResponse;
     if (!parsed.ok) answer = errorResponse(parsed.error, requestId);

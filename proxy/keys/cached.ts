@@ -2,12 +2,18 @@
  * A bounded, short-lived cache in front of a KeyStore, so most requests need no key read.
  * Revocation takes effect within `ttlMs`: an entry expires `ttlMs` after the read that filled it began.
  *
- * Accepted keys and refusals (unknown or revoked) live in two separate LRUs: a flood of random well-formed
+ * Accepted keys and refusals (unknown, revoked or expired) live in two separate LRUs: a flood of random well-formed
  * keys fills only the small negative one, and can never push a real key out of the positive one.
  */
 import { LRUCache } from 'lru-cache';
 import { DependencyError } from '../../store/errors.js';
-import type { KeyRecord, KeyStore } from './interface.js';
+import { type KeyRecord, type KeyStore, keyAccepted } from './interface.js';
+
+/**
+ * The defaults of the key cache's bounds, as the proxy's configuration applies them (KEY_CACHE_TTL_MS,
+ * KEY_NEGATIVE_CACHE_TTL_MS): the admin CLI states them when it says by when a change takes effect.
+ */
+export const KEY_CACHE_DEFAULTS = { ttlMs: 30_000, negativeTtlMs: 10_000 } as const;
 
 export interface CachedKeyStoreOptions {
   /** How long an accepted key's lookup is trusted (the revocation bound); 0 disables caching. */
@@ -70,7 +76,10 @@ export class CachedKeyStore implements KeyStore {
   constructor(inner: KeyStore, options: CachedKeyStoreOptions) {
     this.#inner = inner;
     this.#ttlMs = Math.max(0, options.ttlMs);
-    this.#negativeTtlMs = Math.min(this.#ttlMs, Math.max(0, options.negativeTtlMs ?? 10_000));
+    this.#negativeTtlMs = Math.min(
+      this.#ttlMs,
+      Math.max(0, options.negativeTtlMs ?? KEY_CACHE_DEFAULTS.negativeTtlMs),
+    );
     this.#now = options.now ?? Date.now;
     this.#accepted = new LRUCache({ max: Math.max(1, options.maxEntries) });
     this.#refused = new LRUCache({ max: Math.max(1, options.negativeMaxEntries ?? 1_000) });
@@ -121,7 +130,9 @@ export class CachedKeyStore implements KeyStore {
   async #fill(keyHash: string, startedAt: number, signal: AbortSignal | undefined) {
     try {
       const record = await this.#inner.lookup(keyHash, signal ? { signal } : {});
-      const accepted = record?.status === 'active';
+      // An expired key is a refusal like a revoked one. A key that expires while cached is still refused:
+      // the request path checks the record's expiry on every request.
+      const accepted = record !== undefined && keyAccepted(record, this.#now());
       const expiresAt = startedAt + (accepted ? this.#ttlMs : this.#negativeTtlMs);
       // A key that changed side (revoked, or issued after a refusal) must not be found in the other LRU.
       (accepted ? this.#refused : this.#accepted).delete(keyHash);

@@ -18,6 +18,11 @@ export interface KeyRecord {
   label?: string;
   /** ISO 8601 */
   created: string;
+  /**
+   * ISO 8601 time from which the key is refused like a revoked one (`invalid_key`); none: it never expires.
+   * Set by the operator (`npm run keys -- expire`), e.g. for a trial or a key being rotated out.
+   */
+  expires?: string;
 }
 
 export interface KeyStore {
@@ -32,3 +37,20 @@ export interface KeyStore {
 }
 
 export const FREE_TIER_LIMITS: Limits = { minute: 60, month: 5000 };
+
+/**
+ * Whether a key record is accepted at `nowMs`: active and not expired. An expired key is refused exactly as
+ * a revoked one (`invalid_key`); the request path, the key cache and the admin CLI all ask this.
+ * @example keyAccepted({ ...record, status: 'active', expires: '2026-01-01T00:00:00Z' }, Date.parse('2026-06-01')) === false
+ */
+export function keyAccepted(record: KeyRecord, nowMs: number): boolean {
+  return record.status === 'active' && !keyExpired(record, nowMs);
+}
+
+/**
+ * Whether the key's expiry (if any) has passed at `nowMs`.
+ * @example keyExpired({ ...record, expires: '2026-01-01T00:00:00Z' }, Date.parse('2026-06-01')) === true
+ */
+export function keyExpired(record: KeyRecord, nowMs: number): boolean {
+  return record.expires !== undefined && Date.parse(record.expires) <= nowMs;
+}

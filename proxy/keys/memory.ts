@@ -8,6 +8,8 @@ export interface MemoryKeyOptions {
   limits?: Limits;
   keyId?: string;
   label?: string;
+  /** ISO 8601 expiry. */
+  expires?: string;
 }
 
 /**
@@ -31,6 +33,7 @@ export class MemoryKeyStore implements KeyStore {
       limits: options.limits ?? FREE_TIER_LIMITS,
       created: new Date(0).toISOString(),
       ...(options.label === undefined ? {} : { label: options.label }),
+      ...(options.expires === undefined ? {} : { expires: options.expires }),
     };
     this.#records.set(record.keyHash, record);
     return record;

@@ -1,31 +1,37 @@
 /**
- * `npm start` as its users run it (a child process on an ephemeral port, PORT=0, with its own temporary
- * `.local/`), for suites that need the whole local product: the base URL from its ready line, seeded keys,
- * and a stop that waits for the process to exit.
+ * `npm start` as the tests run it: `node --import tsx local/start.ts` (what `npm start` runs) on an ephemeral
+ * port and a data directory of the test's, until its ready lines; then stopped with SIGTERM, as Ctrl-C would.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { request } from 'undici';
 
-export interface NpmStart {
-  /** `http://127.0.0.1:<port>` (no /v1). */
-  origin: string;
-  output(): string;
-  stop(): Promise<void>;
+/** Test keys for CATALOGUE_DEV_KEYS; never real ones. */
+export const FREE = 'pk_live_AAAAAAAAAAAAAAAAAAAAAA';
+export const PARTNER = 'pk_live_BBBBBBBBBBBBBBBBBBBBBB';
+
+export interface Started {
+  child: ChildProcess;
+  base: string;
+  freshKey: string;
+  /** The endpoint of its own S3 server, from the ready lines. */
+  s3Endpoint: string;
+  output: () => string;
 }
 
-const ROOT = resolve(import.meta.dirname, '../..');
-
-/**
- * Start `npm start` with `CATALOGUE_DEV_KEYS=devKeys`; resolves once it prints its ready URL.
- * @example const started = await npmStart(`free:${KEY}`); … await started.stop();
- */
-export function npmStart(devKeys: string, readyWithinMs = 120_000): Promise<NpmStart> {
-  const local = mkdtempSync(join(tmpdir(), 'cat-npm-start-'));
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'local/start.ts'], {
-    cwd: ROOT,
-    env: { ...process.env, PORT: '0', CATALOGUE_LOCAL_DIR: local, CATALOGUE_DEV_KEYS: devKeys },
+/** Start it on `local` with CATALOGUE_DEV_KEYS seeding FREE and PARTNER (and `env`), until it is ready. */
+export function startNpm(
+  local: string,
+  env: Record<string, string> = {},
+  readyWithinMs = 120_000,
+): Promise<Started> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'local/start.ts'], {
+    env: {
+      ...process.env,
+      PORT: '0',
+      CATALOGUE_LOCAL_DIR: local,
+      CATALOGUE_DEV_KEYS: `free:${FREE},partner:${PARTNER}`,
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -35,28 +41,57 @@ export function npmStart(devKeys: string, readyWithinMs = 120_000): Promise<NpmS
   child.stderr?.on('data', (chunk) => {
     out += chunk;
   });
-  const exited = new Promise<void>((done) => child.once('exit', () => done()));
-  const stop = async () => {
-    if (child.exitCode === null) child.kill('SIGTERM');
-    await exited;
-    rmSync(local, { recursive: true, force: true });
-  };
-  return new Promise((ready, fail) => {
-    const timer = setTimeout(() => {
-      clearInterval(poll);
-      void stop().then(() => fail(new Error(`npm start not ready in time:\n${out}`)));
-    }, readyWithinMs);
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`not ready in time:\n${out}`)), readyWithinMs);
     const poll = setInterval(() => {
-      const url = /(http:\/\/127\.0\.0\.1:\d+)\/v1/.exec(out);
-      if (!url) return;
-      clearInterval(poll);
-      clearTimeout(timer);
-      ready({ origin: url[1]!, output: () => out, stop });
+      const url = /http:\/\/127\.0\.0\.1:(\d+)\/v1/.exec(out);
+      const key = /dev key \([^)]+\): (pk_live_[A-Za-z0-9_-]{22})/.exec(out);
+      const s3 = /Local S3: (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+      if (url && key && out.includes('curl')) {
+        clearInterval(poll);
+        clearTimeout(timer);
+        resolve({ child, base: url[0], freshKey: key[1]!, s3Endpoint: s3?.[1] ?? '', output: () => out });
+      }
     }, 100);
     child.once('exit', (code) => {
       clearInterval(poll);
       clearTimeout(timer);
-      fail(new Error(`npm start exited with ${code}:\n${out}`));
+      reject(new Error(`exited with ${code}:\n${out}`));
     });
   });
+}
+
+/** Run it on `local`, expecting it to exit by itself: its exit code, its output and how long it took. */
+export function runToExit(
+  local: string,
+  env: Record<string, string>,
+): Promise<{ code: number | null; output: string; ms: number }> {
+  const begun = performance.now();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'local/start.ts'], {
+    env: { ...process.env, PORT: '0', CATALOGUE_LOCAL_DIR: local, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (chunk) => {
+    output += chunk;
+  });
+  child.stderr?.on('data', (chunk) => {
+    output += chunk;
+  });
+  return new Promise((resolve) => {
+    child.once('exit', (code) => resolve({ code, output, ms: performance.now() - begun }));
+  });
+}
+
+export async function stop(started: Started): Promise<number> {
+  const begun = performance.now();
+  const exited = new Promise((resolve) => started.child.once('exit', resolve));
+  started.child.kill('SIGTERM');
+  await exited;
+  return performance.now() - begun;
+}
+
+export async function get(url: string, key: string) {
+  const response = await request(url, { headers: { authorization: `Bearer ${key}` } });
+  return { status: response.statusCode, body: await response.body.text() };
 }

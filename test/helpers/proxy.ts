@@ -31,6 +31,7 @@ export const KEYS = {
   main: `pk_live_${'M'.repeat(22)}`,
   free: `pk_live_${'F'.repeat(22)}`,
   revoked: `pk_live_${'R'.repeat(22)}`,
+  expired: `pk_live_${'E'.repeat(22)}`,
   unknown: `pk_live_${'U'.repeat(22)}`,
 } as const;
 
@@ -148,6 +149,7 @@ export async function startStack(select?: ObjectSelection): Promise<Stack> {
   });
   keys.add(KEYS.free, { keyId: 'key_free' });
   keys.add(KEYS.revoked, { status: 'revoked', keyId: 'key_revoked' });
+  keys.add(KEYS.expired, { keyId: 'key_expired', expires: '2026-01-01T00:00:00.000Z' });
   const quota = new MemoryQuotaMeter();
   const logs: RequestLogLine[] = [];
   const openapi = loadResponseValidator();

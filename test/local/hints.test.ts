@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { localCommandHints, shellWord } from '../../local/hints.js';
+import { localCommandHints, pasteLines, shellWord } from '../../local/hints.js';
 
 const STACK = {
   source: 'fixtures/catalogue',
@@ -14,10 +14,20 @@ const STACK = {
 describe('npm start command hints', () => {
   it('prints the key CLI and a publish against the local servers, ready to paste', () => {
     expect(localCommandHints(STACK)).toEqual([
-      'Keys (list, issue, revoke, usage):',
+      'Keys (issue, list, revoke, enable, limits, expire, usage):',
       '  KEYS_TABLE=catalogue-keys COUNTERS_TABLE=catalogue-counters DYNAMODB_ENDPOINT=http://127.0.0.1:40002 npm run keys -- list',
-      'Publish an edited catalogue:',
+      'Publish it again after an edit:',
       '  npm run catalogue -- build --source fixtures/catalogue --out s3://catalogue --endpoint http://127.0.0.1:40001',
+    ]);
+  });
+
+  it('serving the repository fixture, it suggests editing a copy, not the tracked files', () => {
+    expect(
+      localCommandHints({ ...STACK, source: 'my-catalogue', copyFrom: 'fixtures/catalogue' }).slice(2),
+    ).toEqual([
+      'Publish an edited copy of the catalogue (docs/publishing.md):',
+      '  cp -r fixtures/catalogue my-catalogue   # then edit my-catalogue/*.json',
+      '  npm run catalogue -- build --source my-catalogue --out s3://catalogue --endpoint http://127.0.0.1:40001',
     ]);
   });
 
@@ -27,6 +37,20 @@ describe('npm start command hints', () => {
     expect(lines[3]).toBe(
       `  npm run catalogue -- build --source '../my snapshots/it'\\''s' --out s3://catalogue/catalogue --endpoint http://127.0.0.1:40001`,
     );
+  });
+
+  it('prints the exports the guides use, ready to paste', () => {
+    expect(
+      pasteLines({
+        key: 'pk_live_AAAAAAAAAAAAAAAAAAAAAA',
+        url: 'http://127.0.0.1:8787/v1',
+        s3Endpoint: 'http://127.0.0.1:40001',
+      }),
+    ).toEqual([
+      '  export CATALOGUE_KEY=pk_live_AAAAAAAAAAAAAAAAAAAAAA',
+      '  export CATALOGUE_URL=http://127.0.0.1:8787/v1',
+      '  export CATALOGUE_S3_ENDPOINT=http://127.0.0.1:40001',
+    ]);
   });
 
   it.each([

@@ -1,23 +1,21 @@
 /**
- * The `npm start` contract (README, DESIGN.md "Local stack"): ready line with the URL, a fresh free key,
- * CATALOGUE_DEV_KEYS seeded at once, restartable on the same state, quick clean shutdown on SIGTERM; and at
- * sizes past one S3 listing page (1,000 keys): a 2,000-module catalogue restarts on the same data, and ten
- * publishes into a running `npm start` all succeed.
+ * The `npm start` contract (README, DESIGN.md "Local stack"): ready line with the URL, a free dev key (re-used
+ * across restarts), CATALOGUE_DEV_KEYS seeded at once, restartable on the same state, quick clean shutdown on
+ * SIGTERM; and at sizes past one S3 listing page (1,000 keys): a 2,000-module catalogue restarts on the same
+ * data, and ten publishes into a running `npm start` all succeed. The local loop that keeps the publisher's
+ * work is in start.loop.test.ts (a file of its own, so the two run side by side).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { request } from 'undici';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { s3Client } from '../../aws/sdk.js';
 import { main as catalogueCli, EXIT } from '../../builder/cli.js';
 import { generateSnapshot, writeSnapshot } from '../../builder/synthetic/generate.js';
 import { parseDevKeys } from '../../local/dev-keys.js';
 import { S3ObjectStore } from '../../store/objects/s3.js';
+import { FREE, get, PARTNER, type Started, startNpm, stop } from '../helpers/npm-start.js';
 
-const FREE = 'pk_live_AAAAAAAAAAAAAAAAAAAAAA';
-const PARTNER = 'pk_live_BBBBBBBBBBBBBBBBBBBBBB';
 const FIXTURE = join(import.meta.dirname, '../../fixtures/catalogue');
 const temporary: string[] = [];
 const temporaryDirectory = (label: string) => {
@@ -26,66 +24,8 @@ const temporaryDirectory = (label: string) => {
   return directory;
 };
 const local = temporaryDirectory('start');
-
-interface Started {
-  child: ChildProcess;
-  base: string;
-  freshKey: string;
-  /** The endpoint of its own S3 server, from the ready lines. */
-  s3Endpoint: string;
-  output: () => string;
-}
-
-function start(env: Record<string, string> = {}, readyWithinMs = 120_000): Promise<Started> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'local/start.ts'], {
-    env: {
-      ...process.env,
-      PORT: '0',
-      CATALOGUE_LOCAL_DIR: local,
-      CATALOGUE_DEV_KEYS: `free:${FREE},partner:${PARTNER}`,
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout?.on('data', (chunk) => {
-    out += chunk;
-  });
-  child.stderr?.on('data', (chunk) => {
-    out += chunk;
-  });
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`not ready in time:\n${out}`)), readyWithinMs);
-    const poll = setInterval(() => {
-      const url = /http:\/\/127\.0\.0\.1:(\d+)\/v1/.exec(out);
-      const key = /dev key \([^)]+\): (pk_live_[A-Za-z0-9_-]{22})/.exec(out);
-      const s3 = /Local S3: (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-      if (url && key && out.includes('curl')) {
-        clearInterval(poll);
-        clearTimeout(timer);
-        resolve({ child, base: url[0], freshKey: key[1]!, s3Endpoint: s3?.[1] ?? '', output: () => out });
-      }
-    }, 100);
-    child.once('exit', (code) => {
-      clearInterval(poll);
-      clearTimeout(timer);
-      reject(new Error(`exited with ${code}:\n${out}`));
-    });
-  });
-}
-
-async function stop(started: Started): Promise<number> {
-  const begun = performance.now();
-  const exited = new Promise((resolve) => started.child.once('exit', resolve));
-  started.child.kill('SIGTERM');
-  await exited;
-  return performance.now() - begun;
-}
-
-async function get(url: string, key: string) {
-  const response = await request(url, { headers: { authorization: `Bearer ${key}` } });
-  return { status: response.statusCode, body: await response.body.text() };
-}
+const start = (env: Record<string, string> = {}, readyWithinMs?: number): Promise<Started> =>
+  startNpm(env.CATALOGUE_LOCAL_DIR ?? local, env, readyWithinMs);
 
 afterAll(() => {
   for (const directory of temporary) rmSync(directory, { recursive: true, force: true });
@@ -93,9 +33,17 @@ afterAll(() => {
 
 describe('npm start', () => {
   it('serves the fixture with the printed key and the seeded keys, twice on the same state', async () => {
+    const printedKeys: string[] = [];
     for (let run = 0; run < 2; run++) {
       const started = await start();
+      printedKeys.push(started.freshKey);
       try {
+        expect(started.output()).toContain(`  export CATALOGUE_KEY=${started.freshKey}`);
+        expect(started.output()).toMatch(
+          run === 0
+            ? /publishing fixtures\/catalogue to s3:\/\/catalogue\/: nothing is published/
+            : /not publishing fixtures\/catalogue: serving what is published/,
+        );
         expect(started.output()).toContain(`curl -s -H "Authorization: Bearer ${started.freshKey}"`);
         expect(started.output()).toMatch(
           /^ {2}KEYS_TABLE=\S+ COUNTERS_TABLE=\S+ DYNAMODB_ENDPOINT=http:\/\/127\.0\.0\.1:\d+ npm run keys -- list$/m,
@@ -114,6 +62,8 @@ describe('npm start', () => {
         expect(await stop(started)).toBeLessThan(5_000);
       }
     }
+    // The dev key is re-used, not piled up.
+    expect(printedKeys[1]).toBe(printedKeys[0]);
   }, 240_000);
 });
 
@@ -147,7 +97,8 @@ describe('npm start past one listing page (1,000 keys)', () => {
         // stderr is a pipe here, so the progress comes as lines, not a bar.
         if (run === 0) expect(started.output()).toMatch(/rendering and uploading: [\d,]+ to do…/);
         else expect(started.output()).toMatch(/already current: \S+ to s3:\/\/catalogue\/: 0 objects added/);
-        // The second start listed (and read) more than one page of objects.
+        // More than one listing page of objects is published (the first start wrote them; the second, whose
+        // source is unchanged, only read the pointer).
         expect(await countKeys(started.s3Endpoint, 'o/')).toBeGreaterThan(1000);
       } finally {
         await stop(started);

@@ -1,6 +1,6 @@
 import stringify from 'fast-json-stable-stringify';
 import { describe, expect, it } from 'vitest';
-import { renderCatalogue } from '../../../builder/render/full.js';
+import { renderCatalogue, renderInFull } from '../../../builder/render/full.js';
 import { closedJson } from '../../../builder/render/records.js';
 import type { Module } from '../../../builder/snapshot/snapshot.js';
 import { validateSnapshot } from '../../../builder/snapshot/validate.js';
@@ -328,5 +328,23 @@ describe('closed records serialise as fast-json-stable-stringify does', () => {
     }
     const tags = fixtureSnapshot().tags.map(({ id, name, type }) => ({ type, name, id }));
     expect(closedJson(tags, ['id', 'name', 'type'])).toBe(stringify(tags));
+  });
+});
+
+describe('the progress count of a full render', () => {
+  it.each([
+    ['the fixture', () => fixtureSnapshot()],
+    ['a generated catalogue', () => generateSnapshot({ modules: 400, seed: 3 })],
+  ])('counts, before rendering, exactly the distinct objects %s renders', (_, snapshot) => {
+    const render = renderInFull(snapshot());
+    const total = render.jobs;
+
+    let yielded = 0;
+    for (const _object of render.objects()) yielded++;
+
+    expect(yielded).toBe(total);
+    expect(render.encoded).toBe(total);
+    // Far fewer than the jobs (index keys): identical variants are one object.
+    expect(total).toBeLessThan(render.result().entries.size);
   });
 });

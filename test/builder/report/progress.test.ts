@@ -62,10 +62,10 @@ describe('logProgress', () => {
     progress.stop();
 
     expect(lines).toEqual([
-      'rendering and uploading: 80,000 to do…\n',
-      'rendering and uploading: 12,345 / 80,000 (15 %), 5 s\n',
-      'rendering and uploading: 30,001 / 80,000 (37 %), 10 s\n',
-      'rendering and uploading: 80,000 / 80,000 (100 %), 17 s\n',
+      'rendering and uploading: 80,000 to do… (objects)\n',
+      'rendering and uploading: 12,345 / 80,000 objects (15 %), 5 s, about 25 s left\n',
+      'rendering and uploading: 30,001 / 80,000 objects (37 %), 10 s, about 15 s left\n',
+      'rendering and uploading: 80,000 / 80,000 objects (100 %), 17 s\n',
     ]);
   });
 
@@ -92,8 +92,8 @@ describe('logProgress', () => {
       'listing what the target holds…\n',
       'listing what the target holds: 5 s so far\n',
       'listing what the target holds: 10 s so far\n',
-      'rendering and uploading: 900 to do…\n',
-      'rendering and uploading: 300 / 900 (33 %), 5 s\n',
+      'rendering and uploading: 900 to do… (objects)\n',
+      'rendering and uploading: 300 / 900 objects (33 %), 5 s, about 10 s left\n',
       'collecting unreferenced objects…\n',
     ]);
   });
@@ -107,7 +107,10 @@ describe('logProgress', () => {
     progress.update(640);
     progress.stop();
 
-    expect(lines).toEqual(['rendering: 900 to do…\n', 'rendering: 640 / 900 (71 %), 3 s\n']);
+    expect(lines).toEqual([
+      'rendering: 900 to do… (objects)\n',
+      'rendering: 640 / 900 objects (71 %), 3 s, estimating the time left\n',
+    ]);
   });
 
   it('says nothing for updates outside a phase, nor at the end of a phase with nothing rendered', () => {
@@ -122,7 +125,7 @@ describe('logProgress', () => {
     progress.stop();
     progress.stop();
 
-    expect(lines).toEqual(['rendering: 74,000 to do…\n']);
+    expect(lines).toEqual(['rendering: 74,000 to do… (objects)\n']);
   });
 
   it('starts no timer until it is used', () => {
@@ -144,7 +147,7 @@ describe('logProgress', () => {
     progress.start('rendering and uploading', 3);
     progress.close();
 
-    expect(lines).toEqual(['rendering and uploading: 3 to do…\n']);
+    expect(lines).toEqual(['rendering and uploading: 3 to do… (objects)\n']);
   });
 });
 
@@ -153,7 +156,10 @@ describe('firstPublishNotice', () => {
     expect(firstPublishNotice(204)).toBeUndefined();
     expect(firstPublishNotice(BIG_CATALOGUE_MODULES)).toBeUndefined();
     expect(firstPublishNotice(25_000)).toBe(
-      'first start: publishing 25,000 modules takes a few minutes; later starts reuse what is published',
+      'first start: publishing 25,000 modules takes a few minutes; later starts serve what is published',
+    );
+    expect(firstPublishNotice(25_000, 1.7e9)).toBe(
+      'first start: publishing 25,000 modules takes a few minutes and about 1.7 GB of disk; later starts serve what is published',
     );
   });
 });

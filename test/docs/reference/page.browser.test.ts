@@ -5,12 +5,13 @@
  * error code — with no script error, no CSP violation and no request leaving 127.0.0.1. A screenshot is kept in
  * test/.artifacts/docs.png (git-ignored). Also over plain HTTP: /docs is the only path answered without a key.
  */
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_CODES } from '../../../proxy/http/errors.js';
-import { type NpmStart, npmStart } from '../../helpers/npm-start.js';
+import { type Started, startNpm, stop } from '../../helpers/npm-start.js';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
 const CHROMIUM = '/usr/bin/chromium';
@@ -20,20 +21,25 @@ const DOCUMENT = JSON.parse(readFileSync(join(ROOT, 'proxy/openapi.json'), 'utf8
   paths: Record<string, Record<string, { operationId: string; tags: string[]; summary: string }>>;
 };
 
-let started: NpmStart;
+const local = mkdtempSync(join(tmpdir(), 'cat-docs-'));
+let npm: Started;
+/** `http://127.0.0.1:<port>`, where npm start serves /docs beside /v1. */
+const started = { origin: '' };
 
 beforeAll(async () => {
-  started = await npmStart(`free:${KEY}`);
+  npm = await startNpm(local, { CATALOGUE_DEV_KEYS: `free:${KEY}` });
+  started.origin = npm.base.replace(/\/v1$/, '');
   // Ready means the API is; the page may still be building (a few seconds on a fresh clone).
   for (let tries = 0; tries < 120; tries++) {
     if ((await fetch(`${started.origin}/docs`, { method: 'HEAD' })).status === 200) return;
     await new Promise((done) => setTimeout(done, 500));
   }
-  throw new Error(`/docs never answered 200:\n${started.output()}`);
+  throw new Error(`/docs never answered 200:\n${npm.output()}`);
 }, 180_000);
 
 afterAll(async () => {
-  await started?.stop();
+  if (npm) await stop(npm);
+  rmSync(local, { recursive: true, force: true });
 });
 
 describe('/docs over HTTP', () => {

@@ -3,7 +3,9 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../../proxy/admin/cli.js';
+import { findKey } from '../../../proxy/admin/keys.js';
 import { API_KEY_PATTERN } from '../../../proxy/keys/hash.js';
+import { DynamoQuotaMeter } from '../../../proxy/quota/dynamo.js';
 import { type DynamoFixture, dynamoFixture } from '../../helpers/dynamo.js';
 
 const root = join(import.meta.dirname, '..', '..', '..');
@@ -59,7 +61,11 @@ async function keys(args: string[], env: Record<string, string> = {}): Promise<R
 }
 
 /** Run the CLI's main() in this process: same code and output, without a process start per case. */
-async function keysInProcess(args: string[], env: Record<string, string> = {}): Promise<Run> {
+async function keysInProcess(
+  args: string[],
+  env: Record<string, string> = {},
+  now: Date = new Date(),
+): Promise<Run> {
   let stdout = '';
   let stderr = '';
   const code = await main(
@@ -73,6 +79,7 @@ async function keysInProcess(args: string[], env: Record<string, string> = {}): 
         stderr += `${text}\n`;
       },
     },
+    now,
   );
   return { code, stdout, stderr };
 }
@@ -82,7 +89,7 @@ describe('keys CLI', () => {
     // Act
     const issued = await keys(['issue', '--tier', 'free', '--label', 'cli test']);
     const key = /^key: +(\S+)$/m.exec(issued.stdout)?.[1] ?? '';
-    const keyId = /^key id: +(\S+)$/m.exec(issued.stdout)?.[1] ?? '';
+    const keyId = /^key_id: +(\S+)$/m.exec(issued.stdout)?.[1] ?? '';
     const [listed, used] = await Promise.all([npmKeys(['list']), keys(['usage', keyId])]);
     const revoked = await keys(['revoke', keyId]);
     const listedAfter = await keysInProcess(['list', '--json']);
@@ -93,13 +100,23 @@ describe('keys CLI', () => {
     expect(issued.stderr).not.toContain('NodeVersionSupportWarning');
     expect(key).toMatch(API_KEY_PATTERN);
     expect(keyId).toMatch(/^key_[A-Za-z0-9]{10}$/);
-    expect(issued.stdout).toContain('tier:   free (60/minute, 5000/month)');
-    expect(listed).toMatch(/^KEY ID +TIER +STATUS/);
-    expect(listed).toMatch(new RegExp(`^${keyId} +free +active +60 +5000 .* cli test$`, 'm'));
-    expect(used.stdout).toMatch(/^month \d{4}-\d{2}: 0 of 5000 used, 5000 remaining$/m);
-    expect(revoked).toMatchObject({ code: 0, stdout: `${keyId} revoked\n` });
-    const records = JSON.parse(listedAfter.stdout) as { keyId: string; status: string }[];
-    expect(records.find((r) => r.keyId === keyId)?.status).toBe('revoked');
+    expect(issued.stdout).toMatch(/^tier: +free$/m);
+    expect(issued.stdout).toMatch(/^limits: +60\/minute, 5000\/month$/m);
+    expect(listed).toMatch(/^key_id +tier +status +limits +created +expires +last_used +label$/m);
+    expect(listed).toMatch(
+      new RegExp(`^${keyId} +free +active +60/minute, 5000/month +\\S+ +never +- +cli test$`, 'm'),
+    );
+    expect(used.stdout).toMatch(/^month: +\d{4}-\d{2}: 0 of 5000 used, 5000 remaining$/m);
+    expect(revoked).toMatchObject({
+      code: 0,
+      stdout: expect.stringMatching(
+        new RegExp(
+          `^${keyId} revoked: refused \\(401 invalid_key\\) by every proxy container within 30 s, by \\S+Z \\(KEY_CACHE_TTL_MS\\)\n$`,
+        ),
+      ),
+    });
+    const records = JSON.parse(listedAfter.stdout) as { key_id: string; status: string }[];
+    expect(records.find((r) => r.key_id === keyId)?.status).toBe('revoked');
     for (const text of [
       listed,
       used.stdout + used.stderr,
@@ -124,16 +141,13 @@ describe('keys CLI', () => {
     ]);
     const defaulted = await keysInProcess(['issue', '--tier', 'partner'], { PARTNER_LIMIT_MINUTE: '900' });
 
-    const json = JSON.parse(flagged.stdout) as {
-      key: string;
-      keyId: string;
-      limits: unknown;
-      keyHash?: string;
-    };
+    const json = JSON.parse(flagged.stdout) as Record<string, unknown>;
     expect(json.key).toMatch(API_KEY_PATTERN);
-    expect(json).toMatchObject({ tier: 'partner', limits: { minute: 120, month: 50000 } });
+    expect(json).toMatchObject({ tier: 'partner', limits: { minute: 120, month: 50000 }, expires: null });
+    expect(json.key_id).toMatch(/^key_/);
     expect(json.keyHash).toBeUndefined();
-    expect(defaulted.stdout).toContain('tier:   partner (900/minute, 1000000/month)');
+    expect(json.key_hash).toBeUndefined();
+    expect(defaulted.stdout).toMatch(/^limits: +900\/minute, 1000000\/month$/m);
   });
 
   it('answers mistakes with exit code 2 (usage) or 1 (unknown key id), without a stack trace', async () => {
@@ -161,7 +175,9 @@ describe('keys CLI', () => {
     expect(unknownFlag).toMatchObject({ code: 2, stderr: expect.stringContaining("'--verbose'") });
     expect(unknownCommand).toMatchObject({
       code: 2,
-      stderr: expect.stringContaining('unknown command: rotate'),
+      stderr: expect.stringContaining(
+        'unknown command: rotate (commands: issue, list, revoke, enable, limits, expire, usage, create-tables)',
+      ),
     });
     expect(unknownId).toEqual({ code: 1, stdout: '', stderr: 'no key with id key_nosuchkey0\n' });
     expect(noId).toMatchObject({
@@ -182,5 +198,178 @@ describe('keys CLI', () => {
         'Requested resource not found (ResourceNotFoundException), while listing keys\n',
     });
     expect(usageRun.stderr).toContain(`DynamoDB table no-such-table in us-east-1 at ${db.server.endpoint}:`);
+  });
+});
+
+describe('keys CLI: managing a key', () => {
+  const now = new Date('2026-11-24T15:31:40Z');
+  const issue = async (tier: 'free' | 'partner') => {
+    const run = await keysInProcess(['issue', '--tier', tier, '--json'], {}, now);
+    return JSON.parse(run.stdout).key_id as string;
+  };
+
+  it('answers a mistyped command or option with the closest valid one', async () => {
+    const runs = await Promise.all([
+      keysInProcess(['revok', 'key_x']),
+      keysInProcess(['lst']),
+      keysInProcess(['list', '--jsn']),
+      keysInProcess(['issue', '--tier', 'free', '--lable', 'x']),
+      keysInProcess(['expire', 'key_x', '--at', '2026-13-01']),
+      keysInProcess(['limits', 'key_x', '--tier', 'partner']),
+      keysInProcess(['expire', 'key_x']),
+    ]);
+
+    expect(runs.map((run) => run.code)).toEqual([2, 2, 2, 2, 2, 2, 2]);
+    expect(runs.map((run) => run.stderr.split('\n')[0])).toEqual([
+      'error: unknown command: revok; did you mean revoke?',
+      'error: unknown command: lst; did you mean list?',
+      "error: unknown option '--jsn'; did you mean '--json'?",
+      "error: unknown option '--lable'; did you mean '--label'?",
+      'error: --at 2026-13-01: expected a UTC date (2026-12-31), a time with its zone (2026-12-31T18:00:00Z), a duration (90d, 12h, 30m) or now',
+      'error: limits takes no --tier (limits takes --minute, --month)',
+      'error: expire needs exactly one of --at WHEN and --never',
+    ]);
+  });
+
+  it("changes a partner key's limits and says when every container uses them", async () => {
+    const keyId = await issue('partner');
+
+    const changed = await keysInProcess(['limits', keyId, '--minute', '1200'], {}, now);
+    const json = await keysInProcess(['limits', keyId, '--month', '2000000', '--json'], {}, now);
+
+    expect(changed).toEqual({
+      code: 0,
+      stdout:
+        `${keyId} limits: 1200/minute, 1000000/month (were 600/minute, 1000000/month); ` +
+        'used by every proxy container within 30 s, by 2026-11-24T15:32:10Z (KEY_CACHE_TTL_MS)\n',
+      stderr: '',
+    });
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      key_id: keyId,
+      limits: { minute: 1200, month: 2_000_000 },
+      previous_limits: { minute: 1200, month: 1_000_000 },
+      applied_by: '2026-11-24T15:32:10Z',
+    });
+  });
+
+  it('refuses to change the fixed limits of a free key, saying what to do instead', async () => {
+    const keyId = await issue('free');
+
+    const run = await keysInProcess(['limits', keyId, '--minute', '1200'], {}, now);
+
+    expect(run).toMatchObject({ code: 2, stdout: '' });
+    expect(run.stderr).toContain('is a free-tier key: its limits are fixed (60/minute, 5000/month)');
+  });
+
+  it('sets an expiry, says from when the key is refused, and removes it again', async () => {
+    const keyId = await issue('free');
+
+    const inOneHour = await keysInProcess(['expire', keyId, '--at', '1h'], {}, now);
+    const atOnce = await keysInProcess(['expire', keyId, '--at', 'now', '--json'], {}, now);
+    const listed = await keysInProcess(['list', '--json'], {}, now);
+    const never = await keysInProcess(['expire', keyId, '--never'], {}, now);
+    const used = await keysInProcess(['usage', keyId], {}, now);
+
+    expect(inOneHour.stdout).toBe(
+      `${keyId} expires at 2026-11-24T16:31:40.000Z: refused (401 invalid_key) by every proxy container from 2026-11-24T16:31:40Z on\n`,
+    );
+    // Containers that cached the key before the change hold it until their entry ages out (30 s).
+    expect(JSON.parse(atOnce.stdout)).toEqual({
+      key_id: keyId,
+      expires: '2026-11-24T15:31:40.000Z',
+      refused_by: '2026-11-24T15:32:10Z',
+    });
+    const record = (JSON.parse(listed.stdout) as { key_id: string; expires: string | null }[]).find(
+      (key) => key.key_id === keyId,
+    );
+    expect(record?.expires).toBe('2026-11-24T15:31:40.000Z');
+    expect(never.stdout).toBe(
+      `${keyId} never expires (if it was refused for its expiry: accepted again by every proxy container by 2026-11-24T15:31:50Z)\n`,
+    );
+    expect(used.stdout).toMatch(/^expires: +never$/m);
+  });
+
+  it('issues a key with an expiry', async () => {
+    const run = await keysInProcess(
+      ['issue', '--tier', 'free', '--expires', '2027-01-01', '--json'],
+      {},
+      now,
+    );
+    const past = await keysInProcess(['issue', '--tier', 'free', '--expires', '2020-01-01'], {}, now);
+
+    expect(JSON.parse(run.stdout)).toMatchObject({ expires: '2027-01-01T00:00:00.000Z', status: 'active' });
+    expect(past).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('--expires must be in the future'),
+    });
+  });
+
+  it('enables a revoked key again, and says when an expiry still refuses it', async () => {
+    const keyId = await issue('free');
+    await keysInProcess(['revoke', keyId], {}, now);
+
+    const enabled = await keysInProcess(['enable', keyId], {}, now);
+    const again = await keysInProcess(['enable', keyId], {}, now);
+    await keysInProcess(['revoke', keyId], {}, now);
+    await keysInProcess(['expire', keyId, '--at', '2026-11-01'], {}, now);
+    const expired = await keysInProcess(['enable', keyId, '--json'], {}, now);
+
+    expect(enabled).toEqual({
+      code: 0,
+      stdout: `${keyId} enabled: accepted by every proxy container within 10 s, by 2026-11-24T15:31:50Z (KEY_NEGATIVE_CACHE_TTL_MS)\n`,
+      stderr: '',
+    });
+    expect(again.stdout).toBe(`${keyId} was already active\n`);
+    expect(JSON.parse(expired.stdout)).toMatchObject({
+      key_id: keyId,
+      status: 'active',
+      expired: true,
+      accepted_by: null,
+    });
+    expect(expired.stderr).toBe(
+      `to accept it: npm run keys -- expire ${keyId} --never (or --at a later time)\n`,
+    );
+    const text = await keysInProcess(['enable', keyId], {}, now);
+    expect(text.stdout).toBe(
+      `${keyId} was already active, but its expiry 2026-11-01T00:00:00.000Z has passed: still refused (401 invalid_key)\n`,
+    );
+  });
+
+  it('follows the cache bounds the stack sets, and refuses a malformed one before connecting', async () => {
+    const keyId = await issue('free');
+
+    const run = await keysInProcess(['revoke', keyId], { KEY_CACHE_TTL_MS: '60000' }, now);
+    const bad = await keysInProcess(['revoke', keyId], { KEY_CACHE_TTL_MS: '1m' }, now);
+
+    expect(run.stdout).toContain('within 60 s, by 2026-11-24T15:32:40Z');
+    expect(bad).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('KEY_CACHE_TTL_MS must be a nonnegative integer'),
+    });
+  });
+
+  it('says when a key was last used, from the counters the meter writes anyway', async () => {
+    const keyId = await issue('free');
+    const record = (await findKey(db, keyId))!;
+    await new DynamoQuotaMeter({ client: db.client, table: db.countersTable }).meter(
+      record,
+      new Date('2026-11-24T09:05:31Z'),
+    );
+
+    const listed = await keysInProcess(['list', '--json'], {}, now);
+    const used = await keysInProcess(['usage', keyId, '--json'], {}, now);
+    const text = await keysInProcess(['list'], {}, now);
+
+    const shown = (JSON.parse(listed.stdout) as { key_id: string; last_used: string | null }[]).find(
+      (key) => key.key_id === keyId,
+    );
+    expect(shown?.last_used).toBe('2026-11-24T09:05:00Z');
+    expect(JSON.parse(used.stdout)).toMatchObject({
+      key_id: keyId,
+      month_count: 1,
+      last_used: '2026-11-24T09:05:00Z',
+    });
+    expect(text.stdout).toMatch(new RegExp(`^${keyId} .* 2026-11-24T09:05:00Z`, 'm'));
+    expect(text.stdout).toContain('(last_used: the last counted request since 2026-10-01T00:00:00Z)');
   });
 });

@@ -348,6 +348,7 @@ describe('error: method, authentication, quota', () => {
     [{ authorization: 'Bearer pk_live_short' }, 'malformed_authorization'],
     [{ authorization: `Bearer ${KEYS.unknown}` }, 'invalid_key'],
     [{ authorization: `Bearer ${KEYS.revoked}` }, 'invalid_key'],
+    [{ authorization: `Bearer ${KEYS.expired}` }, 'invalid_key'],
   ])('%j → 401 %s on every route, unmetered', async (headers, code) => {
     const calls = stack.quota.calls;
     for (const target of [
@@ -538,6 +539,32 @@ describe('security', () => {
       key_id: null,
       bytes: expect.any(Number),
     });
+  });
+
+  it('logs a refused known key (revoked, expired) by its key id, an unknown one without', async () => {
+    const before = stack.logs.length;
+    await stack.call('GET', '/v1/tags', auth(KEYS.revoked));
+    await stack.call('GET', '/v1/tags', auth(KEYS.expired));
+    await stack.call('GET', '/v1/tags', auth(KEYS.unknown));
+
+    expect(stack.logs.slice(before).map(({ status, key_id }) => ({ status, key_id }))).toEqual([
+      { status: 401, key_id: 'key_revoked' },
+      { status: 401, key_id: 'key_expired' },
+      { status: 401, key_id: null },
+    ]);
+  });
+
+  it('refuses a key from its expiry on, to the millisecond of the clock', async () => {
+    const clock = { ms: Date.parse('2025-12-31T23:59:59.999Z') };
+    const handle = stack.handler({ now: () => new Date(clock.ms) });
+
+    const before = await stack.call('GET', '/v1/tags', auth(KEYS.expired), handle);
+    clock.ms += 1;
+    const at = await stack.call('GET', '/v1/tags', auth(KEYS.expired), handle);
+
+    expect(before.status).toBe(200);
+    expect(at.status).toBe(401);
+    expect(at.json().error.code).toBe('invalid_key');
   });
 
   it("a log line's time is the clock's when the answer is logged, to the millisecond", async () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { CachedKeyStore } from '../../../proxy/keys/cached.js';
+import { loadConfig } from '../../../proxy/config.js';
+import { CachedKeyStore, KEY_CACHE_DEFAULTS } from '../../../proxy/keys/cached.js';
 import type { KeyRecord, KeyStore } from '../../../proxy/keys/interface.js';
 import { DependencyError } from '../../../store/errors.js';
 import { keyRecord } from '../../helpers/dynamo.js';
@@ -226,6 +227,32 @@ describe('CachedKeyStore', () => {
       expect(revoked?.status).toBe('revoked');
       expect(cache.size).toBe(0);
       expect(cache.refusedSize).toBe(1);
+    });
+
+    it('files an expired key with the refusals, like a revoked one', async () => {
+      const { clock, cache, add } = setup();
+      const record = add({ expires: new Date(clock.now).toISOString() });
+
+      const expired = await cache.lookup(record.keyHash);
+
+      expect(expired?.expires).toBe(record.expires);
+      expect(cache.size).toBe(0);
+      expect(cache.refusedSize).toBe(1);
+    });
+
+    it('re-uses the defaults the configuration applies', () => {
+      const config = loadConfig({
+        CATALOGUE_BUCKET: 'b',
+        KEYS_TABLE: 'k',
+        COUNTERS_TABLE: 'c',
+        CURSOR_SECRET: 'x'.repeat(32),
+      });
+      expect(
+        config.ok && {
+          ttlMs: config.config.keyCacheTtlMs,
+          negativeTtlMs: config.config.keyNegativeCacheTtlMs,
+        },
+      ).toEqual(KEY_CACHE_DEFAULTS);
     });
 
     it('accepts a key issued after it was refused once the negative TTL has passed', async () => {

@@ -8,9 +8,9 @@ import {
   partnerDefaults,
   registerKey,
   revokeKey,
-  usage,
 } from '../../../proxy/admin/keys.js';
 import { createTables } from '../../../proxy/admin/tables.js';
+import { usage } from '../../../proxy/admin/usage.js';
 import { CachedKeyStore } from '../../../proxy/keys/cached.js';
 import { DynamoKeyStore } from '../../../proxy/keys/dynamo.js';
 import { API_KEY_PATTERN, hashApiKey } from '../../../proxy/keys/hash.js';

@@ -1,0 +1,59 @@
+/** What `npm run catalogue` answers to a mistake: exit 2, the closest valid command or option, no stack trace. */
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { EXIT, main } from '../../builder/cli.js';
+
+/** main() with its output captured. */
+async function run(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = '';
+  let stderr = '';
+  vi.spyOn(process.stdout, 'write').mockImplementation((text) => {
+    stdout += String(text);
+    return true;
+  });
+  vi.spyOn(process.stderr, 'write').mockImplementation((text) => {
+    stderr += String(text);
+    return true;
+  });
+  const code = await main(argv);
+  vi.restoreAllMocks();
+  return { code, stdout, stderr };
+}
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+describe('usage errors', () => {
+  it.each([
+    [['biuld', '--source', 'x', '--out', 'y'], 'unknown command biuld; did you mean build?'],
+    [['valdate', '--source', 'x'], 'unknown command valdate; did you mean validate?'],
+    [['publish'], 'unknown command publish (commands: build, repair, validate, generate)'],
+    [['build', '--sourc', 'x', '--out', 'y'], "unknown option '--sourc'; did you mean '--source'?"],
+    [
+      ['build', '--source', 'x', '--out', 'y', '--dryrun'],
+      "unknown option '--dryrun'; did you mean '--dry-run'?",
+    ],
+    [
+      ['generate', '--modules', '3', '--sed', '1', '--out', 'z'],
+      "unknown option '--sed'; did you mean '--seed'?",
+    ],
+    [['build', '--colour'], "unknown option '--colour'"],
+    [
+      ['validate', '--source', 'x', '--out', 'y'],
+      '--out does not apply to validate (validate takes --source)',
+    ],
+  ])('%j → %s', async (argv, message) => {
+    const { code, stdout, stderr } = await run(argv);
+
+    expect(code).toBe(EXIT.usage);
+    expect(stdout).toBe('');
+    expect(stderr).toBe(`${message}\nrun with --help for usage\n`);
+  });
+
+  it('--help shows the walk-through of a first publish', async () => {
+    const { code, stdout } = await run(['--help']);
+
+    expect(code).toBe(EXIT.ok);
+    expect(stdout).toContain('cp -r fixtures/catalogue my-catalogue');
+    expect(stdout).toContain('--endpoint "$CATALOGUE_S3_ENDPOINT"');
+  });
+});

@@ -1,0 +1,223 @@
+/**
+ * The operator's guide (docs/operating.md) as pasted: the tear-down script run against stand-ins of `aws`
+ * and `npx` that record their calls (it reads the stack's outputs first, refuses an empty STACK or a missing
+ * output before deleting anything, and deletes by the names it read); the `cdk.json` snippet run on a copy;
+ * the settings table against infra/context.ts; and every bash block checked by ShellCheck (Debian's
+ * `shellcheck`, installed by .ci/run).
+ */
+import { execFile, execFileSync } from 'node:child_process';
+import { chmodSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import {
+  BOOLEAN_SETTINGS,
+  NUMBER_SETTINGS,
+  STRING_SETTINGS,
+  settingsFromContext,
+} from '../../infra/context.js';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const GUIDE = readFileSync(join(ROOT, 'docs', 'operating.md'), 'utf8');
+const scratch = mkdtempSync(join(tmpdir(), 'cat-operating-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+/** The fenced blocks of `language` in the section under `heading` (or the whole page). */
+function blocks(language: string, heading?: string): string[] {
+  let text = GUIDE;
+  if (heading) {
+    const start = GUIDE.indexOf(`\n## ${heading}\n`);
+    const end = GUIDE.indexOf('\n## ', start + 1);
+    text = GUIDE.slice(start, end === -1 ? undefined : end);
+  }
+  return [...text.matchAll(new RegExp(`^( *)\`\`\`${language}\\n([\\s\\S]*?)^\\1\`\`\`$`, 'gm'))].map(
+    (match) => match[2]!.replace(new RegExp(`^${match[1]}`, 'gm'), ''),
+  );
+}
+
+const OUTPUTS: Record<string, string> = {
+  BucketName: 'teststack-bucket-1',
+  AccessLogBucketName: 'teststack-logs-1',
+  KeysTableName: 'TestStack-Keys-1',
+  CountersTableName: 'TestStack-Counters-1',
+  ProxyLogGroupName: '/aws/lambda/TestStack-Proxy-1',
+};
+
+/**
+ * A directory with stand-ins for `aws` and `npx`: each appends its arguments to calls.log and answers as the
+ * real one would for this stack (describe-stacks: the outputs, or `None` for a key in MISSING; describe-table:
+ * deletion protection on; describe-log-groups: one group).
+ */
+function standIns(): { bin: string; calls: () => string[] } {
+  const bin = mkdtempSync(join(scratch, 'bin-'));
+  const log = join(bin, 'calls.log');
+  const answers = Object.entries(OUTPUTS)
+    .map(
+      ([key, value]) =>
+        `    *"OutputKey=='${key}'"*) [ "\${MISSING:-}" = ${key} ] && echo None || echo '${value}' ;;`,
+    )
+    .join('\n');
+  const aws = `#!/usr/bin/env bash
+printf 'aws %s\\n' "$*" >> '${log}'
+case "$1 $2" in
+  "cloudformation describe-stacks")
+    case "$*" in
+${answers}
+    esac ;;
+  "dynamodb describe-table") [[ "$*" == *DeletionProtectionEnabled* ]] && echo True || echo '{}' ;;
+  "logs describe-log-groups") echo 1 ;;
+esac
+exit 0
+`;
+  writeFileSync(join(bin, 'aws'), aws);
+  writeFileSync(
+    join(bin, 'npx'),
+    `#!/usr/bin/env bash\nprintf 'npx %s (in %s)\\n' "$*" "$(basename "$PWD")" >> '${log}'\n`,
+  );
+  chmodSync(join(bin, 'aws'), 0o755);
+  chmodSync(join(bin, 'npx'), 0o755);
+  return {
+    bin,
+    calls: () => {
+      try {
+        return readFileSync(log, 'utf8').trim().split('\n');
+      } catch {
+        return [];
+      }
+    },
+  };
+}
+
+async function tearDown(env: Record<string, string>) {
+  const [script] = blocks('bash', '8. Tear down');
+  const file = join(scratch, 'teardown.sh');
+  writeFileSync(file, script!);
+  const { bin, calls } = standIns();
+  try {
+    const { stdout } = await promisify(execFile)('bash', [file], {
+      cwd: ROOT,
+      env: { PATH: `${bin}:${process.env.PATH}`, ...env },
+    });
+    return { code: 0, stdout, stderr: '', calls: calls() };
+  } catch (error) {
+    const { code, stdout, stderr } = error as { code: number; stdout: string; stderr: string };
+    return { code, stdout, stderr, calls: calls() };
+  }
+}
+
+describe('tear down', () => {
+  it('reads every output first, destroys the named stack, then deletes what it retained by those names', async () => {
+    const run = await tearDown({ STACK: 'TestStack' });
+
+    expect(run.code).toBe(0);
+    const described = run.calls.filter((call) => call.startsWith('aws cloudformation describe-stacks'));
+    expect(described).toHaveLength(5);
+    expect(described.every((call) => call.includes('--stack-name TestStack'))).toBe(true);
+    const destroy = run.calls.findIndex((call) => call.startsWith('npx'));
+    expect(run.calls[destroy]).toBe('npx cdk destroy -c stackName=TestStack TestStack (in infra)');
+    expect(run.calls.slice(0, destroy).every((call) => call.startsWith('aws cloudformation'))).toBe(true);
+    expect(run.calls.slice(destroy + 1)).toEqual([
+      'aws s3api head-bucket --bucket teststack-bucket-1',
+      'aws s3 rb s3://teststack-bucket-1 --force',
+      'aws s3api head-bucket --bucket teststack-logs-1',
+      'aws s3 rb s3://teststack-logs-1 --force',
+      'aws dynamodb describe-table --table-name TestStack-Keys-1',
+      'aws dynamodb describe-table --table-name TestStack-Keys-1 --query Table.DeletionProtectionEnabled --output text',
+      'aws dynamodb update-table --table-name TestStack-Keys-1 --no-deletion-protection-enabled',
+      'aws dynamodb wait table-exists --table-name TestStack-Keys-1',
+      'aws dynamodb delete-table --table-name TestStack-Keys-1',
+      'aws dynamodb describe-table --table-name TestStack-Counters-1',
+      'aws dynamodb describe-table --table-name TestStack-Counters-1 --query Table.DeletionProtectionEnabled --output text',
+      'aws dynamodb update-table --table-name TestStack-Counters-1 --no-deletion-protection-enabled',
+      'aws dynamodb wait table-exists --table-name TestStack-Counters-1',
+      'aws dynamodb delete-table --table-name TestStack-Counters-1',
+      `aws logs describe-log-groups --log-group-name-prefix /aws/lambda/TestStack-Proxy-1 --query length(logGroups[?logGroupName=='/aws/lambda/TestStack-Proxy-1']) --output text`,
+      'aws logs delete-log-group --log-group-name /aws/lambda/TestStack-Proxy-1',
+    ]);
+  });
+
+  it('refuses to run without STACK, before calling anything', async () => {
+    for (const env of [{}, { STACK: '' }] as Record<string, string>[]) {
+      const run = await tearDown(env);
+
+      expect(run.code).not.toBe(0);
+      expect(run.stderr).toContain('set STACK to the stack name');
+      expect(run.calls).toEqual([]);
+    }
+  });
+
+  it('stops before destroying or deleting anything when an output is missing', async () => {
+    const run = await tearDown({ STACK: 'TestStack', MISSING: 'CountersTableName' });
+
+    expect(run.code).not.toBe(0);
+    expect(run.stderr).toContain('stack TestStack has no output CountersTableName: nothing deleted');
+    expect(run.calls.every((call) => call.startsWith('aws cloudformation describe-stacks'))).toBe(true);
+  });
+});
+
+describe('settings', () => {
+  it('the cdk.json snippet keeps the settings where every deploy reads them', async () => {
+    const [snippet] = blocks('bash', 'Settings kept in `infra/cdk.json`');
+    const work = join(scratch, 'cdk');
+    mkdirSync(join(work, 'infra'), { recursive: true });
+    cpSync(join(ROOT, 'infra', 'cdk.json'), join(work, 'infra', 'cdk.json'));
+
+    await promisify(execFile)('bash', ['-euo', 'pipefail', '-c', snippet!], { cwd: work });
+
+    const { context } = JSON.parse(readFileSync(join(work, 'infra', 'cdk.json'), 'utf8'));
+    expect(settingsFromContext((key) => context[key]).props).toEqual({
+      alarmEmail: 'ops@example.com',
+      reservedConcurrency: 100,
+    });
+    expect(context['@aws-cdk/core:checkSecretUsage']).toBe(true);
+  });
+
+  it('the settings table names every setting the app reads, and cdk.json holds only flags and settings', () => {
+    const settings = [
+      'stackName',
+      'priceClass',
+      'removalPolicy',
+      ...STRING_SETTINGS,
+      ...BOOLEAN_SETTINGS,
+      ...NUMBER_SETTINGS,
+    ];
+    const table = GUIDE.slice(GUIDE.indexOf('| Setting | Default | Meaning |'));
+    for (const setting of settings) expect(table, setting).toContain(`\`${setting}\``);
+    const { context } = JSON.parse(readFileSync(join(ROOT, 'infra', 'cdk.json'), 'utf8'));
+    for (const key of Object.keys(context)) {
+      if (!key.startsWith('@aws-cdk')) expect(settings, `cdk.json context ${key}`).toContain(key);
+    }
+  });
+});
+
+const shellcheck = (() => {
+  try {
+    execFileSync('shellcheck', ['--version']);
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+describe('every bash block', () => {
+  it.skipIf(!shellcheck)('passes ShellCheck (apt-get install shellcheck; .ci/run installs it)', () => {
+    const all = blocks('bash');
+    expect(all.length).toBeGreaterThan(8);
+    // The guide's blocks run in one shell, in order: `out` and STACK of step 3 are used by later steps.
+    for (const [index, block] of all.entries()) {
+      const file = join(scratch, `block-${index}.sh`);
+      writeFileSync(file, block.startsWith('#!') ? block : `#!/usr/bin/env bash\n${block}`);
+      const run = (() => {
+        try {
+          return execFileSync('shellcheck', ['--severity=warning', '--exclude=SC2154', file], {
+            encoding: 'utf8',
+          });
+        } catch (error) {
+          return (error as { stdout: string }).stdout;
+        }
+      })();
+      expect(run, `block ${index}:\n${block}`).toBe('');
+    }
+  });
+});

@@ -1,0 +1,165 @@
+/**
+ * The local loop of `npm start` that keeps the publisher's work (docs/publishing.md, "What npm start publishes,
+ * and what it keeps"): a published edit survives a restart on the same data directory; a named source is
+ * published again only when it changed; a second start on a data directory in use exits non-zero at once with
+ * the message, touching nothing, and leaves the first serving; a dead start's lock is taken over.
+ */
+import { spawn } from 'node:child_process';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { main as catalogueCli, EXIT } from '../../builder/cli.js';
+import { get, runToExit, type Started, startNpm, stop } from '../helpers/npm-start.js';
+
+const FIXTURE = join(import.meta.dirname, '../../fixtures/catalogue');
+const temporary: string[] = [];
+const temporaryDirectory = (label: string) => {
+  const directory = mkdtempSync(join(tmpdir(), `cat-${label}-`));
+  temporary.push(directory);
+  return directory;
+};
+const local = temporaryDirectory('loop');
+const start = (env: Record<string, string> = {}): Promise<Started> =>
+  startNpm(env.CATALOGUE_LOCAL_DIR ?? local, env);
+afterAll(() => {
+  for (const directory of temporary) rmSync(directory, { recursive: true, force: true });
+});
+
+/**
+ * Every file under `directory` with its size and modification time, to show that nothing was touched. The
+ * running dynalite's own files are left out: LevelDB compacts in the background whenever it likes; that the
+ * first start's database still works is shown by a request with its key.
+ */
+function snapshotOf(directory: string): Map<string, string> {
+  const files = new Map<string, string>();
+  for (const entry of readdirSync(directory, { recursive: true, withFileTypes: true })) {
+    const path = join(entry.parentPath, entry.name);
+    if (!entry.isFile() || path.startsWith(join(directory, 'dynamodb'))) continue;
+    const { size, mtimeMs } = statSync(path);
+    files.set(path, `${size}@${mtimeMs}`);
+  }
+  return files;
+}
+
+/** Publish `source` into a running start's bucket exactly as its printed hint line does. */
+async function publishInto(started: Started, source: string): Promise<number> {
+  const quiet = [
+    vi.spyOn(process.stdout, 'write').mockImplementation(() => true),
+    vi.spyOn(process.stderr, 'write').mockImplementation(() => true),
+  ];
+  try {
+    return await catalogueCli([
+      'build',
+      '--source',
+      source,
+      '--out',
+      's3://catalogue',
+      '--endpoint',
+      started.s3Endpoint,
+    ]);
+  } finally {
+    for (const spy of quiet) spy.mockRestore();
+  }
+}
+
+/** Rename module 101 in the snapshot at `source`. */
+function renameModule(source: string, name: string): void {
+  const file = join(source, 'modules.json');
+  const modules = JSON.parse(readFileSync(file, 'utf8')) as { id: number; name: string }[];
+  modules.find((module) => module.id === 101)!.name = name;
+  writeFileSync(file, JSON.stringify(modules, null, 2));
+}
+
+describe("npm start keeps the publisher's work", () => {
+  it('keeps a published edit across a restart on the same data directory', async () => {
+    const source = temporaryDirectory('edited');
+    cpSync(FIXTURE, source, { recursive: true });
+    const first = await start();
+    try {
+      // Prepare: a publisher edits a copy and publishes it into the running stack.
+      renameModule(source, 'A-110-1 (edited)');
+      expect(await publishInto(first, source)).toBe(EXIT.ok);
+    } finally {
+      await stop(first);
+    }
+
+    // Act: start again on the same data directory, as a user would (no CATALOGUE_SOURCE).
+    const again = await start();
+    try {
+      // Assess: the edit is served, and npm start says where the version came from.
+      const module = await get(`${again.base}/modules/101`, again.freshKey);
+      expect(JSON.parse(module.body).data.name).toBe('A-110-1 (edited)');
+      expect(again.output()).toMatch(
+        /Catalogue: version \S+, published by a publisher over what npm start published/,
+      );
+      expect(again.output()).not.toContain('rendering and uploading');
+    } finally {
+      await stop(again);
+    }
+  }, 240_000);
+
+  it('publishes a named source again only when it changed since it was published there', async () => {
+    const source = temporaryDirectory('named');
+    cpSync(FIXTURE, source, { recursive: true });
+    const env = { CATALOGUE_SOURCE: source, CATALOGUE_LOCAL_DIR: temporaryDirectory('named-local') };
+    const names: string[] = [];
+    for (const edit of [undefined, undefined, 'A-110-1 (named edit)']) {
+      if (edit) renameModule(source, edit);
+      const started = await start(env);
+      try {
+        const module = await get(`${started.base}/modules/101`, started.freshKey);
+        names.push(JSON.parse(module.body).data.name);
+        names.push(/^(publishing|already current)/m.exec(started.output())?.[1] ?? 'neither');
+      } finally {
+        await stop(started);
+      }
+    }
+    expect(names).toEqual([
+      'A-110-1',
+      'publishing',
+      'A-110-1',
+      'already current',
+      'A-110-1 (named edit)',
+      'publishing',
+    ]);
+  }, 240_000);
+
+  it('refuses a second start on a data directory in use, at once, touching nothing, and leaves the first serving', async () => {
+    const first = await start();
+    try {
+      const before = snapshotOf(local);
+
+      const second = await runToExit(local, {});
+
+      expect(second.code).not.toBe(0);
+      expect(second.output).toContain(
+        `npm start failed: the data directory ${local} is in use by another npm start`,
+      );
+      expect(second.output).toContain(`process ${first.child.pid}`);
+      expect(second.output).not.toMatch(/publishing|ready at|Error: Database is closed| {4}at /);
+      // Refused before any server started: well under the few seconds s3rver, dynalite and a publish take.
+      expect(second.ms).toBeLessThan(15_000);
+      expect(snapshotOf(local)).toEqual(before);
+      expect((await get(`${first.base}/modules?limit=1`, first.freshKey)).status).toBe(200);
+    } finally {
+      await stop(first);
+    }
+  }, 240_000);
+
+  it('takes over the lock of a start that died without releasing it', async () => {
+    const dead = spawn(process.execPath, ['-e', '']);
+    await new Promise((resolve) => dead.once('exit', resolve));
+    writeFileSync(
+      join(local, 'npm-start.lock'),
+      JSON.stringify({ pid: dead.pid, host: hostname(), since: '' }),
+    );
+
+    const started = await start();
+    try {
+      expect((await get(`${started.base}/tags`, started.freshKey)).status).toBe(200);
+    } finally {
+      await stop(started);
+    }
+  }, 240_000);
+});
