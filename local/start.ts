@@ -29,8 +29,8 @@ import { POINTER_KEY } from '../store/layout.js';
 import { S3ObjectStore } from '../store/objects/s3.js';
 import { parsePointer } from '../store/pointer.js';
 import { DEV_KEY_FILE, devKeyFor, parseDevKeys } from './dev-keys.js';
-import { withReference } from './docs.js';
 import { localDiskFor, localDiskForModules } from './disk.js';
+import { withReference } from './docs.js';
 import { localCommandHints, pasteLines } from './hints.js';
 import { lockDataDirectory } from './lock.js';
 import {
