@@ -173,10 +173,10 @@ describe('tables', () => {
 });
 
 describe('proxy Lambda', () => {
-  it('runs Node.js 22 on arm64 with 512 MB, a 10 s timeout and its own log group', () => {
+  it('runs Node.js 24 on arm64 with 512 MB, a 10 s timeout and its own log group', () => {
     template.hasResourceProperties('AWS::Lambda::Function', {
       Description: 'Catalogue Read API proxy: authenticate, meter, stream precomputed objects',
-      Runtime: 'nodejs22.x',
+      Runtime: 'nodejs24.x',
       Architectures: ['arm64'],
       Handler: 'index.handler',
       MemorySize: 512,
