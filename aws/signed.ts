@@ -260,8 +260,8 @@ export class SignedClient {
             path: signed.path,
             headers: signed.headers as Record<string, string>,
             agent: transport.agent,
-            timeout: BACKSTOP_TIMEOUT_MS,
-            ...(signal ? { signal } : {}),
+            // A socket timeout re-arms a timer on every read and write: only for a call without a deadline.
+            ...(signal ? { signal } : { timeout: BACKSTOP_TIMEOUT_MS }),
           },
           receive,
         );
@@ -278,7 +278,10 @@ export class SignedClient {
 
   async #openTransport(): Promise<{ module: Transport; agent: Agent }> {
     const module = await transportFor(this.#protocol);
-    this.#transport ??= { module, agent: new module.Agent({ keepAlive: true, maxSockets: this.#connections }) };
+    this.#transport ??= {
+      module,
+      agent: new module.Agent({ keepAlive: true, maxSockets: this.#connections }),
+    };
     return this.#transport;
   }
 

@@ -27,6 +27,8 @@ const sdkClients: RequestPathClients = {
  * @example const handle = createProxy(loadConfig());
  */
 export function createProxy(config: ConfigOutcome, overrides: ProxyOverrides = {}): ProxyHandler {
-  const client = config.ok ? (config.config.hotPathClient ?? DEFAULT_HOT_PATH_CLIENT) : DEFAULT_HOT_PATH_CLIENT;
+  const client = config.ok
+    ? (config.config.hotPathClient ?? DEFAULT_HOT_PATH_CLIENT)
+    : DEFAULT_HOT_PATH_CLIENT;
   return wireProxy(config, client === 'sdk' ? sdkClients : leanClients(credentialProvider), overrides);
 }

@@ -16,7 +16,8 @@ function fromEnvironment(endpoint: string | undefined): CredentialSource {
   let credentials = environmentCredentials();
   return () => {
     credentials ??= environmentCredentials();
-    if (!credentials) throw new Error('no AWS credentials in the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY)');
+    if (!credentials)
+      throw new Error('no AWS credentials in the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY)');
     return credentials;
   };
 }

@@ -170,7 +170,12 @@ export function wireProxy(
     log,
   };
   const incomplete = (problems: string[]) => {
-    logJson({ time: new Date().toISOString(), level: 'error', message: 'configuration incomplete', problems });
+    logJson({
+      time: new Date().toISOString(),
+      level: 'error',
+      message: 'configuration incomplete',
+      problems,
+    });
     return createHandler({ ...dependencies, config: { ok: false, problems } });
   };
   if (!config.ok) return incomplete(config.problems);
@@ -188,7 +193,8 @@ export function wireProxy(
       const dynamo = clients.dynamo(c);
       dependencies.keys =
         overrides.keys ?? cachedKeys(new DynamoKeyStore({ transport: dynamo, table: c.keysTable }), c);
-      dependencies.quota = overrides.quota ?? new DynamoQuotaMeter({ transport: dynamo, table: c.countersTable });
+      dependencies.quota =
+        overrides.quota ?? new DynamoQuotaMeter({ transport: dynamo, table: c.countersTable });
     }
     if (c.cursorSecretArn !== undefined && c.cursorSecret === '')
       readSecret = overrides.fetchCursorSecret ?? clients.cursorSecret(c, c.cursorSecretArn);
