@@ -186,7 +186,9 @@ export class ProxyFunction extends Construct {
         // lambda:GetFunctionConfiguration (part of AWS's ReadOnlyAccess) can read. Costs one GetSecretValue
         // round trip per cold start (docs/configuration.md).
         CURSOR_SECRET_ARN: this.cursorSecret.secretArn,
-        NODE_OPTIONS: '--enable-source-maps',
+        // No --enable-source-maps: Node would read and parse the map when the function loads (a fifth of
+        // the asset's import cost, bench section 10), for stack traces the proxy never logs (its log lines
+        // name errors, never stacks). The map stays in the asset: `node --enable-source-maps` maps a trace.
       },
       bundling: {
         // No Docker: esbuild is a devDependency, and synthesis must work offline.

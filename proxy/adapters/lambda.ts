@@ -4,7 +4,7 @@
  */
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
-import { finished } from 'node:stream/promises';
+import type * as StreamPromises from 'node:stream/promises';
 import type { ProxyHandler, ProxyRequest } from '../core/types.js';
 import { flushLog, logJson } from '../log/sink.js';
 
@@ -28,6 +28,13 @@ export interface LambdaRuntime {
   streamifyResponse(handler: StreamingHandler): StreamingHandler;
   HttpResponseStream: { from(stream: Writable, prelude: ResponsePrelude): Writable };
 }
+
+/**
+ * `finished` of node:stream/promises, loaded by the first invocation (the runtime has loaded node:stream by
+ * then; a fresh process importing the function does not pay for it).
+ */
+const finished: typeof StreamPromises.finished = (stream, options) =>
+  (process.getBuiltinModule('node:stream/promises') as typeof StreamPromises).finished(stream, options);
 
 /** Body chunks small enough that a slow client holds back reading, not memory. */
 const CHUNK_BYTES = 16 * 1024;

@@ -366,7 +366,6 @@ export async function benchFunction(
       POINTER_TTL_MS: '5000',
       DEPENDENCY_TIMEOUT_MS: '2000',
       CURSOR_SECRET_ARN: SECRET_ARN,
-      NODE_OPTIONS: '--enable-source-maps',
       AWS_ENDPOINT_URL_S3: `${s3.endpoint}`,
       AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
       AWS_ENDPOINT_URL_SECRETS_MANAGER: secrets.endpoint,

@@ -211,7 +211,6 @@ describe('proxy Lambda', () => {
       DEPENDENCY_TIMEOUT_MS: '2000',
       // The ARN: the value is read from Secrets Manager at cold start, never kept in the configuration.
       CURSOR_SECRET_ARN: { Ref: logicalId(template, 'AWS::SecretsManager::Secret', 'ProxyCursorSecret') },
-      NODE_OPTIONS: '--enable-source-maps',
     });
     // With the deploy-time values filled in, the proxy's own configuration loader accepts it.
     const deployed = Object.fromEntries(

@@ -106,3 +106,18 @@ describe('values no client could use are problems, answered 503 configuration_er
     expect(logged.join('')).toContain(problem);
   });
 });
+
+describe('the default byte cache leaves a small function room to live', () => {
+  it.each([
+    ['128', 0],
+    ['256', 32 * MB],
+    ['384', 96 * MB],
+    ['512', 128 * MB],
+    ['10240', 2560 * MB],
+  ])('AWS_LAMBDA_FUNCTION_MEMORY_SIZE=%s → %i bytes', (memory, bytes) => {
+    expect(loadConfig({ ...REQUIRED, AWS_LAMBDA_FUNCTION_MEMORY_SIZE: memory })).toMatchObject({
+      ok: true,
+      config: { byteCacheBytes: bytes },
+    });
+  });
+});
