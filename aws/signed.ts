@@ -2,10 +2,11 @@
  * Signed AWS requests without the SDK: the Lambda function's every call (the ranged S3 GET, the metering
  * UpdateItem/GetItem, key lookups, the cursor secret's GetSecretValue) is one request signed by `aws4` (a
  * small, synchronous SigV4 signer on node:crypto, never code of ours) and sent over Node's own HTTP client
- * with a keep-alive agent. Measured against the alternatives (bench section 10, test/bench/README.md): the
- * SDK's signer over undici cost 3× the CPU per call and 10× the bundle, the built-in fetch ~100 ms on its
- * first call. node:http and node:https are loaded when the first request is sent, not when the function is
- * imported. Everything outside the function (builder, key CLI, table setup) stays on the SDK (aws/sdk.ts).
+ * with a keep-alive agent. Measured against the alternatives (test/bench/README.md, section 10): undici was
+ * half the asset (537 KB) and no cheaper per round trip than node:http; the built-in fetch's first call costs
+ * 70–190 ms; the SDK's signer is twice aws4's size and asynchronous. node:http and node:https are loaded when
+ * the first request is sent, not when the function is imported. Everything outside the function (builder,
+ * key CLI, table setup) stays on the SDK (aws/sdk.ts).
  */
 import { createHash } from 'node:crypto';
 import type { Agent, ClientRequest, IncomingHttpHeaders, IncomingMessage, RequestOptions } from 'node:http';
@@ -90,16 +91,13 @@ interface Transport {
   Agent: new (options: { keepAlive: boolean; maxSockets: number }) => Agent;
 }
 
-const transports = new Map<string, Promise<Transport>>();
-
-/** node:https for `https:`, node:http otherwise, imported once per process. */
-function transportFor(protocol: string): Promise<Transport> {
-  let transport = transports.get(protocol);
-  if (!transport) {
-    transport = (protocol === 'https:' ? import('node:https') : import('node:http')) as Promise<Transport>;
-    transports.set(protocol, transport);
-  }
-  return transport;
+/**
+ * node:https for `https:`, node:http otherwise. Taken with process.getBuiltinModule when the first request is
+ * sent: synchronous, and nearly free once the runtime interface client has loaded node:http itself, where an
+ * `import()` builds an ES module facade of the built-in first (40–77 ms in a fresh process here).
+ */
+function transportFor(protocol: string): Transport {
+  return process.getBuiltinModule(protocol === 'https:' ? 'node:https' : 'node:http') as Transport;
 }
 
 /** What a failed send carries: the error, and whether it was a reused connection that died unanswered. */
@@ -200,7 +198,7 @@ export class SignedClient {
     let transport: { module: Transport; agent: Agent };
     try {
       credentials = await this.#credentials();
-      transport = this.#transport ?? (await this.#openTransport());
+      transport = this.#transport ?? this.#openTransport();
     } catch (error) {
       throw new SendError(error, false);
     }
@@ -276,8 +274,8 @@ export class SignedClient {
     });
   }
 
-  async #openTransport(): Promise<{ module: Transport; agent: Agent }> {
-    const module = await transportFor(this.#protocol);
+  #openTransport(): { module: Transport; agent: Agent } {
+    const module = transportFor(this.#protocol);
     this.#transport ??= {
       module,
       agent: new module.Agent({ keepAlive: true, maxSockets: this.#connections }),

@@ -21,7 +21,6 @@ import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { dynamoClient } from '../../aws/sdk.js';
 import type { Snapshot } from '../../builder/snapshot/snapshot.js';
-import { type LocalServer, startDynamo } from '../../local/servers.js';
 import { registerKey } from '../../proxy/admin/keys.js';
 import { createTables } from '../../proxy/admin/tables.js';
 import { defaultByteCacheBytes } from '../../proxy/cache/bytes.js';
@@ -31,6 +30,7 @@ import { MODULE_FIELDS } from '../../store/schema.js';
 import { bundledProxy, synth } from '../infra/helpers.js';
 import { LAMBDA_NODE, nodeBinary, PREVIOUS_LAMBDA_NODE } from '../runtime/node.mjs';
 import { runCli } from './build.js';
+import { forkServer } from './children.js';
 import { progress, type SectionResult, type Target } from './report.js';
 import { type Invocation, startRuntimeApi } from './runtime-api.js';
 import { BENCH_DIR, BENCH_KEY, HUGE_LIMITS, type Settings, WORK } from './settings.js';
@@ -330,8 +330,9 @@ export async function benchFunction(
     closers.push(s3.close);
     const secrets = await startSecretsStandIn();
     closers.push(secrets.close);
-    const dynamo: LocalServer = await startDynamo();
-    closers.push(dynamo.dispose);
+    const dynamoChild = await forkServer('dynalite', join(BENCH_DIR, 'servers/dynalite.ts'));
+    closers.push(() => dynamoChild.stop());
+    const dynamo = { endpoint: String(dynamoChild.ready.endpoint) };
     const floodKeys = Array.from({ length: Number(process.env.BENCH_FLOOD_KEYS ?? 500) }, generateApiKey);
     const client = dynamoClient({ endpoint: dynamo.endpoint });
     try {

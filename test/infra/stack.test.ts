@@ -356,7 +356,7 @@ describe('proxy Lambda with its cursor secret in Secrets Manager (the bundle as 
   const bodies = (lines: string[]) =>
     lines.filter((line) => line.startsWith('BODY ')).map((line) => JSON.parse(line.slice(5)).error?.code);
 
-  it('reads the secret through Powertools at cold start: no error logged, 401 for no key', async () => {
+  it('reads the secret with one lean signed GetSecretValue: no error logged, 401 for no key', async () => {
     const seen: string[] = [];
     const server = createServer((request, response) => {
       seen.push(String(request.headers['x-amz-target']));
