@@ -23,9 +23,16 @@ export interface ClientOptions {
   maxAttempts?: number;
 }
 
-/** Local servers accept only their own credentials: fixed ones, whatever the environment holds. */
+/**
+ * Local servers accept any credentials or only their own: fixed ones for a loopback endpoint, so no AWS
+ * profile is needed on a fresh machine. Credentials in the environment still win here (the CLIs' tests use
+ * them to see a server refuse); the Lambda function uses the fixed ones whatever the environment holds
+ * (proxy/lambda.ts).
+ */
 function localCredentials(endpoint: string | undefined) {
-  return isLoopback(endpoint) ? { credentials: { ...LOOPBACK_CREDENTIALS } } : {};
+  return isLoopback(endpoint) && !process.env.AWS_ACCESS_KEY_ID
+    ? { credentials: { ...LOOPBACK_CREDENTIALS } }
+    : {};
 }
 
 /** The region of every client: the option, else AWS_REGION (set on Lambda), else us-east-1. */
@@ -35,7 +42,8 @@ export function regionOf(options: ClientOptions = {}): string {
 
 /**
  * Credentials for the lean signed clients outside Lambda (`npm start`, tests, benchmarks), chosen as the SDK
- * clients choose theirs: the fixed local ones for a loopback endpoint, else the SDK's default provider chain
+ * clients choose theirs: the fixed local ones for a loopback endpoint (unless the environment holds some),
+ * else the SDK's default provider chain
  * (environment, profile, SSO, web identity, container or instance metadata). The chain caches what it found
  * and fetches new credentials before they expire, so calling it per request costs a resolved promise. The
  * Lambda function takes its credentials from the environment instead (proxy/lambda.ts).

@@ -30,7 +30,6 @@ describe('SDK clients', () => {
     for (const name of NAMES) delete process.env[name];
     process.env.AWS_ENDPOINT_URL_S3 = 'http://127.0.0.1:4568';
     process.env.AWS_ENDPOINT_URL = 'http://127.0.0.1:4569';
-    process.env.AWS_ACCESS_KEY_ID = 'AKIDFROMENV';
     const s3 = s3Client();
     const dynamo = dynamoClient();
     try {

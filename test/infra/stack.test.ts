@@ -358,8 +358,10 @@ describe('proxy Lambda with its cursor secret in Secrets Manager (the bundle as 
 
   it('reads the secret with one lean signed GetSecretValue: no error logged, 401 for no key', async () => {
     const seen: string[] = [];
+    const signedBy: string[] = [];
     const server = createServer((request, response) => {
       seen.push(String(request.headers['x-amz-target']));
+      signedBy.push(/Credential=([^/]+)\//.exec(String(request.headers.authorization))?.[1] ?? '');
       request.resume();
       request.on('end', () => {
         response.writeHead(200, { 'content-type': 'application/x-amz-json-1.1' });
@@ -371,6 +373,8 @@ describe('proxy Lambda with its cursor secret in Secrets Manager (the bundle as 
       const lines = await runBundle(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
 
       expect(seen).toEqual(['secretsmanager.GetSecretValue']);
+      // A loopback endpoint gets the fixed local credentials, never the environment's (AWS_ACCESS_KEY_ID=test).
+      expect(signedBy).toEqual(['S3RVER']);
       expect(bodies(lines)[0]).toBe('missing_authorization');
       expect(lines.some((line) => line.includes('cursor secret could not be read'))).toBe(false);
     } finally {
