@@ -1,23 +1,99 @@
 /**
- * The AWS environment as our processes read it, without loading the SDK (a CLI that may not need the SDK
- * imports this, not aws/sdk.ts, which loads the clients).
+ * The AWS environment as our processes read it, without loading the SDK: the region, where each service's
+ * endpoint is, and the credentials the lean signed calls (aws/signed.ts) sign with. The Lambda function reads
+ * everything here; the SDK clients (aws/sdk.ts, for the CLIs, `npm start`'s setup and the tests) use the same
+ * rules, so a variable means the same thing to every client.
  */
+
+type Env = Record<string, string | undefined>;
 
 /**
  * The region the clients use: the one given, else `AWS_REGION`, else us-east-1. Messages that name the
  * region call it too, so they name the one actually used.
  * @example awsRegion() // → 'us-east-1' when AWS_REGION is unset
  */
-export function awsRegion(region?: string): string {
-  return region ?? process.env.AWS_REGION ?? 'us-east-1';
+export function awsRegion(region?: string, env: Env = process.env): string {
+  return region ?? env.AWS_REGION ?? 'us-east-1';
 }
 
 /**
  * Silence the SDK's notice that its releases after January 2027 need Node 22: not actionable for `npm start`
- * and the CLIs on Node 20 (Lambda runs Node 22). The SDK checks once per process, when the first client is
+ * and the CLIs on Node 20 (Lambda runs Node 24). The SDK checks once per process, when the first client is
  * made, so call this before that.
  * @example silenceSdkNodeVersionWarning(); // first thing in a CLI's entry point
  */
 export function silenceSdkNodeVersionWarning(): void {
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+}
+
+/** The services the project calls. */
+export type AwsService = 's3' | 'dynamodb' | 'secretsmanager';
+
+/**
+ * Where each service's endpoint may be set, most specific first: the project's own variable (kept as an
+ * alias), the SDKs' service-specific variable, the SDKs' global one. The standard names are the AWS SDKs'
+ * ("service-specific endpoints"); `AWS_IGNORE_CONFIGURED_ENDPOINT_URLS=true` turns the standard ones off,
+ * as it does for the SDKs.
+ */
+const ENDPOINT_VARIABLES: Record<AwsService, { alias?: string; standard: string }> = {
+  s3: { alias: 'S3_ENDPOINT', standard: 'AWS_ENDPOINT_URL_S3' },
+  dynamodb: { alias: 'DYNAMODB_ENDPOINT', standard: 'AWS_ENDPOINT_URL_DYNAMODB' },
+  secretsmanager: { standard: 'AWS_ENDPOINT_URL_SECRETS_MANAGER' },
+};
+
+/**
+ * The configured endpoint of `service` and the variable that set it; undefined for AWS's own endpoint.
+ * @example endpointSetting('s3', { AWS_ENDPOINT_URL: 'http://127.0.0.1:4566' }) // → { name: 'AWS_ENDPOINT_URL', value: 'http://127.0.0.1:4566' }
+ */
+export function endpointSetting(
+  service: AwsService,
+  env: Env = process.env,
+): { name: string; value: string } | undefined {
+  const { alias, standard } = ENDPOINT_VARIABLES[service];
+  const ignoreStandard = env.AWS_IGNORE_CONFIGURED_ENDPOINT_URLS?.trim().toLowerCase() === 'true';
+  const names = [alias, ...(ignoreStandard ? [] : [standard, 'AWS_ENDPOINT_URL'])];
+  for (const name of names) {
+    const value = name === undefined ? undefined : env[name]?.trim();
+    if (name !== undefined && value) return { name, value };
+  }
+  return undefined;
+}
+
+/**
+ * Whether an endpoint is on this machine (s3rver, dynalite, a test's stand-in), where fixed credentials are
+ * used whatever the environment holds.
+ * @example isLoopback('http://127.0.0.1:4568') // → true
+ */
+export function isLoopback(endpoint: string | undefined): boolean {
+  if (!endpoint || !URL.canParse(endpoint)) return false;
+  const host = new URL(endpoint).hostname;
+  return host === 'localhost' || host === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
+export interface AwsCredentials {
+  accessKeyId: string;
+  secretAccessKey: string;
+  sessionToken?: string;
+}
+
+/**
+ * The credentials every client uses for a loopback endpoint: local servers accept only their own (s3rver's
+ * are these), and a developer's AWS credentials must never be sent to them.
+ */
+export const LOOPBACK_CREDENTIALS: AwsCredentials = Object.freeze({
+  accessKeyId: 'S3RVER',
+  secretAccessKey: 'S3RVER',
+});
+
+/**
+ * The credentials in the environment, as Lambda sets them for the function's role (`AWS_ACCESS_KEY_ID`,
+ * `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`); undefined when they are not there.
+ * @example environmentCredentials({ AWS_ACCESS_KEY_ID: 'AKID', AWS_SECRET_ACCESS_KEY: 's' }) // → { accessKeyId: 'AKID', secretAccessKey: 's' }
+ */
+export function environmentCredentials(env: Env = process.env): AwsCredentials | undefined {
+  const accessKeyId = env.AWS_ACCESS_KEY_ID?.trim();
+  const secretAccessKey = env.AWS_SECRET_ACCESS_KEY?.trim();
+  if (!accessKeyId || !secretAccessKey) return undefined;
+  const sessionToken = env.AWS_SESSION_TOKEN?.trim();
+  return sessionToken ? { accessKeyId, secretAccessKey, sessionToken } : { accessKeyId, secretAccessKey };
 }

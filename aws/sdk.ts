@@ -1,30 +1,37 @@
-/** AWS SDK clients, configured for AWS or for a local S3/DynamoDB-compatible endpoint. */
+/**
+ * AWS SDK clients, configured for AWS or for a local S3/DynamoDB-compatible endpoint: for the CLIs,
+ * `npm start`'s setup and the tests. The Lambda function carries none of this (it signs its few calls itself:
+ * aws/signed.ts); both follow the same rules for endpoints and loopback credentials (aws/env.ts).
+ */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { defaultProvider } from '@aws-sdk/credential-provider-node';
 import type { AwsCredentialIdentityProvider } from '@smithy/types';
-import { awsRegion } from './env.js';
+import { awsRegion, endpointSetting, isLoopback, LOOPBACK_CREDENTIALS } from './env.js';
 
 export { awsRegion, silenceSdkNodeVersionWarning } from './env.js';
 
 export interface ClientOptions {
-  /** e.g. http://127.0.0.1:4569 for s3rver/dynalite; AWS when absent. */
+  /**
+   * e.g. http://127.0.0.1:4569 for s3rver/dynalite; when absent, the endpoint the environment names
+   * (`S3_ENDPOINT`/`DYNAMODB_ENDPOINT`, `AWS_ENDPOINT_URL_S3`/`AWS_ENDPOINT_URL_DYNAMODB`, `AWS_ENDPOINT_URL`),
+   * else AWS.
+   */
   endpoint?: string | undefined;
   region?: string | undefined;
   /** SDK retries; our own timeouts bound each call, so keep this small. */
   maxAttempts?: number;
 }
 
-function isLocal(endpoint: string | undefined): boolean {
-  if (!endpoint) return false;
-  const host = new URL(endpoint).hostname;
-  return host === '127.0.0.1' || host === 'localhost' || host === '[::1]';
-}
-
-/** Local servers accept any credentials; use fixed ones so no AWS profile is needed on a fresh machine. */
+/**
+ * Local servers accept any credentials or only their own: fixed ones for a loopback endpoint, so no AWS
+ * profile is needed on a fresh machine. Credentials in the environment still win here (the CLIs' tests use
+ * them to see a server refuse); the Lambda function uses the fixed ones whatever the environment holds
+ * (proxy/lambda.ts).
+ */
 function localCredentials(endpoint: string | undefined) {
-  return isLocal(endpoint) && !process.env.AWS_ACCESS_KEY_ID
-    ? { credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } }
+  return isLoopback(endpoint) && !process.env.AWS_ACCESS_KEY_ID
+    ? { credentials: { ...LOOPBACK_CREDENTIALS } }
     : {};
 }
 
@@ -34,11 +41,12 @@ export function regionOf(options: ClientOptions = {}): string {
 }
 
 /**
- * Credentials for the lean hot-path clients (aws/signed.ts), chosen as the SDK clients choose theirs:
- * the fixed local ones for a loopback endpoint, else the SDK's default provider chain (environment — as on
- * Lambda —, profile, SSO, web identity, container or instance metadata). The chain caches what it found and
- * fetches new credentials before they expire (within five minutes of `expiration`), so calling it per
- * request costs a resolved promise.
+ * Credentials for the lean signed clients outside Lambda (`npm start`, tests, benchmarks), chosen as the SDK
+ * clients choose theirs: the fixed local ones for a loopback endpoint (unless the environment holds some),
+ * else the SDK's default provider chain
+ * (environment, profile, SSO, web identity, container or instance metadata). The chain caches what it found
+ * and fetches new credentials before they expire, so calling it per request costs a resolved promise. The
+ * Lambda function takes its credentials from the environment instead (proxy/lambda.ts).
  * @example const credentials = credentialProvider(process.env.S3_ENDPOINT);
  */
 export function credentialProvider(endpoint: string | undefined): AwsCredentialIdentityProvider {
@@ -48,27 +56,29 @@ export function credentialProvider(endpoint: string | undefined): AwsCredentialI
 }
 
 export function s3Client(options: ClientOptions = {}): S3Client {
+  const endpoint = options.endpoint ?? endpointSetting('s3')?.value;
   return new S3Client({
     region: awsRegion(options.region),
     maxAttempts: options.maxAttempts ?? 2,
-    ...(options.endpoint
+    ...(endpoint
       ? {
-          endpoint: options.endpoint,
+          endpoint,
           forcePathStyle: true,
           // s3rver rejects the SDK's default CRC checksums on upload.
           requestChecksumCalculation: 'WHEN_REQUIRED',
           responseChecksumValidation: 'WHEN_REQUIRED',
         }
       : {}),
-    ...localCredentials(options.endpoint),
+    ...localCredentials(endpoint),
   });
 }
 
 export function dynamoClient(options: ClientOptions = {}): DynamoDBClient {
+  const endpoint = options.endpoint ?? endpointSetting('dynamodb')?.value;
   return new DynamoDBClient({
     region: awsRegion(options.region),
     maxAttempts: options.maxAttempts ?? 2,
-    ...(options.endpoint ? { endpoint: options.endpoint } : {}),
-    ...localCredentials(options.endpoint),
+    ...(endpoint ? { endpoint } : {}),
+    ...localCredentials(endpoint),
   });
 }

@@ -1,46 +1,44 @@
 /**
- * Signed AWS requests without the SDK client, for the proxy's two hot calls only (the ranged S3 GET and the
- * metering UpdateItem): a keep-alive undici pool per endpoint, and each request signed by the SDK's own
- * SigV4 signer (`@smithy/signature-v4`, with the SHA-256 the SDK uses on Node), never by code of ours.
- * The SDK client spends most of its CPU per call in its middleware stack, endpoint rules and schema-driven
- * (de)serialisation; a call here is one signature and one request (bench section 6 measures both).
- * Everything else (builder, key CLI, key lookups, table setup) stays on the SDK.
+ * Signed AWS requests without the SDK: the Lambda function's every call (the ranged S3 GET, the metering
+ * UpdateItem/GetItem, key lookups, the cursor secret's GetSecretValue) is one request signed by `aws4` (a
+ * small, synchronous SigV4 signer on node:crypto, never code of ours) and sent over Node's own HTTP client
+ * with a keep-alive agent. Measured against the alternatives (test/bench/README.md, section 10): undici was
+ * half the asset (537 KB) and no cheaper per round trip than node:http; the built-in fetch's first call costs
+ * 70–190 ms; the SDK's signer is twice aws4's size and asynchronous. node:http and node:https are loaded when
+ * the first request is sent, not when the function is imported. Everything outside the function (builder,
+ * key CLI, table setup) stays on the SDK (aws/sdk.ts).
  */
-import type { IncomingHttpHeaders } from 'node:http';
-import { Sha256 } from '@smithy/core/checksum';
-import { isThrottlingError, isTransientError, StandardRetryStrategy } from '@smithy/core/retry';
-import { SignatureV4 } from '@smithy/signature-v4';
-import type {
-  AwsCredentialIdentityProvider,
-  RetryErrorType,
-  RetryStrategyV2,
-  RetryToken,
-  SdkError,
-} from '@smithy/types';
-import { Pool } from 'undici';
+import { createHash } from 'node:crypto';
+import type { Agent, ClientRequest, IncomingHttpHeaders, IncomingMessage, RequestOptions } from 'node:http';
+import type { RetryStrategyV2, RetryToken } from '@smithy/types';
+import aws4 from 'aws4';
+import type { AwsCredentials } from './env.js';
+import { retryTypeOf, StandardRetries } from './retry.js';
 
-/** Attempts per call for throttling and transient answers, as the proxy's SDK clients (aws/sdk.ts). */
-const MAX_ATTEMPTS = 2;
+const sha256Hex = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
+const EMPTY_SHA256 = sha256Hex('');
+
 /** Connections kept per endpoint, as the SDK's Node HTTP handler (maxSockets 50). */
 const DEFAULT_CONNECTIONS = 50;
 /**
- * Backstop for a caller without a signal: the proxy always passes one (its dependency deadline), so these
- * only bound a forgotten call. undici's own defaults are five minutes.
+ * Backstop for a caller without a signal: the proxy always passes one (its dependency deadline), so this
+ * only bounds a forgotten call (an idle socket for this long is given up).
  */
 const BACKSTOP_TIMEOUT_MS = 60_000;
+
+/** Credentials, at once or as a promise (the SDK's provider shape, so its credential chain fits too). */
+export type CredentialSource = () => AwsCredentials | Promise<AwsCredentials>;
 
 export interface SignedClientOptions {
   /** Where requests go, e.g. `https://dynamodb.eu-west-1.amazonaws.com` or `http://127.0.0.1:4569`. */
   origin: string;
-  /** The SigV4 signing name: `s3` or `dynamodb`. */
+  /** The SigV4 signing name: `s3`, `dynamodb` or `secretsmanager`. */
   service: string;
   region: string;
-  credentials: AwsCredentialIdentityProvider;
+  credentials: CredentialSource;
   /** Connections kept open to the origin (default 50). */
   connections?: number;
-  /** S3 signs the path as sent (already encoded); other services normalise and encode it again. */
-  uriEscapePath?: boolean;
-  /** The retry strategy (default: the SDK's standard one with MAX_ATTEMPTS; tests pass others). */
+  /** The retry strategy (default: the SDK's standard one, aws/retry.ts; tests pass others). */
   retryStrategy?: RetryStrategyV2;
 }
 
@@ -52,15 +50,14 @@ export interface SignedRequest {
   body?: string;
   signal?: AbortSignal | undefined;
   /**
-   * Send once more when the connection turns out closed before any answer: a kept-alive connection the
-   * server dropped while idle (or while a Lambda container was frozen). The SDK retries these too.
+   * Send once more when a kept-alive connection turns out closed before any answer: one the server dropped
+   * while idle (or while a Lambda container was frozen). The SDK retries these too.
    */
   retryOnReset?: boolean;
   /**
    * The AWS error code an answer carries (`ThrottlingException`, `SlowDown`, `InternalError`, `HTTP 503`…),
    * undefined for an answer the caller takes as it is. A throttling or transient one is sent again after the
-   * SDK's backoff, within the SDK's retry quota and MAX_ATTEMPTS, as the SDK's standard retry strategy does
-   * (the same strategy object decides).
+   * SDK's backoff, within the SDK's retry quota and attempts (aws/retry.ts).
    */
   errorCode?: (response: SignedResponse) => string | undefined;
 }
@@ -74,7 +71,7 @@ export interface SignedResponse {
 /**
  * A failure with no HTTP answer (connection refused or reset, aborted, timed out), or an AWS error answer.
  * `name` is the AWS error code (`ConditionalCheckFailedException`, `NoSuchKey`, `ThrottlingException`) or
- * the network code (`ECONNREFUSED`, `UND_ERR_SOCKET`, `AbortError`), as the SDK names its errors.
+ * the network code (`ECONNREFUSED`, `ECONNRESET`, `AbortError`), as the SDK names its errors.
  */
 export class AwsCallError extends Error {
   constructor(
@@ -88,50 +85,63 @@ export class AwsCallError extends Error {
   }
 }
 
-/** Reset by the peer: a kept-alive connection the server closed just as we reused it. */
-function isStaleConnection(error: unknown): boolean {
-  const code = (error as { code?: string }).code;
-  return code === 'ECONNRESET' || code === 'UND_ERR_SOCKET' || code === 'EPIPE';
+/** The part of node:http / node:https a client uses; loaded with the first request. */
+interface Transport {
+  request(options: RequestOptions, callback: (response: IncomingMessage) => void): ClientRequest;
+  Agent: new (options: { keepAlive: boolean; maxSockets: number }) => Agent;
 }
 
 /**
- * One endpoint, one signer, one connection pool.
+ * node:https for `https:`, node:http otherwise. Taken with process.getBuiltinModule when the first request is
+ * sent: synchronous, and nearly free once the runtime interface client has loaded node:http itself, where an
+ * `import()` builds an ES module facade of the built-in first (40–77 ms in a fresh process here).
+ */
+function transportFor(protocol: string): Transport {
+  return process.getBuiltinModule(protocol === 'https:' ? 'node:https' : 'node:http') as Transport;
+}
+
+/** What a failed send carries: the error, and whether it was a reused connection that died unanswered. */
+class SendError extends Error {
+  constructor(
+    readonly error: unknown,
+    readonly staleConnection: boolean,
+  ) {
+    super('send failed');
+  }
+}
+
+/**
+ * One endpoint, one keep-alive agent, one retry strategy.
  * @example
  * const client = new SignedClient({ origin: 'https://dynamodb.us-east-1.amazonaws.com', service: 'dynamodb',
- *   region: 'us-east-1', credentials: credentialProvider(undefined) });
+ *   region: 'us-east-1', credentials: () => environmentCredentials()! });
  * const answer = await client.request({ method: 'POST', path: '/', headers, body, signal });
  */
 export class SignedClient {
-  readonly #pool: Pool;
-  readonly #signer: SignatureV4;
+  readonly #service: string;
+  readonly #region: string;
+  readonly #credentials: CredentialSource;
   readonly #protocol: string;
   readonly #hostname: string;
   readonly #port: number | undefined;
   /** The Host header: signed, so it must be exactly what the server receives. */
   readonly #host: string;
-  /** The SDK's own standard retry strategy: attempts, backoff with jitter, and its retry quota. */
+  readonly #connections: number;
   readonly #retries: RetryStrategyV2;
+  #transport: { module: Transport; agent: Agent } | undefined;
   #firstToken: RetryToken | undefined;
 
   constructor(options: SignedClientOptions) {
     const url = new URL(options.origin);
+    this.#service = options.service;
+    this.#region = options.region;
+    this.#credentials = options.credentials;
     this.#protocol = url.protocol;
-    this.#hostname = url.hostname;
+    this.#hostname = url.hostname.replace(/^\[(.*)\]$/, '$1');
     this.#port = url.port ? Number(url.port) : undefined;
     this.#host = url.host;
-    this.#pool = new Pool(url.origin, {
-      connections: options.connections ?? DEFAULT_CONNECTIONS,
-      headersTimeout: BACKSTOP_TIMEOUT_MS,
-      bodyTimeout: BACKSTOP_TIMEOUT_MS,
-    });
-    this.#retries = options.retryStrategy ?? new StandardRetryStrategy(MAX_ATTEMPTS);
-    this.#signer = new SignatureV4({
-      service: options.service,
-      region: options.region,
-      credentials: options.credentials,
-      sha256: Sha256,
-      uriEscapePath: options.uriEscapePath ?? true,
-    });
+    this.#connections = options.connections ?? DEFAULT_CONNECTIONS;
+    this.#retries = options.retryStrategy ?? new StandardRetries();
   }
 
   /**
@@ -168,12 +178,13 @@ export class SignedClient {
   async #attempt(request: SignedRequest): Promise<SignedResponse> {
     try {
       return await this.#send(request);
-    } catch (error) {
-      if (request.retryOnReset && isStaleConnection(error) && !request.signal?.aborted) {
+    } catch (failure) {
+      const { error, staleConnection } = failure as SendError;
+      if (request.retryOnReset && staleConnection && !request.signal?.aborted) {
         try {
           return await this.#send(request);
         } catch (again) {
-          throw networkError(again, request.signal);
+          throw networkError((again as SendError).error, request.signal);
         }
       }
       throw networkError(error, request.signal);
@@ -181,41 +192,119 @@ export class SignedClient {
   }
 
   async #send(request: SignedRequest): Promise<SignedResponse> {
-    // Signed per attempt: the signature carries the time.
-    const signed = await this.#signer.sign({
-      method: request.method,
-      protocol: this.#protocol,
-      hostname: this.#hostname,
-      ...(this.#port === undefined ? {} : { port: this.#port }),
-      path: request.path,
-      query: {},
-      headers: { ...request.headers, host: this.#host },
-      body: request.body,
+    const { signal } = request;
+    if (signal?.aborted) throw new SendError(signal.reason, false);
+    let credentials: AwsCredentials;
+    let transport: { module: Transport; agent: Agent };
+    try {
+      credentials = await this.#credentials();
+      transport = this.#transport ?? this.#openTransport();
+    } catch (error) {
+      throw new SendError(error, false);
+    }
+    // Signed per attempt: the signature carries the time. aws4 adds X-Amz-Date, the session token,
+    // Content-Length and Authorization to these headers. The payload's hash is sent to every service, as
+    // the SDK does (S3 requires it; aws4 then signs with it instead of hashing the body again).
+    const signed = aws4.sign(
+      {
+        service: this.#service,
+        region: this.#region,
+        method: request.method,
+        host: this.#hostname,
+        path: request.path,
+        headers: {
+          ...request.headers,
+          Host: this.#host,
+          'X-Amz-Content-Sha256': request.body === undefined ? EMPTY_SHA256 : sha256Hex(request.body),
+        },
+        ...(request.body === undefined ? {} : { body: request.body }),
+      },
+      credentials,
+    );
+    return new Promise<SignedResponse>((resolve, reject) => {
+      let settled = false;
+      let answered = false;
+      let outgoing: ClientRequest | undefined;
+      const fail = (error: unknown) => {
+        if (settled) return;
+        settled = true;
+        // A reused connection that died before any answer: the server closed it while it was idle.
+        const stale = outgoing?.reusedSocket === true && !answered && isStaleConnection(error);
+        reject(new SendError(error, stale));
+      };
+      const receive = (response: IncomingMessage) => {
+        answered = true;
+        const chunks: Buffer[] = [];
+        let length = 0;
+        response.on('data', (chunk: Buffer) => {
+          chunks.push(chunk);
+          length += chunk.byteLength;
+        });
+        response.on('error', fail);
+        response.on('aborted', () => fail(new Error('the answer was cut short')));
+        response.on('end', () => {
+          if (settled) return;
+          settled = true;
+          resolve({ status: response.statusCode ?? 0, headers: response.headers, body: own(chunks, length) });
+        });
+      };
+      try {
+        outgoing = transport.module.request(
+          {
+            protocol: this.#protocol,
+            hostname: this.#hostname,
+            ...(this.#port === undefined ? {} : { port: this.#port }),
+            method: request.method,
+            path: signed.path,
+            headers: signed.headers as Record<string, string>,
+            agent: transport.agent,
+            // A socket timeout re-arms a timer on every read and write: only for a call without a deadline.
+            ...(signal ? { signal } : { timeout: BACKSTOP_TIMEOUT_MS }),
+          },
+          receive,
+        );
+      } catch (error) {
+        fail(error);
+        return;
+      }
+      const sent = outgoing;
+      sent.on('error', fail);
+      sent.on('timeout', () => sent.destroy(new Error(`no answer for ${BACKSTOP_TIMEOUT_MS} ms`)));
+      sent.end(request.body);
     });
-    const response = await this.#pool.request({
-      method: request.method,
-      path: request.path,
-      headers: signed.headers,
-      body: request.body ?? null,
-      signal: request.signal ?? null,
-    });
-    // The whole body in one buffer: the callers need all of it, and reading it frees the connection.
-    const body = Buffer.from(await response.body.arrayBuffer());
-    return { status: response.statusCode, headers: response.headers, body };
   }
 
-  /** Close the pool's connections (tests, benchmarks; a Lambda container keeps its pool). */
-  close(): Promise<void> {
-    return this.#pool.close();
+  #openTransport(): { module: Transport; agent: Agent } {
+    const module = transportFor(this.#protocol);
+    this.#transport ??= {
+      module,
+      agent: new module.Agent({ keepAlive: true, maxSockets: this.#connections }),
+    };
+    return this.#transport;
+  }
+
+  /** Close the kept-alive connections (tests, benchmarks; a Lambda container keeps its agent). */
+  async close(): Promise<void> {
+    this.#transport?.agent.destroy();
+    this.#transport = undefined;
   }
 }
 
-/** How the SDK's classification sees an error answer: retried as throttling, as transient, or not at all. */
-function retryTypeOf(code: string, status: number): RetryErrorType | undefined {
-  const error: SdkError = { name: code, message: code, $metadata: { httpStatusCode: status } };
-  if (isThrottlingError(error)) return 'THROTTLING';
-  if (isTransientError(error)) return 'TRANSIENT';
-  return undefined;
+/**
+ * The body in a buffer of its own, of exactly its length: the callers keep some answers in the byte cache,
+ * and a view into a larger buffer (a socket read, the shared allocation pool) would keep all of it alive.
+ */
+function own(chunks: Buffer[], length: number): Buffer {
+  const body = Buffer.allocUnsafeSlow(length);
+  let offset = 0;
+  for (const chunk of chunks) offset += chunk.copy(body, offset);
+  return body;
+}
+
+/** Reset by the peer: a kept-alive connection the server closed just as we reused it. */
+function isStaleConnection(error: unknown): boolean {
+  const code = (error as { code?: string } | undefined)?.code;
+  return code === 'ECONNRESET' || code === 'EPIPE';
 }
 
 /** `promise`'s value, or undefined as soon as `signal` aborts (its listener removed either way). */
@@ -235,7 +324,7 @@ async function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promis
 
 /** Named as the SDK names them: `AbortError` when the caller's signal ended the call, else the socket's code. */
 function networkError(error: unknown, signal: AbortSignal | undefined): AwsCallError {
-  const shape = error as { name?: unknown; code?: unknown; message?: unknown };
+  const shape = (error ?? {}) as { name?: unknown; code?: unknown; message?: unknown };
   const name = signal?.aborted
     ? 'AbortError'
     : typeof shape.code === 'string'

@@ -2,6 +2,7 @@
  * Proxy configuration, read once from the environment. A missing or malformed required variable is not a
  * crash: the proxy answers `503 configuration_error` naming nothing secret, and logs which variable it was.
  */
+import { type AwsService, awsRegion, endpointSetting } from '../aws/env.js';
 import { defaultByteCacheBytes } from './cache/bytes.js';
 
 export interface ProxyConfig {
@@ -9,12 +10,22 @@ export interface ProxyConfig {
   bucket: string;
   /** Key prefix of the published catalogue inside the bucket ('' or ending in '/'). */
   prefix: string;
-  /** S3-compatible endpoint (s3rver locally); AWS when undefined. */
+  /**
+   * S3-compatible endpoint (s3rver locally); AWS when undefined. From `S3_ENDPOINT`, `AWS_ENDPOINT_URL_S3` or
+   * `AWS_ENDPOINT_URL` (aws/env.ts).
+   */
   s3Endpoint: string | undefined;
   keysTable: string;
   countersTable: string;
-  /** DynamoDB-compatible endpoint (dynalite locally); AWS when undefined. */
+  /**
+   * DynamoDB-compatible endpoint (dynalite locally); AWS when undefined. From `DYNAMODB_ENDPOINT`,
+   * `AWS_ENDPOINT_URL_DYNAMODB` or `AWS_ENDPOINT_URL`.
+   */
   dynamodbEndpoint: string | undefined;
+  /** Secrets Manager endpoint for the cursor secret: `AWS_ENDPOINT_URL_SECRETS_MANAGER` or `AWS_ENDPOINT_URL`. */
+  secretsManagerEndpoint?: string | undefined;
+  /** The region of every client (`AWS_REGION`, else us-east-1). */
+  region?: string;
   /**
    * HMAC key that binds cursors to their query; at least 32 characters. `''` when it is to be read from
    * Secrets Manager (`cursorSecretArn`) at cold start, which the wiring in `app.ts` does.
@@ -38,15 +49,16 @@ export interface ProxyConfig {
   /** Bound of the in-memory cache of immutable bytes (index shards, ranges, composed and coded answers); 0 disables it. */
   byteCacheBytes: number;
   /**
-   * Client of the two hot calls (the S3 object read, the metering write): `lean` signed requests over
-   * undici (aws/signed.ts) or the AWS SDK clients. Everything else always uses the SDK.
+   * Client of the request path's calls (the S3 object read, the metering write, key lookups): `lean` signed
+   * requests (aws/signed.ts), the only one the Lambda function carries, or the AWS SDK clients (`npm start`
+   * and tests only). The cursor secret is always read with a lean signed request.
    */
   hotPathClient?: HotPathClient;
 }
 
 export const HOT_PATH_CLIENTS = ['lean', 'sdk'] as const;
 export type HotPathClient = (typeof HOT_PATH_CLIENTS)[number];
-/** Bench section 6: the lean client spends a fraction of the SDK's CPU per call and passes the same tests. */
+/** Bench sections 8 and 10: the lean client spends a fraction of the SDK's CPU per call and passes the same tests. */
 export const DEFAULT_HOT_PATH_CLIENT: HotPathClient = 'lean';
 
 export type ConfigOutcome = { ok: true; config: ProxyConfig } | { ok: false; problems: string[] };
@@ -54,6 +66,16 @@ export type ConfigOutcome = { ok: true; config: ProxyConfig } | { ok: false; pro
 type Env = Record<string, string | undefined>;
 
 const MB = 2 ** 20;
+/**
+ * The characters S3 allows in a bucket name (lower-case letters, digits, dots and hyphens, beginning with a
+ * letter or digit): a name with others could not even be put into a request's host or path. (S3's length
+ * rules, 3 to 63, are left to S3: a name it refuses is answered 503 origin_unavailable.)
+ */
+const BUCKET_NAME = /^[a-z0-9][a-z0-9.-]{0,254}$/;
+/** The characters DynamoDB allows in a table name (its length rules are left to DynamoDB, as above). */
+const TABLE_NAME = /^[A-Za-z0-9_.-]{1,255}$/;
+/** A region is a host name label (`eu-west-1`); anything else would end up in an endpoint's host. */
+const REGION = /^[a-z0-9][a-z0-9-]{0,62}$/;
 
 /**
  * @example loadConfig({ CATALOGUE_BUCKET: 'b', KEYS_TABLE: 'k', COUNTERS_TABLE: 'c', CURSOR_SECRET: 'x'.repeat(32) })
@@ -76,9 +98,16 @@ export function loadConfig(env: Env = process.env): ConfigOutcome {
     }
     return value;
   };
-  const endpoint = (name: string): string | undefined => {
-    const value = optional(name);
-    if (value !== undefined && !URL.canParse(value)) problems.push(`${name} is not a URL`);
+  const endpoint = (service: AwsService): string | undefined => {
+    const setting = endpointSetting(service, env);
+    if (setting && !URL.canParse(setting.value)) problems.push(`${setting.name} is not a URL`);
+    else if (setting && !/^https?:$/.test(new URL(setting.value).protocol))
+      problems.push(`${setting.name} is not an http:// or https:// URL`);
+    return setting?.value;
+  };
+  const named = (name: string, rule: RegExp, what: string): string => {
+    const value = required(name);
+    if (value && !rule.test(value)) problems.push(`${name} is not a valid ${what}`);
     return value;
   };
 
@@ -100,13 +129,17 @@ export function loadConfig(env: Env = process.env): ConfigOutcome {
     problems.push('CURSOR_SECRET_ARN is not a Secrets Manager ARN');
   const cursorSecret = cursorSecretArn === undefined ? required('CURSOR_SECRET') : '';
   if (cursorSecret && cursorSecret.length < 32) problems.push('CURSOR_SECRET must be at least 32 characters');
+  const region = awsRegion(optional('AWS_REGION'), {});
+  if (!REGION.test(region)) problems.push('AWS_REGION is not a region name');
   const config: ProxyConfig = {
-    bucket: required('CATALOGUE_BUCKET'),
+    bucket: named('CATALOGUE_BUCKET', BUCKET_NAME, 'S3 bucket name'),
     prefix: prefix === '' || prefix.endsWith('/') ? prefix : `${prefix}/`,
-    s3Endpoint: endpoint('S3_ENDPOINT'),
-    keysTable: required('KEYS_TABLE'),
-    countersTable: required('COUNTERS_TABLE'),
-    dynamodbEndpoint: endpoint('DYNAMODB_ENDPOINT'),
+    s3Endpoint: endpoint('s3'),
+    keysTable: named('KEYS_TABLE', TABLE_NAME, 'DynamoDB table name'),
+    countersTable: named('COUNTERS_TABLE', TABLE_NAME, 'DynamoDB table name'),
+    dynamodbEndpoint: endpoint('dynamodb'),
+    secretsManagerEndpoint: cursorSecretArn === undefined ? undefined : endpoint('secretsmanager'),
+    region,
     cursorSecret,
     cursorSecretArn,
     cursorSecretMaxAgeMs: integer('CURSOR_SECRET_MAX_AGE_MS', 300_000, 1_000, 86_400_000),

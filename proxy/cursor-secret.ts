@@ -1,19 +1,26 @@
 /**
  * The cursor secret, read from Secrets Manager instead of the function's configuration (where anyone with
  * `lambda:GetFunctionConfiguration` could read it). Wiring only: the core still gets a complete
- * configuration; this builds it once the secret is known, and stands in with `503 configuration_error`
- * (after 405 and 401, as the core orders them) while it is not.
+ * configuration; this builds it once the secret is known.
  *
- * - Cold start: the first request waits for one GetSecretValue round trip (shared by concurrent requests).
- * - Failure: answered with `503 configuration_error`, never a crash; the read is tried again by a later
- *   request, at most once per `retryAfterMs`, so an outage does not turn every request into an API call.
- * - Rotation: the secret is read again once it is `maxAgeMs` old, in the background (requests keep being
- *   served with the one held); a new value builds a new handler. A failed re-read keeps the held secret.
+ * Right under Lambda's life cycle (the runtime freezes the process between invocations, so nothing may wait
+ * for a timer or a background read to run in between):
+ * - Cold start: the first request starts the one GetSecretValue (shared by concurrent requests). A request
+ *   that needs the secret (a list page, a cursor) waits for it, while the dependency calls it will make
+ *   anyway are started beside it (`prefetch`); one that needs none (405, 401, 400, 404, OPTIONS without a
+ *   cursor, a detail) is answered at once, and the read goes on until the invocation ends.
+ * - Rotation: once the held secret is `maxAgeMs` old, the next request starts the re-read and is answered
+ *   with the held secret; the invocation does not end before the re-read has settled (`settle`, which the
+ *   Lambda adapter awaits after the answer is sent), bounded by the read's deadline. A new value builds a new
+ *   handler; a failed re-read keeps the held secret.
+ * - Failure: requests that need the secret are answered `503 configuration_error` (after 405 and 401, as
+ *   the core orders them), never a crash; the read is tried again by a later request, at most once per
+ *   `retryAfterMs`, so an outage does not turn every request into an API call.
  */
-import { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
-import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import type { CredentialSource } from '../aws/signed.js';
+import { AwsCallError, SignedClient } from '../aws/signed.js';
 import { callWithDeadline } from './core/deadline.js';
-import type { ProxyHandler } from './core/types.js';
+import type { ProxyHandler, ProxyRequest } from './core/types.js';
 
 /** The shortest cursor key the proxy accepts (as `CURSOR_SECRET`). */
 export const MIN_SECRET_LENGTH = 32;
@@ -25,6 +32,15 @@ export interface SecretProxyOptions {
   build: (secret: string) => ProxyHandler;
   /** The proxy while the secret is unknown: answers 503 configuration_error (after 405 and 401). */
   unavailable: (problem: string) => ProxyHandler;
+  /**
+   * Whether a request's answer depends on the cursor secret (it makes or checks a cursor).
+   * @default every request does
+   */
+  needsSecret?: (request: ProxyRequest) => boolean;
+  /** Builds the proxy that answers requests needing no secret while none is held (released once one is). */
+  withoutSecret?: () => ProxyHandler;
+  /** Starts the calls a request waiting for the secret will make next (its key lookup, the pointer). */
+  prefetch?: (request: ProxyRequest) => void;
   /** Age after which the secret is read again (the rotation bound). */
   maxAgeMs: number;
   /** After a failed read, requests wait at least this long before trying again. @default 1000 */
@@ -42,7 +58,7 @@ interface Held {
 }
 
 /**
- * A proxy whose cursor secret comes from `fetchSecret`.
+ * A proxy whose cursor secret comes from `fetchSecret`; its `settle()` resolves once no read is in flight.
  * @example
  * const handle = createSecretProxy({ fetchSecret: secretReader(arn, { timeoutMs: 2000 }),
  *   build: (secret) => createHandler({ ...deps, config: withSecret(secret) }),
@@ -52,10 +68,12 @@ interface Held {
 export function createSecretProxy(options: SecretProxyOptions): ProxyHandler {
   const now = options.now ?? Date.now;
   const retryAfterMs = options.retryAfterMs ?? 1_000;
+  const needsSecret = options.needsSecret ?? (() => true);
   let held: Held | undefined;
   let flight: Promise<void> | undefined;
   let failedAt: number | undefined;
   let unavailable: { problem: string; handler: ProxyHandler } | undefined;
+  let withoutSecret: ProxyHandler | undefined;
 
   const refresh = async () => {
     const startedAt = now();
@@ -68,6 +86,7 @@ export function createSecretProxy(options: SecretProxyOptions): ProxyHandler {
           ? { ...held, readAt: startedAt }
           : { secret, handler: options.build(secret), readAt: startedAt };
       failedAt = undefined;
+      withoutSecret = undefined;
     } catch (error) {
       failedAt = now();
       const problem = `cursor secret could not be read: ${(error as Error)?.message ?? String(error)}`;
@@ -82,58 +101,100 @@ export function createSecretProxy(options: SecretProxyOptions): ProxyHandler {
     }
   };
 
-  return async (request) => {
+  const handle: ProxyHandler = async (request) => {
     const at = now();
     const due = !held || at - held.readAt >= options.maxAgeMs;
     const mayTry = failedAt === undefined || at - failedAt >= retryAfterMs;
     if (due && mayTry && !flight) flight = refresh();
-    // A held secret keeps serving while a newer one is read.
+    // A held secret keeps serving while a newer one is read (settle() waits for that read).
     if (held) return held.handler(request);
-    if (flight) await flight;
+    if (options.withoutSecret && !needsSecret(request)) {
+      withoutSecret ??= options.withoutSecret();
+      return withoutSecret(request);
+    }
+    if (flight) {
+      options.prefetch?.(request);
+      await flight;
+    }
     if (held) return (held as Held).handler(request);
-    return (unavailable as { handler: ProxyHandler }).handler(request);
+    if (!unavailable) {
+      // Not read yet, and not to be tried again yet: no reason is known but that.
+      const problem = 'cursor secret could not be read yet';
+      unavailable = { problem, handler: options.unavailable(problem) };
+    }
+    return unavailable.handler(request);
   };
+  handle.settle = () => flight ?? Promise.resolve();
+  return handle;
 }
 
 export interface ReadSecretOptions {
-  /** Bound on one GetSecretValue call (the SDK retries once within it). */
+  /** Bound on one GetSecretValue call (a throttled or transient answer is sent once more within it). */
   timeoutMs: number;
-  /** Secrets Manager endpoint (tests); AWS when absent. */
+  /** Secrets Manager endpoint (tests, local stand-ins); AWS's regional one when absent. */
   endpoint?: string | undefined;
+  /** The region of the endpoint; the ARN's own region when absent. */
   region?: string | undefined;
+  /** How the call is signed: the environment's credentials on Lambda, fixed ones for a loopback endpoint. */
+  credentials?: CredentialSource;
 }
 
+/** Fixed credentials for a loopback stand-in without a `credentials` option (it checks no signature). */
+const STAND_IN_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
+
 /**
- * A reader of a secret's string value through Powertools' parameters utility: each call is one
- * GetSecretValue (`forceFetch`), since {@link createSecretProxy} holds the value and bounds its age itself
- * (single flight, stale while re-reading, the last good value kept on failure, which Powertools' own
- * `maxAge` cache does not do).
+ * A reader of a secret's string value: each call is one GetSecretValue, a lean signed request (aws/signed.ts),
+ * since {@link createSecretProxy} holds the value and bounds its age itself (single flight, stale while
+ * re-reading, the last good value kept on failure).
  * @example const read = secretReader('arn:aws:secretsmanager:eu-west-1:123456789012:secret:cursor-AbCdEf', { timeoutMs: 2000 });
  * const secret = await read();
  */
 export function secretReader(arn: string, options: ReadSecretOptions): () => Promise<string> {
-  const client = new SecretsManagerClient({
-    region: options.region ?? process.env.AWS_REGION ?? 'us-east-1',
-    maxAttempts: 2,
-    requestHandler: {
-      connectionTimeout: options.timeoutMs,
-      requestTimeout: options.timeoutMs,
-      throwOnRequestTimeout: true,
-    },
-    ...(options.endpoint
-      ? {
-          endpoint: options.endpoint,
-          ...(process.env.AWS_ACCESS_KEY_ID
-            ? {}
-            : { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }),
-        }
-      : {}),
+  const region = options.region ?? arn.split(':')[3] ?? 'us-east-1';
+  const client = new SignedClient({
+    origin: options.endpoint ?? `https://secretsmanager.${region}.amazonaws.com`,
+    service: 'secretsmanager',
+    region,
+    credentials: options.credentials ?? (() => STAND_IN_CREDENTIALS),
+    connections: 1,
   });
-  const provider = new SecretsProvider({ awsSdkV3Client: client });
+  const body = JSON.stringify({ SecretId: arn });
   return () =>
-    callWithDeadline('configuration', options.timeoutMs, async () => {
-      const value = await provider.get(arn, { forceFetch: true });
+    callWithDeadline('configuration', options.timeoutMs, async (signal) => {
+      const response = await client.request({
+        method: 'POST',
+        path: '/',
+        headers: {
+          'content-type': 'application/x-amz-json-1.1',
+          'x-amz-target': 'secretsmanager.GetSecretValue',
+        },
+        body,
+        signal,
+        retryOnReset: true,
+        errorCode: ({ status, body: answer }) => (status === 200 ? undefined : errorCodeOf(answer, status)),
+      });
+      if (response.status !== 200) {
+        const code = errorCodeOf(response.body, response.status);
+        throw new AwsCallError(code, `GetSecretValue failed (${code})`, response.status);
+      }
+      let value: unknown;
+      try {
+        value = (JSON.parse(response.body.toString('utf8')) as { SecretString?: unknown }).SecretString;
+      } catch {
+        throw new Error('GetSecretValue answered something other than JSON');
+      }
       if (typeof value !== 'string') throw new Error('the secret has no string value');
       return value;
     });
+}
+
+/** The error code of a Secrets Manager answer (`__type`, as DynamoDB's JSON protocol), else its status. */
+function errorCodeOf(body: Buffer, status: number): string {
+  try {
+    const type = (JSON.parse(body.toString('utf8')) as { __type?: unknown }).__type;
+    if (typeof type === 'string' && type !== '') return type.split('#').pop()!;
+  } catch {
+    // Not JSON: named after the status.
+  }
+  return `HTTP ${status}`;
 }

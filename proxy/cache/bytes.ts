@@ -50,6 +50,27 @@ interface Entry {
 const LARGEST_SHARE = 0.25;
 
 /**
+ * `bytes`, or a copy of exactly its length when it is a view into a larger allocation: zlib's sync output is
+ * a slice of a 64 KiB chunk, small buffers are slices of Node's shared pool, and a cached view keeps all of
+ * its allocation alive while it weighs only its own length (a 135-byte br answer held 64 KiB: under a flood
+ * of distinct URLs the process grew far past the cache's bound, bench section 10).
+ */
+function exactBytes(bytes: Buffer): Buffer {
+  if (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength) return bytes;
+  const copy = Buffer.allocUnsafeSlow(bytes.byteLength);
+  bytes.copy(copy);
+  return copy;
+}
+
+/** What the cache keeps of a value: its bytes (a Buffer, or a composed answer's `body`) owned exactly. */
+function ownBytes(value: unknown): unknown {
+  if (Buffer.isBuffer(value)) return exactBytes(value);
+  const body = (value as { body?: unknown } | null)?.body;
+  if (Buffer.isBuffer(body)) (value as { body: Buffer }).body = exactBytes(body);
+  return value;
+}
+
+/**
  * @example
  * const cache = new ByteCache({ maxBytes: 64 * 2 ** 20 });
  * const bytes = await cache.getOrLoad(cacheKey.range(objectId, [0, 4096]), async () => {
@@ -97,7 +118,7 @@ export class ByteCache {
 
   /** Keep `value` under `key`, weighing `weight` bytes (values over a quarter of the cache are not kept). */
   set(cacheKey: string, value: unknown, weight: number): void {
-    this.#lru?.set(cacheKey, { value, weight });
+    if (this.#lru) this.#lru.set(cacheKey, { value: ownBytes(value), weight });
   }
 
   /**
@@ -134,19 +155,32 @@ export class ByteCache {
   }
 }
 
-/** Share of the Lambda's memory the byte cache may use by default; the rest is Node, buffers and headroom. */
+/** Share of the Lambda's memory the byte cache may use by default. */
 const LAMBDA_MEMORY_SHARE = 0.25;
+/**
+ * What the process needs besides the byte cache's weight: Node.js and the code (~60 MB), the young
+ * generation that Lambda's heap flags let grow to 64 MB under load, the key cache and parse memo, requests in
+ * flight, what the cache's entries weigh beyond their bytes, and malloc's fragmentation. Measured under a
+ * flood of 20,000 distinct URLs with the heap flags of a 512 MB function (bench section 10): the process
+ * peaked at the cache + 188–192 MB (220 MB with a 32 MB cache, 320 MB with 128 MB).
+ */
+export const PROCESS_BESIDES_CACHE_MB = 192;
+/** Kept free on top of that: a longer flood, other data. */
+const HEADROOM_MB = 32;
 /** Default outside Lambda (`npm start`, tests). */
 const DEFAULT_MAX_MB = 64;
 
 /**
- * The byte cache's default size in bytes (`BYTE_CACHE_MB`, read by loadConfig, overrides it): a quarter of
- * the Lambda's memory (`AWS_LAMBDA_FUNCTION_MEMORY_SIZE`, e.g. 128 MB of a 512 MB function), else 64 MB.
+ * The byte cache's default size in bytes (`BYTE_CACHE_MB`, read by loadConfig, overrides it). On Lambda
+ * (`AWS_LAMBDA_FUNCTION_MEMORY_SIZE`): a quarter of the function's memory, but never more than what the
+ * memory leaves once the process's own 192 MB and 32 MB of headroom are set aside — 128 MB of a 512 MB
+ * function (which then peaks at ~320 MB), 32 MB at 256 MB, none at 128 MB. Elsewhere 64 MB.
  * @example defaultByteCacheBytes({ AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '512' }) // → 134217728
  */
 export function defaultByteCacheBytes(env: Record<string, string | undefined>): number {
   const lambdaMb = Number(env.AWS_LAMBDA_FUNCTION_MEMORY_SIZE);
-  const mb =
-    Number.isFinite(lambdaMb) && lambdaMb > 0 ? Math.floor(lambdaMb * LAMBDA_MEMORY_SHARE) : DEFAULT_MAX_MB;
-  return mb * 2 ** 20;
+  if (!(Number.isFinite(lambdaMb) && lambdaMb > 0)) return DEFAULT_MAX_MB * 2 ** 20;
+  const share = Math.floor(lambdaMb * LAMBDA_MEMORY_SHARE);
+  const room = Math.floor(lambdaMb - PROCESS_BESIDES_CACHE_MB - HEADROOM_MB);
+  return Math.max(0, Math.min(share, room)) * 2 ** 20;
 }

@@ -190,7 +190,7 @@ export function createHandler(deps: ProxyDependencies): ProxyHandler {
   }
 
   return async (request) => {
-    const started = performance.now();
+    const started = request.receivedAt ?? performance.now();
     const requestId = deps.requestId();
     const trace: Trace = { route: 'unknown', keyId: null, error: undefined };
     let response: ProxyResponse;

@@ -14,6 +14,11 @@ export interface ProxyRequest {
   query: string;
   /** Header values by lower-case name. `authorization` is the consumer's (adapters resolve proxies). */
   headers: Readonly<Record<string, string | undefined>>;
+  /**
+   * `performance.now()` when the request arrived, set by an adapter: the log line's latency then counts every
+   * wait before the core (the cursor secret's read at a cold start among them).
+   */
+  receivedAt?: number;
 }
 
 export interface ProxyResponse {
@@ -24,7 +29,15 @@ export interface ProxyResponse {
   body: Buffer | undefined;
 }
 
-export type ProxyHandler = (request: ProxyRequest) => Promise<ProxyResponse>;
+export interface ProxyHandler {
+  (request: ProxyRequest): Promise<ProxyResponse>;
+  /**
+   * Settles once work that requests began and that must end within an invocation has ended (a due re-read
+   * of the cursor secret): the Lambda adapter waits for it after the answer is sent, before the runtime may
+   * freeze the process. Never rejects.
+   */
+  settle?: () => Promise<void>;
+}
 
 /** One structured log line per request; never the key or the Authorization header. */
 export interface RequestLogLine {

@@ -1,39 +1,48 @@
 /** Key records in DynamoDB: one GetItem by `sha256(key)` per uncached lookup. */
-import { type DynamoDBClient, GetItemCommand, type GetItemCommandOutput } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DependencyError } from '../../store/errors.js';
+import { type CounterTransport, type Item, SdkCounterTransport } from '../quota/dynamo-transport.js';
 import { KEYS_SCHEMA, keyRecordFromItem } from '../tables.js';
 import type { KeyRecord, KeyStore } from './interface.js';
 
-export interface DynamoKeyStoreOptions {
-  client: DynamoDBClient;
+export type DynamoKeyStoreOptions = {
   /** The keys table (schema in tables.ts). */
   table: string;
-}
+} & (
+  | {
+      /** An SDK client: the same as `transport: new SdkCounterTransport(client)`. */
+      client: DynamoDBClient;
+    }
+  | {
+      /** How GetItem reaches DynamoDB: lean signed requests (LeanCounterTransport, as on Lambda) or the SDK. */
+      transport: Pick<CounterTransport, 'getItem'>;
+    }
+);
 
 /**
  * Looks keys up by hash. Eventually consistent reads are enough: the cache in front already delays
  * revocation by its TTL, and DynamoDB replicas converge well within it.
  * @example
  * const keys = new DynamoKeyStore({ client: dynamoClient({ endpoint }), table: 'catalogue-keys' });
+ * const lean = new DynamoKeyStore({ transport: new LeanCounterTransport({ region, credentials }), table: 'catalogue-keys' });
  * const record = await keys.lookup(hashApiKey(presentedKey), { signal: AbortSignal.timeout(1000) });
  */
 export class DynamoKeyStore implements KeyStore {
-  readonly #client: DynamoDBClient;
+  readonly #transport: Pick<CounterTransport, 'getItem'>;
   readonly #table: string;
 
   constructor(options: DynamoKeyStoreOptions) {
-    this.#client = options.client;
+    this.#transport = 'transport' in options ? options.transport : new SdkCounterTransport(options.client);
     this.#table = options.table;
   }
 
   async lookup(keyHash: string, options: { signal?: AbortSignal } = {}): Promise<KeyRecord | undefined> {
-    let item: GetItemCommandOutput['Item'];
+    let item: Item | undefined;
     try {
-      const response = await this.#client.send(
-        new GetItemCommand({ TableName: this.#table, Key: { [KEYS_SCHEMA.partitionKey]: { S: keyHash } } }),
-        { abortSignal: options.signal },
+      item = await this.#transport.getItem(
+        { TableName: this.#table, Key: { [KEYS_SCHEMA.partitionKey]: { S: keyHash } } },
+        options.signal,
       );
-      item = response.Item;
     } catch (error) {
       const name = (error as { name?: string }).name ?? 'error';
       throw new DependencyError('keys', `key lookup failed (${name})`, { cause: error });

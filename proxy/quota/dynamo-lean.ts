@@ -1,18 +1,17 @@
 /**
- * The meter's DynamoDB calls as lean signed requests (aws/signed.ts): DynamoDB's JSON protocol takes the
- * SDK's input shape as it is (AttributeValue maps are JSON already), so a call is one JSON.stringify, one
- * signature, one POST and one JSON.parse.
+ * DynamoDB calls as lean signed requests (aws/signed.ts), for the meter and the key lookups: DynamoDB's JSON
+ * protocol takes the SDK's input shape as it is (AttributeValue maps are JSON already), so a call is one
+ * JSON.stringify, one signature, one POST and one JSON.parse.
  */
 import type { GetItemCommandInput, UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
-import type { AwsCredentialIdentityProvider } from '@smithy/types';
-import { AwsCallError, SignedClient, type SignedResponse } from '../../aws/signed.js';
+import { AwsCallError, type CredentialSource, SignedClient, type SignedResponse } from '../../aws/signed.js';
 import type { CounterTransport, Item, UpdateOutcome } from './dynamo-transport.js';
 
 export interface LeanCounterTransportOptions {
   /** A DynamoDB-compatible endpoint such as dynalite; AWS when absent. */
   endpoint?: string | undefined;
   region: string;
-  credentials: AwsCredentialIdentityProvider;
+  credentials: CredentialSource;
   /** Connections kept open to DynamoDB (default 50). */
   connections?: number;
 }
@@ -47,7 +46,7 @@ const callErrorCode = ({ status, body }: SignedResponse) =>
 
 /**
  * @example
- * const transport = new LeanCounterTransport({ region: 'eu-west-1', credentials: credentialProvider(undefined) });
+ * const transport = new LeanCounterTransport({ region: 'eu-west-1', credentials: () => environmentCredentials()! });
  * const meter = new DynamoQuotaMeter({ transport, table: 'catalogue-counters' });
  */
 export class LeanCounterTransport implements CounterTransport {

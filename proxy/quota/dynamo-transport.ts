@@ -1,15 +1,13 @@
 /**
- * How the quota meter reaches DynamoDB: two calls, one answer shape, two implementations — the SDK client
- * (here) and lean signed requests (dynamo-lean.ts). The meter's logic (dynamo.ts) is written once against
- * this interface, so both transports meter exactly alike.
+ * How the quota meter and the key store reach DynamoDB: two calls, one answer shape, two implementations —
+ * the SDK client (here) and lean signed requests (dynamo-lean.ts). The meter's logic (dynamo.ts) and the key
+ * lookups (keys/dynamo.ts) are written once against this interface, so both transports answer alike.
  */
-import {
-  type AttributeValue,
-  type DynamoDBClient,
-  GetItemCommand,
-  type GetItemCommandInput,
-  UpdateItemCommand,
-  type UpdateItemCommandInput,
+import type {
+  AttributeValue,
+  DynamoDBClient,
+  GetItemCommandInput,
+  UpdateItemCommandInput,
 } from '@aws-sdk/client-dynamodb';
 
 export type Item = Record<string, AttributeValue>;
@@ -28,6 +26,13 @@ export interface CounterTransport {
 }
 
 /**
+ * The SDK's command classes, loaded on the first SDK call. The Lambda function meters and looks keys up
+ * through the lean transport, and its bundle leaves `@aws-sdk/*` out (infra/proxy-function.ts): the
+ * meter's and key store's `client` option, which builds this transport, must not pull the SDK in with it.
+ */
+const commands = () => import('@aws-sdk/client-dynamodb');
+
+/**
  * The SDK client as a transport.
  * @example new DynamoQuotaMeter({ transport: new SdkCounterTransport(dynamoClient()), table: 'counters' })
  */
@@ -39,6 +44,7 @@ export class SdkCounterTransport implements CounterTransport {
   }
 
   async updateItem(input: UpdateItemCommandInput, signal?: AbortSignal): Promise<UpdateOutcome> {
+    const { UpdateItemCommand } = await commands();
     try {
       const response = await this.#client.send(new UpdateItemCommand(input), { abortSignal: signal });
       return { ok: true, attributes: response.Attributes ?? {} };
@@ -50,6 +56,7 @@ export class SdkCounterTransport implements CounterTransport {
   }
 
   async getItem(input: GetItemCommandInput, signal?: AbortSignal): Promise<Item | undefined> {
+    const { GetItemCommand } = await commands();
     const response = await this.#client.send(new GetItemCommand(input), { abortSignal: signal });
     return response.Item;
   }

@@ -2,8 +2,7 @@
  * The proxy's object reads as lean signed GETs (aws/signed.ts) instead of the SDK's GetObject: same
  * answers, same faults, a fraction of the CPU. Read-only; the builder keeps the SDK store (s3.ts).
  */
-import type { AwsCredentialIdentityProvider } from '@smithy/types';
-import { AwsCallError, SignedClient, type SignedResponse } from '../../aws/signed.js';
+import { AwsCallError, type CredentialSource, SignedClient, type SignedResponse } from '../../aws/signed.js';
 import { DependencyError } from '../errors.js';
 import type { GetOptions, GetOutcome, ObjectStore } from './interface.js';
 import { checkRange } from './range.js';
@@ -13,7 +12,7 @@ export interface LeanS3ObjectStoreOptions {
   /** An S3-compatible endpoint such as s3rver (path-style addressing); AWS when absent. */
   endpoint?: string | undefined;
   region: string;
-  credentials: AwsCredentialIdentityProvider;
+  credentials: CredentialSource;
   /** Connections kept open to S3 (default 50). */
   connections?: number;
 }
@@ -68,7 +67,7 @@ function getErrorCode({ status, body }: SignedResponse): string | undefined {
  * anything else (403 included) → DependencyError naming the status and S3's error code.
  * @example
  * const store = new LeanS3ObjectStore({ bucket: 'catalogue', region: 'eu-west-1',
- *   credentials: credentialProvider(undefined) });
+ *   credentials: () => environmentCredentials()! });
  * const page = await store.get('v1/o/abc', { range: [0, 4096], signal: AbortSignal.timeout(1000) });
  */
 export class LeanS3ObjectStore implements ObjectStore {
@@ -83,7 +82,6 @@ export class LeanS3ObjectStore implements ObjectStore {
       service: 's3',
       region: options.region,
       credentials: options.credentials,
-      uriEscapePath: false,
       ...(options.connections === undefined ? {} : { connections: options.connections }),
     });
   }

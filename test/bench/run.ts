@@ -14,6 +14,7 @@ import { killAll } from './children.js';
 import { benchCoding } from './coding.js';
 import { benchCore, type Shared } from './core.js';
 import { benchPeer, type Stack, startStack } from './e2e.js';
+import { benchFunction } from './function.js';
 import { closeClient } from './http.js';
 import { benchLatency } from './latency.js';
 import { benchLean } from './lean.js';
@@ -35,6 +36,7 @@ const TITLES: Record<Section, string> = {
   7: '7. Scale: cold start, pointer and shards, a 100,000-module catalogue',
   8: '8. Hot calls: AWS SDK vs lean signed requests',
   9: '9. Latency as on AWS (injected service latencies)',
+  10: '10. The Lambda function: asset size, import, cold start, CPU per warm request, memory under a flood',
 };
 
 async function main(): Promise<number> {
@@ -104,6 +106,7 @@ async function main(): Promise<number> {
   await attempt(6, () => benchCoding(settings, snapshotDir));
   // Reuses section 1's build of the bench catalogue when it is there.
   await attempt(7, () => benchScale(settings, join(WORK, 'build')));
+  await attempt(10, () => benchFunction(settings, snapshot, snapshotDir));
   closeClient();
 
   const seconds = (performance.now() - started) / 1000;

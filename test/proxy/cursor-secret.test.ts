@@ -1,6 +1,6 @@
 /**
- * The cursor secret from Secrets Manager (proxy/cursor-secret.ts): read at cold start through Powertools'
- * parameters utility against a local server speaking the Secrets Manager protocol, 503
+ * The cursor secret from Secrets Manager (proxy/cursor-secret.ts): read at cold start with a lean signed
+ * GetSecretValue against a local server speaking the Secrets Manager protocol, 503
  * configuration_error (after 405 and 401) while it cannot be read, retried by a later request, re-read when
  * it is older than its bound, and never in the configuration.
  */
@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProxy } from '../../proxy/app.js';
 import { loadConfig } from '../../proxy/config.js';
-import type { ProxyHandler, ProxyRequest, ProxyResponse } from '../../proxy/core/types.js';
+import type { ProxyHandler, ProxyRequest, ProxyResponse, RequestLogLine } from '../../proxy/core/types.js';
 import { createSecretProxy, secretReader } from '../../proxy/cursor-secret.js';
 import { MemoryKeyStore } from '../../proxy/keys/memory.js';
 import { MemoryQuotaMeter } from '../../proxy/quota/memory.js';
@@ -177,7 +177,7 @@ describe('createSecretProxy', () => {
   });
 });
 
-describe('secretReader (Powertools) against a local Secrets Manager', () => {
+describe('secretReader (a lean signed GetSecretValue) against a local Secrets Manager', () => {
   let server: Server;
   let endpoint: string;
   const seen: { target: string | undefined; secretId: string }[] = [];
@@ -240,5 +240,152 @@ describe('secretReader (Powertools) against a local Secrets Manager', () => {
     });
 
     await expect(read()).rejects.toMatchObject({ name: 'DependencyError', dependency: 'configuration' });
+  });
+});
+
+describe('right under Lambda’s life cycle (the process is frozen between invocations)', () => {
+  /** The real wiring with the secret named by ARN, with what the wiring does recorded. */
+  function recorded(fetchCursorSecret: () => Promise<string>) {
+    const clock = { ms: Date.parse('2026-11-23T10:00:00Z') };
+    const keys = new MemoryKeyStore();
+    keys.add(KEYS.main, { limits: { minute: 1e9, month: 1e9 } });
+    const events: string[] = [];
+    const lines: RequestLogLine[] = [];
+    const config = loadConfig({
+      CATALOGUE_BUCKET: 'b',
+      CATALOGUE_PREFIX: PREFIX,
+      KEYS_TABLE: 'k',
+      COUNTERS_TABLE: 'c',
+      CURSOR_SECRET_ARN: ARN,
+      CURSOR_SECRET_MAX_AGE_MS: '60000',
+    });
+    const handle = createProxy(config, {
+      objects: {
+        get: (key, options) => {
+          events.push(`read ${key.endsWith('current.json') ? 'pointer' : 'object'}`);
+          return objects.get(key, options);
+        },
+      },
+      keys: {
+        lookup: (hash) => {
+          events.push('key lookup');
+          return keys.lookup(hash);
+        },
+      },
+      quota: new MemoryQuotaMeter(),
+      log: (line) => lines.push(line),
+      now: () => new Date(clock.ms),
+      fetchCursorSecret: async () => {
+        events.push('secret read');
+        return fetchCursorSecret();
+      },
+    });
+    return { handle, clock, events, lines };
+  }
+  const later = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  it('answers what needs no cursor secret while it cannot be read: OPTIONS, details, 400 and 404', async () => {
+    const { handle } = recorded(async () => {
+      throw new DependencyError('configuration', 'Secrets Manager unreachable');
+    });
+
+    const list = await handle(get('/v1/modules', 'limit=2'));
+    const options = await handle({ ...get('/v1/modules'), method: 'OPTIONS' });
+    const detail = await handle(get('/v1/modules/101'));
+    const invalid = await handle(get('/v1/modules', 'limit=abc'));
+    const unknownRoute = await handle(get('/v1/nope'));
+    const optionsWithCursor = await handle({ ...get('/v1/modules', 'cursor=abc'), method: 'OPTIONS' });
+
+    expect([list.status, codeOf(list)]).toEqual([503, 'configuration_error']);
+    expect([options.status, detail.status, invalid.status, unknownRoute.status]).toEqual([
+      204, 200, 400, 404,
+    ]);
+    // A cursor can only be checked with the secret.
+    expect([optionsWithCursor.status, codeOf(optionsWithCursor)]).toEqual([503, 'configuration_error']);
+  });
+
+  it('starts the first request’s key lookup and pointer read while the secret is read, in today’s precedence', async () => {
+    let release: (secret: string) => void = () => {};
+    const { handle, events } = recorded(() => new Promise<string>((resolve) => (release = resolve)));
+
+    const answer = handle(get('/v1/modules', 'limit=2'));
+    await later(20);
+    const startedBeforeTheSecret = [...events];
+    release(SECRET_A);
+
+    expect((await answer).status).toBe(200);
+    expect(startedBeforeTheSecret).toEqual(['secret read', 'read pointer', 'key lookup']);
+    // The pointer read begun early is the catalogue's: it is not read twice.
+    expect(events.filter((event) => event === 'read pointer')).toHaveLength(1);
+  });
+
+  it('with the secret unreadable and the key unknown, a list is still 503 configuration_error (before 401)', async () => {
+    const { handle } = recorded(async () => {
+      throw new DependencyError('configuration', 'Secrets Manager unreachable');
+    });
+
+    const answer = await handle(get('/v1/modules', '', { authorization: `Bearer ${KEYS.unknown}` }));
+
+    expect([answer.status, codeOf(answer)]).toEqual([503, 'configuration_error']);
+  });
+
+  it('logs a latency that includes the wait for the secret', async () => {
+    const { handle, lines } = recorded(async () => {
+      await later(60);
+      return SECRET_A;
+    });
+
+    await handle({ ...get('/v1/modules', 'limit=2'), receivedAt: performance.now() });
+
+    expect(lines).toHaveLength(1);
+    expect(lines[0]!.latency_ms).toBeGreaterThanOrEqual(55);
+  });
+
+  it('re-reads a due secret within the invocation: settle() waits for the read, the answer does not', async () => {
+    let reads = 0;
+    let release: (secret: string) => void = () => {};
+    const { handle, clock } = recorded(() => {
+      reads++;
+      return reads === 1 ? Promise.resolve(SECRET_A) : new Promise<string>((resolve) => (release = resolve));
+    });
+    await handle(get('/v1/tags'));
+    await handle.settle?.();
+
+    clock.ms += 60_000;
+    const due = await handle(get('/v1/tags'));
+    let settled = false;
+    const settling = handle.settle!().then(() => {
+      settled = true;
+    });
+    await later(20);
+    const settledBeforeTheRead = settled;
+    release(SECRET_B);
+    await settling;
+
+    expect(due.status).toBe(200);
+    expect(settledBeforeTheRead).toBe(false);
+    expect(settled).toBe(true);
+    expect(reads).toBe(2);
+  });
+
+  it('after a rotation, first pages carry cursors of the new secret (no answer composed with the old one)', async () => {
+    let secret = SECRET_A;
+    const { handle, clock } = recorded(async () => secret);
+    const before = await handle(get('/v1/modules', 'limit=2'));
+
+    secret = SECRET_B;
+    clock.ms += 60_000;
+    await handle(get('/v1/tags'));
+    await handle.settle?.();
+    const after = await handle(get('/v1/modules', 'limit=2'));
+    const next = await handle(
+      get('/v1/modules', `limit=2&cursor=${JSON.parse(after.body!.toString()).page.next_cursor}`),
+    );
+
+    expect(before.status).toBe(200);
+    expect(JSON.parse(after.body!.toString()).page.next_cursor).not.toBe(
+      JSON.parse(before.body!.toString()).page.next_cursor,
+    );
+    expect(next.status).toBe(200);
   });
 });

@@ -7,6 +7,7 @@ import {
   localRuntime,
   type ResponsePrelude,
   requestFromEvent,
+  UnsupportedEventError,
 } from '../../../proxy/adapters/lambda.js';
 import type { ProxyHandler } from '../../../proxy/core/types.js';
 import { loadResponseValidator } from '../../helpers/openapi.js';
@@ -223,5 +224,85 @@ describe('Lambda adapter', () => {
     });
     expect(prelude.statusCode).toBe(status);
     if (code) expect(JSON.parse(body.toString()).error.code).toBe(code);
+  });
+});
+
+describe('Lambda adapter: events and the life cycle', () => {
+  /** Run `fn` with stdout captured (the adapter's own log lines go there); what was written. */
+  async function capturingStdout(fn: () => Promise<unknown>): Promise<{ written: string; error: unknown }> {
+    const original = process.stdout.write.bind(process.stdout);
+    let written = '';
+    process.stdout.write = ((chunk: string | Uint8Array) => {
+      written += String(chunk);
+      return true;
+    }) as typeof process.stdout.write;
+    let error: unknown;
+    try {
+      await fn();
+    } catch (caught) {
+      error = caught;
+    } finally {
+      process.stdout.write = original;
+    }
+    return { written, error };
+  }
+
+  it.each([
+    ['a console test event', { key1: 'value1', key2: 'value2', key3: 'value3' }],
+    ['a schedule', { version: '0', source: 'aws.events', 'detail-type': 'Scheduled Event', detail: {} }],
+    ['an API Gateway v1 payload', { httpMethod: 'GET', path: '/v1/tags', headers: {}, requestContext: {} }],
+    ['nothing', null],
+  ])('%s: a clear UnsupportedEventError and a log line, never a TypeError', async (_, invocation) => {
+    const { stream, seen } = slowWritable(1 << 20, 0);
+    let answered = false;
+    const handler = createLambdaHandler(async (request) => {
+      answered = true;
+      return handle(request);
+    }, localRuntime);
+
+    const { written, error } = await capturingStdout(() => handler(invocation, stream));
+
+    expect(error).toBeInstanceOf(UnsupportedEventError);
+    expect((error as Error).message).toMatch(/function URL requests \(payload format 2\.0/);
+    expect(answered).toBe(false);
+    expect(seen.chunks).toHaveLength(0);
+    const lines = written
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(lines).toEqual([expect.objectContaining({ level: 'error', message: 'not a function URL event' })]);
+    expect(JSON.stringify(lines)).not.toContain('value1');
+  });
+
+  it('ends the invocation only once the work the request began has settled, after the answer is sent', async () => {
+    const order: string[] = [];
+    const inner = await fixtureHandler();
+    const withWork: ProxyHandler = async (request) => inner(request);
+    withWork.settle = async () => {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      order.push('settled');
+    };
+    const { stream, seen } = slowWritable(1 << 20, 0);
+    stream.on('finish', () => order.push('answer sent'));
+
+    await createLambdaHandler(withWork, localRuntime)(event('GET', '/v1/tags', '', {}), stream);
+    order.push('invocation over');
+
+    expect(seen.ended).toBe(true);
+    expect(order).toEqual(['answer sent', 'settled', 'invocation over']);
+  });
+
+  it('stamps the arrival time, so the core’s latency counts every wait before it', async () => {
+    const arrivals: (number | undefined)[] = [];
+    const before = performance.now();
+    const { stream } = slowWritable(1 << 20, 0);
+
+    await createLambdaHandler(async (request) => {
+      arrivals.push(request.receivedAt);
+      return handle(request);
+    }, localRuntime)(event('GET', '/v1/tags', '', {}), stream);
+
+    expect(arrivals[0]).toBeGreaterThanOrEqual(before);
+    expect(arrivals[0]).toBeLessThanOrEqual(performance.now());
   });
 });

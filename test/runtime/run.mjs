@@ -1,0 +1,53 @@
+// `npm test`'s last step: the proxy's suites — core, adapters, keys, quota, the lean clients, the proofs
+// (faults included) — once more on the Node.js release the Lambda function runs on (test/runtime/node.mjs),
+// since everything else in `npm test` runs on the machine's Node.js (20 here; the function runs 24). CATALOGUE_SKIP_RUNTIME_TESTS=1 skips it
+// (say so when you do: the function's own runtime is then untested).
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { LAMBDA_NODE, nodeBinary } from './node.mjs';
+
+/**
+ * What the function runs: the core and its adapters, the wiring, the lean clients and the secret, keys and
+ * metering (the concurrency test included), the proofs (faults with each client). Left to the first run:
+ * what never runs in the function (the key CLI, the SDK object store's listings, the publish under load,
+ * which is the builder's) and what is pure computation (the request language, HTTP representation, logs).
+ */
+const SUITES = [
+  'test/aws',
+  'test/proxy/core',
+  'test/proxy/adapters',
+  'test/proxy/app.test.ts',
+  'test/proxy/app.hot-path.test.ts',
+  'test/proxy/config.test.ts',
+  'test/proxy/cursor-secret.test.ts',
+  'test/proxy/catalogue',
+  'test/proxy/keys',
+  'test/proxy/quota',
+  'test/store/objects/s3-lean.test.ts',
+  'test/proof',
+];
+const EXCLUDE = ['**/publish-under-load.test.ts'];
+
+if (process.env.CATALOGUE_SKIP_RUNTIME_TESTS === '1') {
+  process.stderr.write(
+    `skipped: the proxy's suites on Node.js ${LAMBDA_NODE.version} (CATALOGUE_SKIP_RUNTIME_TESTS=1)\n`,
+  );
+  process.exit(0);
+}
+const node = nodeBinary(LAMBDA_NODE.version);
+const root = fileURLToPath(new URL('../../', import.meta.url));
+process.stderr.write(
+  `the proxy's suites on Node.js ${LAMBDA_NODE.version} (the Lambda runtime): ${SUITES.join(' ')}\n`,
+);
+const args = [
+  'node_modules/vitest/vitest.mjs',
+  'run',
+  ...SUITES,
+  ...EXCLUDE.flatMap((glob) => ['--exclude', glob]),
+];
+const result = spawnSync(node, args, {
+  cwd: root,
+  stdio: 'inherit',
+  env: { ...process.env, CATALOGUE_LAMBDA_RUNTIME_RUN: '1' },
+});
+process.exit(result.status ?? 1);
