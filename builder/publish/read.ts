@@ -5,6 +5,7 @@
  */
 
 import {
+  FORMAT_VERSION,
   OBJECT_ID_PATTERN,
   OBJECTS_DIR,
   objectKeyFor,
@@ -18,10 +19,11 @@ import { decodeManifest, type Manifest, manifestKey } from './manifest.js';
 /** The version a publish replaces: the pointer as read, its version files, and its manifest. */
 export interface CurrentVersion {
   pointerBytes: Buffer | undefined;
-  /** Undefined when there is no pointer, or an unreadable one. */
+  /** Undefined when there is no pointer, or an unreadable one (it may be of an older readable format). */
   pointer: Pointer | undefined;
   /** Version files by version (`json`: the pointer copy, `manifest`, `cache`: a format-1 build cache). */
   versionFiles: Map<string, Set<string>>;
+  /** The current version's manifest, when it is of the format this builder writes (else it is rebuilt). */
   manifest: Manifest | undefined;
 }
 
@@ -45,7 +47,7 @@ export async function readCurrentVersion(store: WritableObjectStore, prefix = ''
   const pointer = pointerBytes && parsePointer(pointerBytes);
   const versionFiles = await listVersionFiles(store, prefix);
   const manifest =
-    pointer && versionFiles.get(pointer.version)?.has('manifest')
+    pointer?.format === FORMAT_VERSION && versionFiles.get(pointer.version)?.has('manifest')
       ? decodeManifest(await readObject(store, manifestKey(prefix, pointer.version)), pointer.version)
       : undefined;
   return { pointerBytes, pointer: pointer || undefined, versionFiles, manifest };

@@ -4,10 +4,19 @@
  * unchanged catalogue costs one small request per interval and no parsing; concurrent requests share one
  * refresh. After a publish only the shards the new pointer names and the container does not hold yet are
  * read, when a request needs them.
+ *
+ * A pointer is taken only when its bytes are exactly what the builder writes for it (its version is the hash
+ * of its content: store/pointer.ts readPointer). When a re-check fails — the store fails or throttles
+ * (`SlowDown`), or answers bytes that are not an intact pointer (a torn overwrite, a damaged read) — the last
+ * known pointer keeps serving until it is {@link STALE_FACTOR} × `ttlMs` old (5 minutes at the default
+ * 5 s): its objects stay readable that long, since superseded versions are retained for 24 h. Past that, or
+ * with no pointer known, the failure is the store's (503 origin_unavailable); nothing is checked between
+ * requests (no timer), only at the next request that needs the pointer.
  */
 
+import { DependencyError } from '../../store/errors.js';
 import type { GetOptions, GetOutcome } from '../../store/objects/interface.js';
-import { type Pointer, parsePointer } from '../../store/pointer.js';
+import { type Pointer, readPointer } from '../../store/pointer.js';
 
 export type PointerOutcome = { ok: true; pointer: Pointer } | { ok: false; reason: string };
 
@@ -19,9 +28,15 @@ export interface PointerOptions {
   now: () => number;
 }
 
+/** How many TTLs the last known pointer serves on when re-checks fail. */
+export const STALE_FACTOR = 60;
+/** Reads of a pointer whose bytes are not intact before that is a fault (one more, as for a transient one). */
+const POINTER_READS = 2;
+
 interface Cached {
   pointer: Pointer;
   etag: string;
+  /** When the store last confirmed this pointer (a read or a 304). */
   checkedAt: number;
 }
 
@@ -42,7 +57,7 @@ export class PointerCache {
     return cached && this.options.now() - cached.checkedAt < this.options.ttlMs ? cached.pointer : undefined;
   }
 
-  /** The live pointer; rejects with the store's fault when it cannot be read. */
+  /** The live pointer; rejects with the store's fault when it cannot be read and no usable one is known. */
   current(): Promise<PointerOutcome> {
     const pointer = this.fresh();
     if (pointer) return Promise.resolve({ ok: true, pointer });
@@ -52,26 +67,50 @@ export class PointerCache {
     return this.#refresh;
   }
 
+  /** Whether the last known pointer may still serve when a re-check fails: confirmed recently enough. */
+  #usable(cached: Cached, now: number): boolean {
+    return now - cached.checkedAt < STALE_FACTOR * this.options.ttlMs;
+  }
+
   async #load(): Promise<PointerOutcome> {
-    const cached = this.#cached;
-    const result = await this.options.read(cached ? { ifNoneMatch: cached.etag } : {});
-    const checkedAt = this.options.now();
-    if (!result.ok && result.reason === 'not-modified' && cached) {
-      cached.checkedAt = checkedAt;
+    try {
+      return await this.#check();
+    } catch (error) {
+      const cached = this.#cached;
+      const now = this.options.now();
+      // The next request tries again (requests in flight share one try).
+      if (!cached || !this.#usable(cached, now)) throw error;
       return { ok: true, pointer: cached.pointer };
     }
-    if (!result.ok) {
-      this.#cached = undefined;
-      return { ok: false, reason: 'no published catalogue (the pointer object is missing)' };
+  }
+
+  async #check(): Promise<PointerOutcome> {
+    for (let read = 1; ; read++) {
+      const cached = this.#cached;
+      // A read that follows a damaged one asks for the whole object again.
+      const result = await this.options.read(cached && read === 1 ? { ifNoneMatch: cached.etag } : {});
+      const checkedAt = this.options.now();
+      if (!result.ok && result.reason === 'not-modified' && cached) {
+        cached.checkedAt = checkedAt;
+        return { ok: true, pointer: cached.pointer };
+      }
+      if (!result.ok) {
+        this.#cached = undefined;
+        return { ok: false, reason: 'no published catalogue (the pointer object is missing)' };
+      }
+      const reading = readPointer(result.body);
+      if (reading.ok) {
+        this.#cached = { pointer: reading.pointer, etag: result.etag, checkedAt };
+        return { ok: true, pointer: reading.pointer };
+      }
+      if (reading.reason === 'unsupported-format') {
+        // A builder of another release published: keep serving what we hold (its objects are retained).
+        if (cached && this.#usable(cached, checkedAt)) return { ok: true, pointer: cached.pointer };
+        return { ok: false, reason: 'the pointer object is of a format this proxy does not read' };
+      }
+      if (read >= POINTER_READS) {
+        throw new DependencyError('objects', `the pointer failed its integrity check (${read} reads)`);
+      }
     }
-    const pointer = parsePointer(result.body);
-    if (!pointer) {
-      // A store without atomic overwrites (s3rver rewrites in place) can hand out a half-written pointer
-      // during a publish: keep serving the version we hold and read the pointer again at the next request.
-      if (cached) return { ok: true, pointer: cached.pointer };
-      return { ok: false, reason: 'the pointer object is not a catalogue pointer of this format' };
-    }
-    this.#cached = { pointer, etag: result.etag, checkedAt };
-    return { ok: true, pointer };
   }
 }
