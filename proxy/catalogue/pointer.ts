@@ -10,8 +10,9 @@
  * (`SlowDown`), or answers bytes that are not an intact pointer (a torn overwrite, a damaged read) — the last
  * known pointer keeps serving until it is {@link STALE_FACTOR} × `ttlMs` old (5 minutes at the default
  * 5 s): its objects stay readable that long, since superseded versions are retained for 24 h. Past that, or
- * with no pointer known, the failure is the store's (503 origin_unavailable); nothing is checked between
- * requests (no timer), only at the next request that needs the pointer.
+ * with no pointer known, the failure is the store's (503 origin_unavailable). After a store fault the
+ * pointer is not asked for again before a TTL has passed (requests meanwhile answer at once); a damaged read
+ * is tried again by the next request. Nothing runs between requests (no timer).
  */
 
 import { DependencyError } from '../../store/errors.js';
@@ -38,6 +39,13 @@ interface Cached {
   etag: string;
   /** When the store last confirmed this pointer (a read or a 304). */
   checkedAt: number;
+  /** After a re-check the store failed (throttling, a fault): no new try before this time. */
+  retryAt: number;
+}
+
+/** The pointer read twice, and twice its bytes were not an intact pointer (a torn overwrite, damage). */
+class PointerIntegrityError extends DependencyError {
+  override name = 'PointerIntegrityError';
 }
 
 /**
@@ -54,7 +62,12 @@ export class PointerCache {
   /** The pointer when it was checked less than `ttlMs` ago; `undefined` when only `current()` can tell. */
   fresh(): Pointer | undefined {
     const cached = this.#cached;
-    return cached && this.options.now() - cached.checkedAt < this.options.ttlMs ? cached.pointer : undefined;
+    if (!cached) return undefined;
+    const now = this.options.now();
+    if (now - cached.checkedAt < this.options.ttlMs) return cached.pointer;
+    // The store failed the last re-check a moment ago: not asked again (S3 throttling asks for less) until
+    // a TTL has passed, and meanwhile the last known pointer answers at once.
+    return now < cached.retryAt && this.#usable(cached, now) ? cached.pointer : undefined;
   }
 
   /** The live pointer; rejects with the store's fault when it cannot be read and no usable one is known. */
@@ -78,8 +91,9 @@ export class PointerCache {
     } catch (error) {
       const cached = this.#cached;
       const now = this.options.now();
-      // The next request tries again (requests in flight share one try).
       if (!cached || !this.#usable(cached, now)) throw error;
+      // A torn or damaged read is tried again by the next request; a failing store only after a TTL.
+      if (!(error instanceof PointerIntegrityError)) cached.retryAt = now + this.options.ttlMs;
       return { ok: true, pointer: cached.pointer };
     }
   }
@@ -100,7 +114,7 @@ export class PointerCache {
       }
       const reading = readPointer(result.body);
       if (reading.ok) {
-        this.#cached = { pointer: reading.pointer, etag: result.etag, checkedAt };
+        this.#cached = { pointer: reading.pointer, etag: result.etag, checkedAt, retryAt: 0 };
         return { ok: true, pointer: reading.pointer };
       }
       if (reading.reason === 'unsupported-format') {
@@ -109,7 +123,7 @@ export class PointerCache {
         return { ok: false, reason: 'the pointer object is of a format this proxy does not read' };
       }
       if (read >= POINTER_READS) {
-        throw new DependencyError('objects', `the pointer failed its integrity check (${read} reads)`);
+        throw new PointerIntegrityError('objects', `the pointer failed its integrity check (${read} reads)`);
       }
     }
   }
