@@ -18,13 +18,6 @@ import type { PublishOptions } from './types.js';
 /** Object ids per journal chunk: written before the uploads it names. */
 export const JOURNAL_BATCH = 256;
 
-/** What a publish collected of earlier, interrupted ones. */
-export interface LeftoversCollected {
-  temporaryFiles: number;
-  objects: number;
-  bytes: number;
-}
-
 /** The objects interrupted publishes may have left (with their sizes), and the journals that name them. */
 export interface AbandonedUploads {
   objects: Map<string, number>;

@@ -2,7 +2,6 @@
 import type { WritableObjectStore } from '../../store/objects/interface.js';
 import type { IndexEntry } from '../../store/pointer.js';
 import type { Snapshot } from '../snapshot/snapshot.js';
-import type { LeftoversCollected } from './leftovers.js';
 import type { PublishLock } from './lock.js';
 import type { CurrentVersion } from './read.js';
 
@@ -86,6 +85,14 @@ export interface PublishSummary {
   uploads?: { objectId: string; size: number }[];
   /** What earlier, interrupted publishes had left and this one collected first (leftovers.ts). */
   leftovers?: LeftoversCollected;
+}
+
+/** What a publish collected of earlier, interrupted ones (leftovers.ts). */
+export interface LeftoversCollected {
+  temporaryFiles: number;
+  /** Objects their journals named that no retained version references (deleted where present). */
+  objects: number;
+  bytes: number;
 }
 
 /** The summary's counts, filled in by the steps as they go. */
