@@ -195,16 +195,17 @@ export async function acquirePublishLock(
   if (etag === undefined) throw new PublishBusyError(target, lastHolder);
   active.add(holder.owner);
 
-  let renewedAt = Date.now();
+  let renewedAt = now().getTime();
   let lost = false;
   let renewing: Promise<void> | undefined;
   const renew = (): Promise<void> => {
     renewing ??= (async () => {
       try {
-        const renewed = await store.putIf(key, bytesOf(now()), { ifMatch: etag! }, json);
+        const at = now();
+        const renewed = await store.putIf(key, bytesOf(at), { ifMatch: etag! }, json);
         if (renewed.ok) {
           etag = renewed.etag;
-          renewedAt = Date.now();
+          renewedAt = at.getTime();
         } else lost = true;
       } finally {
         renewing = undefined;
@@ -219,7 +220,7 @@ export async function acquirePublishLock(
   return {
     holder,
     async ensure() {
-      if (!lost && Date.now() - renewedAt > SAFE_MS) await renew();
+      if (!lost && now().getTime() - renewedAt > SAFE_MS) await renew();
       if (lost) throw new PublishLockLostError(target);
     },
     async release() {
