@@ -91,13 +91,16 @@ const entryJson = (entry: IndexEntry) =>
  * @example encodeShard(new Map([['modules/1', 'AAAAAAAAAAAAAAAAAAAAAA']])).toString()
  *   // → '{"entries":{"modules/1":"AAAAAAAAAAAAAAAAAAAAAA"},"format":3}'
  */
-export function encodeShard(entries: ReadonlyMap<string, IndexEntry>): Buffer {
+export function encodeShard(
+  entries: ReadonlyMap<string, IndexEntry>,
+  format: ReadableFormat = FORMAT_VERSION,
+): Buffer {
   const keys = [...entries.keys()].sort();
   const parts = new Array<string>(keys.length);
   for (let i = 0; i < keys.length; i++) {
     parts[i] = `${JSON.stringify(keys[i])}:${entryJson(entries.get(keys[i]!)!)}`;
   }
-  return Buffer.from(`{"entries":{${parts.join(',')}},"format":${FORMAT_VERSION}}`);
+  return Buffer.from(`{"entries":{${parts.join(',')}},"format":${format}}`);
 }
 
 /**
