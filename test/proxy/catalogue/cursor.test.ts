@@ -76,7 +76,7 @@ describe('cursorError', () => {
 
 describe('cursor versions', () => {
   const state = { objectId: 'A'.repeat(22), offset: 150, rangeStart: 1_000, rangeEnd: 9_000 };
-  const digest = 'D'.repeat(21) + 'A';
+  const digest = `${'D'.repeat(21)}A`;
 
   it('version 2 carries the digest of the range it pins, bound by the HMAC', () => {
     const encoded = encodeCursor({ ...state, digest }, 'modules?sort=id', CURSOR_SECRET);
