@@ -166,11 +166,17 @@ describe.each(Object.keys(TRANSPORTS) as (keyof typeof TRANSPORTS)[])(
   },
 );
 
-it('the counter item stays under 1 KB with its ring of recent writes: one WCU per write', async () => {
+it('the counter item keeps the last 8 tokens, newest first, and stays under 1 KB: one WCU per write', async () => {
   const meter = new DynamoQuotaMeter({ client: db.client, table: db.countersTable });
   const key = keyRecord({ tier: 'partner', limits: { minute: 10_000, month: 100_000 } });
   for (let i = 0; i < 20; i++) await meter.meter(key, new Date());
+  const before = (await counterItem(key))!;
+  await meter.meter(key, new Date());
   const item = (await counterItem(key))!;
+  // The ring shifts by one per write, newest first, each right side read from the item as it was.
+  const ring = (of: typeof item) => Array.from({ length: 8 }, (_, i) => of[`w${i}`]?.S);
+  expect(new Set(ring(item)).size).toBe(8);
+  expect(ring(item).slice(1)).toEqual(ring(before).slice(0, 7));
   // DynamoDB's item size: attribute names plus values (strings by their UTF-8 bytes, numbers about one byte
   // per two digits plus one).
   let size = 0;
