@@ -1,12 +1,14 @@
 /**
  * `npm run catalogue -- <command>`: build/publish, validate and generate catalogue snapshots.
- * Exit codes (EXIT): 0 ok, 1 validation failed, 2 usage, 3 publish failed; a new outcome gets a new code.
+ * Exit codes (EXIT): 0 ok, 1 validation failed, 2 usage, 3 publish failed, 4 another publish holds the
+ * target; a new outcome gets a new code.
  */
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { closestMatch } from 'leven';
 import { silenceSdkNodeVersionWarning } from '../aws/env.js';
+import { PublishBusyError } from './publish/lock.js';
 import { DEFAULT_RETENTION_MS } from './publish/types.js';
 import { publishSnapshot } from './publish-snapshot.js';
 import { explainPublishFailure } from './report/failure.js';
@@ -16,7 +18,7 @@ import { formatProblem, type Problem } from './snapshot/problems.js';
 import { generateSnapshot, writeSnapshot } from './synthetic/generate.js';
 import { openTarget } from './target.js';
 
-export const EXIT = { ok: 0, invalid: 1, usage: 2, publishFailed: 3 } as const;
+export const EXIT = { ok: 0, invalid: 1, usage: 2, publishFailed: 3, busy: 4 } as const;
 
 export const HELP = `Catalogue builder: compile a catalogue snapshot into the precomputed objects the API serves.
 
@@ -75,6 +77,9 @@ Exit codes:
   3  publishing failed (storage unreachable, access denied…); the previous version stays current.
      The message says what to do: run the same build again for a passing fault (network, timeout,
      throttling), or what to fix first (credentials, permissions, bucket, endpoint, server, disk)
+  4  another publish holds the target (one publisher at a time); nothing was written. Run it again
+     once the other has finished; a publish whose process is gone is taken over at once on the same
+     machine, else once its lease has run out (about 90 s after it stopped)
 `;
 
 class UsageError extends Error {
@@ -221,6 +226,13 @@ async function build(
       return EXIT.invalid;
     }
     const error = outcome.error as Error;
+    if (error instanceof PublishBusyError) {
+      process.stderr.write(
+        `publish refused: ${error.message}; target: ${target.location}\n` +
+          'nothing was written; run this publish again once the other one has finished\n',
+      );
+      return EXIT.busy;
+    }
     const cause = error.cause as Error | undefined;
     const { advice } = explainPublishFailure(error, {
       description: target.description,

@@ -5,7 +5,8 @@
  * both call this, and only say the outcome in their own words.
  */
 import type { WritableObjectStore } from '../store/objects/interface.js';
-import { publishCatalogue } from './publish/publish.js';
+import type { PublishLock } from './publish/lock.js';
+import { currentUnderLock, publishCatalogue, takePublishLock } from './publish/publish.js';
 import { type CurrentVersion, readCurrentVersion } from './publish/read.js';
 import type { PublishOptions, PublishSummary } from './publish/types.js';
 import { loadSnapshot } from './snapshot/load.js';
@@ -39,7 +40,10 @@ export type PublishSnapshotOutcome =
     }
   /** The snapshot is not valid: every problem, and nothing was written. */
   | { ok: false; reason: 'invalid'; problems: Problem[] }
-  /** The target could not be read or written; the previous version is still current. */
+  /**
+   * The target could not be read or written, or another publish holds it (`error` is a PublishBusyError,
+   * lock.ts); the previous version is still current.
+   */
   | { ok: false; reason: 'failed'; error: unknown };
 
 /**
@@ -72,13 +76,22 @@ export async function publishSnapshot(
   if (!loaded.ok) return { ok: false, reason: 'invalid', problems: loaded.problems };
   if (unreadable || !current) return { ok: false, reason: 'failed', error: unreadable?.error };
   onValid?.(loaded.snapshot, current);
+  // The target is held from here (a valid snapshot) to the end; the version read before is read again if
+  // another publish changed it meanwhile. A dry run writes nothing and holds nothing.
+  let lock: PublishLock | undefined;
   try {
+    let holding = current;
+    if (!options.dryRun) {
+      lock = await takePublishLock(target.store, target.prefix, publish);
+      holding = await currentUnderLock(target.store, target.prefix, current);
+    }
     const summary = await publishCatalogue({
       ...publish,
       store: target.store,
       prefix: target.prefix,
       snapshot: loaded.snapshot,
-      current,
+      current: holding,
+      ...(lock && { lock }),
       ...(builder !== undefined && { builder }),
       ...(loaded.sourceDigests && { sourceDigests: loaded.sourceDigests }),
       ...(progress && { progress }),
@@ -86,5 +99,7 @@ export async function publishSnapshot(
     return { ok: true, summary, snapshot: loaded.snapshot, unchanged: loaded.unchanged ?? 0 };
   } catch (error) {
     return { ok: false, reason: 'failed', error };
+  } finally {
+    await lock?.release();
   }
 }

@@ -11,6 +11,7 @@ import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import dynalite from 'dynalite';
 import S3rver from 's3rver';
 import { s3Client } from '../aws/sdk.js';
+import { installS3rverConditionalWrites } from './s3rver-conditional.js';
 import { installS3rverDes } from './s3rver-des.js';
 
 export interface LocalServer {
@@ -40,7 +41,7 @@ export interface ServerOptions {
 
 /**
  * An s3rver on 127.0.0.1 with `bucket` created (if missing). Listings of any length work on Node ≥ 17
- * (see `s3rver-des.ts`).
+ * (see `s3rver-des.ts`), and PUTs honour S3's conditional writes (`s3rver-conditional.ts`).
  */
 export async function startS3(
   bucket = 'catalogue-test',
@@ -53,6 +54,7 @@ export async function startS3(
   let s3rver: S3rver | undefined;
   const start = async () => {
     s3rver = new S3rver({ port, address: '127.0.0.1', silent: true, directory });
+    installS3rverConditionalWrites(s3rver);
     const info = (await s3rver.run()) as AddressInfo;
     port = info.port;
   };

@@ -10,7 +10,18 @@
  */
 import { hash } from 'node:crypto';
 
-export const FORMAT_VERSION = 2;
+/**
+ * The format the builder writes. 3: list entries and segments record digests of the ranges the proxy reads
+ * (store/segments.ts), and the proxy checks every read against them. A format-3 proxy still reads format 2
+ * (the previous one; see {@link READABLE_FORMATS}), so it can be deployed before the first format-3 publish.
+ */
+export const FORMAT_VERSION = 3;
+/**
+ * The formats the proxy reads: this one, and format 2, whose list ranges of more than one segment carry no
+ * digest (they are read unverified until a format-3 version is published; everything else is checked).
+ */
+export const READABLE_FORMATS = [2, FORMAT_VERSION] as const;
+export type ReadableFormat = (typeof READABLE_FORMATS)[number];
 export const POINTER_KEY = 'current.json';
 export const OBJECTS_DIR = 'o/';
 export const VERSIONS_DIR = 'versions/';

@@ -3,10 +3,23 @@
  * index entries whose key hashes to it. Written by the builder, read by the proxy one shard at a time.
  */
 import { hash } from 'node:crypto';
-import { FORMAT_VERSION, OBJECT_ID_PATTERN, objectIdFor } from './layout.js';
+import {
+  FORMAT_VERSION,
+  OBJECT_ID_PATTERN,
+  objectIdFor,
+  READABLE_FORMATS,
+  type ReadableFormat,
+} from './layout.js';
 
-/** One list variant: its object, record count and the end offset of segment 0 (a first page's range). */
-export type ListEntry = [objectId: string, count: number, segment0End: number];
+/**
+ * One list variant: its object, record count and the end offset of segment 0 (a first page's range). A list
+ * of more than one segment (more than SEGMENT_SIZE records) also records the digests of segment 0 and of
+ * pair 0, the ranges a first page and its cursor read (store/segments.ts); a list of one segment needs
+ * none, its object id is the digest of both. (Format 2 recorded no digests.)
+ */
+export type ListEntry =
+  | [objectId: string, count: number, segment0End: number]
+  | [objectId: string, count: number, segment0End: number, segment0Digest: string, pair0Digest: string];
 /** What an index key names: a list variant's entry, or a detail's object id. */
 export type IndexEntry = ListEntry | string;
 
@@ -26,7 +39,8 @@ export interface CatalogueIndex {
  * (22 characters a shard) whatever the catalogue's size, so every container reads it cheaply.
  */
 export interface Pointer {
-  format: typeof FORMAT_VERSION;
+  /** {@link FORMAT_VERSION} as the builder writes it; a proxy also reads the previous format. */
+  format: ReadableFormat;
   /** Content hash of the pointer without this field; names the version. */
   version: string;
   /** Object ids of the shards; index key `k` lives in shard `shardOf(k, shards.length)`. */
@@ -66,31 +80,44 @@ export function shardOf(key: string, shardCount: number): number {
 
 /** Shards and pointers are JSON; their keys are sorted, so equal content is equal bytes. */
 const entryJson = (entry: IndexEntry) =>
-  typeof entry === 'string' ? JSON.stringify(entry) : `[${JSON.stringify(entry[0])},${entry[1]},${entry[2]}]`;
+  typeof entry === 'string'
+    ? JSON.stringify(entry)
+    : entry.length === 3
+      ? `[${JSON.stringify(entry[0])},${entry[1]},${entry[2]}]`
+      : `[${JSON.stringify(entry[0])},${entry[1]},${entry[2]},${JSON.stringify(entry[3])},${JSON.stringify(entry[4])}]`;
 
 /**
- * The bytes of a shard holding `entries`: `{"entries":{…},"format":2}` with keys in code-unit order.
+ * The bytes of a shard holding `entries`: `{"entries":{…},"format":3}` with keys in code-unit order.
  * @example encodeShard(new Map([['modules/1', 'AAAAAAAAAAAAAAAAAAAAAA']])).toString()
- *   // → '{"entries":{"modules/1":"AAAAAAAAAAAAAAAAAAAAAA"},"format":2}'
+ *   // → '{"entries":{"modules/1":"AAAAAAAAAAAAAAAAAAAAAA"},"format":3}'
  */
-export function encodeShard(entries: ReadonlyMap<string, IndexEntry>): Buffer {
+export function encodeShard(
+  entries: ReadonlyMap<string, IndexEntry>,
+  format: ReadableFormat = FORMAT_VERSION,
+): Buffer {
   const keys = [...entries.keys()].sort();
   const parts = new Array<string>(keys.length);
   for (let i = 0; i < keys.length; i++) {
     parts[i] = `${JSON.stringify(keys[i])}:${entryJson(entries.get(keys[i]!)!)}`;
   }
-  return Buffer.from(`{"entries":{${parts.join(',')}},"format":${FORMAT_VERSION}}`);
+  return Buffer.from(`{"entries":{${parts.join(',')}},"format":${format}}`);
 }
 
-/** A shard's entries, or `undefined` when `bytes` are not a shard of this format. */
-export function parseShard(bytes: Buffer): Record<string, IndexEntry> | undefined {
+/**
+ * A shard's entries, or `undefined` when `bytes` are not a shard of `format` (the format of the pointer that
+ * names it; by default the one the builder writes).
+ */
+export function parseShard(
+  bytes: Buffer,
+  format: ReadableFormat = FORMAT_VERSION,
+): Record<string, IndexEntry> | undefined {
   let value: { entries?: unknown; format?: unknown } | null;
   try {
     value = JSON.parse(bytes.toString('utf8'));
   } catch {
     return undefined;
   }
-  if (value?.format !== FORMAT_VERSION || !isPlainObject(value.entries)) return undefined;
+  if (value?.format !== format || !isPlainObject(value.entries)) return undefined;
   return value.entries as Record<string, IndexEntry>;
 }
 
@@ -98,26 +125,61 @@ export function parseShard(bytes: Buffer): Record<string, IndexEntry> | undefine
  * The pointer naming `shards`, and its bytes; the version hashes the bytes without the version.
  * @example encodePointer(['AAAAAAAAAAAAAAAAAAAAAA']).pointer.version // → 22 base64url characters
  */
-export function encodePointer(shards: readonly string[]): { pointer: Pointer; bytes: Buffer } {
-  const body = `{"format":${FORMAT_VERSION},"shards":[${shards.map((id) => JSON.stringify(id)).join(',')}]`;
+export function encodePointer(
+  shards: readonly string[],
+  format: ReadableFormat = FORMAT_VERSION,
+): { pointer: Pointer; bytes: Buffer } {
+  const body = `{"format":${format},"shards":[${shards.map((id) => JSON.stringify(id)).join(',')}]`;
   const version = objectIdFor(Buffer.from(`${body}}`));
   return {
-    pointer: { format: FORMAT_VERSION, version, shards: [...shards] },
+    pointer: { format, version, shards: [...shards] },
     bytes: Buffer.from(`${body},"version":${JSON.stringify(version)}}`),
   };
 }
 
-/** The pointer, when `bytes` hold one of {@link FORMAT_VERSION} (a torn or foreign one gives `undefined`). */
-export function parsePointer(bytes: Buffer): Pointer | undefined {
+/**
+ * What a pointer object holds: a pointer whose bytes are exactly what {@link encodePointer} writes for it
+ * (so its version, the hash of its content, checks out), or why not — `malformed` (torn, damaged, not a
+ * pointer at all: a fault of the store) or `unsupported-format` (a well-formed pointer of a format this code
+ * does not read: the builder and the proxy are of different releases).
+ * @example readPointer(encodePointer(['AAAAAAAAAAAAAAAAAAAAAA']).bytes) // → { ok: true, pointer }
+ */
+export function readPointer(
+  bytes: Buffer,
+): { ok: true; pointer: Pointer } | { ok: false; reason: 'malformed' | 'unsupported-format' } {
   let value: Partial<Pointer> | null;
   try {
     value = JSON.parse(bytes.toString('utf8'));
   } catch {
-    return undefined;
+    return { ok: false, reason: 'malformed' };
   }
+  if (isPlainObject(value) && typeof value.format === 'number' && !isReadableFormat(value.format)) {
+    return { ok: false, reason: 'unsupported-format' };
+  }
+  const pointer = wellFormedPointer(value);
+  if (!pointer || !encodePointer(pointer.shards, pointer.format).bytes.equals(bytes)) {
+    return { ok: false, reason: 'malformed' };
+  }
+  return { ok: true, pointer };
+}
+
+/**
+ * The pointer, when `bytes` hold an intact one of a format this code reads (a torn, damaged or foreign one
+ * gives `undefined`; {@link readPointer} says which).
+ */
+export function parsePointer(bytes: Buffer): Pointer | undefined {
+  const reading = readPointer(bytes);
+  return reading.ok ? reading.pointer : undefined;
+}
+
+function isReadableFormat(format: unknown): format is ReadableFormat {
+  return (READABLE_FORMATS as readonly unknown[]).includes(format);
+}
+
+function wellFormedPointer(value: Partial<Pointer> | null): Pointer | undefined {
   if (
     !isPlainObject(value) ||
-    value?.format !== FORMAT_VERSION ||
+    !isReadableFormat(value?.format) ||
     typeof value.version !== 'string' ||
     !OBJECT_ID_PATTERN.test(value.version) ||
     !Array.isArray(value.shards) ||

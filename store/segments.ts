@@ -15,14 +15,37 @@
  *   16 index        this segment's index in the variant (records index*SEGMENT_SIZE ...)
  *   20 next[3]      absolute byte offsets of segments index+1, index+2, index+3 (object length when absent)
  *   32 offsets[n*f+1] fragment start offsets relative to the body; the last one is the body length
- *   .. body         fragment bytes, each fragment is `"key":<json value>`
+ *   .. body         [digest] then fragment bytes, each fragment is `"key":<json value>`
+ *
+ * Integrity (format 3, store/layout.ts): every range the proxy reads has a digest recorded where the proxy
+ * meets it before the read. A first page reads segment 0 (`[0, segment0End)`); a cursor page reads the pair
+ * of segments `[start(k), end(k+1))` ({@link pairRange}). The index entry of a list of more than one segment
+ * records the digests of segment 0 and of pair 0; and a segment with a successor begins its body with the
+ * 16-byte digest of the NEXT pair, `[start(index+1), end(index+2))` — no fragment covers those bytes (the
+ * first offset is 16; 0 when there is no digest), so a reader that knows nothing of them composes the same
+ * pages. A verified segment therefore vouches for the range its page's cursor will read, and a cursor carries
+ * that digest, bound by its HMAC. Details and lists of one segment carry no digest: their object id is one.
  */
+
+import { hash } from 'node:crypto';
+import { digest128, FORMAT_VERSION, type ReadableFormat } from './layout.js';
 
 /** Records per segment; a page (at most this many records) spans at most two adjacent segments. */
 export const SEGMENT_SIZE = 100;
 
 const MAGIC = 0x31544143; // "CAT1" little-endian
 const FIXED_HEADER = 32;
+/** Bytes of the digest of the next pair at the start of a segment's body (store/layout.ts digest128). */
+export const PAIR_DIGEST_BYTES = 16;
+
+/**
+ * The byte range a cursor page reads: the pair of segments `k` and `k + 1` (the object's end when `k` is the
+ * last), given the starts of every segment and the object's length at `starts[segments]`.
+ * @example pairRange([0, 100, 250, 300], 3, 1) // → [100, 300]
+ */
+export function pairRange(starts: readonly number[], segments: number, k: number): [number, number] {
+  return [starts[k]!, starts[Math.min(k + 2, segments)]!];
+}
 
 /** One stored record: its fragments, each the bytes of `"key":<json>`. */
 export type RecordFragments = readonly Uint8Array[];
@@ -87,6 +110,18 @@ export function packRecord(fragments: RecordFragments): PackedRecord {
   return { bytes, offsets };
 }
 
+/** A variant's object and what its index entry records about it. */
+export interface EncodedVariant {
+  bytes: Buffer;
+  /** The end of segment 0: a first page's range is `[0, segment0End)`. */
+  segment0End: number;
+  /**
+   * With more than one segment: the digests (digest128, base64url) of segment 0 and of pair 0
+   * (`[0, end(1))`), which the index entry records. Absent for one segment: the object id is both.
+   */
+  digests?: { segment0: string; pair0: string };
+}
+
 /**
  * Encode the variant whose records are `pool[members[0]], pool[members[1]], …` (every record with
  * `fragmentsPerRecord` fragments). Byte-identical to `encodeVariant(members.map(i => fragmentsOf(pool[i])), f)`.
@@ -96,8 +131,11 @@ export function encodePackedVariant(
   pool: readonly PackedRecord[],
   members: readonly number[],
   fragmentsPerRecord: number,
-): { bytes: Buffer; segment0End: number } {
+  format: ReadableFormat = FORMAT_VERSION,
+): EncodedVariant {
   const f = fragmentsPerRecord;
+  // Format 2 (what a deployed proxy may still meet, kept for the tests of that path) recorded no digests.
+  const withDigests = format !== 2;
   const total = members.length;
   const segmentCount = Math.max(1, Math.ceil(total / SEGMENT_SIZE));
   const starts = new Array<number>(segmentCount + 1);
@@ -111,7 +149,8 @@ export function encodePackedVariant(
       if (record.offsets.length !== f + 1) throw new Error('record has the wrong number of fragments');
       body += record.bytes.byteLength;
     }
-    starts[s + 1] = starts[s]! + FIXED_HEADER + 4 * (n * f + 1) + body;
+    const gap = withDigests && s + 1 < segmentCount ? PAIR_DIGEST_BYTES : 0;
+    starts[s + 1] = starts[s]! + FIXED_HEADER + 4 * (n * f + 1) + gap + body;
   }
   const length = starts[segmentCount]!;
   const bytes = Buffer.allocUnsafe(length); // every byte is written below
@@ -126,8 +165,9 @@ export function encodePackedVariant(
     bytes.writeUInt32LE(s, at + 16);
     for (let k = 0; k < 3; k++) bytes.writeUInt32LE(starts[s + 1 + k] ?? length, at + 20 + 4 * k);
     let slot = at + FIXED_HEADER;
-    let body = slot + 4 * (n * f + 1);
-    const bodyStart = body;
+    const bodyStart = slot + 4 * (n * f + 1);
+    // The digest of the next pair goes here once the segments after this one are written (below).
+    let body = bodyStart + (withDigests && s + 1 < segmentCount ? PAIR_DIGEST_BYTES : 0);
     for (let r = first; r < first + n; r++) {
       const { bytes: recordBytes, offsets } = pool[members[r]!]!;
       const base = body - bodyStart;
@@ -140,7 +180,27 @@ export function encodePackedVariant(
     }
     bytes.writeUInt32LE(body - bodyStart, slot);
   }
-  return { bytes, segment0End: starts[1]! };
+  if (segmentCount === 1 || !withDigests) return { bytes, segment0End: starts[1]! };
+  // Back to front: the pair a digest covers holds the digests of the pairs after it, written already.
+  for (let s = segmentCount - 2; s >= 0; s--) {
+    const n = Math.min(SEGMENT_SIZE, total - s * SEGMENT_SIZE);
+    const [from, to] = pairRange(starts, segmentCount, s + 1);
+    digestInto(bytes.subarray(from, to), bytes, starts[s]! + FIXED_HEADER + 4 * (n * f + 1));
+  }
+  const [, pairEnd] = pairRange(starts, segmentCount, 0);
+  return {
+    bytes,
+    segment0End: starts[1]!,
+    digests: {
+      segment0: digest128(bytes.subarray(0, starts[1]!)),
+      pair0: digest128(bytes.subarray(0, pairEnd)),
+    },
+  };
+}
+
+/** Write the 16-byte digest of `data` into `target` at `at` (the bytes of {@link digest128}). */
+function digestInto(data: Uint8Array, target: Buffer, at: number): void {
+  hash('sha256', data, 'buffer').copy(target, at, 0, PAIR_DIGEST_BYTES);
 }
 
 /**
@@ -193,6 +253,11 @@ export interface Segment {
   fragmentsPerRecord: number;
   /** Absolute offsets of segments index+1..index+3 (object length when absent). */
   next: [number, number, number];
+  /**
+   * The digest (base64url) of the next pair `[next[0], next[2])`, the range a cursor to the next segment
+   * reads; undefined when the segment records none (the last segment, or an object of format 2).
+   */
+  nextPairDigest: string | undefined;
   /** Fragment `k` of record `r` (0-based within this segment). */
   fragment(r: number, k: number): Buffer;
   /** Byte length of this segment. */
@@ -222,6 +287,8 @@ export function decodeSegment(bytes: Buffer, at: number, base = 0): Segment {
   const bodyLength = bytes.readUInt32LE(at + FIXED_HEADER + 4 * (slots - 1));
   if (bodyStart + bodyLength > bytes.byteLength) throw new FormatError('segment body out of range');
   const offsetAt = (slot: number) => bytes.readUInt32LE(at + FIXED_HEADER + 4 * slot);
+  const gap = count === 0 ? 0 : offsetAt(0);
+  if (gap !== 0 && (gap !== PAIR_DIGEST_BYTES || gap > bodyLength)) throw new FormatError('bad segment body');
   return {
     start: base + at,
     index,
@@ -229,6 +296,7 @@ export function decodeSegment(bytes: Buffer, at: number, base = 0): Segment {
     total,
     fragmentsPerRecord: f,
     next,
+    nextPairDigest: gap === 0 ? undefined : bytes.toString('base64url', bodyStart, bodyStart + gap),
     byteLength: bodyStart + bodyLength - at,
     fragment(r, k) {
       const slot = r * f + k;

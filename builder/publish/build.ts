@@ -10,7 +10,7 @@
  * Nothing is written here; the write step (write.ts) consumes the objects.
  */
 
-import { objectKeyFor } from '../../store/layout.js';
+import { FORMAT_VERSION, objectKeyFor } from '../../store/layout.js';
 import type { IndexEntry, Pointer } from '../../store/pointer.js';
 import { parseShard } from '../../store/pointer.js';
 import { renderInFull } from '../render/full.js';
@@ -90,7 +90,10 @@ export async function buildNextVersion(
     if (outcome.ok) return incrementalVersion(prepared, outcome.build, options.explain ?? false);
     fullBuildReason = outcome.reason;
   } else if (previous && !options.repair) {
-    fullBuildReason = 'the current version has no readable manifest';
+    fullBuildReason =
+      previous.format === FORMAT_VERSION
+        ? 'the current version has no readable manifest'
+        : `the current version is of object format ${previous.format}; this builder writes format ${FORMAT_VERSION}`;
   }
   progress?.note('listing what the target holds');
   const listed = await listObjects(store, prefix);
@@ -170,7 +173,7 @@ async function diffEntries(
   const entriesOf = async (pointer: Pointer) => {
     const entries = new Map<string, IndexEntry>();
     for (const id of new Set(pointer.shards)) {
-      const shard = parseShard(await readShard(id));
+      const shard = parseShard(await readShard(id), pointer.format);
       for (const [key, entry] of Object.entries(shard ?? {})) entries.set(key, entry);
     }
     return entries;

@@ -18,7 +18,7 @@
  * manifest is ignored: the publish is then a full build, with identical results.
  */
 import { createHash } from 'node:crypto';
-import { FORMAT_VERSION, VERSIONS_DIR } from '../../store/layout.js';
+import { FORMAT_VERSION, READABLE_FORMATS, type ReadableFormat, VERSIONS_DIR } from '../../store/layout.js';
 import type { IndexEntry, Pointer } from '../../store/pointer.js';
 import { SEGMENT_SIZE } from '../../store/segments.js';
 import { DIGEST_BYTES } from '../render/digests.js';
@@ -47,6 +47,11 @@ export type ModuleRow = [
 
 export interface Manifest {
   version: string;
+  /**
+   * The object format of the version (store/layout.ts). Only a manifest of FORMAT_VERSION is built on
+   * (incremental builds, reuse); one of an older readable format still says what to collect.
+   */
+  format: ReadableFormat;
   shardCount: number;
   /** Index entries of the version (lists and details). */
   entries: number;
@@ -114,6 +119,7 @@ export function manifestFor(
 ): Manifest {
   return {
     version: pointer.version,
+    format: FORMAT_VERSION,
     shardCount: pointer.shards.length,
     entries,
     modules: new Map(moduleRows(prepared).map((row) => [row[0], row])),
@@ -131,7 +137,7 @@ export function manifestFor(
 export function encodeManifest(manifest: Manifest): Buffer {
   const meta: Meta = {
     version: manifest.version,
-    format: FORMAT_VERSION,
+    format: manifest.format,
     segment: SEGMENT_SIZE,
     shards: manifest.shardCount,
     entries: manifest.entries,
@@ -164,7 +170,8 @@ export function encodeManifest(manifest: Manifest): Buffer {
 }
 
 /**
- * Read the manifest of `version`; `undefined` when it is absent, corrupt, or of another format or version.
+ * Read the manifest of `version`; `undefined` when it is absent, corrupt, or of another version or of a format
+ * this code does not read.
  * @example decodeManifest(await read(manifestKey(prefix, v)), v) ?? fullBuild()
  */
 export function decodeManifest(bytes: Buffer | undefined, version: string): Manifest | undefined {
@@ -184,7 +191,7 @@ export function decodeManifest(bytes: Buffer | undefined, version: string): Mani
   }
   if (
     meta.version !== version ||
-    meta.format !== FORMAT_VERSION ||
+    !(READABLE_FORMATS as readonly number[]).includes(meta.format) ||
     meta.segment !== SEGMENT_SIZE ||
     !Array.isArray(meta.modules) ||
     !Array.isArray(meta.makers)
@@ -201,6 +208,7 @@ export function decodeManifest(bytes: Buffer | undefined, version: string): Mani
   }
   return {
     version,
+    format: meta.format as ReadableFormat,
     shardCount: meta.shards,
     entries: meta.entries,
     modules: new Map(meta.modules.map((row) => [row[0], row])),

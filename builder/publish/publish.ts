@@ -1,13 +1,17 @@
 /**
- * Publishing (DESIGN.md builder invariants 5 and 7), one code path for every WritableObjectStore, in four
- * named steps: read the current version (read.ts) → build the next one (build.ts: incrementally from the
- * current manifest when it can, else in full) → write it, objects first and the pointer last (write.ts) →
- * collect what no retained version references (collect.ts).
+ * Publishing (DESIGN.md builder invariants 5 and 7), one code path for every WritableObjectStore, in named
+ * steps, holding the target's publish lock throughout (lock.ts): read the current version (read.ts) →
+ * collect what interrupted publishes left (leftovers.ts) → build the next one (build.ts: incrementally from
+ * the current manifest when it can, else in full) → write it, objects first and the pointer last, over the
+ * pointer it read (write.ts) → collect what no retained version references (collect.ts).
  */
 import { POINTER_KEY } from '../../store/layout.js';
+import type { WritableObjectStore } from '../../store/objects/interface.js';
 import { buildNextVersion } from './build.js';
 import { collectGarbage } from './collect.js';
-import { readCurrentVersion } from './read.js';
+import { abandonedUploads, collectTemporaryFiles, UploadJournal } from './leftovers.js';
+import { acquirePublishLock, type PublishLock } from './lock.js';
+import { type CurrentVersion, readCurrentVersion } from './read.js';
 import type { Counts, PublishOptions, PublishSummary } from './types.js';
 import { writeObjects, writeVersion } from './write.js';
 
@@ -20,27 +24,90 @@ import { writeObjects, writeVersion } from './write.js';
  * console.log(summary.mode, summary.objects.added, summary.bytes.added);
  */
 export async function publishCatalogue(options: PublishOptions): Promise<PublishSummary> {
+  // A dry run writes nothing and needs no lock; a publish holds the target from start to end.
+  const lock =
+    options.lock ??
+    (options.dryRun ? undefined : await takePublishLock(options.store, options.prefix ?? '', options));
+  try {
+    return await publishHolding(options, lock);
+  } finally {
+    if (lock && !options.lock) await lock.release();
+  }
+}
+
+/** Take the target's publish lock (lock.ts): at once, or PublishBusyError naming the publish that holds it. */
+export function takePublishLock(
+  store: WritableObjectStore,
+  prefix: string,
+  options: Pick<PublishOptions, 'now' | 'warn'> = {},
+): Promise<PublishLock> {
+  return acquirePublishLock(store, prefix, prefix ? `the target (prefix ${prefix})` : 'the target', options);
+}
+
+/**
+ * The current version as read before the lock was taken, or read again if the pointer has changed since
+ * (another publish finished in between): one conditional read when nothing changed.
+ * @example const current = await currentUnderLock(store, prefix, readBeforeLocking);
+ */
+export async function currentUnderLock(
+  store: WritableObjectStore,
+  prefix: string,
+  current: CurrentVersion,
+): Promise<CurrentVersion> {
+  const key = `${prefix}${POINTER_KEY}`;
+  const read = await store.get(
+    key,
+    current.pointerEtag === undefined ? {} : { ifNoneMatch: current.pointerEtag },
+  );
+  const unchanged = current.pointerEtag === undefined ? !read.ok : !read.ok && read.reason === 'not-modified';
+  return unchanged ? current : readCurrentVersion(store, prefix);
+}
+
+async function publishHolding(
+  options: PublishOptions,
+  lock: PublishLock | undefined,
+): Promise<PublishSummary> {
   const started = performance.now();
   const counts: Counts = {
     objects: { total: 0, added: 0, unchanged: 0, removed: 0 },
     bytes: { total: 0, added: 0, removed: 0 },
     uploads: options.explain ? [] : undefined,
   };
+  const prefix = options.prefix ?? '';
 
   let current = options.current;
   if (!current) {
     options.progress?.note('reading the current version');
     current = await readCurrentVersion(options.store, options.prefix);
+  } else if (lock && !options.lock) {
+    current = await currentUnderLock(options.store, prefix, current);
   }
   if (current.pointerBytes && !current.pointer) {
-    const at = `${options.prefix ?? ''}${POINTER_KEY}`;
+    const at = `${prefix}${POINTER_KEY}`;
     options.warn?.(`the pointer ${at} is unreadable or of an older format; replacing it`);
   }
+  // What interrupted publishes left: their temporary files now, their uploads in the collection step.
+  const temporaryFiles = lock ? await collectTemporaryFiles(options) : 0;
+  const abandoned = lock && (await abandonedUploads(options, current, lock.holder.owner));
+  const journal = lock && new UploadJournal(options.store, prefix, lock.holder.owner);
   const next = await buildNextVersion(options, current);
-  await writeObjects(next, options, counts);
+  await writeObjects(next, options, counts, journal);
   const version = await next.finish();
-  const written = await writeVersion(version, current, options);
-  const versionsRemoved = await collectGarbage(next, version, written, current, options, counts);
+  const written = await writeVersion(version, current, options, lock);
+  const collected = await collectGarbage(next, version, written, current, options, counts, {
+    lock,
+    abandoned,
+  });
+  const { versionsRemoved } = collected;
+  // Finished: nothing this publish uploaded is left unreferenced, so its journal goes.
+  await journal?.remove();
+  const leftovers = { temporaryFiles, ...collected.abandoned };
+  if (leftovers.temporaryFiles + leftovers.objects > 0) {
+    options.warn?.(
+      `collected what interrupted publishes left: ${leftovers.temporaryFiles} temporary files, ` +
+        `${leftovers.objects} objects (${leftovers.bytes} bytes)`,
+    );
+  }
 
   counts.objects.total = version.manifest.objects.size;
   counts.objects.unchanged = counts.objects.total - counts.objects.added;
@@ -59,5 +126,6 @@ export async function publishCatalogue(options: PublishOptions): Promise<Publish
     seconds: (performance.now() - started) / 1000,
     ...(version.changes && { changes: version.changes }),
     ...(counts.uploads && { uploads: counts.uploads }),
+    ...(leftovers.temporaryFiles + leftovers.objects > 0 && { leftovers }),
   };
 }

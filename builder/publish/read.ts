@@ -5,6 +5,7 @@
  */
 
 import {
+  FORMAT_VERSION,
   OBJECT_ID_PATTERN,
   OBJECTS_DIR,
   objectKeyFor,
@@ -18,14 +19,20 @@ import { decodeManifest, type Manifest, manifestKey } from './manifest.js';
 /** The version a publish replaces: the pointer as read, its version files, and its manifest. */
 export interface CurrentVersion {
   pointerBytes: Buffer | undefined;
-  /** Undefined when there is no pointer, or an unreadable one. */
+  /** The pointer object's ETag as read: the pointer is replaced only while it is still this one. */
+  pointerEtag: string | undefined;
+  /** Undefined when there is no pointer, or an unreadable one (it may be of an older readable format). */
   pointer: Pointer | undefined;
   /** Version files by version (`json`: the pointer copy, `manifest`, `cache`: a format-1 build cache). */
   versionFiles: Map<string, Set<string>>;
+  /** The current version's manifest, when it is of the format this builder writes (else it is rebuilt). */
   manifest: Manifest | undefined;
+  /** Keys of upload journals (leftovers.ts) of publishes that did not finish, with the owner of each. */
+  journals: { key: string; owner: string }[];
 }
 
 const VERSION_FILE = new RegExp(`^${VERSIONS_DIR}([A-Za-z0-9_-]{22})\\.(json|manifest|cache)$`);
+const JOURNAL_FILE = new RegExp(`^${VERSIONS_DIR}pending-([0-9a-f-]{36})-\\d+\\.json$`);
 
 /** The key of a version's copy of its pointer. */
 export const versionKey = (prefix: string, version: string) => `${prefix}${VERSIONS_DIR}${version}.json`;
@@ -41,29 +48,41 @@ export async function readObject(store: WritableObjectStore, objectKey: string):
  * @example const { manifest } = await readCurrentVersion(store, 'catalogue/');
  */
 export async function readCurrentVersion(store: WritableObjectStore, prefix = ''): Promise<CurrentVersion> {
-  const pointerBytes = await readObject(store, `${prefix}${POINTER_KEY}`);
+  const read = await store.get(`${prefix}${POINTER_KEY}`);
+  const pointerBytes = read.ok ? read.body : undefined;
   const pointer = pointerBytes && parsePointer(pointerBytes);
-  const versionFiles = await listVersionFiles(store, prefix);
+  const { versionFiles, journals } = await listVersionFiles(store, prefix);
   const manifest =
-    pointer && versionFiles.get(pointer.version)?.has('manifest')
+    pointer?.format === FORMAT_VERSION && versionFiles.get(pointer.version)?.has('manifest')
       ? decodeManifest(await readObject(store, manifestKey(prefix, pointer.version)), pointer.version)
       : undefined;
-  return { pointerBytes, pointer: pointer || undefined, versionFiles, manifest };
+  return {
+    pointerBytes,
+    pointerEtag: read.ok ? read.etag : undefined,
+    pointer: pointer || undefined,
+    versionFiles,
+    manifest,
+    journals,
+  };
 }
 
 async function listVersionFiles(
   store: WritableObjectStore,
   prefix: string,
-): Promise<Map<string, Set<string>>> {
-  const files = new Map<string, Set<string>>();
+): Promise<Pick<CurrentVersion, 'versionFiles' | 'journals'>> {
+  const versionFiles = new Map<string, Set<string>>();
+  const journals: CurrentVersion['journals'] = [];
   for await (const { key } of store.list(`${prefix}${VERSIONS_DIR}`)) {
-    const match = VERSION_FILE.exec(key.slice(prefix.length));
+    const name = key.slice(prefix.length);
+    const journal = JOURNAL_FILE.exec(name);
+    if (journal) journals.push({ key, owner: journal[1]! });
+    const match = VERSION_FILE.exec(name);
     if (!match) continue;
-    const kinds = files.get(match[1]!) ?? new Set<string>();
+    const kinds = versionFiles.get(match[1]!) ?? new Set<string>();
     kinds.add(match[2]!);
-    files.set(match[1]!, kinds);
+    versionFiles.set(match[1]!, kinds);
   }
-  return files;
+  return { versionFiles, journals };
 }
 
 /** Every content-addressed object under `o/` with its size (a full listing: full builds and repair). */

@@ -1,41 +1,79 @@
 /**
- * Step 3 of a publish: write the next version. Immutable objects first (only those the target lacks), then
- * the version's files (its pointer copy, its manifest, the publication log), then the pointer LAST: until
- * that write, readers see the previous version, whose objects are all in place. A publish killed at any
- * point leaves the previous pointer and all of its objects in place; running it again completes it.
+ * Step 3 of a publish: write the next version. Immutable objects first (only those the target lacks, each
+ * batch named in the publish's journal before it is uploaded: leftovers.ts), then the version's files (its
+ * pointer copy, its manifest, the publication log), then the pointer LAST, and only if it is still the one
+ * this publish read (a conditional write): until that write, readers see the previous version, whose objects
+ * are all in place. A publish killed at any point leaves the previous pointer and all of its objects in
+ * place; running it again completes it, and collects what the killed one uploaded in vain.
  */
+import { DependencyError } from '../../store/errors.js';
 import { objectKeyFor, POINTER_KEY } from '../../store/layout.js';
+import type { RenderedObject } from '../render/jobs.js';
 import type { BuiltVersion, NextVersion } from './build.js';
 import { advanceHistory, HISTORY_FILE, type History, parseHistory, partitionHistory } from './history.js';
+import { JOURNAL_BATCH, type UploadJournal } from './leftovers.js';
+import type { PublishLock } from './lock.js';
 import { encodeManifest, manifestKey } from './manifest.js';
 import { TaskPool } from './pool.js';
 import { type CurrentVersion, readObject, versionKey } from './read.js';
 import { type Counts, DEFAULT_CONCURRENCY, DEFAULT_RETENTION_MS, type PublishOptions } from './types.js';
 
+/** Bytes of rendered objects held back at most while their journal chunk is written. */
+const BATCH_BYTES = 16 * 2 ** 20;
+
+/** The pointer changed under this publish: another publish made its version current. Nothing of this one is live. */
+export class PointerMovedError extends DependencyError {
+  override name = 'PointerMovedError';
+  constructor(key: string) {
+    super(
+      'objects',
+      `the pointer ${key} changed while this publish ran (another publish made its version current); ` +
+        'this version was not made current',
+    );
+  }
+}
+
 /**
  * Write every object of `next` the target lacks, `concurrency` at a time, and count them all (a dry run
- * counts what it would write). A full build renders as it writes: its progress is shown here.
+ * counts what it would write). A full build renders as it writes: its progress is shown here. With a
+ * journal, each batch of uploads is recorded in it first.
  */
 export async function writeObjects(
   next: NextVersion,
   options: PublishOptions,
   counts: Counts,
+  journal?: UploadJournal,
 ): Promise<void> {
   const { store, progress, dryRun } = options;
   const prefix = options.prefix ?? '';
   const pool = new TaskPool(options.concurrency ?? DEFAULT_CONCURRENCY);
   const { render } = next;
+  let batch: RenderedObject[] = [];
+  let batchBytes = 0;
+  const upload = async () => {
+    await journal?.record(batch.map(({ objectId, bytes }) => ({ objectId, size: bytes.byteLength })));
+    for (const { objectId, bytes } of batch)
+      await pool.run(() => store.put(objectKeyFor(prefix, objectId), bytes));
+    batch = [];
+    batchBytes = 0;
+  };
   if (render) progress?.start(dryRun ? 'rendering' : 'rendering and uploading', render.jobs);
   try {
-    for (const { objectId, bytes } of next.objects()) {
-      if (!next.has(objectId)) {
+    for (const object of next.objects()) {
+      if (!next.has(object.objectId)) {
         counts.objects.added++;
-        counts.bytes.added += bytes.byteLength;
-        counts.uploads?.push({ objectId, size: bytes.byteLength });
-        if (!dryRun) await pool.run(() => store.put(objectKeyFor(prefix, objectId), bytes));
+        counts.bytes.added += object.bytes.byteLength;
+        counts.uploads?.push({ objectId: object.objectId, size: object.bytes.byteLength });
+        if (!dryRun) {
+          batch.push(object);
+          batchBytes += object.bytes.byteLength;
+        }
+        // Bounded in count (the journal's chunks) and in bytes (what waits in memory for its journal entry).
+        if (batch.length >= JOURNAL_BATCH || batchBytes >= BATCH_BYTES) await upload();
       }
       if (render) progress?.update(render.encoded);
     }
+    if (batch.length > 0) await upload();
     await pool.drain();
   } finally {
     if (render) progress?.stop();
@@ -57,6 +95,7 @@ export async function writeVersion(
   version: BuiltVersion,
   current: CurrentVersion,
   options: PublishOptions,
+  lock?: PublishLock,
 ): Promise<WrittenVersion> {
   const { store } = options;
   const prefix = options.prefix ?? '';
@@ -75,6 +114,7 @@ export async function writeVersion(
   if (options.dryRun) return { pointerChanged, kept };
 
   const json = { contentType: 'application/json' };
+  await lock?.ensure();
   const files = current.versionFiles.get(pointer.version);
   if (!files?.has('json')) await store.put(versionKey(prefix, pointer.version), pointerBytes, json);
   const manifestBytes = encodeManifest(version.manifest);
@@ -86,9 +126,21 @@ export async function writeVersion(
       contentType: 'application/octet-stream',
     });
   }
+  await lock?.ensure();
   if (!historyBytes?.equals(nextHistoryBytes))
     await store.put(`${prefix}${HISTORY_FILE}`, nextHistoryBytes, json);
   // The pointer LAST: until this write, readers see the previous version, whose objects are all in place.
-  if (pointerChanged) await store.put(`${prefix}${POINTER_KEY}`, pointerBytes, json);
+  // And only over the pointer this publish read: if another one moved it, its version stays current.
+  if (pointerChanged) {
+    await lock?.ensure();
+    const key = `${prefix}${POINTER_KEY}`;
+    const written = await store.putIf(
+      key,
+      pointerBytes,
+      current.pointerEtag === undefined ? { ifNoneMatch: '*' } : { ifMatch: current.pointerEtag },
+      json,
+    );
+    if (!written.ok) throw new PointerMovedError(key);
+  }
   return { pointerChanged, kept };
 }

@@ -47,9 +47,15 @@ export interface EncodedJob extends RenderedObject {
  * @example encodeJob(moduleDetailJob(prepared, 0)).entry // → the module's object id
  */
 export function encodeJob(job: Job): EncodedJob {
-  const { bytes, segment0End } = encodePackedVariant(job.pool, job.members, job.fragmentsPerRecord);
+  const { bytes, segment0End, digests } = encodePackedVariant(job.pool, job.members, job.fragmentsPerRecord);
   const objectId = objectIdFor(bytes);
-  return { objectId, bytes, entry: job.list ? [objectId, job.members.length, segment0End] : objectId };
+  if (!job.list) return { objectId, bytes, entry: objectId };
+  const count = job.members.length;
+  // A list of more than one segment records the digests of the ranges a first page and its cursor read.
+  const entry: IndexEntry = digests
+    ? [objectId, count, segment0End, digests.segment0, digests.pair0]
+    : [objectId, count, segment0End];
+  return { objectId, bytes, entry };
 }
 
 /** The object id an index entry names. */

@@ -58,7 +58,7 @@ export async function readShards(
   await Promise.all(
     [...slots].map(async (slot) => {
       const id = pointer.shards[slot]!;
-      const entries = parseShard(await read(id));
+      const entries = parseShard(await read(id), pointer.format);
       if (!entries) throw new Error(`index shard ${id} of version ${pointer.version} is not readable`);
       shards.set(slot, new Map(Object.entries(entries)));
     }),

@@ -45,6 +45,12 @@ export interface PageRequest {
   offset: number;
   limit: number;
   mask: number;
+  /**
+   * The digest of the pair of segments starting with the page's segment ([start(k), end(k+1)), store/
+   * segments.ts): a later page in the same segment reads exactly that range. Undefined for a format-2
+   * object, which records no digests (its cursors then carry none either).
+   */
+  pairDigest?: string | undefined;
 }
 
 /**
@@ -76,8 +82,7 @@ export function composeListPage(page: PageRequest, cursorFor: (state: CursorStat
     pushRecord(out, second, local - first.count, mask);
   }
   out.push(LIST_CLOSE_NEXT);
-  if (end < first.total)
-    out.push(QUOTE, Buffer.from(cursorFor(nextPageState(page.objectId, first, end))), QUOTE);
+  if (end < first.total) out.push(QUOTE, Buffer.from(cursorFor(nextPageState(page, first, end))), QUOTE);
   else out.push(NULL);
   out.push(LIST_END);
   return Buffer.concat(out);
@@ -85,13 +90,25 @@ export function composeListPage(page: PageRequest, cursorFor: (state: CursorStat
 
 /**
  * Where the page at record `offset` lives, seen from `segment` (the segment of the previous page's first
- * record): a page of at most {@link SEGMENT_SIZE} records spans its own segment and the next one.
+ * record): a page of at most {@link SEGMENT_SIZE} records spans its own segment and the next one. The range's
+ * digest comes from what was verified already: the previous page's own pair, or the digest of the next pair
+ * that `segment` records.
+ * Throws {@link FormatError} when a verified object lacks the digest of its next pair.
  */
-export function nextPageState(objectId: string, segment: Segment, offset: number): CursorState {
-  const sameSegment = Math.floor(offset / SEGMENT_SIZE) === segment.index;
-  return sameSegment
-    ? { objectId, offset, rangeStart: segment.start, rangeEnd: segment.next[1] }
-    : { objectId, offset, rangeStart: segment.next[0], rangeEnd: segment.next[2] };
+export function nextPageState(
+  page: Pick<PageRequest, 'objectId' | 'pairDigest'>,
+  segment: Segment,
+  offset: number,
+): CursorState {
+  const { objectId, pairDigest } = page;
+  if (Math.floor(offset / SEGMENT_SIZE) === segment.index) {
+    return { objectId, offset, rangeStart: segment.start, rangeEnd: segment.next[1], digest: pairDigest };
+  }
+  if (pairDigest !== undefined && segment.nextPairDigest === undefined) {
+    throw new FormatError('the segment records no digest of the next pair');
+  }
+  const digest = pairDigest === undefined ? undefined : segment.nextPairDigest;
+  return { objectId, offset, rangeStart: segment.next[0], rangeEnd: segment.next[2], digest };
 }
 
 /**

@@ -15,23 +15,40 @@ export interface CursorState {
   /** Absolute byte range [rangeStart, rangeEnd) of the object holding the segments of that page. */
   rangeStart: number;
   rangeEnd: number;
+  /**
+   * The digest (store/layout.ts digest128, base64url) the bytes of that range must have, as the object format
+   * records it (store/segments.ts); undefined for a range of a format-2 object, which records none.
+   */
+  digest?: string | undefined;
 }
 
-const CURSOR_VERSION = 1;
+/**
+ * Version 2 carries the digest of its range; version 1 (before format 3) carries none. Both are read, so
+ * walks begun before an upgrade go on; a version-1 cursor is only made for a format-2 object.
+ */
+const CURSOR_VERSION = 2;
+const UNVERIFIED_CURSOR_VERSION = 1;
 const CURSOR_MAC_BYTES = 16;
-const CURSOR_BYTES = 1 + 16 + 12 + CURSOR_MAC_BYTES;
+const DIGEST_BYTES = 16;
+const STATE_BYTES = 1 + 16 + 12;
+const CURSOR_BYTES = {
+  [CURSOR_VERSION]: STATE_BYTES + DIGEST_BYTES,
+  [UNVERIFIED_CURSOR_VERSION]: STATE_BYTES,
+};
 
 function cursorMac(secret: string, payload: Buffer, variant: string): Buffer {
   return createHmac('sha256', secret).update(payload).update(variant).digest().subarray(0, CURSOR_MAC_BYTES);
 }
 
 export function encodeCursor(state: CursorState, variant: string, secret: string): string {
-  const payload = Buffer.alloc(CURSOR_BYTES - CURSOR_MAC_BYTES);
-  payload.writeUInt8(CURSOR_VERSION, 0);
+  const version = state.digest === undefined ? UNVERIFIED_CURSOR_VERSION : CURSOR_VERSION;
+  const payload = Buffer.alloc(CURSOR_BYTES[version]);
+  payload.writeUInt8(version, 0);
   Buffer.from(state.objectId, 'base64url').copy(payload, 1);
   payload.writeUInt32LE(state.offset, 17);
   payload.writeUInt32LE(state.rangeStart, 21);
   payload.writeUInt32LE(state.rangeEnd, 25);
+  if (state.digest !== undefined) Buffer.from(state.digest, 'base64url').copy(payload, STATE_BYTES);
   return Buffer.concat([payload, cursorMac(secret, payload, variant)]).toString('base64url');
 }
 
@@ -39,17 +56,21 @@ export function encodeCursor(state: CursorState, variant: string, secret: string
 export function decodeCursor(cursor: string, variant: string, secret: string): CursorState | undefined {
   if (!/^[A-Za-z0-9_-]+$/.test(cursor)) return undefined;
   const bytes = Buffer.from(cursor, 'base64url');
-  if (bytes.byteLength !== CURSOR_BYTES || bytes.toString('base64url') !== cursor) return undefined;
-  const payload = bytes.subarray(0, CURSOR_BYTES - CURSOR_MAC_BYTES);
-  const mac = bytes.subarray(CURSOR_BYTES - CURSOR_MAC_BYTES);
+  const version = bytes[0];
+  if (version !== CURSOR_VERSION && version !== UNVERIFIED_CURSOR_VERSION) return undefined;
+  const payloadBytes = CURSOR_BYTES[version];
+  if (bytes.byteLength !== payloadBytes + CURSOR_MAC_BYTES || bytes.toString('base64url') !== cursor)
+    return undefined;
+  const payload = bytes.subarray(0, payloadBytes);
+  const mac = bytes.subarray(payloadBytes);
   if (!timingSafeEqual(mac, cursorMac(secret, payload, variant))) return undefined;
-  if (payload.readUInt8(0) !== CURSOR_VERSION) return undefined;
-  const state = {
+  const state: CursorState = {
     objectId: payload.subarray(1, 17).toString('base64url'),
     offset: payload.readUInt32LE(17),
     rangeStart: payload.readUInt32LE(21),
     rangeEnd: payload.readUInt32LE(25),
   };
+  if (version === CURSOR_VERSION) state.digest = payload.toString('base64url', STATE_BYTES);
   if (state.offset === 0 || state.rangeEnd <= state.rangeStart) return undefined;
   return state;
 }

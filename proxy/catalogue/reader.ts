@@ -5,21 +5,30 @@
  * shards (parsed), data ranges, and composed answers with their ETags. A cursor page's 304 is decided from
  * the cursor alone, before any read; other answers carry the ETag of their bytes, so it changes exactly when
  * what the consumer sees changes.
+ *
+ * Integrity: no byte reaches a consumer or the byte cache unless it is what the builder wrote. The pointer is
+ * taken only when intact (pointer.ts); a shard or a detail must hash to its object id; a list's range must
+ * hash to the digest the format records for it — a first page's in the index entry, a cursor page's in its
+ * cursor (store/segments.ts). A mismatch is read once more, as a transient fault is retried, then it is the
+ * store's fault (DependencyError: 503 origin_unavailable, logged, never cached). Checked bytes are cached, so
+ * a warm container's hot answer checks nothing. Objects of format 2 record no digests for ranges of lists of
+ * more than one segment: those are read unverified, and neither they nor what is composed from them is ever
+ * cached.
  */
 import { createHash } from 'node:crypto';
 import { DependencyError } from '../../store/errors.js';
-import { objectKeyFor, POINTER_KEY } from '../../store/layout.js';
+import { digest128, FORMAT_VERSION, objectKeyFor, POINTER_KEY } from '../../store/layout.js';
 import type { GetOptions, ObjectStore } from '../../store/objects/interface.js';
-import { type IndexEntry, type Pointer, parseShard, shardHash } from '../../store/pointer.js';
+import { type IndexEntry, type ListEntry, type Pointer, parseShard, shardHash } from '../../store/pointer.js';
 import { detailKey } from '../../store/schema.js';
-import { FormatError } from '../../store/segments.js';
+import { FormatError, SEGMENT_SIZE } from '../../store/segments.js';
 import { ByteCache, cacheKey } from '../cache/bytes.js';
 import { callWithDeadline } from '../core/deadline.js';
 import type { IfNoneMatch } from '../http/coding.js';
 import { type ApiError, apiError } from '../http/errors.js';
 import { etagFor, etagOfBytes } from '../http/etag.js';
 import type { DetailPlan, ListPlan, Plan } from '../request/plan.js';
-import { composeDetail, composeListPage, EMPTY_LIST_BODY } from './compose.js';
+import { composeDetail, composeListPage, EMPTY_LIST_BODY, type PageRequest } from './compose.js';
 import { type CursorState, decodeCursor, encodeCursor, INVALID_CURSOR_MESSAGE } from './cursor.js';
 import { PointerCache } from './pointer.js';
 
@@ -63,6 +72,8 @@ interface PlanFacts {
 
 /** A parsed shard weighs more than its bytes: keys and entries become strings and arrays. */
 const SHARD_WEIGHT_FACTOR = 3;
+/** Reads of bytes that fail their check before that is the store's fault: one more, as for a transient one. */
+const INTEGRITY_READS = 2;
 const DEFAULT_CACHE_BYTES = 16 * 2 ** 20;
 
 /**
@@ -111,9 +122,10 @@ export class Catalogue {
     const facts = this.#factsOf(plan);
     const shard = this.#cache.hit<ParsedShard>(cacheKey.shard(shardIdOf(pointer, facts)));
     if (!shard) return undefined;
-    const resolved = this.#resolve(plan, entryIn(shard, facts.indexKey), ifNoneMatch);
+    const resolved = this.#resolve(plan, pointer, entryIn(shard, facts.indexKey), ifNoneMatch);
     if ('outcome' in resolved) return resolved.outcome;
-    const composed = this.#cache.hit<Composed>(resolved.cacheKey);
+    const composed =
+      resolved.cacheKey === undefined ? undefined : this.#cache.hit<Composed>(resolved.cacheKey);
     return composed && answer(composed, ifNoneMatch);
   }
 
@@ -127,8 +139,13 @@ export class Catalogue {
         error: apiError('configuration_error', 'No catalogue is published.'),
       };
     const entry = await this.#entry(current.pointer, this.#factsOf(plan));
-    const resolved = this.#resolve(plan, entry, ifNoneMatch);
+    const resolved = this.#resolve(plan, current.pointer, entry, ifNoneMatch);
     if ('outcome' in resolved) return resolved.outcome;
+    if (resolved.cacheKey === undefined) {
+      // Composed from bytes no digest vouches for (format 2): answered, never cached.
+      const body = await resolved.compose();
+      return answer({ body, etag: etagOfBytes(body) }, ifNoneMatch);
+    }
     return answer(await this.#composed(resolved.cacheKey, resolved.compose), ifNoneMatch);
   }
 
@@ -137,7 +154,12 @@ export class Catalogue {
    * the composed answer it needs, by its cache key and how to compose it. Throws when the entry is of the
    * wrong kind (the index is the builder's output: an origin fault).
    */
-  #resolve(plan: ListPlan | DetailPlan, entry: IndexEntry | undefined, ifNoneMatch: IfNoneMatch): Resolved {
+  #resolve(
+    plan: ListPlan | DetailPlan,
+    pointer: Pointer,
+    entry: IndexEntry | undefined,
+    ifNoneMatch: IfNoneMatch,
+  ): Resolved {
     if (plan.kind === 'detail') {
       if (!entry) {
         const what = plan.resource === 'modules' ? 'module' : 'manufacturer';
@@ -155,7 +177,8 @@ export class Catalogue {
       return {
         cacheKey: cacheKey.detail(objectId, plan.mask),
         compose: async () => {
-          const bytes = await this.#range(objectId);
+          // A detail is read whole: its bytes must hash to its object id.
+          const bytes = await this.#range(objectId, undefined, objectId);
           if (!bytes)
             throw new DependencyError('objects', `the index names object ${objectId}, which is missing`);
           return originBytes(() => composeDetail(bytes, plan.mask));
@@ -167,14 +190,26 @@ export class Catalogue {
     if (typeof entry === 'string')
       throw new DependencyError('objects', `index entry of ${plan.variant} is not a list`);
     const [objectId, , segment0End] = entry;
+    const digests = listDigests(entry, pointer.format);
+    const range = [0, segment0End] as const;
     return {
       // The first page's bytes depend on the object, the selection, and the variant and secret its cursor binds.
-      cacheKey: cacheKey.firstPage(objectId, plan.limit, plan.mask, plan.variant),
+      cacheKey: digests.segment0 && cacheKey.firstPage(objectId, plan.limit, plan.mask, plan.variant),
       compose: async () => {
-        const bytes = await this.#range(objectId, [0, segment0End]);
+        const bytes = digests.segment0
+          ? await this.#range(objectId, range, digests.segment0)
+          : await this.#read(objectId, range);
         if (!bytes)
           throw new DependencyError('objects', `the index names object ${objectId}, which is missing`);
-        const page = { bytes, rangeStart: 0, objectId, offset: 0, limit: plan.limit, mask: plan.mask };
+        const page: PageRequest = {
+          bytes,
+          rangeStart: 0,
+          objectId,
+          offset: 0,
+          limit: plan.limit,
+          mask: plan.mask,
+          pairDigest: digests.pair0,
+        };
         return originBytes(() => composeListPage(page, this.#cursorFor(plan)));
       },
     };
@@ -189,30 +224,42 @@ export class Catalogue {
     const { etag } = cursor;
     const matched = ifNoneMatch(etag);
     if (matched) return { ok: false, reason: 'not-modified', etag: matched };
-    const cached = this.#cache.get<Composed>(cacheKey.cursorPage(etag));
+    const verified = cursor.state.digest !== undefined;
+    const cached = verified ? this.#cache.get<Composed>(cacheKey.cursorPage(etag)) : undefined;
     if (cached) return { ok: true, etag, body: cached.body };
     return this.#composeLaterPage(plan, cursor.state, etag);
   }
 
+  /**
+   * A cursor page from the range its cursor pins. The cursor is intact (its HMAC), so whatever goes wrong
+   * from here is the store's fault — a read that fails, bytes that fail their check or do not decode — and
+   * never `invalid_parameter`; only a range whose object is gone (collected after its retention period)
+   * tells the consumer to start the walk again.
+   */
   async #composeLaterPage(plan: ListPlan, state: CursorState, etag: string): Promise<ReadOutcome> {
-    const bytes = await this.#range(state.objectId, [state.rangeStart, state.rangeEnd]);
-    // Collected after its retention period: the walk has to start again from the first page.
+    const range = [state.rangeStart, state.rangeEnd] as const;
+    const bytes =
+      state.digest === undefined
+        ? await this.#read(state.objectId, range)
+        : await this.#range(state.objectId, range, state.digest);
     if (!bytes)
       return {
         ok: false,
         reason: 'refused',
         error: apiError('invalid_parameter', `${INVALID_CURSOR_MESSAGE} It has expired.`),
       };
-    const page = { ...state, bytes, limit: plan.limit, mask: plan.mask };
-    let body: Buffer;
-    try {
-      body = composeListPage(page, this.#cursorFor(plan));
-    } catch (error) {
-      if (error instanceof FormatError)
-        return { ok: false, reason: 'refused', error: apiError('invalid_parameter', INVALID_CURSOR_MESSAGE) };
-      throw error;
-    }
-    this.#cache.set(cacheKey.cursorPage(etag), { body, etag }, body.byteLength);
+    const { objectId, offset, rangeStart, digest } = state;
+    const page: PageRequest = {
+      bytes,
+      rangeStart,
+      objectId,
+      offset,
+      limit: plan.limit,
+      mask: plan.mask,
+      pairDigest: digest,
+    };
+    const body = originBytes(() => composeListPage(page, this.#cursorFor(plan)));
+    if (digest !== undefined) this.#cache.set(cacheKey.cursorPage(etag), { body, etag }, body.byteLength);
     return { ok: true, etag, body };
   }
 
@@ -223,21 +270,47 @@ export class Catalogue {
   async #entry(pointer: Pointer, facts: PlanFacts): Promise<IndexEntry | undefined> {
     const shardId = shardIdOf(pointer, facts);
     const shard = await this.#cache.getOrLoad(cacheKey.shard(shardId), async () => {
-      const bytes = await this.#read(shardId);
+      const bytes = await this.#verifiedRead(shardId, undefined, shardId);
       if (!bytes) throw new DependencyError('objects', `index shard ${shardId} is missing`);
-      const entries = parseShard(bytes);
+      const entries = parseShard(bytes, pointer.format);
       if (!entries) throw new DependencyError('objects', `index shard ${shardId} is malformed`);
       return { value: entries, weight: SHARD_WEIGHT_FACTOR * bytes.byteLength };
     });
     return shard && entryIn(shard, facts.indexKey);
   }
 
-  /** Bytes of an immutable object (or a range of it) through the cache; `undefined` when it is missing. */
-  #range(objectId: string, range?: readonly [number, number]): Promise<Buffer | undefined> {
+  /**
+   * Bytes of an immutable object (or a range of it) that hash to `digest`, through the cache (which holds only
+   * bytes that passed); `undefined` when the object is missing.
+   */
+  #range(
+    objectId: string,
+    range: readonly [number, number] | undefined,
+    digest: string,
+  ): Promise<Buffer | undefined> {
     return this.#cache.getOrLoad(cacheKey.range(objectId, range), async () => {
-      const bytes = await this.#read(objectId, range);
+      const bytes = await this.#verifiedRead(objectId, range, digest);
       return bytes && { value: bytes, weight: bytes.byteLength };
     });
+  }
+
+  /**
+   * Read bytes that must hash to `digest`: read again once when they do not (a damaged answer, a torn read),
+   * then it is the store's fault. Costs one SHA-256 of the bytes, on a cache miss only.
+   */
+  async #verifiedRead(
+    objectId: string,
+    range: readonly [number, number] | undefined,
+    digest: string,
+  ): Promise<Buffer | undefined> {
+    for (let read = 1; ; read++) {
+      const bytes = await this.#read(objectId, range);
+      if (!bytes || digest128(bytes) === digest) return bytes;
+      if (read >= INTEGRITY_READS) {
+        const what = range ? `bytes ${range[0]}-${range[1]} of object ${objectId}` : `object ${objectId}`;
+        throw new DependencyError('objects', `${what} failed their integrity check (${read} reads)`);
+      }
+    }
   }
 
   /** A composed answer and its ETag (a hash of its bytes), composed and hashed once while it stays hot. */
@@ -292,8 +365,23 @@ const EMPTY_LIST_ETAG = etagOfBytes(EMPTY_LIST_BODY);
 /** An index shard as parsed and kept in the byte cache. */
 type ParsedShard = Record<string, IndexEntry>;
 
-/** A first page or a detail, given its index entry: its outcome, or the composed answer it needs. */
-type Resolved = { outcome: ReadOutcome } | { cacheKey: string; compose: () => Promise<Buffer> };
+/**
+ * A first page or a detail, given its index entry: its outcome, or the composed answer it needs (with no
+ * cache key when it is composed from unverified bytes).
+ */
+type Resolved = { outcome: ReadOutcome } | { cacheKey: string | undefined; compose: () => Promise<Buffer> };
+
+/**
+ * The digests a list entry records for a first page's range (segment 0) and its cursor's (pair 0); a list of
+ * one segment records none, its object id is both. Undefined digests only for a list of more than one
+ * segment of format 2, which recorded none; in format 3 such an entry is malformed (an origin fault).
+ */
+function listDigests(entry: ListEntry, format: Pointer['format']): { segment0?: string; pair0?: string } {
+  if (entry.length === 5) return { segment0: entry[3], pair0: entry[4] };
+  if (entry[1] <= SEGMENT_SIZE) return { segment0: entry[0], pair0: entry[0] };
+  if (format !== FORMAT_VERSION) return {};
+  throw new DependencyError('objects', `index entry of object ${entry[0]} records no digests`);
+}
 
 /** The shard `pointer` names for a plan's index key. */
 function shardIdOf(pointer: Pointer, facts: PlanFacts): string {

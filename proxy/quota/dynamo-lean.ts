@@ -44,6 +44,19 @@ function errorOf(body: Buffer, status: number): { code: string; parsed: ErrorBod
 const callErrorCode = ({ status, body }: SignedResponse) =>
   status === 200 ? undefined : errorOf(body, status).code;
 
+/** DynamoDB's answers for a request it refused for throughput: nothing was applied. */
+const THROTTLING = new Set([
+  'ProvisionedThroughputExceededException',
+  'ThrottlingException',
+  'RequestLimitExceeded',
+]);
+
+/** The error code of a write's answer when it is a throttling one (the only kind a write is resent after). */
+const throttlingErrorCode = (response: SignedResponse) => {
+  const code = callErrorCode(response);
+  return code !== undefined && THROTTLING.has(code) ? code : undefined;
+};
+
 /**
  * @example
  * const transport = new LeanCounterTransport({ region: 'eu-west-1', credentials: () => environmentCredentials()! });
@@ -94,12 +107,11 @@ export class LeanCounterTransport implements CounterTransport {
       },
       body: JSON.stringify(input),
       signal,
-      // As the SDK does (maxAttempts 2). A reset before any answer almost always means the request never
-      // left on a dead kept-alive connection; in the rare case it was applied, a write counts twice, which
-      // errs towards the limit (exactness holds for admissions: a request is admitted by one write only).
-      // The same holds for a 500 retried; a throttled write was not applied.
-      retryOnReset: true,
-      errorCode: callErrorCode,
+      // A read is sent again after a reset or a 500, as the SDK does. A write only after throttling (not
+      // applied): after a reset or a 500 it may have landed, and sent again it would count twice; the meter
+      // looks for its own write instead (dynamo.ts).
+      retryOnReset: operation === 'GetItem',
+      errorCode: operation === 'GetItem' ? callErrorCode : throttlingErrorCode,
     });
     if (response.status === 200) {
       return { body: JSON.parse(response.body.toString('utf8')) as Record<string, unknown> };

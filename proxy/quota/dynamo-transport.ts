@@ -33,7 +33,26 @@ export interface CounterTransport {
 const commands = () => import('@aws-sdk/client-dynamodb');
 
 /**
- * The SDK client as a transport.
+ * An UpdateItem that failed without telling whether it was applied (no answer: the connection closed or
+ * timed out after the request was sent; or a 5xx, which DynamoDB documents as "may have succeeded"). Named
+ * so that the SDK's retry strategy does not send it again (it would count the request twice if the first had
+ * landed); `status` is the HTTP status when there was an answer. The failure it stands for is `sent`, not a
+ * `cause`: the SDK classifies an error by its causes too.
+ */
+export class UnansweredWriteError extends Error {
+  override name = 'UnansweredWriteError';
+  constructor(
+    readonly sent: unknown,
+    readonly status: number | undefined,
+  ) {
+    super(`the write's outcome is unknown (${(sent as Error)?.name ?? 'error'})`);
+  }
+}
+
+/**
+ * The SDK client as a transport. UpdateItem is resent by the SDK only when DynamoDB refused it (throttling:
+ * not applied); any failure that leaves its outcome unknown reaches the meter at once, as
+ * {@link UnansweredWriteError} — the meter then looks for its own write (dynamo.ts).
  * @example new DynamoQuotaMeter({ transport: new SdkCounterTransport(dynamoClient()), table: 'counters' })
  */
 export class SdkCounterTransport implements CounterTransport {
@@ -45,8 +64,23 @@ export class SdkCounterTransport implements CounterTransport {
 
   async updateItem(input: UpdateItemCommandInput, signal?: AbortSignal): Promise<UpdateOutcome> {
     const { UpdateItemCommand } = await commands();
+    const command = new UpdateItemCommand(input);
+    // Inside the retry middleware (finalizeRequest), outside the deserializer: it sees network failures and
+    // service errors before the retry strategy decides, and hides from it those that may have landed.
+    command.middlewareStack.add(
+      (next) => async (args) => {
+        try {
+          return await next(args);
+        } catch (error) {
+          const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+          if (status !== undefined && status < 500) throw error;
+          throw new UnansweredWriteError(error, status);
+        }
+      },
+      { step: 'deserialize', priority: 'high', name: 'meterWriteNotResent' },
+    );
     try {
-      const response = await this.#client.send(new UpdateItemCommand(input), { abortSignal: signal });
+      const response = await this.#client.send(command, { abortSignal: signal });
       return { ok: true, attributes: response.Attributes ?? {} };
     } catch (error) {
       const { name, Item } = error as { name?: string; Item?: Item };

@@ -4,12 +4,28 @@
  * windows and increments both counters atomically, so concurrent requests can never overshoot a limit.
  * The calls go through a CounterTransport (the SDK client, or lean signed requests: HOT_PATH_CLIENT), so
  * this logic exists once for both.
+ *
+ * At most once, whatever the network does: a write is never sent again once it may have landed (the
+ * transports resend a write only after throttling, which DynamoDB did not apply). Each write also records
+ * the request's own token in the item, in a ring of the last {@link RECENT_WRITES} writes (`w0` newest);
+ * when a write's answer is lost (a reset, a timeout, a 5xx), one consistent read tells whether that write
+ * landed (its token is in the ring): then the request is admitted, counted once. Otherwise — it did not
+ * land, or more than RECENT_WRITES writes of the key followed it before the read, or the read failed — the
+ * request is answered `503 quota_unavailable`, counted at most once (once if its write landed unseen). Cost:
+ * ~170 bytes more per item (still one WCU per write: the item stays under 1 KB), nothing on the request
+ * path; one read only after a lost answer.
  */
+import { randomBytes } from 'node:crypto';
 import type { DynamoDBClient, UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
 import { DependencyError } from '../../store/errors.js';
 import type { KeyRecord, Limits } from '../keys/interface.js';
 import { COUNTER_RETENTION_SECONDS, COUNTERS_SCHEMA } from '../tables.js';
-import { type CounterTransport, type Item, SdkCounterTransport } from './dynamo-transport.js';
+import {
+  type CounterTransport,
+  type Item,
+  SdkCounterTransport,
+  UnansweredWriteError,
+} from './dynamo-transport.js';
 import type { MeterOutcome, QuotaMeter } from './interface.js';
 import { minuteWindowStart, monthWindowId, nextMonthStart, retryAfterSeconds } from './windows.js';
 
@@ -45,8 +61,42 @@ type Step =
 /** Writes per request before giving up; only clocks far apart could use more than three. */
 const MAX_WRITES = 5;
 
+/** Writes whose tokens the item keeps (`w0` … `w7`): a lost answer is recognised up to this many writes late. */
+const RECENT_WRITES = 8;
+const RECENT = Array.from({ length: RECENT_WRITES }, (_, i) => `w${i}`);
+/** Shifts the ring by one and puts the request's token first (each right side reads the item as it was). */
+const RECORD_WRITE = [
+  ...RECENT.slice(1)
+    .map((name, i) => `${name} = if_not_exists(${RECENT[i]}, :none)`)
+    .reverse(),
+  'w0 = :token',
+].join(', ');
+
+/** Random per process: with a counter, it makes every request's token unique across all containers. */
+const PROCESS_TOKEN = randomBytes(9).toString('base64url');
+let requestCounter = 0;
+
+/**
+ * A token naming one request's writes (recorded in the item's ring); at most one of them is ever applied.
+ * @example requestToken() // → 'hR3x…Kq0' (12 random characters, then a base-36 counter)
+ */
+function requestToken(): string {
+  requestCounter = (requestCounter + 1) % Number.MAX_SAFE_INTEGER;
+  return `${PROCESS_TOKEN}${requestCounter.toString(36)}`;
+}
+
+/**
+ * Whether a failed call may have been applied: no answer at all (network, timeout), or a 5xx, which
+ * DynamoDB documents as "may have succeeded". A 4xx answer (throttling, validation, access) was not applied.
+ */
+function outcomeUnknown(error: unknown): boolean {
+  const shape = error as { status?: number; $metadata?: { httpStatusCode?: number } };
+  const status = shape.status ?? shape.$metadata?.httpStatusCode;
+  return status === undefined || status >= 500;
+}
+
 function countersFrom(item: Item): Counters {
-  const counters = {
+  const counters: Counters = {
     minute: Number(item.minute?.N),
     minuteCount: Number(item.minute_count?.N),
     monthCount: Number(item.month_count?.N),
@@ -115,10 +165,11 @@ export class DynamoQuotaMeter implements QuotaMeter {
 
     const pk = `${key.keyId}#${monthWindowId(now)}`;
     const expiresAt = nextMonthStart(now) + COUNTER_RETENTION_SECONDS;
+    const token = requestToken();
     // Optimistic first step: almost every request lands in a minute window that is already open.
     let step: Step = { write: 'count', minute };
     for (let writes = 1; writes <= MAX_WRITES && 'write' in step; writes++) {
-      const outcome = await this.#write(pk, step, limits, expiresAt, options.signal);
+      const outcome = await this.#write(pk, token, step, limits, expiresAt, options.signal);
       if (outcome.ok) {
         return { ok: true, ...rateLimitState(outcome.counters, minute, limits) };
       }
@@ -152,6 +203,7 @@ export class DynamoQuotaMeter implements QuotaMeter {
    */
   async #write(
     pk: string,
+    token: string,
     step: { write: 'count' | 'open'; minute: number },
     limits: Limits,
     expiresAt: number,
@@ -164,23 +216,25 @@ export class DynamoQuotaMeter implements QuotaMeter {
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       ExpressionAttributeNames: { '#minute': 'minute' },
     } satisfies Partial<UpdateItemCommandInput>;
+    // Every write names its request (the ring w0…): when its answer is lost, the item tells whether it landed.
     const input: UpdateItemCommandInput =
       step.write === 'count'
         ? {
             ...common,
-            UpdateExpression: 'SET month_count = month_count + :one, minute_count = minute_count + :one',
+            UpdateExpression: `SET month_count = month_count + :one, minute_count = minute_count + :one, ${RECORD_WRITE}`,
             ConditionExpression: '#minute = :m AND minute_count < :minuteLimit AND month_count < :monthLimit',
             ExpressionAttributeValues: {
               ':one': { N: '1' },
               ':m': { N: String(step.minute) },
               ':minuteLimit': { N: String(limits.minute) },
               ':monthLimit': { N: String(limits.month) },
+              ':token': { S: token },
+              ':none': { S: '-' },
             },
           }
         : {
             ...common,
-            UpdateExpression:
-              'SET #minute = :m, minute_count = :one, month_count = if_not_exists(month_count, :zero) + :one, expires_at = :expires',
+            UpdateExpression: `SET #minute = :m, minute_count = :one, month_count = if_not_exists(month_count, :zero) + :one, expires_at = :expires, ${RECORD_WRITE}`,
             ConditionExpression:
               '(attribute_not_exists(#minute) OR #minute < :m) AND (attribute_not_exists(month_count) OR month_count < :monthLimit)',
             ExpressionAttributeValues: {
@@ -189,6 +243,8 @@ export class DynamoQuotaMeter implements QuotaMeter {
               ':m': { N: String(step.minute) },
               ':monthLimit': { N: String(limits.month) },
               ':expires': { N: String(expiresAt) },
+              ':token': { S: token },
+              ':none': { S: '-' },
             },
           };
     let outcome: Awaited<ReturnType<CounterTransport['updateItem']>>;
@@ -196,11 +252,37 @@ export class DynamoQuotaMeter implements QuotaMeter {
       outcome = await this.#transport.updateItem(input, signal);
     } catch (error) {
       if (error instanceof DependencyError) throw error;
-      const name = (error as { name?: string }).name ?? 'error';
+      const failure = error instanceof UnansweredWriteError ? error.sent : error;
+      const name = (failure as { name?: string }).name ?? 'error';
+      if (!outcomeUnknown(error))
+        throw new DependencyError('quota', `quota write failed (${name})`, { cause: error });
+      // It may have landed, so it is not sent again: recognise our own write, or give up.
+      const landed = await this.#landed(pk, token, signal);
+      if (landed) return { ok: true, counters: landed };
       throw new DependencyError('quota', `quota write failed (${name})`, { cause: error });
     }
     if (outcome.ok) return { ok: true, counters: countersFrom(outcome.attributes) };
     return { ok: false, state: outcome.item ? countersFrom(outcome.item) : 'unknown' };
+  }
+
+  /**
+   * After a write whose answer was lost: the counters, when the item's ring of recent writes holds ours (it
+   * landed); undefined when it does not or the item cannot be read (not landed, landed and followed by more
+   * than RECENT_WRITES others, or not known: the request is then refused with 503, counted at most once).
+   * The counters are the item's now, at most RECENT_WRITES − 1 requests later than ours: its rate-limit
+   * headers may promise a little less than its own answer would have.
+   */
+  async #landed(pk: string, token: string, signal: AbortSignal | undefined): Promise<Counters | undefined> {
+    if (signal?.aborted) return undefined;
+    try {
+      const item = await this.#transport.getItem(
+        { TableName: this.#table, Key: { [COUNTERS_SCHEMA.partitionKey]: { S: pk } }, ConsistentRead: true },
+        signal,
+      );
+      return item && RECENT.some((name) => item[name]?.S === token) ? countersFrom(item) : undefined;
+    } catch {
+      return undefined;
+    }
   }
 
   /** Why a write failed, when the server did not say: a consistent read sees every earlier write. */

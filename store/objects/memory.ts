@@ -1,6 +1,13 @@
 /** An object store in memory: tests, benchmarks and the builder's dry runs. */
 import { createHash } from 'node:crypto';
-import type { GetOptions, GetOutcome, ListedObject, WritableObjectStore } from './interface.js';
+import type {
+  ConditionalPutOutcome,
+  GetOptions,
+  GetOutcome,
+  ListedObject,
+  WritableObjectStore,
+  WriteCondition,
+} from './interface.js';
 import { clampRange } from './range.js';
 
 interface StoredObject {
@@ -30,10 +37,22 @@ export class MemoryObjectStore implements WritableObjectStore {
   }
 
   async put(key: string, body: Uint8Array): Promise<void> {
+    this.#store(key, body);
+  }
+
+  async putIf(key: string, body: Uint8Array, condition: WriteCondition): Promise<ConditionalPutOutcome> {
+    const current = this.#objects.get(key);
+    const holds = 'ifNoneMatch' in condition ? !current : current?.etag === condition.ifMatch;
+    if (!holds) return { ok: false, reason: 'precondition-failed' };
+    return { ok: true, etag: this.#store(key, body) };
+  }
+
+  #store(key: string, body: Uint8Array): string {
     const copy = Buffer.from(body);
     // A content hash, like S3's MD5 ETag: re-putting the same bytes keeps the ETag.
     const etag = `"${createHash('sha256').update(copy).digest('base64url').slice(0, 22)}"`;
     this.#objects.set(key, { body: copy, etag });
+    return etag;
   }
 
   async *list(prefix: string): AsyncIterable<ListedObject> {

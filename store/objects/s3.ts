@@ -8,7 +8,14 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { DependencyError } from '../errors.js';
-import type { GetOptions, GetOutcome, ListedObject, WritableObjectStore } from './interface.js';
+import type {
+  ConditionalPutOutcome,
+  GetOptions,
+  GetOutcome,
+  ListedObject,
+  WritableObjectStore,
+  WriteCondition,
+} from './interface.js';
 import { checkRange } from './range.js';
 
 /** S3's limit on keys per DeleteObjects request. */
@@ -95,6 +102,39 @@ export class S3ObjectStore implements WritableObjectStore {
         { abortSignal: options.signal },
       );
     } catch (error) {
+      throw fault('put', key, error);
+    }
+  }
+
+  async putIf(
+    key: string,
+    body: Uint8Array,
+    condition: WriteCondition,
+    options: { contentType?: string; signal?: AbortSignal } = {},
+  ): Promise<ConditionalPutOutcome> {
+    try {
+      const response = await this.#client.send(
+        new PutObjectCommand({
+          Bucket: this.#bucket,
+          Key: key,
+          Body: body,
+          ContentType: options.contentType ?? 'application/octet-stream',
+          ...('ifNoneMatch' in condition ? { IfNoneMatch: '*' } : { IfMatch: condition.ifMatch }),
+        }),
+        { abortSignal: options.signal },
+      );
+      return { ok: true, etag: response.ETag ?? '' };
+    } catch (error) {
+      const { name, status } = statusOf(error);
+      // 412: the condition does not hold; 404: If-Match on a missing object; 409: another conditional write
+      // of the key is in flight (S3 says: read again and retry) — for the caller, all three mean "not yours".
+      if (
+        status === 412 ||
+        status === 409 ||
+        (status === 404 && 'ifMatch' in condition) ||
+        name === 'PreconditionFailed'
+      )
+        return { ok: false, reason: 'precondition-failed' };
       throw fault('put', key, error);
     }
   }

@@ -19,7 +19,13 @@ import type { ProxyHandler } from '../../proxy/core/types.js';
 import { DependencyError } from '../../store/errors.js';
 import { POINTER_KEY } from '../../store/layout.js';
 import { DirectoryObjectStore } from '../../store/objects/directory.js';
-import type { GetOptions, GetOutcome, WritableObjectStore } from '../../store/objects/interface.js';
+import type {
+  ConditionalPutOutcome,
+  GetOptions,
+  GetOutcome,
+  WritableObjectStore,
+  WriteCondition,
+} from '../../store/objects/interface.js';
 import { MemoryObjectStore } from '../../store/objects/memory.js';
 import { S3ObjectStore } from '../../store/objects/s3.js';
 import { queryArb, queryString, snapshotArb, walkArb } from '../oracle/arbitraries.js';
@@ -64,6 +70,10 @@ class InterleavingStore implements WritableObjectStore {
     await new Promise((resolve) => setImmediate(resolve));
     return this.inner.put(key, body);
   }
+  async putIf(key: string, body: Uint8Array, condition: WriteCondition): Promise<ConditionalPutOutcome> {
+    await new Promise((resolve) => setImmediate(resolve));
+    return this.inner.putIf(key, body, condition);
+  }
   list(prefix: string) {
     return this.inner.list(prefix);
   }
@@ -97,6 +107,10 @@ class DyingStore implements WritableObjectStore {
   async put(key: string, body: Uint8Array): Promise<void> {
     this.#write(`put ${key}`);
     return this.inner.put(key, body);
+  }
+  async putIf(key: string, body: Uint8Array, condition: WriteCondition): Promise<ConditionalPutOutcome> {
+    this.#write(`put ${key}`);
+    return this.inner.putIf(key, body, condition);
   }
   async delete(keys: readonly string[]): Promise<void> {
     if (keys.length === 0) return;

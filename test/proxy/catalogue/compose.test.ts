@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { composeDetail, composeListPage, nextPageState } from '../../../proxy/catalogue/compose.js';
 import type { CursorState } from '../../../proxy/catalogue/cursor.js';
+import { digest128 } from '../../../store/layout.js';
 import {
   decodeSegment,
   encodeVariant,
@@ -117,18 +118,25 @@ describe('composeListPage: walks', () => {
   it('a next page in the same segment reads this segment and the next; otherwise the next two', () => {
     const { bytes } = encodeVariant(records(350), 3);
     const seg1 = decodeSegment(bytes, decodeSegment(bytes, 0).next[0], 0);
-    expect(nextPageState('x', seg1, 150)).toEqual({
+    // The digest of the range this page read (a pair) goes on to a page in the same segment; the next pair's
+    // digest is the one the segment records, and it is the digest of exactly the bytes that page reads.
+    const pairDigest = digest128(bytes.subarray(seg1.start, seg1.next[1]));
+    expect(nextPageState({ objectId: 'x', pairDigest }, seg1, 150)).toEqual({
       objectId: 'x',
       offset: 150,
       rangeStart: seg1.start,
       rangeEnd: seg1.next[1],
+      digest: pairDigest,
     });
-    expect(nextPageState('x', seg1, 200)).toEqual({
+    expect(nextPageState({ objectId: 'x', pairDigest }, seg1, 200)).toEqual({
       objectId: 'x',
       offset: 200,
       rangeStart: seg1.next[0],
       rangeEnd: seg1.next[2],
+      digest: digest128(bytes.subarray(seg1.next[0], seg1.next[2])),
     });
+    // An object of format 2 records no digests: its cursors carry none.
+    expect(nextPageState({ objectId: 'x' }, seg1, 200).digest).toBeUndefined();
   });
 });
 

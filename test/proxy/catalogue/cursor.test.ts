@@ -1,6 +1,6 @@
 /** OPTIONS on a list checks its cursor like GET and HEAD (proxy/catalogue/cursor.ts), reading nothing. */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { cursorError } from '../../../proxy/catalogue/cursor.js';
+import { cursorError, decodeCursor, encodeCursor } from '../../../proxy/catalogue/cursor.js';
 import { createHandler } from '../../../proxy/core/handler.js';
 import type { ProxyHandler } from '../../../proxy/core/types.js';
 import { MemoryKeyStore } from '../../../proxy/keys/memory.js';
@@ -71,5 +71,33 @@ describe('cursorError', () => {
     expect(
       cursorError({ kind: 'detail', resource: 'modules', id: 1, mask: 0 }, CURSOR_SECRET),
     ).toBeUndefined();
+  });
+});
+
+describe('cursor versions', () => {
+  const state = { objectId: 'A'.repeat(22), offset: 150, rangeStart: 1_000, rangeEnd: 9_000 };
+  const digest = `${'D'.repeat(21)}A`;
+
+  it('version 2 carries the digest of the range it pins, bound by the HMAC', () => {
+    const encoded = encodeCursor({ ...state, digest }, 'modules?sort=id', CURSOR_SECRET);
+    expect(Buffer.from(encoded, 'base64url').byteLength).toBe(61);
+    expect(decodeCursor(encoded, 'modules?sort=id', CURSOR_SECRET)).toEqual({ ...state, digest });
+    // Any byte of it changed, the digest's included, is a cursor that is not valid.
+    const bytes = Buffer.from(encoded, 'base64url');
+    for (let at = 0; at < bytes.byteLength; at++) {
+      const altered = Buffer.from(bytes);
+      altered[at] = altered[at]! ^ 0x01;
+      expect(
+        decodeCursor(altered.toString('base64url'), 'modules?sort=id', CURSOR_SECRET),
+        `byte ${at}`,
+      ).toBeUndefined();
+    }
+  });
+
+  it('version 1 (a format-2 object, or a cursor made before the upgrade) carries none and is still read', () => {
+    const encoded = encodeCursor(state, 'modules?sort=id', CURSOR_SECRET);
+    expect(Buffer.from(encoded, 'base64url').byteLength).toBe(45);
+    expect(decodeCursor(encoded, 'modules?sort=id', CURSOR_SECRET)).toEqual(state);
+    expect(decodeCursor(encoded, 'modules?sort=name', CURSOR_SECRET)).toBeUndefined();
   });
 });

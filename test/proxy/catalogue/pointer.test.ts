@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PointerCache } from '../../../proxy/catalogue/pointer.js';
+import { PointerCache, STALE_FACTOR } from '../../../proxy/catalogue/pointer.js';
 import { FORMAT_VERSION, objectIdFor } from '../../../store/layout.js';
 import type { GetOptions, GetOutcome } from '../../../store/objects/interface.js';
 import { encodePointer, parsePointer } from '../../../store/pointer.js';
@@ -89,6 +89,71 @@ describe('PointerCache', () => {
     await expect(Promise.all([pointer.current(), pointer.current()])).rejects.toThrow('down');
     fail = false;
     await expect(pointer.current()).resolves.toMatchObject({ ok: true });
+  });
+});
+
+describe('PointerCache through failed re-checks', () => {
+  it(`keeps serving the last known pointer until it is ${STALE_FACTOR} TTLs old, then fails`, async () => {
+    const { state, read } = pointerStore(index('v1'));
+    let clock = 0;
+    let fail: Error | undefined;
+    const failing = (options: GetOptions) => (fail ? Promise.reject(fail) : read(options));
+    const pointer = new PointerCache({ read: failing, ttlMs: 100, now: () => clock });
+    await pointer.current();
+    fail = new Error('SlowDown');
+    clock = 150;
+    expect(await pointer.current()).toMatchObject({ ok: true, pointer: { version: versionOf('v1') } });
+    // Not asked again within a TTL of the failure: the held pointer answers at once.
+    const reads = state.reads.length;
+    clock = 249;
+    expect(pointer.fresh()).toMatchObject({ version: versionOf('v1') });
+    expect(state.reads).toHaveLength(reads);
+    clock = STALE_FACTOR * 100 - 1;
+    expect(pointer.fresh()).toBeUndefined();
+    expect(await pointer.current()).toMatchObject({ ok: true, pointer: { version: versionOf('v1') } });
+    clock = STALE_FACTOR * 100;
+    await expect(pointer.current()).rejects.toThrow('SlowDown');
+    // Healthy again: a conditional read confirms it (304), and the bound counts from there.
+    fail = undefined;
+    expect(await pointer.current()).toMatchObject({ ok: true, pointer: { version: versionOf('v1') } });
+    expect(state.reads.at(-1)).toEqual({ ifNoneMatch: '"1"' });
+  });
+
+  it('a damaged pointer is read once more, whole; damaged twice it is a fault, unless a pointer is held', async () => {
+    const damaged = Buffer.from(index('v2'));
+    const at = damaged.length - 5;
+    damaged[at] = damaged[at]! ^ 0x01; // one bit: still JSON, but its version no longer checks out
+    const { state, read } = pointerStore(damaged);
+    state.etag = '"damaged"';
+    const cold = new PointerCache({ read, ttlMs: 100, now: () => 0 });
+    await expect(cold.current()).rejects.toThrow(/integrity/);
+    expect(state.reads).toEqual([{}, {}]);
+
+    state.body = index('v1');
+    state.etag = '"1"';
+    let clock = 0;
+    const warm = new PointerCache({ read, ttlMs: 100, now: () => clock });
+    await warm.current();
+    state.body = damaged;
+    state.etag = '"damaged"';
+    clock = 200;
+    expect(await warm.current()).toMatchObject({ ok: true, pointer: { version: versionOf('v1') } });
+  });
+
+  it('a pointer of a format this proxy does not read is configuration_error cold, and keeps what is held warm', async () => {
+    const foreign = Buffer.from(
+      JSON.stringify({ format: 99, version: 'A'.repeat(22), shards: ['A'.repeat(22)] }),
+    );
+    const { state, read } = pointerStore(foreign);
+    expect(await new PointerCache({ read, ttlMs: 100, now: () => 0 }).current()).toMatchObject({ ok: false });
+    state.body = index('v1');
+    let clock = 0;
+    const warm = new PointerCache({ read, ttlMs: 100, now: () => clock });
+    await warm.current();
+    state.body = foreign;
+    state.etag = '"99"';
+    clock = 200;
+    expect(await warm.current()).toMatchObject({ ok: true, pointer: { version: versionOf('v1') } });
   });
 });
 

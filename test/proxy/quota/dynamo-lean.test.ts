@@ -160,8 +160,6 @@ describe('answers only AWS gives (loopback server)', () => {
       { __type: 'com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException' },
       'ProvisionedThroughputExceededException',
     ],
-    [500, { __type: 'com.amazonaws.dynamodb.v20120810#InternalServerError' }, 'InternalServerError'],
-    [503, '<html>Service Unavailable</html>', 'HTTP 503'],
   ])('%i %j, twice → the meter fails closed with DependencyError (%s)', async (status, body, name) => {
     reply = { status, body: typeof body === 'string' ? body : JSON.stringify(body) };
     const meter = new DynamoQuotaMeter({ transport: lean(endpoint), table: 'counters' });
@@ -171,23 +169,48 @@ describe('answers only AWS gives (loopback server)', () => {
       .catch((error: unknown) => error);
     expect(failed).toBeInstanceOf(DependencyError);
     expect(failed).toMatchObject({ dependency: 'quota', message: `quota write failed (${name})` });
-    // Throttling and transient answers are sent once more, as by the SDK (maxAttempts 2).
+    // Throttling answers are sent once more, as by the SDK (maxAttempts 2): DynamoDB applied nothing.
     expect(requests).toBe(2);
   });
 
-  it('a throttled or failed write is sent once more after the SDK backoff, and its second answer stands', async () => {
+  it.each([
+    [500, { __type: 'com.amazonaws.dynamodb.v20120810#InternalServerError' }, 'InternalServerError'],
+    [503, '<html>Service Unavailable</html>', 'HTTP 503'],
+  ])(
+    '%i %j to a write → not sent again (it may have been applied); the meter looks for its own write, then fails closed (%s)',
+    async (status, body, name) => {
+      reply = { status, body: typeof body === 'string' ? body : JSON.stringify(body) };
+      const meter = new DynamoQuotaMeter({ transport: lean(endpoint), table: 'counters' });
+      requests = 0;
+      const failed = await meter
+        .meter(keyRecord(), at('2026-11-21T10:00:00Z'))
+        .catch((error: unknown) => error);
+      expect(failed).toBeInstanceOf(DependencyError);
+      expect(failed).toMatchObject({ dependency: 'quota', message: `quota write failed (${name})` });
+      // One UpdateItem, never resent; then its GetItem (a read, sent once more after a 5xx, as by the SDK).
+      expect(requests).toBe(3);
+    },
+  );
+
+  it('a throttled write is sent once more after the SDK backoff, and its second answer stands; a failed one is not', async () => {
     const attributes = { minute_count: { N: '1' }, month_count: { N: '1' } };
     const throttled = {
       status: 400,
       body: JSON.stringify({ __type: 'com.amazonaws.dynamodb.v20120810#ThrottlingException' }),
     };
-    const failed = { status: 500, body: JSON.stringify({ __type: 'InternalServerError' }) };
-    for (const first of [throttled, failed]) {
-      script.push(first, { status: 200, body: JSON.stringify({ Attributes: attributes }) });
-      requests = 0;
-      expect(await lean(endpoint).updateItem(countInput('k#2026-11', 7))).toEqual({ ok: true, attributes });
-      expect(requests).toBe(2);
-    }
+    script.push(throttled, { status: 200, body: JSON.stringify({ Attributes: attributes }) });
+    requests = 0;
+    expect(await lean(endpoint).updateItem(countInput('k#2026-11', 7))).toEqual({ ok: true, attributes });
+    expect(requests).toBe(2);
+    // A 500 may have been applied: sent again, it could count the request twice.
+    script.push({ status: 500, body: JSON.stringify({ __type: 'InternalServerError' }) });
+    requests = 0;
+    expect(
+      await lean(endpoint)
+        .updateItem(countInput('k#2026-11', 7))
+        .catch((error: unknown) => error),
+    ).toMatchObject({ name: 'InternalServerError', status: 500 });
+    expect(requests).toBe(1);
     // A refused condition is an answer, not a fault: sent once.
     reply = {
       status: 400,
@@ -288,6 +311,9 @@ describe('LeanCounterTransport faults', () => {
     expect((await meter.meter(key, new Date())).ok).toBe(true);
     fault();
     slow.dropConnections();
+    // A write is not sent again after a reset (it may have landed): let the client see the dropped
+    // connection close before the call, so the call meets the fault rather than a dead connection.
+    await new Promise((resolve) => setTimeout(resolve, 50));
     try {
       const signal = how === 'already aborted' ? AbortSignal.abort() : AbortSignal.timeout(200);
       const late = await meter.meter(key, new Date(), { signal }).catch((error: unknown) => error);

@@ -1,5 +1,5 @@
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -52,6 +52,8 @@ class PrefixedStore implements WritableObjectStore {
   ) {}
   get: WritableObjectStore['get'] = (key, options) => this.inner.get(this.prefix + key, options);
   put: WritableObjectStore['put'] = (key, body, options) => this.inner.put(this.prefix + key, body, options);
+  putIf: WritableObjectStore['putIf'] = (key, body, condition, options) =>
+    this.inner.putIf(this.prefix + key, body, condition, options);
   delete: WritableObjectStore['delete'] = (keys, options) =>
     this.inner.delete(
       keys.map((key) => this.prefix + key),
@@ -125,6 +127,49 @@ describe.each(factories)('%s object store', (_name, create) => {
     expect(await keysOf(store, 'o/')).toEqual([['o/b', 2]]);
   });
 
+  it('writes conditionally as S3 does: create only if absent, replace only the version read', async () => {
+    const store = create();
+    const created = await store.putIf('publish.lock', Buffer.from('a'), { ifNoneMatch: '*' });
+    expect(created).toMatchObject({ ok: true, etag: expect.any(String) });
+    const etag = created.ok ? created.etag : '';
+    const read = await store.get('publish.lock');
+    expect(read.ok && read.etag).toBe(etag);
+    expect(await store.putIf('publish.lock', Buffer.from('b'), { ifNoneMatch: '*' })).toEqual({
+      ok: false,
+      reason: 'precondition-failed',
+    });
+    const replaced = await store.putIf('publish.lock', Buffer.from('bb'), { ifMatch: etag });
+    expect(replaced).toMatchObject({ ok: true });
+    expect(await store.putIf('publish.lock', Buffer.from('c'), { ifMatch: etag })).toEqual({
+      ok: false,
+      reason: 'precondition-failed',
+    });
+    expect(await store.putIf('absent.json', Buffer.from('c'), { ifMatch: etag })).toEqual({
+      ok: false,
+      reason: 'precondition-failed',
+    });
+    const now = await store.get('publish.lock');
+    expect(now.ok && now.body.toString()).toBe('bb');
+    expect(now.ok && now.etag).toBe(replaced.ok ? replaced.etag : '');
+  });
+
+  it('of concurrent conditional writers with the same condition exactly one wins', async () => {
+    const store = create();
+    const creators = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        store.putIf('race.json', Buffer.from(`c${i}`), { ifNoneMatch: '*' }),
+      ),
+    );
+    expect(creators.filter((outcome) => outcome.ok)).toHaveLength(1);
+    const winner = creators.find((outcome) => outcome.ok)!;
+    const replacers = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        store.putIf('race.json', Buffer.from(`r${i}`), { ifMatch: winner.ok ? winner.etag : '' }),
+      ),
+    );
+    expect(replacers.filter((outcome) => outcome.ok)).toHaveLength(1);
+  });
+
   it('fails with a DependencyError when aborted', async () => {
     const store = create();
     await store.put('o/a', Buffer.from('1'));
@@ -144,6 +189,28 @@ describe('directory object store', () => {
 
     expect(await keysOf(store, 'o/')).toEqual([['o/a', 1]]);
     expect(readdirSync(join(root, 'o'))).toHaveLength(2);
+  });
+
+  it('collects the temporary files of writers that are gone, and keeps those of live ones', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'cat-store-'));
+    directories.push(root);
+    const store = new DirectoryObjectStore(root);
+    await store.put('o/a', Buffer.from('1'));
+    // A process that is surely gone (beyond any pid), this process (alive), and an earlier release's file.
+    const temporary = join(root, '.tmp-writes');
+    const me = hostname()
+      .replace(/[^A-Za-z0-9-]/g, '')
+      .slice(0, 32);
+    writeFileSync(join(temporary, `${me}.99999999.1`), 'left by a killed publish');
+    writeFileSync(join(temporary, `${me}.${process.pid}.1`), 'in flight');
+    writeFileSync(join(root, '.tmp-current.json-99999999-3'), 'left by an earlier release');
+    writeFileSync(join(root, 'o', '.tmp-b-99999999-4'), 'deep');
+
+    expect(await store.collectTemporary()).toBe(2);
+    expect(readdirSync(temporary)).toEqual([`${me}.${process.pid}.1`]);
+    expect(readdirSync(join(root, 'o')).sort()).toEqual(['.tmp-b-99999999-4', 'a']);
+    expect(await store.collectTemporary({ deep: true })).toBe(1);
+    expect(readdirSync(join(root, 'o'))).toEqual(['a']);
   });
 
   it('refuses keys that would leave its root', () => {

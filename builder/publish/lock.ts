@@ -1,0 +1,241 @@
+/**
+ * One publisher at a time per target: a publish holds `<prefix>publish.lock`, a small object taken and kept
+ * with conditional writes only (store/objects/interface.ts WriteCondition: S3's If-None-Match / If-Match; a
+ * directory's mutex and rename), so of two publishers one holds it and the other fails at once with
+ * {@link PublishBusyError}, naming the holder.
+ *
+ * The lock is a lease: its holder renews it every {@link LEASE_MS}/4 and before every step that changes what
+ * readers or other versions depend on (the version files, the pointer, each batch of deletions), and goes on
+ * with such a step only within {@link SAFE_MS} of a renewal. A lock not renewed for LEASE_MS plus
+ * {@link CLOCK_SKEW_MS} belongs to a publisher that is gone, and another one may take it over (again a
+ * conditional write: one wins); on this machine, a holder whose process is gone is known at once. A holder
+ * that finds its lock taken over stops before its next such step ({@link PublishLockLostError}).
+ *
+ * Limits: the safety of a takeover rests on clocks agreeing within CLOCK_SKEW_MS, and on a holder not being
+ * paused longer than LEASE_MS − SAFE_MS between a renewal and the step it guards (a suspended laptop);
+ * the pointer's own conditional write (write.ts) still keeps the pointer on a complete version then.
+ */
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { DependencyError } from '../../store/errors.js';
+import type { WritableObjectStore } from '../../store/objects/interface.js';
+
+export const LOCK_KEY = 'publish.lock';
+/** How long a lock stays valid after its last renewal. */
+export const LEASE_MS = 60_000;
+/** Renewed this often in the background (a publish may render for minutes). */
+const RENEW_EVERY_MS = LEASE_MS / 4;
+/** A guarded step goes on only this soon after a renewal; else it renews first. */
+const SAFE_MS = 10_000;
+/** Clocks of two publishers may disagree by this much; a takeover waits it out on top of the lease. */
+export const CLOCK_SKEW_MS = 30_000;
+
+/** What the lock object says about its holder. */
+export interface LockHolder {
+  /** Unique per publish. */
+  owner: string;
+  host: string;
+  /** This machine since its last boot (hostname and boot id): its processes can be checked directly. */
+  machine: string;
+  pid: number;
+  /** Unique per process: a lock of this very process whose publish has ended is known to be stale. */
+  process: string;
+  started_at: string;
+  renewed_at: string;
+  expires_at: string;
+}
+
+/** Another publish holds the target: nothing was written by this one. */
+export class PublishBusyError extends Error {
+  override name = 'PublishBusyError';
+  constructor(
+    readonly target: string,
+    readonly holder: LockHolder | undefined,
+  ) {
+    super(
+      holder
+        ? `another publish holds ${target}: ${holder.host} pid ${holder.pid}, started ${holder.started_at}, ` +
+            `its lease runs to ${holder.expires_at}`
+        : `another publish holds ${target}`,
+    );
+  }
+}
+
+/** This publish's lock was taken over (it stalled past its lease): it stops before changing anything more. */
+export class PublishLockLostError extends DependencyError {
+  override name = 'PublishLockLostError';
+  constructor(target: string) {
+    super(
+      'objects',
+      `the publish lock of ${target} was taken over by another publish (this one stalled past its lease)`,
+    );
+  }
+}
+
+export interface PublishLock {
+  readonly holder: LockHolder;
+  /**
+   * Renew when the last renewal is older than SAFE_MS; throws {@link PublishLockLostError} when the lock
+   * is no longer ours. Called before every step another publish or a reader depends on.
+   */
+  ensure(): Promise<void>;
+  /** Stop renewing and remove the lock if it is still ours (never throws: a leftover lock expires). */
+  release(): Promise<void>;
+}
+
+export interface LockOptions {
+  /** The clock (tests inject one). */
+  now?: () => Date;
+  warn?: (message: string) => void;
+}
+
+const PROCESS = randomUUID();
+/** The owners of locks this process holds now: a lock of this process naming another owner is stale. */
+const active = new Set<string>();
+
+function bootId(): string {
+  try {
+    return readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+  } catch {
+    return 'unknown-boot';
+  }
+}
+const MACHINE = `${hostname()}/${bootId()}`;
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function parseHolder(bytes: Buffer): LockHolder | undefined {
+  try {
+    const value = JSON.parse(bytes.toString('utf8')) as Partial<LockHolder>;
+    const valid =
+      typeof value.owner === 'string' &&
+      typeof value.expires_at === 'string' &&
+      typeof value.pid === 'number' &&
+      typeof value.machine === 'string' &&
+      typeof value.process === 'string';
+    return valid ? (value as LockHolder) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Why the lock `holder` describes no longer protects anything, or undefined while it does. */
+function staleness(holder: LockHolder | undefined, now: Date): string | undefined {
+  if (!holder) return 'it is unreadable';
+  if (holder.machine === MACHINE) {
+    if (holder.process === PROCESS) return active.has(holder.owner) ? undefined : 'its publish has ended';
+    if (!processAlive(holder.pid)) return `its process (pid ${holder.pid}) is gone`;
+  }
+  const expires = Date.parse(holder.expires_at);
+  if (Number.isNaN(expires) || now.getTime() > expires + CLOCK_SKEW_MS) return 'its lease has run out';
+  return undefined;
+}
+
+/**
+ * Take the publish lock of `prefix` in `store`, or throw {@link PublishBusyError} at once when another
+ * publish holds it.
+ * @example
+ * const lock = await acquirePublishLock(store, 'catalogue/', 's3://bucket/catalogue/');
+ * try { await lock.ensure(); await writePointer(); } finally { await lock.release(); }
+ */
+export async function acquirePublishLock(
+  store: WritableObjectStore,
+  prefix: string,
+  target: string,
+  options: LockOptions = {},
+): Promise<PublishLock> {
+  const now = options.now ?? (() => new Date());
+  const key = `${prefix}${LOCK_KEY}`;
+  const started = now();
+  const holder: LockHolder = {
+    owner: randomUUID(),
+    host: hostname(),
+    machine: MACHINE,
+    pid: process.pid,
+    process: PROCESS,
+    started_at: started.toISOString(),
+    renewed_at: started.toISOString(),
+    expires_at: new Date(started.getTime() + LEASE_MS).toISOString(),
+  };
+  const bytesOf = (at: Date) => {
+    holder.renewed_at = at.toISOString();
+    holder.expires_at = new Date(at.getTime() + LEASE_MS).toISOString();
+    return Buffer.from(`${JSON.stringify(holder, null, 1)}\n`);
+  };
+  const json = { contentType: 'application/json' };
+
+  let etag: string | undefined;
+  let lastHolder: LockHolder | undefined;
+  // A few tries: each read-then-write can lose to another publisher's write in between.
+  for (let attempt = 0; attempt < 5 && etag === undefined; attempt++) {
+    const read = await store.get(key);
+    if (!read.ok) {
+      const created = await store.putIf(key, bytesOf(now()), { ifNoneMatch: '*' }, json);
+      if (created.ok) etag = created.etag;
+      continue;
+    }
+    lastHolder = parseHolder(read.body);
+    const stale = staleness(lastHolder, now());
+    if (stale === undefined) throw new PublishBusyError(target, lastHolder);
+    const taken = await store.putIf(key, bytesOf(now()), { ifMatch: read.etag }, json);
+    if (taken.ok) {
+      etag = taken.etag;
+      const who = lastHolder ? `${lastHolder.host} pid ${lastHolder.pid}` : 'an unknown publisher';
+      options.warn?.(`took over the publish lock of ${target} from ${who}: ${stale}`);
+    }
+  }
+  if (etag === undefined) throw new PublishBusyError(target, lastHolder);
+  active.add(holder.owner);
+
+  let renewedAt = now().getTime();
+  let lost = false;
+  let renewing: Promise<void> | undefined;
+  const renew = (): Promise<void> => {
+    renewing ??= (async () => {
+      try {
+        const at = now();
+        const renewed = await store.putIf(key, bytesOf(at), { ifMatch: etag! }, json);
+        if (renewed.ok) {
+          etag = renewed.etag;
+          renewedAt = at.getTime();
+        } else lost = true;
+      } finally {
+        renewing = undefined;
+      }
+    })();
+    return renewing;
+  };
+  // A renewal that fails for a passing fault is tried again at the next tick or guarded step.
+  const timer = setInterval(() => renew().catch(() => {}), RENEW_EVERY_MS);
+  timer.unref();
+
+  return {
+    holder,
+    async ensure() {
+      if (!lost && now().getTime() - renewedAt > SAFE_MS) await renew();
+      if (lost) throw new PublishLockLostError(target);
+    },
+    async release() {
+      clearInterval(timer);
+      active.delete(holder.owner);
+      try {
+        await renewing;
+        if (lost) return;
+        const read = await store.get(key);
+        if (read.ok && read.etag === etag) await store.delete([key]);
+      } catch (error) {
+        options.warn?.(
+          `the publish lock ${key} could not be released (${(error as Error).message}); the next publish takes it over`,
+        );
+      }
+    },
+  };
+}

@@ -1,0 +1,227 @@
+/**
+ * Integrity end to end, with real servers: the proxy as deployed (createProxy) over s3rver behind a
+ * fault-injecting HTTP proxy that damages what S3 answers — one byte flipped (length kept), the body cut
+ * short, the body replaced by garbage — and over dynalite for keys and metering, once with each hot-path
+ * client. Whatever the damage: never a wrong answer, every failure `503 origin_unavailable` and uncounted,
+ * a cursor page's damaged read never blamed on the consumer (no 400), nothing damaged kept in the byte
+ * cache (healthy again, every answer is the healthy one), one damaged read read again; and the last known
+ * pointer serving through SlowDown on its re-check until its documented bound.
+ */
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dynamoClient, s3Client } from '../../aws/sdk.js';
+import { publishCatalogue } from '../../builder/publish/publish.js';
+import { type LocalServer, startDynamo, startS3 } from '../../local/servers.js';
+import { registerKey } from '../../proxy/admin/keys.js';
+import { createTables } from '../../proxy/admin/tables.js';
+import { createProxy } from '../../proxy/app.js';
+import { STALE_FACTOR } from '../../proxy/catalogue/pointer.js';
+import { HOT_PATH_CLIENTS, type HotPathClient, loadConfig } from '../../proxy/config.js';
+import type { ProxyHandler, ProxyResponse, RequestLogLine } from '../../proxy/core/types.js';
+import { S3ObjectStore } from '../../store/objects/s3.js';
+import { type FaultAction, type FaultProxy, s3Error, startFaultProxy } from '../helpers/fault-proxy.js';
+import { snapshotArb } from '../oracle/arbitraries.js';
+import { CURSOR_SECRET, envelopeProblem, errorCodeOf } from '../oracle/harness.js';
+
+const BUCKET = 'proof-integrity';
+const PREFIX = 'cat/';
+const TABLES = { keysTable: 'integrity-keys', countersTable: 'integrity-counters' };
+const KEY = `pk_live_${'I'.repeat(22)}`;
+const POINTER_TTL_MS = 1_000;
+
+let s3: LocalServer & { bucket: string };
+let dynamo: LocalServer;
+let faults: FaultProxy;
+let targets: string[];
+const logs: RequestLogLine[] = [];
+
+beforeAll(async () => {
+  [s3, dynamo] = await Promise.all([startS3(BUCKET), startDynamo()]);
+  faults = await startFaultProxy({ targetPort: s3.port });
+  const client = dynamoClient({ endpoint: dynamo.endpoint });
+  await createTables(client, TABLES);
+  await registerKey({ client, ...TABLES }, KEY, { tier: 'partner', limits: { minute: 100_000, month: 1e9 } });
+  client.destroy();
+  // More than one segment (over 100 modules), so first pages and cursor pages are ranges with digests.
+  const snapshot = fc.sample(snapshotArb({ minModules: 230, maxModules: 260 }), { numRuns: 1, seed: 22 })[0]!;
+  const writer = s3Client({ endpoint: s3.endpoint });
+  await publishCatalogue({
+    store: new S3ObjectStore({ client: writer, bucket: BUCKET }),
+    prefix: PREFIX,
+    snapshot,
+  });
+  writer.destroy();
+  const module = snapshot.modules[3]!;
+  targets = [
+    '/v1/tags',
+    '/v1/standards?sort=name',
+    '/v1/manufacturers',
+    '/v1/modules?limit=100',
+    '/v1/modules?sort=name&limit=7&include=tags',
+    `/v1/modules/${module.id}?include=ins,outs`,
+    `/v1/manufacturers/${module.manufacturer_id}?include=modules`,
+    `/v1/modules?manufacturer_id=${module.manufacturer_id}`,
+  ];
+}, 120_000);
+
+afterAll(async () => {
+  await faults?.close();
+  await s3?.dispose();
+  await dynamo?.dispose();
+});
+
+function proxyWith(client: HotPathClient, now: () => Date = () => new Date()): ProxyHandler {
+  const config = loadConfig({
+    CATALOGUE_BUCKET: BUCKET,
+    CATALOGUE_PREFIX: PREFIX,
+    S3_ENDPOINT: faults.endpoint,
+    DYNAMODB_ENDPOINT: dynamo.endpoint,
+    KEYS_TABLE: TABLES.keysTable,
+    COUNTERS_TABLE: TABLES.countersTable,
+    CURSOR_SECRET,
+    KEY_CACHE_TTL_MS: '600000',
+    POINTER_TTL_MS: String(POINTER_TTL_MS),
+    DEPENDENCY_TIMEOUT_MS: '5000',
+    BYTE_CACHE_MB: '16',
+    HOT_PATH_CLIENT: client,
+  });
+  if (!config.ok) throw new Error(config.problems.join('; '));
+  return createProxy(config, { log: (line) => logs.push(line), now });
+}
+
+async function get(handle: ProxyHandler, target: string): Promise<ProxyResponse> {
+  const [path, query = ''] = target.split('?') as [string, string?];
+  return handle({ method: 'GET', path, query, headers: { authorization: `Bearer ${KEY}` } });
+}
+
+/** What a consumer sees of an answer: status and body, without the request id. */
+const seenAs = (answer: ProxyResponse) =>
+  `${answer.status} ${(answer.body?.toString() ?? '').replace(/"request_id":"req_[^"]*"/, '')}`;
+
+/** Requests counted so far this month, as the meter's own headers say (an OPTIONS counts itself). */
+async function counted(handle: ProxyHandler): Promise<number> {
+  const answer = await handle({
+    method: 'OPTIONS',
+    path: '/v1/tags',
+    query: '',
+    headers: { authorization: `Bearer ${KEY}` },
+  });
+  return 1e9 - Number(answer.headers['x-ratelimit-remaining-month']);
+}
+
+const objectReads = ({ method, url }: { method: string; url: string }) =>
+  method === 'GET' && url.includes(`/${PREFIX}o/`);
+
+describe.each(HOT_PATH_CLIENTS)(
+  'integrity with s3rver behind a damaging proxy (%s hot-path client)',
+  (client) => {
+    /** The healthy answers of the targets, and of the cursor page that follows the first page of each. */
+    const healthy = new Map<string, string>();
+
+    beforeAll(async () => {
+      faults.setRule(undefined);
+      const handle = proxyWith(client);
+      for (const target of targets) {
+        const answer = await get(handle, target);
+        healthy.set(target, seenAs(answer));
+        const cursor = answer.status === 200 ? JSON.parse(answer.body!.toString()).page?.next_cursor : null;
+        if (cursor) {
+          const next = `${target}${target.includes('?') ? '&' : '?'}cursor=${cursor}`;
+          healthy.set(next, seenAs(await get(handle, next)));
+        }
+      }
+      expect([...healthy.keys()].some((target) => target.includes('cursor='))).toBe(true);
+    });
+
+    it.each(['flip', 'truncate', 'garbage'] as const)(
+      'every object read %s-damaged: never a wrong answer, 503 origin_unavailable, uncounted; healthy again, nothing damaged was kept',
+      async (action) => {
+        const handle = proxyWith(client);
+        const before = await counted(handle);
+        faults.setRule((request) => (objectReads(request) ? action : undefined));
+        const answers = new Map<string, ProxyResponse>();
+        try {
+          for (const target of healthy.keys()) answers.set(target, await get(handle, target));
+        } finally {
+          faults.setRule(undefined);
+        }
+        for (const [target, answer] of answers) {
+          expect([answer.status, errorCodeOf(answer), envelopeProblem(answer)], target).toEqual([
+            503,
+            'origin_unavailable',
+            undefined,
+          ]);
+          expect(answer.headers['x-ratelimit-limit-month']).toBeUndefined();
+        }
+        // Only the OPTIONS that reads the counter counted: none of the damaged requests.
+        expect(await counted(handle)).toBe(before + 1);
+        expect(logs.at(-2)?.error ?? '').toMatch(/integrity|s3 get|failed/);
+        for (const target of healthy.keys())
+          expect(seenAs(await get(handle, target)), target).toBe(healthy.get(target));
+      },
+    );
+
+    it('one damaged read is read again: the right answer, counted once, and the damage not kept', async () => {
+      const handle = proxyWith(client);
+      const damagedOnce = new Set<string>();
+      faults.setRule((request) => {
+        const read = `${request.url} ${request.headers.range ?? 'whole'}`;
+        if (!objectReads(request) || damagedOnce.has(read)) return undefined;
+        damagedOnce.add(read);
+        return 'flip';
+      });
+      const mark = faults.seen.length;
+      try {
+        for (const target of healthy.keys())
+          expect(seenAs(await get(handle, target)), target).toBe(healthy.get(target));
+      } finally {
+        faults.setRule(undefined);
+      }
+      // Each object read damaged once was read once more, as a transient fault is retried.
+      const reads = faults.seen.slice(mark).filter(objectReads);
+      expect(reads.filter((r) => r.action === 'flip')).toHaveLength(damagedOnce.size);
+      expect(reads).toHaveLength(2 * damagedOnce.size);
+    });
+
+    it("a cursor page's damaged read is the store's fault (503, uncounted), never invalid_parameter; a tampered cursor still is", async () => {
+      const handle = proxyWith(client);
+      const page = [...healthy.keys()].find((target) => target.includes('cursor='))!;
+      const before = await counted(handle);
+      for (const action of ['garbage', 'truncate', 'flip'] as const) {
+        faults.setRule((request) => (objectReads(request) && request.headers.range ? action : undefined));
+        try {
+          const answer = await get(handle, page);
+          expect([answer.status, errorCodeOf(answer)], action).toEqual([503, 'origin_unavailable']);
+        } finally {
+          faults.setRule(undefined);
+        }
+      }
+      expect(await counted(handle)).toBe(before + 1);
+      const tampered = page.replace(/cursor=(.)/, (_, c: string) => `cursor=${c === 'A' ? 'B' : 'A'}`);
+      expect(errorCodeOf(await get(handle, tampered))).toBe('invalid_parameter');
+      expect(seenAs(await get(handle, page))).toBe(healthy.get(page));
+    });
+
+    it(`SlowDown on the pointer re-check: the last known pointer serves until it is ${STALE_FACTOR} TTLs old`, async () => {
+      const start = Date.now();
+      let clock = start;
+      const handle = proxyWith(client, () => new Date(clock));
+      const target = targets[0]!;
+      expect(seenAs(await get(handle, target))).toBe(healthy.get(target));
+      const slowDown: FaultAction = s3Error(503, 'SlowDown', 'Please reduce your request rate.');
+      faults.setRule(({ url }) => (url.includes('current.json') ? slowDown : undefined));
+      try {
+        for (const ttls of [1, 10, STALE_FACTOR - 1]) {
+          clock = start + ttls * POINTER_TTL_MS;
+          expect(seenAs(await get(handle, target)), `${ttls} TTLs`).toBe(healthy.get(target));
+        }
+        clock = start + (STALE_FACTOR + 1) * POINTER_TTL_MS;
+        const late = await get(handle, target);
+        expect([late.status, errorCodeOf(late)]).toEqual([503, 'origin_unavailable']);
+      } finally {
+        faults.setRule(undefined);
+      }
+      expect(seenAs(await get(handle, target))).toBe(healthy.get(target));
+    });
+  },
+);
