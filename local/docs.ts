@@ -4,10 +4,10 @@
  * Every other request, and any method but GET and HEAD on these two paths, goes to the proxy unchanged: a key
  * is still required everywhere under /v1, and a POST to /docs is the API's 405.
  */
-import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { buildReference, REFERENCE, type ReferenceSite, referenceHeaders } from '../docs/reference/build.js';
 import type { ProxyHandler, ProxyRequest, ProxyResponse } from '../proxy/core/types.js';
+import { etagOfBytes, ifNoneMatchMatches } from '../proxy/http/etag.js';
 
 interface Served {
   body: Buffer;
@@ -27,20 +27,11 @@ async function load(site: ReferenceSite): Promise<Map<string, Served>> {
         'content-length': String(body.byteLength),
         // Revalidated on every load: a restart after a change of the document shows the new page.
         'cache-control': 'no-cache',
-        etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`,
+        etag: etagOfBytes(body),
       },
     });
   }
   return served;
-}
-
-/** The entity tags of If-None-Match (weak ones compared as strong, `*` for any). */
-function matches(ifNoneMatch: string | undefined, etag: string): boolean {
-  if (!ifNoneMatch) return false;
-  return ifNoneMatch.split(',').some((tag) => {
-    const value = tag.trim().replace(/^W\//, '');
-    return value === '*' || value === etag;
-  });
 }
 
 const NOT_BUILT: ProxyResponse = {
@@ -67,7 +58,7 @@ export function withReference(
     if (!own || (request.method !== 'GET' && request.method !== 'HEAD')) return handle(request);
     const served = (await answers)?.get(request.path);
     if (!served) return NOT_BUILT;
-    if (matches(request.headers['if-none-match'], served.headers.etag!)) {
+    if (ifNoneMatchMatches(request.headers['if-none-match'], served.headers.etag!)) {
       const { 'content-length': _length, 'content-type': _type, ...headers } = served.headers;
       return { status: 304, headers, body: undefined };
     }

@@ -1,7 +1,7 @@
 /**
  * Measurement script of issue 22 (not part of npm test): the proxy as deployed (createProxy, lean hot-path
  * clients) over s3rver and dynalite behind fault-injecting HTTP proxies, and the counts that matter for each
- * fault — run against the code before and after a change to compare. `npx tsx test/bench/faults-22.ts`
+ * fault — run against the code before and after a change to compare. `npx tsx test/bench/fault-counts.ts`
  */
 import { dynamoClient, s3Client } from '../../aws/sdk.js';
 import { publishCatalogue } from '../../builder/publish/publish.js';

@@ -2,7 +2,7 @@
  * Measurement script of issue 22 (not part of npm test): two real publisher processes racing into one target
  * (a full rebuild and a one-module edit, both `--retention 0`, started 0–2.5 s apart), then whether the
  * version the pointer names is complete; and what a killed directory publish leaves behind after the next
- * ordinary publish. `npx tsx test/bench/publishers-22.ts [rounds]`
+ * ordinary publish. `npx tsx test/bench/publisher-race.ts [rounds] [s3 rounds] [s3 modules]`
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
