@@ -152,8 +152,10 @@ function parserRefusal(error: ParserError, maxHeaderSize: number): Refusal {
   });
   switch (error.code) {
     case 'HPE_HEADER_OVERFLOW':
-      // The request line alone (as far as it came) is over CloudFront's URL limit: the URL is too long.
-      return line.length > MAX_TARGET_BYTES
+      // The target alone (as far as it came) is over CloudFront's URL limit: the URL is too long. Not the
+      // request line: a target just under the limit with its method and version is over it, and its head is
+      // too large for its header fields.
+      return target.length > MAX_TARGET_BYTES
         ? refusal(414, `The request target is longer than ${MAX_TARGET_BYTES} bytes.`)
         : refusal(431, `The request header fields are larger than ${maxHeaderSize} bytes.`);
     case 'HPE_INVALID_METHOD':

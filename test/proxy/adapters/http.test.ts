@@ -196,6 +196,14 @@ describe('node:http adapter: what Node’s parser refuses', () => {
     ['an unknown method', 'BREW /v1/tags HTTP/1.1\r\nHost: a\r\n\r\n', 405],
     ['a 20 KB header', `GET /v1/tags HTTP/1.1\r\nHost: a\r\nX: ${'x'.repeat(20_000)}\r\n\r\n`, 431],
     ['a 10 KB URL', `GET /v1/tags?${'a'.repeat(10_000)} HTTP/1.1\r\nHost: a\r\n\r\n`, 414],
+    // A target of 8,192 bytes (its request line is longer) with a 10 KB header, refused before the head's end
+    // arrives: the head is too large, not the URL. ('/v1/tags?' is 9 bytes.)
+    [
+      'a URL at the limit with a 10 KB header',
+      `GET /v1/tags?${'a'.repeat(8_192 - 9)} HTTP/1.1\r\nHost: a\r\nX: ${'x'.repeat(10_000)}\r\n`,
+      431,
+    ],
+    ['a URL one byte over the limit', `GET /v1/tags?${'a'.repeat(8_193 - 9)} HTTP/1.1\r\nHost: a\r\n\r\n`, 414],
     ['HTTP/1.2', 'GET /v1/tags HTTP/1.2\r\nHost: a\r\n\r\n', 505],
     ['two Host headers', 'GET /v1/tags HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n', 400],
   ])('%s: its status, the envelope and a log line', async (_name, bytes, status) => {
