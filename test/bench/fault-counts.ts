@@ -12,7 +12,6 @@ import { createTables } from '../../proxy/admin/tables.js';
 import { createProxy } from '../../proxy/app.js';
 import { loadConfig } from '../../proxy/config.js';
 import type { ProxyHandler } from '../../proxy/core/types.js';
-import { hashApiKey } from '../../proxy/keys/hash.js';
 import { S3ObjectStore } from '../../store/objects/s3.js';
 import { type FaultAction, s3Error, startFaultProxy } from '../helpers/fault-proxy.js';
 
@@ -207,5 +206,4 @@ await s3Faults.close();
 await dynamoFaults.close();
 await s3.dispose();
 await dynamo.dispose();
-void hashApiKey;
 process.exit(0);
