@@ -203,7 +203,11 @@ describe('node:http adapter: what Node’s parser refuses', () => {
       `GET /v1/tags?${'a'.repeat(8_192 - 9)} HTTP/1.1\r\nHost: a\r\nX: ${'x'.repeat(10_000)}\r\n`,
       431,
     ],
-    ['a URL one byte over the limit', `GET /v1/tags?${'a'.repeat(8_193 - 9)} HTTP/1.1\r\nHost: a\r\n\r\n`, 414],
+    [
+      'a URL one byte over the limit',
+      `GET /v1/tags?${'a'.repeat(8_193 - 9)} HTTP/1.1\r\nHost: a\r\n\r\n`,
+      414,
+    ],
     ['HTTP/1.2', 'GET /v1/tags HTTP/1.2\r\nHost: a\r\n\r\n', 505],
     ['two Host headers', 'GET /v1/tags HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n', 400],
   ])('%s: its status, the envelope and a log line', async (_name, bytes, status) => {
