@@ -9,8 +9,8 @@ import { LAMBDA_NODE, nodeBinary } from './node.mjs';
 /**
  * What the function runs: the core and its adapters, the wiring, the lean clients and the secret, keys and
  * metering (the concurrency test included), the proofs (faults with each client). Left to the first run:
- * what never runs in the function (the key CLI, the SDK object store's listings, the publish under load,
- * which is the builder's) and what is pure computation (the request language, HTTP representation, logs).
+ * what never runs in the function (the key CLI, the SDK object store's listings, the publish under load and
+ * the racing publishers, which are the builder's) and what is pure computation (the request language, HTTP representation, logs).
  */
 const SUITES = [
   'test/aws',
@@ -26,7 +26,7 @@ const SUITES = [
   'test/store/objects/s3-lean.test.ts',
   'test/proof',
 ];
-const EXCLUDE = ['**/publish-under-load.test.ts'];
+const EXCLUDE = ['**/publish-under-load.test.ts', '**/publishers.test.ts'];
 
 if (process.env.CATALOGUE_SKIP_RUNTIME_TESTS === '1') {
   process.stderr.write(
