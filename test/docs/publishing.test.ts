@@ -5,17 +5,20 @@
  * three `export` lines a real `npm start` printed. Then the stack is restarted on the same data directory, as
  * step 9 says, and still serves the edit.
  */
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, expect, it } from 'vitest';
+import { startNpm, stop } from '../helpers/npm-start.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const GUIDE = readFileSync(join(ROOT, 'docs', 'publishing.md'), 'utf8');
 const scratch = mkdtempSync(join(tmpdir(), 'cat-guide-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+/** As a publisher starts it: the fixture, and no keys but the dev key it prints. */
+const NO_SEEDED_KEYS = { CATALOGUE_SOURCE: '', CATALOGUE_DEV_KEYS: '' };
 
 /** The `sh` blocks of the section under `heading`, in order. */
 function shellBlocks(markdown: string, heading: string): string[] {
@@ -23,50 +26,6 @@ function shellBlocks(markdown: string, heading: string): string[] {
   const end = markdown.indexOf('\n## ', start + 1);
   const section = markdown.slice(start, end === -1 ? undefined : end);
   return [...section.matchAll(/^```sh\n([\s\S]*?)^```$/gm)].map((match) => match[1]!);
-}
-
-interface Started {
-  child: ChildProcess;
-  /** The `export NAME=value` lines it printed, as name → value. */
-  exports: Record<string, string>;
-  output: () => string;
-}
-
-/** `npm start` (as `tsx local/start.ts`, which is what it runs) on `local`, until it prints its exports. */
-function npmStart(local: string): Promise<Started> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'local/start.ts'], {
-    cwd: ROOT,
-    env: { ...process.env, PORT: '0', CATALOGUE_LOCAL_DIR: local, CATALOGUE_SOURCE: '' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout?.on('data', (chunk) => {
-    out += chunk;
-  });
-  child.stderr?.on('data', (chunk) => {
-    out += chunk;
-  });
-  return new Promise((resolve, reject) => {
-    const poll = setInterval(() => {
-      const exports = Object.fromEntries(
-        [...out.matchAll(/^ {2}export (CATALOGUE_\w+)=(\S+)$/gm)].map((match) => [match[1]!, match[2]!]),
-      );
-      if (Object.keys(exports).length === 3) {
-        clearInterval(poll);
-        resolve({ child, exports, output: () => out });
-      }
-    }, 100);
-    child.once('exit', (code) => {
-      clearInterval(poll);
-      reject(new Error(`npm start exited with ${code}:\n${out}`));
-    });
-  });
-}
-
-async function stop(started: Started): Promise<void> {
-  const exited = new Promise((resolve) => started.child.once('exit', resolve));
-  started.child.kill('SIGTERM');
-  await exited;
 }
 
 it('runs the first publish as written: copy, edit, validate, dry run, publish, see it, restart', async () => {
@@ -88,7 +47,7 @@ it('runs the first publish as written: copy, edit, validate, dry run, publish, s
   const blocks = shellBlocks(GUIDE, 'Your first publish: edit, check, publish, see');
   expect(blocks.length, 'the sh blocks of the walk-through').toBeGreaterThanOrEqual(6);
   const local = join(scratch, 'local');
-  const first = await npmStart(local);
+  const first = await startNpm(local, NO_SEEDED_KEYS);
   let output: string;
   try {
     // Act: the blocks, in one bash, with the pasted exports.
@@ -100,7 +59,7 @@ it('runs the first publish as written: copy, edit, validate, dry run, publish, s
   } finally {
     await stop(first);
   }
-  const again = await npmStart(local);
+  const again = await startNpm(local, NO_SEEDED_KEYS);
   let served: string;
   try {
     const { exports } = again;

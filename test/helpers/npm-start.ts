@@ -3,7 +3,10 @@
  * port and a data directory of the test's, until its ready lines; then stopped with SIGTERM, as Ctrl-C would.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { join } from 'node:path';
 import { request } from 'undici';
+
+const ROOT = join(import.meta.dirname, '..', '..');
 
 /** Test keys for CATALOGUE_DEV_KEYS; never real ones. */
 export const FREE = 'pk_live_AAAAAAAAAAAAAAAAAAAAAA';
@@ -15,23 +18,19 @@ export interface Started {
   freshKey: string;
   /** The endpoint of its own S3 server, from the ready lines. */
   s3Endpoint: string;
+  /** The `export NAME=value` lines it printed to paste into another shell, as name → value. */
+  exports: Record<string, string>;
   output: () => string;
 }
 
-/** Start it on `local` with CATALOGUE_DEV_KEYS seeding FREE and PARTNER (and `env`), until it is ready. */
-export function startNpm(
+/** `local/start.ts` on `local` with `env`, its stdout and stderr gathered as they come. */
+function spawnStart(
   local: string,
-  env: Record<string, string> = {},
-  readyWithinMs = 120_000,
-): Promise<Started> {
+  env: Record<string, string>,
+): { child: ChildProcess; output: () => string } {
   const child = spawn(process.execPath, ['--import', 'tsx', 'local/start.ts'], {
-    env: {
-      ...process.env,
-      PORT: '0',
-      CATALOGUE_LOCAL_DIR: local,
-      CATALOGUE_DEV_KEYS: `free:${FREE},partner:${PARTNER}`,
-      ...env,
-    },
+    cwd: ROOT,
+    env: { ...process.env, PORT: '0', CATALOGUE_LOCAL_DIR: local, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -41,22 +40,40 @@ export function startNpm(
   child.stderr?.on('data', (chunk) => {
     out += chunk;
   });
+  return { child, output: () => out };
+}
+
+/** Start it on `local` with CATALOGUE_DEV_KEYS seeding FREE and PARTNER (and `env`), until it is ready. */
+export function startNpm(
+  local: string,
+  env: Record<string, string> = {},
+  readyWithinMs = 120_000,
+): Promise<Started> {
+  const { child, output } = spawnStart(local, {
+    CATALOGUE_DEV_KEYS: `free:${FREE},partner:${PARTNER}`,
+    ...env,
+  });
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`not ready in time:\n${out}`)), readyWithinMs);
+    const timer = setTimeout(() => reject(new Error(`not ready in time:\n${output()}`)), readyWithinMs);
     const poll = setInterval(() => {
+      const out = output();
       const url = /http:\/\/127\.0\.0\.1:(\d+)\/v1/.exec(out);
       const key = /dev key \([^)]+\): (pk_live_[A-Za-z0-9_-]{22})/.exec(out);
       const s3 = /Local S3: (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
       if (url && key && out.includes('curl')) {
         clearInterval(poll);
         clearTimeout(timer);
-        resolve({ child, base: url[0], freshKey: key[1]!, s3Endpoint: s3?.[1] ?? '', output: () => out });
+        // The paste lines come before the curl line: all three are there.
+        const exports = Object.fromEntries(
+          [...out.matchAll(/^ {2}export (CATALOGUE_\w+)=(\S+)$/gm)].map((match) => [match[1]!, match[2]!]),
+        );
+        resolve({ child, base: url[0], freshKey: key[1]!, s3Endpoint: s3?.[1] ?? '', exports, output });
       }
     }, 100);
     child.once('exit', (code) => {
       clearInterval(poll);
       clearTimeout(timer);
-      reject(new Error(`exited with ${code}:\n${out}`));
+      reject(new Error(`exited with ${code}:\n${output()}`));
     });
   });
 }
@@ -67,19 +84,9 @@ export function runToExit(
   env: Record<string, string>,
 ): Promise<{ code: number | null; output: string; ms: number }> {
   const begun = performance.now();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'local/start.ts'], {
-    env: { ...process.env, PORT: '0', CATALOGUE_LOCAL_DIR: local, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout?.on('data', (chunk) => {
-    output += chunk;
-  });
-  child.stderr?.on('data', (chunk) => {
-    output += chunk;
-  });
+  const { child, output } = spawnStart(local, env);
   return new Promise((resolve) => {
-    child.once('exit', (code) => resolve({ code, output, ms: performance.now() - begun }));
+    child.once('exit', (code) => resolve({ code, output: output(), ms: performance.now() - begun }));
   });
 }
 
