@@ -5,8 +5,7 @@
  * both call this, and only say the outcome in their own words.
  */
 import type { WritableObjectStore } from '../store/objects/interface.js';
-import type { PublishLock } from './publish/lock.js';
-import { currentUnderLock, publishCatalogue, takePublishLock } from './publish/publish.js';
+import { publishCatalogue } from './publish/publish.js';
 import { type CurrentVersion, readCurrentVersion } from './publish/read.js';
 import type { PublishOptions, PublishSummary } from './publish/types.js';
 import { loadSnapshot } from './snapshot/load.js';
@@ -76,22 +75,15 @@ export async function publishSnapshot(
   if (!loaded.ok) return { ok: false, reason: 'invalid', problems: loaded.problems };
   if (unreadable || !current) return { ok: false, reason: 'failed', error: unreadable?.error };
   onValid?.(loaded.snapshot, current);
-  // The target is held from here (a valid snapshot) to the end; the version read before is read again if
-  // another publish changed it meanwhile. A dry run writes nothing and holds nothing.
-  let lock: PublishLock | undefined;
+  // publishCatalogue holds the target from here (a valid snapshot) to the end, and reads the version again
+  // if another publish changed it meanwhile. A dry run writes nothing and holds nothing.
   try {
-    let holding = current;
-    if (!options.dryRun) {
-      lock = await takePublishLock(target.store, target.prefix, publish);
-      holding = await currentUnderLock(target.store, target.prefix, current);
-    }
     const summary = await publishCatalogue({
       ...publish,
       store: target.store,
       prefix: target.prefix,
       snapshot: loaded.snapshot,
-      current: holding,
-      ...(lock && { lock }),
+      current,
       ...(builder !== undefined && { builder }),
       ...(loaded.sourceDigests && { sourceDigests: loaded.sourceDigests }),
       ...(progress && { progress }),
@@ -99,7 +91,5 @@ export async function publishSnapshot(
     return { ok: true, summary, snapshot: loaded.snapshot, unchanged: loaded.unchanged ?? 0 };
   } catch (error) {
     return { ok: false, reason: 'failed', error };
-  } finally {
-    await lock?.release();
   }
 }

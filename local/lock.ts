@@ -7,6 +7,7 @@
 import { linkSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { processAlive } from '../store/objects/directory.js';
 
 export const LOCK_FILE = 'npm-start.lock';
 
@@ -35,11 +36,7 @@ export interface LockOptions {
  * `local/start.ts` is a pid reused since the holder died, e.g. by a container restarted on the same volume.
  */
 function runningStart(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
-  }
+  if (!processAlive(pid)) return false;
   try {
     return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('start');
   } catch {

@@ -4,6 +4,7 @@
  */
 import { type AwsService, awsRegion, endpointSetting } from '../aws/env.js';
 import { defaultByteCacheBytes } from './cache/bytes.js';
+import { KEY_CACHE_DEFAULTS } from './keys/cached.js';
 
 export interface ProxyConfig {
   /** S3 bucket holding the published objects. */
@@ -143,9 +144,14 @@ export function loadConfig(env: Env = process.env): ConfigOutcome {
     cursorSecret,
     cursorSecretArn,
     cursorSecretMaxAgeMs: integer('CURSOR_SECRET_MAX_AGE_MS', 300_000, 1_000, 86_400_000),
-    keyCacheTtlMs: integer('KEY_CACHE_TTL_MS', 30_000, 0, 3_600_000),
+    keyCacheTtlMs: integer('KEY_CACHE_TTL_MS', KEY_CACHE_DEFAULTS.ttlMs, 0, 3_600_000),
     keyCacheMaxEntries: integer('KEY_CACHE_MAX_ENTRIES', 10_000, 1, 10_000_000),
-    keyNegativeCacheTtlMs: integer('KEY_NEGATIVE_CACHE_TTL_MS', 10_000, 0, 3_600_000),
+    keyNegativeCacheTtlMs: integer(
+      'KEY_NEGATIVE_CACHE_TTL_MS',
+      KEY_CACHE_DEFAULTS.negativeTtlMs,
+      0,
+      3_600_000,
+    ),
     keyNegativeCacheMaxEntries: integer('KEY_NEGATIVE_CACHE_MAX_ENTRIES', 1_000, 1, 1_000_000),
     pointerTtlMs: integer('POINTER_TTL_MS', 5_000, 0, 3_600_000),
     dependencyTimeoutMs: integer('DEPENDENCY_TIMEOUT_MS', 2_000, 1, 60_000),

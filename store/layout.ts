@@ -22,6 +22,11 @@ export const FORMAT_VERSION = 3;
  */
 export const READABLE_FORMATS = [2, FORMAT_VERSION] as const;
 export type ReadableFormat = (typeof READABLE_FORMATS)[number];
+
+/** Whether `format` is one this release reads (a pointer's, a shard's, a manifest's). */
+export function isReadableFormat(format: unknown): format is ReadableFormat {
+  return (READABLE_FORMATS as readonly unknown[]).includes(format);
+}
 export const POINTER_KEY = 'current.json';
 export const OBJECTS_DIR = 'o/';
 export const VERSIONS_DIR = 'versions/';

@@ -5,9 +5,9 @@
 import { hash } from 'node:crypto';
 import {
   FORMAT_VERSION,
+  isReadableFormat,
   OBJECT_ID_PATTERN,
   objectIdFor,
-  READABLE_FORMATS,
   type ReadableFormat,
 } from './layout.js';
 
@@ -170,10 +170,6 @@ export function readPointer(
 export function parsePointer(bytes: Buffer): Pointer | undefined {
   const reading = readPointer(bytes);
   return reading.ok ? reading.pointer : undefined;
-}
-
-function isReadableFormat(format: unknown): format is ReadableFormat {
-  return (READABLE_FORMATS as readonly unknown[]).includes(format);
 }
 
 function wellFormedPointer(value: Partial<Pointer> | null): Pointer | undefined {

@@ -19,6 +19,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { DependencyError } from '../../store/errors.js';
+import { processAlive } from '../../store/objects/directory.js';
 import type { WritableObjectStore } from '../../store/objects/interface.js';
 
 export const LOCK_KEY = 'publish.lock';
@@ -102,15 +103,6 @@ function bootId(): string {
   }
 }
 const MACHINE = `${hostname()}/${bootId()}`;
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 function parseHolder(bytes: Buffer): LockHolder | undefined {
   try {

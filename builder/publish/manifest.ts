@@ -18,7 +18,7 @@
  * manifest is ignored: the publish is then a full build, with identical results.
  */
 import { createHash } from 'node:crypto';
-import { FORMAT_VERSION, READABLE_FORMATS, type ReadableFormat, VERSIONS_DIR } from '../../store/layout.js';
+import { FORMAT_VERSION, isReadableFormat, type ReadableFormat, VERSIONS_DIR } from '../../store/layout.js';
 import type { IndexEntry, Pointer } from '../../store/pointer.js';
 import { SEGMENT_SIZE } from '../../store/segments.js';
 import { DIGEST_BYTES } from '../render/digests.js';
@@ -191,7 +191,7 @@ export function decodeManifest(bytes: Buffer | undefined, version: string): Mani
   }
   if (
     meta.version !== version ||
-    !(READABLE_FORMATS as readonly number[]).includes(meta.format) ||
+    !isReadableFormat(meta.format) ||
     meta.segment !== SEGMENT_SIZE ||
     !Array.isArray(meta.modules) ||
     !Array.isArray(meta.makers)
@@ -208,7 +208,7 @@ export function decodeManifest(bytes: Buffer | undefined, version: string): Mani
   }
   return {
     version,
-    format: meta.format as ReadableFormat,
+    format: meta.format,
     shardCount: meta.shards,
     entries: meta.entries,
     modules: new Map(meta.modules.map((row) => [row[0], row])),

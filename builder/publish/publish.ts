@@ -25,13 +25,13 @@ import { writeObjects, writeVersion } from './write.js';
  */
 export async function publishCatalogue(options: PublishOptions): Promise<PublishSummary> {
   // A dry run writes nothing and needs no lock; a publish holds the target from start to end.
-  const lock =
-    options.lock ??
-    (options.dryRun ? undefined : await takePublishLock(options.store, options.prefix ?? '', options));
+  const lock = options.dryRun
+    ? undefined
+    : await takePublishLock(options.store, options.prefix ?? '', options);
   try {
     return await publishHolding(options, lock);
   } finally {
-    if (lock && !options.lock) await lock.release();
+    await lock?.release();
   }
 }
 
@@ -47,9 +47,8 @@ export function takePublishLock(
 /**
  * The current version as read before the lock was taken, or read again if the pointer has changed since
  * (another publish finished in between): one conditional read when nothing changed.
- * @example const current = await currentUnderLock(store, prefix, readBeforeLocking);
  */
-export async function currentUnderLock(
+async function currentUnderLock(
   store: WritableObjectStore,
   prefix: string,
   current: CurrentVersion,
@@ -79,7 +78,7 @@ async function publishHolding(
   if (!current) {
     options.progress?.note('reading the current version');
     current = await readCurrentVersion(options.store, options.prefix);
-  } else if (lock && !options.lock) {
+  } else if (lock) {
     current = await currentUnderLock(options.store, prefix, current);
   }
   if (current.pointerBytes && !current.pointer) {

@@ -2,7 +2,6 @@
 import type { WritableObjectStore } from '../../store/objects/interface.js';
 import type { IndexEntry } from '../../store/pointer.js';
 import type { Snapshot } from '../snapshot/snapshot.js';
-import type { PublishLock } from './lock.js';
 import type { CurrentVersion } from './read.js';
 
 export const DEFAULT_RETENTION_MS = 24 * 60 * 60 * 1000;
@@ -32,11 +31,6 @@ export interface PublishOptions {
   sourceDigests?: string[];
   /** The current version as {@link readCurrentVersion} read it just before (the CLI reads it to validate less). */
   current?: CurrentVersion;
-  /**
-   * The target's publish lock, when the caller took it (publish-snapshot.ts takes it once the snapshot is
-   * valid); else the publish takes it itself. A dry run needs none.
-   */
-  lock?: PublishLock;
   /** How long a superseded version stays readable (open cursors pin it). Default 24 h. */
   retentionMs?: number;
   /** Uploads and deletions in flight. Default 16. */

@@ -33,8 +33,11 @@ export interface LambdaRuntime {
  * `finished` of node:stream/promises, loaded by the first invocation (the runtime has loaded node:stream by
  * then; a fresh process importing the function does not pay for it).
  */
-const finished: typeof StreamPromises.finished = (stream, options) =>
-  (process.getBuiltinModule('node:stream/promises') as typeof StreamPromises).finished(stream, options);
+let streamPromises: typeof StreamPromises | undefined;
+const finished: typeof StreamPromises.finished = (stream, options) => {
+  streamPromises ??= process.getBuiltinModule('node:stream/promises') as typeof StreamPromises;
+  return streamPromises.finished(stream, options);
+};
 
 /** Body chunks small enough that a slow client holds back reading, not memory. */
 const CHUNK_BYTES = 16 * 1024;

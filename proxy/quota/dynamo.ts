@@ -254,11 +254,11 @@ export class DynamoQuotaMeter implements QuotaMeter {
       if (error instanceof DependencyError) throw error;
       const failure = error instanceof UnansweredWriteError ? error.sent : error;
       const name = (failure as { name?: string }).name ?? 'error';
-      if (!outcomeUnknown(error))
-        throw new DependencyError('quota', `quota write failed (${name})`, { cause: error });
-      // It may have landed, so it is not sent again: recognise our own write, or give up.
-      const landed = await this.#landed(pk, token, signal);
-      if (landed) return { ok: true, counters: landed };
+      if (outcomeUnknown(error)) {
+        // It may have landed, so it is not sent again: recognise our own write, or give up.
+        const landed = await this.#landed(pk, token, signal);
+        if (landed) return { ok: true, counters: landed };
+      }
       throw new DependencyError('quota', `quota write failed (${name})`, { cause: error });
     }
     if (outcome.ok) return { ok: true, counters: countersFrom(outcome.attributes) };

@@ -76,7 +76,7 @@ function etagOf(info: BigIntStats): string {
 }
 
 /** Whether process `pid` of this machine is alive (a process of another user counts as alive). */
-function processAlive(pid: number): boolean {
+export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
