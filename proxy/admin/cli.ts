@@ -333,10 +333,11 @@ async function execute(wanted: Request, admin: Admin, env: Env, now: Date, io: O
         tier: wanted.tier,
         ...(wanted.label && { label: wanted.label }),
         ...(wanted.limits && { limits: wanted.limits }),
+        ...(wanted.expires && { expires: wanted.expires }),
         now,
       });
-      const issued = wanted.expires ? await setExpiry(admin, record.keyId, wanted.expires) : undefined;
-      const shown = shownKey(issued?.ok ? issued.record : record);
+      // One write: the key-id index a later lookup would use is only eventually consistent on AWS.
+      const shown = shownKey(record);
       print({ key, ...shown }, fieldLines([['key', key], ...keyFields(shown)]));
       err('Store the key now: it is shown once and cannot be recovered (only its SHA-256 hash is stored).');
       return 0;

@@ -98,6 +98,8 @@ export interface IssueOptions {
   label?: string;
   /** Partner only; defaults to PARTNER_DEFAULT_LIMITS (pass `partnerDefaults()` to honour the env). */
   limits?: Limits;
+  /** When the key starts being refused (`invalid_key`); none: it never expires. */
+  expires?: Date;
   now?: Date;
 }
 
@@ -119,6 +121,7 @@ export async function issueKey(
     limits: limitsFor(options.tier, options.limits),
     created: (options.now ?? new Date()).toISOString(),
     ...(options.label ? { label: options.label } : {}),
+    ...(options.expires ? { expires: options.expires.toISOString() } : {}),
   };
   try {
     await admin.client.send(

@@ -30,6 +30,17 @@ afterAll(async () => {
   await db?.dispose();
 });
 
+describe('issueKey', () => {
+  it('stores an expiry with the key, in its one write', async () => {
+    const expires = new Date('2027-01-01T00:00:00Z');
+
+    const { key, record } = await issueKey(admin, { tier: 'free', expires });
+
+    expect(record.expires).toBe('2027-01-01T00:00:00.000Z');
+    expect(await store.lookup(hashApiKey(key))).toEqual(record);
+  });
+});
+
 describe('enableKey', () => {
   it('makes a revoked key active again, keeping its id and limits; twice is harmless', async () => {
     const { key, record } = await issueKey(admin, { tier: 'partner', limits: { minute: 9, month: 99 } });
