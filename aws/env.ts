@@ -16,16 +16,6 @@ export function awsRegion(region?: string, env: Env = process.env): string {
   return region ?? env.AWS_REGION ?? 'us-east-1';
 }
 
-/**
- * Silence the SDK's notice that its releases after January 2027 need Node 22: not actionable for `npm start`
- * and the CLIs on Node 20 (Lambda runs Node 24). The SDK checks once per process, when the first client is
- * made, so call this before that.
- * @example silenceSdkNodeVersionWarning(); // first thing in a CLI's entry point
- */
-export function silenceSdkNodeVersionWarning(): void {
-  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-}
-
 /** The services the project calls. */
 export type AwsService = 's3' | 'dynamodb' | 'secretsmanager';
 

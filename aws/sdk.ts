@@ -9,7 +9,7 @@ import { defaultProvider } from '@aws-sdk/credential-provider-node';
 import type { AwsCredentialIdentityProvider } from '@smithy/types';
 import { awsRegion, endpointSetting, isLoopback, LOOPBACK_CREDENTIALS } from './env.js';
 
-export { awsRegion, silenceSdkNodeVersionWarning } from './env.js';
+export { awsRegion } from './env.js';
 
 export interface ClientOptions {
   /**

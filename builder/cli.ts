@@ -7,7 +7,6 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { closestMatch } from 'leven';
-import { silenceSdkNodeVersionWarning } from '../aws/env.js';
 import { PublishBusyError } from './publish/lock.js';
 import { DEFAULT_RETENTION_MS } from './publish/types.js';
 import { publishSnapshot } from './publish-snapshot.js';
@@ -322,7 +321,6 @@ export async function main(argv: readonly string[], options: CommandOptions = {}
  * @example await runCommand(['validate', '--source', 'fixtures/catalogue']);
  */
 export async function runCommand(argv: readonly string[], options: CommandOptions = {}): Promise<void> {
-  silenceSdkNodeVersionWarning();
   try {
     process.exitCode = await main(argv, options);
   } catch (error) {

@@ -15,7 +15,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { CreateBucketCommand, HeadBucketCommand } from '@aws-sdk/client-s3';
-import { dynamoClient, s3Client, silenceSdkNodeVersionWarning } from '../aws/sdk.js';
+import { dynamoClient, s3Client } from '../aws/sdk.js';
 import { publishSnapshot, type SnapshotTarget } from '../builder/publish-snapshot.js';
 import { explainPublishFailure } from '../builder/report/failure.js';
 import { firstPublishNotice, formatBytes, publishProgress, summaryLine } from '../builder/report/progress.js';
@@ -42,8 +42,6 @@ import {
   writePublishedRecord,
 } from './published.js';
 import { type LocalServer, startDynamo, startS3 } from './servers.js';
-
-silenceSdkNodeVersionWarning();
 
 const ROOT = resolve(import.meta.dirname, '..');
 // Local state (s3rver and dynalite data, the cursor secret, the lock, the publish record and the dev key);

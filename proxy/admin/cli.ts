@@ -5,7 +5,7 @@
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { closestMatch } from 'leven';
-import { awsRegion, dynamoClient, silenceSdkNodeVersionWarning } from '../../aws/sdk.js';
+import { awsRegion, dynamoClient } from '../../aws/sdk.js';
 import { DependencyError } from '../../store/errors.js';
 import { ConfigurationError } from '../errors.js';
 import { KEY_CACHE_DEFAULTS } from '../keys/cached.js';
@@ -519,7 +519,6 @@ export function main(argv: string[], env: Env, io: Io, now: Date = new Date()): 
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  silenceSdkNodeVersionWarning();
   process.exitCode = await main(process.argv.slice(2), process.env, {
     out: (text) => process.stdout.write(`${text}\n`),
     err: (text) => process.stderr.write(`${text}\n`),

@@ -6,7 +6,6 @@
  */
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
-import { silenceSdkNodeVersionWarning } from '../../aws/env.js';
 import { generateSnapshot, writeSnapshot } from '../../builder/synthetic/generate.js';
 import { benchBuild } from './build.js';
 import { benchCalls } from './calls.js';
@@ -40,7 +39,6 @@ const TITLES: Record<Section, string> = {
 };
 
 async function main(): Promise<number> {
-  silenceSdkNodeVersionWarning();
   const settings = loadSettings();
   const startedAt = new Date();
   const started = performance.now();

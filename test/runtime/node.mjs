@@ -6,6 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 
 /** The Lambda runtime's major version and the exact release the tests run on. */
 export const LAMBDA_NODE = { major: 24, version: '24.21.0' };
@@ -38,4 +39,10 @@ export function nodeBinary(version) {
   if (!existsSync(binary))
     throw new Error(`no Node.js binary at ${binary} after installing ${pkg}@${version}`);
   return binary;
+}
+
+// `node test/runtime/node.mjs` prints the path of the Lambda runtime's Node.js binary, installing it first when
+// needed: `.ci/run` puts it on PATH on a machine whose own Node.js is older than the repository's.
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  process.stdout.write(`${nodeBinary(LAMBDA_NODE.version)}\n`);
 }

@@ -1,7 +1,8 @@
 // `npm test`'s last step: the proxy's suites — core, adapters, keys, quota, the lean clients, the proofs
 // (faults included) — once more on the Node.js release the Lambda function runs on (test/runtime/node.mjs),
-// since everything else in `npm test` runs on the machine's Node.js (20 here; the function runs 24). CATALOGUE_SKIP_RUNTIME_TESTS=1 skips it
-// (say so when you do: the function's own runtime is then untested).
+// when the rest of `npm test` ran on another major line (the repository's engines allow newer ones). On the
+// function's own line the first run already was this run, so it is not repeated. CATALOGUE_SKIP_RUNTIME_TESTS=1
+// skips it (say so when you do: the function's own runtime is then untested).
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { LAMBDA_NODE, nodeBinary } from './node.mjs';
@@ -31,6 +32,12 @@ const EXCLUDE = ['**/publish-under-load.test.ts', '**/publishers.test.ts'];
 if (process.env.CATALOGUE_SKIP_RUNTIME_TESTS === '1') {
   process.stderr.write(
     `skipped: the proxy's suites on Node.js ${LAMBDA_NODE.version} (CATALOGUE_SKIP_RUNTIME_TESTS=1)\n`,
+  );
+  process.exit(0);
+}
+if (process.versions.node.split('.')[0] === String(LAMBDA_NODE.major)) {
+  process.stderr.write(
+    `the proxy's suites already ran on Node.js ${process.versions.node}, the Lambda runtime's line (${LAMBDA_NODE.major})\n`,
   );
   process.exit(0);
 }

@@ -96,7 +96,7 @@ describe('keys CLI', () => {
 
     // Assess
     expect(issued).toMatchObject({ code: 0, stderr: expect.stringContaining('shown once') });
-    // Silenced as in `npm start` (the AWS SDK's Node 20 notice is not actionable here).
+    // The repository runs on a Node.js line the AWS SDK supports: no support notice.
     expect(issued.stderr).not.toContain('NodeVersionSupportWarning');
     expect(key).toMatch(API_KEY_PATTERN);
     expect(keyId).toMatch(/^key_[A-Za-z0-9]{10}$/);
