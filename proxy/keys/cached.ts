@@ -7,7 +7,8 @@
  */
 import { LRUCache } from 'lru-cache';
 import { DependencyError } from '../../store/errors.js';
-import { type KeyRecord, type KeyStore, keyAccepted } from './interface.js';
+import { type KeyRecord, keyAccepted } from '../../tables/keys.js';
+import type { KeyStore } from './interface.js';
 
 /**
  * The defaults of the key cache's bounds, as the proxy's configuration applies them (KEY_CACHE_TTL_MS,

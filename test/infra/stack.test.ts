@@ -11,7 +11,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { VIEWER_REQUEST_CODE } from '../../infra/edge.js';
 import { COUNTERS_TABLE_SCHEMA, KEYS_TABLE_SCHEMA } from '../../infra/storage.js';
 import { loadConfig } from '../../proxy/config.js';
-import { COUNTERS_SCHEMA, KEYS_SCHEMA } from '../../proxy/tables.js';
+import { COUNTERS_SCHEMA, KEYS_SCHEMA } from '../../tables/schema.js';
 import {
   allowedActions,
   bundledProxy,

@@ -2,11 +2,11 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { main } from '../../../proxy/admin/cli.js';
-import { findKey } from '../../../proxy/admin/keys.js';
-import { API_KEY_PATTERN } from '../../../proxy/keys/hash.js';
-import { DynamoQuotaMeter } from '../../../proxy/quota/dynamo.js';
-import { type DynamoFixture, dynamoFixture } from '../../helpers/dynamo.js';
+import { main } from '../../admin/cli.js';
+import { DynamoQuotaMeter } from '../../proxy/quota/dynamo.js';
+import { API_KEY_PATTERN } from '../../tables/keys.js';
+import { findKey } from '../helpers/admin.js';
+import { type DynamoFixture, dynamoFixture } from '../helpers/dynamo.js';
 
 const root = join(import.meta.dirname, '..', '..', '..');
 const tsx = join(root, 'node_modules', '.bin', 'tsx');
