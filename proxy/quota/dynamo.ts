@@ -18,6 +18,7 @@
 import { randomBytes } from 'node:crypto';
 import type { DynamoDBClient, UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
 import { DependencyError } from '../../store/errors.js';
+import { counterKey, dayAttribute } from '../../tables/counters.js';
 import type { KeyRecord, Limits } from '../../tables/keys.js';
 import { COUNTER_RETENTION_SECONDS, COUNTERS_SCHEMA } from '../../tables/schema.js';
 import {
@@ -27,7 +28,6 @@ import {
   UnansweredWriteError,
 } from './dynamo-transport.js';
 import type { MeterOutcome, QuotaMeter } from './interface.js';
-import { counterKey, dayAttribute } from '../../tables/counters.js';
 import { minuteWindowStart, nextMonthStart, retryAfterSeconds } from './windows.js';
 
 export type DynamoQuotaMeterOptions = {

@@ -101,11 +101,20 @@ export function allowedActions(template: Template, roleId: string): string[] {
     .flatMap((statement) => (Array.isArray(statement.Action) ? statement.Action : [statement.Action]));
 }
 
-/** The bundled proxy (`index.mjs`) in the cloud assembly, with its size. */
+/**
+ * The bundled proxy (`index.mjs`) in the cloud assembly, with its size: the asset whose esbuild metafile names
+ * `proxy/lambda.ts` as its entry (the admin function's asset is another).
+ */
 export function bundledProxy(assemblyDir: string): { path: string; bytes: number; mapBytes: number } {
   for (const entry of readdirSync(assemblyDir)) {
     const path = join(assemblyDir, entry, 'index.mjs');
-    if (entry.startsWith('asset.') && existsSync(path)) {
+    const meta = join(assemblyDir, entry, 'index.meta.json');
+    if (
+      entry.startsWith('asset.') &&
+      existsSync(path) &&
+      existsSync(meta) &&
+      readFileSync(meta, 'utf8').includes('proxy/lambda.ts')
+    ) {
       const map = `${path}.map`;
       return { path, bytes: statSync(path).size, mapBytes: existsSync(map) ? statSync(map).size : 0 };
     }
