@@ -6,7 +6,7 @@
  * `host` unsigned, and any signature that does not match (a wrong secret, a changed body, path or header).
  * Presigned URLs are not taken.
  */
-import { timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 import { Sha256 } from '@smithy/core/checksum';
 import { SignatureV4 } from '@smithy/signature-v4';
 import type { Principal } from '../admin/http/handler.js';
@@ -99,6 +99,11 @@ export function sigV4Check(
       return refuse('The credential date is not the signing date.');
     if (Math.abs(now().getTime() - signedAt.getTime()) > MAX_SKEW_MS) {
       return refuse(`Signature expired: signed at ${signedAt.toISOString()}, more than 5 minutes from now.`);
+    }
+    // The signer takes a sent x-amz-content-sha256 as the payload's hash: it must be the body's own.
+    const declared = headers['x-amz-content-sha256'];
+    if (declared !== undefined && declared !== hash('sha256', request.body, 'hex')) {
+      return refuse('The x-amz-content-sha256 header is not the hash of the body sent.');
     }
     const url = new URL(request.url, `http://${headers.host}`);
     const again = await signer.sign(

@@ -74,7 +74,9 @@ export interface AuditLine {
   action: Action | null;
   key_id: string | null;
   owner: string | null;
-  /** `ok`, `created`, `replayed`, or the error code. */
+  /** A roll's new key id (`key_id` is the key rolled). */
+  new_key_id?: string;
+  /** `ok`, `created`, `replayed`, `unchanged`, or the error code. */
   outcome: string;
   status: number;
   latency_ms: number;
@@ -93,6 +95,8 @@ interface Answer {
   body: unknown;
   outcome: string;
   keyId?: string | undefined;
+  /** A roll's new key. */
+  newKeyId?: string;
   owner?: string | undefined;
   replayed?: boolean;
   retryAfter?: number;
@@ -175,9 +179,21 @@ export function createAdminHandler(
     let answer: Answer;
     let fault: string | undefined;
     try {
-      if (!found)
+      // Size first: a body too large is refused before its signature can be checked (npm start reads at
+      // most the limit; on AWS the function URL has checked the signature already).
+      if (request.body.length > BOUNDS.bodyBytes) {
+        answer = errorAnswer(adminError('payload_too_large', `The body is over ${BOUNDS.bodyBytes} bytes.`));
+      } else if (!request.principal) {
+        // Only a signed request of an allowed IAM principal gets past this line.
+        answer = errorAnswer(
+          adminError(
+            'forbidden',
+            request.refusal ?? 'Sign the request with AWS Signature Version 4 (service lambda).',
+          ),
+        );
+      } else if (!found) {
         answer = errorAnswer(adminError('not_found', `No route ${request.method} ${request.path}.`));
-      else if ('allow' in found) {
+      } else if ('allow' in found) {
         answer = errorAnswer(
           adminError('method_not_allowed', `${request.path} takes ${found.allow}, not ${request.method}.`),
         );
@@ -211,6 +227,7 @@ export function createAdminHandler(
       action,
       key_id: answer.keyId ?? (found && 'keyId' in found ? (found.keyId ?? null) : null),
       owner: answer.owner ?? null,
+      ...(answer.newKeyId && { new_key_id: answer.newKeyId }),
       outcome: answer.outcome,
       status,
       latency_ms: Math.round(performance.now() - started),
@@ -293,7 +310,7 @@ async function dispatch(
         checked(idempotency(keyId), async (idem) => {
           const outcome = await actions.roll(ctx, keyId, input, idem);
           if (!outcome.ok) return { ...errorAnswer(outcome.error), keyId };
-          const answer = issuedAnswer(outcome, now, 201);
+          const answer = { ...issuedAnswer(outcome, now, 201), keyId, newKeyId: outcome.record.keyId };
           return {
             ...answer,
             body: {

@@ -25,8 +25,8 @@ async function readBody(request: IncomingMessage, limit: number): Promise<Buffer
   let size = 0;
   for await (const chunk of request) {
     size += (chunk as Buffer).length;
-    if (size > limit) break;
     chunks.push(chunk as Buffer);
+    if (size > limit) break;
   }
   return Buffer.concat(chunks, Math.min(size, limit + 1));
 }
