@@ -18,6 +18,8 @@ export interface SignedAnswer {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   body: string;
+  // The answer as parsed JSON: the tests read into it freely (its shape is checked against the OpenAPI document).
+  // biome-ignore lint/suspicious/noExplicitAny: a test's view of a checked JSON body
   json: { data?: any; error?: any; page?: any; request_id?: string };
 }
 
