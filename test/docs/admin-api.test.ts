@@ -27,7 +27,10 @@ afterAll(async () => {
 
 describe('npm start serves the key-administration API', () => {
   it('prints its URL on a line with the word admin, and the local credentials that sign requests to it', () => {
-    const line = started.output().split('\n').find((text) => /admin/.test(text) && /http:\/\/127\.0\.0\.1:\d+\/v1/.test(text));
+    const line = started
+      .output()
+      .split('\n')
+      .find((text) => /admin/.test(text) && /http:\/\/127\.0\.0\.1:\d+\/v1/.test(text));
     expect(line).toBeDefined();
     expect(started.exports).toMatchObject({
       CATALOGUE_ADMIN_URL: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/v1$/),
@@ -43,7 +46,10 @@ describe('npm start serves the key-administration API', () => {
       env: { PATH: process.env.PATH, ...started.exports },
       timeout: 60_000,
     });
-    const calls = stdout.trim().split('\n').map((line) => JSON.parse(line));
+    const calls = stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
 
     expect(calls.map((call) => [call.call, call.status])).toEqual([
       ['issue', 201],
@@ -58,7 +64,9 @@ describe('npm start serves the key-administration API', () => {
     expect(rolled.key_id).not.toBe(issued.key_id);
     expect(revoked).toMatchObject({ key_id: issued.key_id, status_now: 'revoked' });
     // The issued key works on the public API until it is revoked (within the key cache's bound).
-    const response = await fetch(`${started.base}/standards`, { headers: { authorization: `Bearer ${rolled.key}` } });
+    const response = await fetch(`${started.base}/standards`, {
+      headers: { authorization: `Bearer ${rolled.key}` },
+    });
     expect(response.status).toBe(200);
   });
 
@@ -80,6 +88,6 @@ describe('npm start serves the key-administration API', () => {
 
     expect(JSON.parse(signed.stdout).data).toHaveLength(2);
     expect(unsigned.status).toBe(403);
-    expect((await unsigned.json()).error.code).toBe('forbidden');
+    expect(((await unsigned.json()) as { error: { code: string } }).error.code).toBe('forbidden');
   });
 });
