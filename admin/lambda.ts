@@ -3,6 +3,7 @@
  * SDK's DynamoDB client with the function role's credentials, and one audit line per call on stdout
  * (CloudWatch Logs). A configuration problem answers 503 and is logged; it never crashes the function.
  */
+import { randomBytes } from 'node:crypto';
 import { dynamoClient } from '../aws/sdk.js';
 import { AdminTables } from './dynamo.js';
 import { createAdminHandler } from './http/handler.js';
@@ -29,17 +30,27 @@ export async function handler(event: FunctionUrlEvent): Promise<FunctionUrlResul
   try {
     handle ??= create();
   } catch (error) {
-    process.stdout.write(
-      `${JSON.stringify({ level: 'error', type: 'admin_audit', message: 'configuration', error: (error as Error).message })}\n`,
-    );
+    const requestId = `req_${randomBytes(12).toString('base64url')}`;
+    const line = {
+      level: 'error',
+      type: 'admin_audit',
+      request_id: requestId,
+      outcome: 'configuration_error',
+    };
+    process.stdout.write(`${JSON.stringify({ ...line, error: (error as Error).message })}\n`);
     return {
       statusCode: 503,
-      headers: { 'content-type': 'application/json; charset=utf-8', 'retry-after': '30' },
+      headers: {
+        'content-type': 'application/json; charset=utf-8',
+        'cache-control': 'no-store',
+        'x-request-id': requestId,
+        'retry-after': '30',
+      },
       body: JSON.stringify({
         error: {
           code: 'service_unavailable',
           message: 'The key-administration API is not configured.',
-          request_id: null,
+          request_id: requestId,
         },
       }),
     };

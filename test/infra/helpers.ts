@@ -123,3 +123,18 @@ export function bundledProxy(assemblyDir: string): { path: string; bytes: number
 }
 
 export { loadViewerRequest } from './viewer-request-code.js';
+
+/** The bundled admin function (`index.mjs`) in the cloud assembly: the asset whose code writes audit lines. */
+export function bundledAdmin(assemblyDir: string): { path: string; bytes: number } {
+  for (const entry of readdirSync(assemblyDir)) {
+    const path = join(assemblyDir, entry, 'index.mjs');
+    if (
+      entry.startsWith('asset.') &&
+      existsSync(path) &&
+      readFileSync(path, 'utf8').includes('admin_audit')
+    ) {
+      return { path, bytes: statSync(path).size };
+    }
+  }
+  throw new Error(`no bundled admin function under ${assemblyDir}`);
+}

@@ -13,6 +13,7 @@ import { loadConfig } from '../../proxy/config.js';
 import { COUNTERS_SCHEMA, KEYS_SCHEMA } from '../../tables/schema.js';
 import {
   allowedActions,
+  bundledAdmin,
   bundledProxy,
   loadViewerRequest,
   logicalId,
@@ -950,6 +951,35 @@ describe('key-administration API', () => {
     const role = template.findResources('AWS::IAM::Role')[adminRole()]!.Properties;
     expect(role.ManagedPolicyArns).toBeUndefined();
     expect(allowedActions(template, adminRole())).not.toContain('dynamodb:DeleteTable');
+  });
+
+  it('is bundled with its DynamoDB client, loads as Lambda loads it and answers an event without an IAM caller with 403', () => {
+    const bundle = bundledAdmin(synthesised.assemblyDir);
+    const script = `
+      const { handler } = await import(process.env.BUNDLE);
+      const event = { rawPath: '/v1/keys', rawQueryString: 'owner=u1', headers: {}, requestContext: { http: { method: 'GET' } } };
+      process.stdout.write('RESULT ' + JSON.stringify(await handler(event)) + '\\n');
+    `;
+    const output = execFileSync(process.execPath, ['--no-warnings', '--input-type=module', '-e', script], {
+      env: {
+        PATH: process.env.PATH,
+        BUNDLE: pathToFileURL(bundle.path).href,
+        AWS_REGION: 'eu-west-1',
+        KEYS_TABLE: 'keys',
+        COUNTERS_TABLE: 'counters',
+      },
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
+    const lines = output.trim().split('\n');
+    const result = JSON.parse(lines.find((line) => line.startsWith('RESULT '))!.slice(7));
+    const audit = lines.filter((line) => line.startsWith('{')).map((line) => JSON.parse(line));
+    console.info(`admin function asset: ${bundle.bytes} bytes`);
+    expect(result).toMatchObject({ statusCode: 403 });
+    expect(JSON.parse(result.body).error.code).toBe('forbidden');
+    expect(audit).toEqual([expect.objectContaining({ type: 'admin_audit', status: 403, principal: null })]);
+    // Its own asset: the proxy's stays free of the SDK and of key administration.
+    expect(readFileSync(bundledProxy(synthesised.assemblyDir).path, 'utf8')).not.toContain('admin_audit');
   });
 
   it("outputs its URL and the managed policy the publisher's application attaches: invoke this URL, nothing else", () => {
