@@ -271,7 +271,13 @@ async function dispatch(
   }
   let keyId = '';
   if (rawKeyId !== undefined) {
-    const parsed = parseKeyId(decodeURIComponent(rawKeyId));
+    let decoded = rawKeyId;
+    try {
+      decoded = decodeURIComponent(rawKeyId);
+    } catch {
+      // Not percent-encoding: checked as it is, and refused.
+    }
+    const parsed = parseKeyId(decoded);
     if (!parsed.ok) return invalid(parsed.problems);
     keyId = parsed.value;
   }

@@ -7,7 +7,7 @@ import { type CounterTransport, type Item, SdkCounterTransport } from '../quota/
 import type { KeyStore } from './interface.js';
 
 export type DynamoKeyStoreOptions = {
-  /** The keys table (schema in tables.ts). */
+  /** The keys table (its contract: tables/schema.ts, tables/keys.ts). */
   table: string;
 } & (
   | {

@@ -31,7 +31,7 @@ import type { MeterOutcome, QuotaMeter } from './interface.js';
 import { minuteWindowStart, nextMonthStart, retryAfterSeconds } from './windows.js';
 
 export type DynamoQuotaMeterOptions = {
-  /** The counters table (schema in proxy/tables.ts). */
+  /** The counters table (its contract: tables/schema.ts, tables/counters.ts). */
   table: string;
 } & (
   | {

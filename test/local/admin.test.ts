@@ -222,7 +222,7 @@ describe('the local admin API: retries, caps and mistakes', () => {
     const route = await call('GET', '/nope');
     const method = await call('DELETE', '/keys/key_AAAAAAAAAA');
     const unknown = await call('GET', '/keys/key_AAAAAAAAAA');
-    const badId = await call('GET', '/keys/nope');
+    const badId = await call('GET', '/keys/%E0%A4%A');
     const badQuery = await call('GET', '/keys?owner=u1&limit=0&colour=red');
 
     expect(
