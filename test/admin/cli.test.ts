@@ -127,7 +127,8 @@ describe('keys CLI', () => {
       expect(text).not.toContain(key);
       expect(text).not.toMatch(/pk_live_/);
     }
-  });
+    // Four CLI processes (each a tsx start: ~1 s idle, ~5 s on a machine at load 18): more than vitest's 30 s there.
+  }, 90_000);
 
   it('issues partner keys with flags, or with the environment defaults', async () => {
     const flagged = await keysInProcess([
