@@ -1,13 +1,15 @@
 /**
  * The layout's rules, kept by `npm run deps` (part of `npm test`): the arrows of docs/architecture.md.
  *
- *   builder/ ──▶ store/ ◀── proxy/        the contract (object format, object stores) both sides import
- *        └──────▶ aws/ ◀──────┘            AWS access: SDK clients, signed requests
- *   local/ and infra/ put the product together; client/ stands alone; nothing imports local/.
+ *   builder/ ──▶ store/ ◀── proxy/ ──▶ tables/ ◀── admin/   the contracts: objects (store/), the keys and
+ *        │                    │                      │        counters tables (tables/); no side imports another
+ *        └──────▶ aws/ ◀──────┴──────────────────────┘        AWS access: SDK clients, signed requests
+ *   local/ and infra/ put the product together (infra/ imports only tables/schema.ts, to declare the tables
+ *   once); client/ stands alone; nothing imports local/.
  *
  * test/ may import anything.
  */
-const SIDES = '^(builder|proxy)/';
+const SIDES = '^(builder|proxy|admin)/';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -34,53 +36,76 @@ module.exports = {
       to: { path: '^builder/' },
     },
     {
+      name: 'proxy-not-admin',
+      comment: 'Key administration (admin/) is never on the request path; what both need is in tables/.',
+      severity: 'error',
+      from: { path: '^proxy/' },
+      to: { path: '^admin/' },
+    },
+    {
+      name: 'admin-not-proxy',
+      comment: 'Key administration writes what tables/ describes; it never reaches into the request path.',
+      severity: 'error',
+      from: { path: '^admin/' },
+      to: { path: '^proxy/' },
+    },
+    {
+      name: 'builder-and-admin-apart',
+      comment: 'Publishing and key administration share nothing but plumbing.',
+      severity: 'error',
+      from: { path: '^(builder|admin)/' },
+      to: { path: '^(builder|admin)/', pathNot: '^$1/' },
+    },
+    {
       name: 'store-is-the-contract',
       comment: 'store/ is what both sides import, so it imports neither (nor what assembles them).',
       severity: 'error',
       from: { path: '^store/' },
-      to: { path: '^(builder|proxy|local|infra|client)/' },
+      to: { path: '^(builder|proxy|admin|tables|local|infra|client)/' },
+    },
+    {
+      name: 'tables-is-the-contract',
+      comment:
+        'tables/ (the keys and counters tables) is what the request path and key administration both import: it imports no side, nothing that assembles them, and no AWS client.',
+      severity: 'error',
+      from: { path: '^tables/' },
+      to: { path: '^(builder|proxy|admin|store|aws|local|infra|client)/' },
     },
     {
       name: 'aws-is-a-leaf',
       comment: 'aws/ is plumbing: it knows AWS, not the product.',
       severity: 'error',
       from: { path: '^aws/' },
-      to: { path: '^(builder|proxy|store|local|infra|client)/' },
+      to: { path: '^(builder|proxy|admin|store|tables|local|infra|client)/' },
     },
     {
       name: 'nothing-imports-local',
       comment: 'local/ assembles the product for npm start; the product never depends on it.',
       severity: 'error',
-      from: { path: '^(builder|proxy|store|aws|infra|client)/' },
+      from: { path: '^(builder|proxy|admin|store|tables|aws|infra|client)/' },
       to: { path: '^local/' },
-    },
-    {
-      name: 'request-path-not-admin',
-      comment: 'Operator tooling (proxy/admin/) is never on the request path.',
-      severity: 'error',
-      from: { path: '^proxy/', pathNot: '^proxy/admin/' },
-      to: { path: '^proxy/admin/' },
     },
     {
       name: 'infra-deploys-not-imports',
       comment:
-        'infra/ bundles proxy/lambda.ts by path; importing product code would pull it into the CDK app.',
+        'infra/ bundles proxy/lambda.ts and admin/lambda.ts by path; importing product code would pull it into the CDK app. The one exception is the tables schema (pure names), so the tables are declared once.',
       severity: 'error',
       from: { path: '^infra/' },
-      to: { path: `${SIDES}|^(store|aws|local|client)/` },
+      to: { path: `${SIDES}|^(store|aws|local|client)/|^tables/`, pathNot: '^tables/schema\\.ts$' },
     },
     {
       name: 'client-stands-alone',
       comment: 'client/ is what consumers install: it imports nothing of the rest of the repository.',
       severity: 'error',
       from: { path: '^client/' },
-      to: { path: '^(builder|proxy|store|aws|local|infra|fixtures)/' },
+      to: { path: '^(builder|proxy|admin|store|tables|aws|local|infra|fixtures)/' },
     },
     {
       name: 'product-not-dev-dependencies',
-      comment: 'What runs in production (the function, the builder CLI) must not need a devDependency.',
+      comment:
+        'What runs in production (the functions, the builder and key CLIs) must not need a devDependency.',
       severity: 'error',
-      from: { path: '^(builder|proxy|store|aws)/' },
+      from: { path: '^(builder|proxy|admin|store|tables|aws)/' },
       to: { dependencyTypes: ['npm-dev'], dependencyTypesNot: ['type-only'] },
     },
   ],

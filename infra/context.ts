@@ -32,6 +32,7 @@ export const NUMBER_SETTINGS = [
   'p99DurationThresholdMs',
   'unauthorizedPerMinuteThreshold',
   'wafRateLimitPer5Min',
+  'adminMaxKeysPerOwner',
 ] as const;
 
 const PRICE_CLASSES: Record<string, PriceClass> = {

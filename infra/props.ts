@@ -116,6 +116,12 @@ export interface CatalogueStackProps extends StackProps {
    */
   readonly dependencyTimeoutMs?: number;
   /**
+   * The key-administration API's cap: usable (active, unexpired) keys an owner may hold at once
+   * (`ADMIN_MAX_KEYS_PER_OWNER`); a roll may hold one more until the old key expires.
+   * @default 10
+   */
+  readonly adminMaxKeysPerOwner?: number;
+  /**
    * Alarm threshold: percentage of the function URL's requests answered with a 5xx, per 5 minutes.
    * @default 5
    */
@@ -152,6 +158,7 @@ export type ResolvedProps = Required<
     | 'errorRateThresholdPercent'
     | 'p99DurationThresholdMs'
     | 'unauthorizedPerMinuteThreshold'
+    | 'adminMaxKeysPerOwner'
   >
 > &
   Pick<
@@ -181,6 +188,7 @@ export const DEFAULTS = {
   errorRateThresholdPercent: 5,
   p99DurationThresholdMs: 2_000,
   unauthorizedPerMinuteThreshold: 600,
+  adminMaxKeysPerOwner: 10,
 } as const satisfies Partial<ResolvedProps>;
 
 /** Retention values CloudWatch Logs accepts (the numeric values of `RetentionDays`, without INFINITE). */
@@ -230,6 +238,7 @@ export function resolveProps(props: CatalogueStackProps): ResolvedProps {
     p99DurationThresholdMs: props.p99DurationThresholdMs ?? DEFAULTS.p99DurationThresholdMs,
     unauthorizedPerMinuteThreshold:
       props.unauthorizedPerMinuteThreshold ?? DEFAULTS.unauthorizedPerMinuteThreshold,
+    adminMaxKeysPerOwner: props.adminMaxKeysPerOwner ?? DEFAULTS.adminMaxKeysPerOwner,
     domainName: props.domainName,
     certificateArn: props.certificateArn,
     webAclArn: props.webAclArn,
@@ -296,6 +305,8 @@ export function resolveProps(props: CatalogueStackProps): ResolvedProps {
     integerIn('wafRateLimitPer5Min', r.wafRateLimitPer5Min, 10, 2_000_000_000);
   }
   integerIn('unauthorizedPerMinuteThreshold', r.unauthorizedPerMinuteThreshold, 1, 100_000_000);
+  // The bound of admin/settings.ts: the owner's ledger holds one entry per usable key.
+  integerIn('adminMaxKeysPerOwner', r.adminMaxKeysPerOwner, 1, 100);
   if (r.timeoutSeconds * 1000 <= 4 * r.dependencyTimeoutMs) {
     throw new Error(
       `timeoutSeconds (${r.timeoutSeconds}) must exceed four dependency timeouts (4 × ${r.dependencyTimeoutMs} ms)`,

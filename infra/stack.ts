@@ -5,6 +5,7 @@
 import { CfnOutput, Stack } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { buildReferenceSync } from '../docs/reference/build.js';
+import { AdminApi } from './admin.js';
 import { Alarms } from './alarms.js';
 import { Edge } from './edge.js';
 import { type CatalogueStackProps, type ResolvedProps, resolveProps } from './props.js';
@@ -23,6 +24,7 @@ export class CatalogueStack extends Stack {
   readonly reference: ApiReference;
   readonly alarms: Alarms;
   readonly publisher: PublisherRole;
+  readonly admin: AdminApi;
 
   constructor(scope: Construct, id: string, props: CatalogueStackProps = {}) {
     // Validate before anything is created, so a bad setting fails with its own message.
@@ -91,6 +93,16 @@ export class CatalogueStack extends Stack {
       principalArn: s.publisherPrincipalArn,
     });
 
+    // The key-administration API: its own IAM-authenticated function URL, no route from the distribution.
+    this.admin = new AdminApi(this, 'Admin', {
+      keysTable,
+      countersTable,
+      maxKeysPerOwner: s.adminMaxKeysPerOwner,
+      keyCacheTtlMs: s.keyCacheTtlMs,
+      logRetentionDays: s.logRetentionDays,
+      removalPolicy: s.removalPolicy,
+    });
+
     const distributionDomain = this.edge.distribution.distributionDomainName;
     const outputs: Record<string, { value: string; description: string }> = {
       ApiUrl: {
@@ -126,6 +138,22 @@ export class CatalogueStack extends Stack {
         description: 'DynamoDB quota counters table (COUNTERS_TABLE)',
       },
       PublisherRoleArn: { value: this.publisher.role.roleArn, description: 'Role to assume to publish' },
+      AdminApiUrl: {
+        value: `${this.admin.functionUrl.url}v1`,
+        description: 'Base URL of the key-administration API (SigV4-signed requests, service lambda)',
+      },
+      AdminCallerPolicyArn: {
+        value: this.admin.callerPolicy.managedPolicyArn,
+        description: "Managed policy to attach to the publisher's application's role: call the admin API",
+      },
+      AdminFunctionName: {
+        value: this.admin.function.functionName,
+        description: 'Admin API Lambda function',
+      },
+      AdminLogGroupName: {
+        value: this.admin.logGroup.logGroupName,
+        description: 'Admin API log group: one audit line per call',
+      },
       ProxyFunctionName: { value: this.proxy.function.functionName, description: 'Proxy Lambda function' },
       ProxyLogGroupName: { value: this.proxy.logGroup.logGroupName, description: 'Proxy Lambda log group' },
       CursorSecretArn: {

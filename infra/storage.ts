@@ -6,6 +6,7 @@ import { Duration, type RemovalPolicy, Validations } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
+import { COUNTERS_SCHEMA, KEYS_SCHEMA } from '../tables/schema.js';
 
 export interface StorageProps {
   /**
@@ -24,15 +25,6 @@ export interface StorageProps {
    */
   readonly accessLogRetentionDays?: number;
 }
-
-/** The keys table's schema; `proxy/tables.ts` declares the same one for local servers. */
-export const KEYS_TABLE_SCHEMA = {
-  partitionKey: 'key_hash',
-  keyIdIndex: 'key_id-index',
-  keyId: 'key_id',
-} as const;
-/** The counters table's schema; `proxy/tables.ts` declares the same one for local servers. */
-export const COUNTERS_TABLE_SCHEMA = { partitionKey: 'pk', ttlAttribute: 'expires_at' } as const;
 
 export class Storage extends Construct {
   /** The published catalogue: `<prefix>current.json`, `<prefix>versions/`, `<prefix>o/`. */
@@ -85,25 +77,33 @@ export class Storage extends Construct {
     });
 
     this.keysTable = new dynamodb.Table(this, 'Keys', {
-      partitionKey: { name: KEYS_TABLE_SCHEMA.partitionKey, type: dynamodb.AttributeType.STRING },
+      partitionKey: { name: KEYS_SCHEMA.partitionKey, type: dynamodb.AttributeType.STRING },
       billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
       // Keys are the one irreplaceable record (only their hashes exist): allow restoring any second.
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       deletionProtection,
       removalPolicy,
     });
-    // The admin CLI finds a key by its public id (to list or revoke it) without knowing the key.
+    // Key administration finds a key by its public id (to read, revoke or roll it) without knowing the key,
+    // and an owner's keys in the order they were issued (the schema: tables/schema.ts, as createTables).
     this.keysTable.addGlobalSecondaryIndex({
-      indexName: KEYS_TABLE_SCHEMA.keyIdIndex,
-      partitionKey: { name: KEYS_TABLE_SCHEMA.keyId, type: dynamodb.AttributeType.STRING },
+      indexName: KEYS_SCHEMA.keyIdIndex,
+      partitionKey: { name: KEYS_SCHEMA.keyIdAttribute, type: dynamodb.AttributeType.STRING },
+      projectionType: dynamodb.ProjectionType.ALL,
+    });
+    this.keysTable.addGlobalSecondaryIndex({
+      indexName: KEYS_SCHEMA.ownerIndex,
+      partitionKey: { name: KEYS_SCHEMA.ownerAttribute, type: dynamodb.AttributeType.STRING },
+      sortKey: { name: KEYS_SCHEMA.ownerSortAttribute, type: dynamodb.AttributeType.STRING },
       projectionType: dynamodb.ProjectionType.ALL,
     });
 
     this.countersTable = new dynamodb.Table(this, 'Counters', {
-      partitionKey: { name: COUNTERS_TABLE_SCHEMA.partitionKey, type: dynamodb.AttributeType.STRING },
+      partitionKey: { name: COUNTERS_SCHEMA.partitionKey, type: dynamodb.AttributeType.STRING },
       billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
-      // One item per key and month; DynamoDB deletes it after its window plus a grace period.
-      timeToLiveAttribute: COUNTERS_TABLE_SCHEMA.ttlAttribute,
+      // One item per key and month, and the admin API's Idempotency-Key records; DynamoDB deletes each
+      // after its time (a month plus a grace period; 24 hours).
+      timeToLiveAttribute: COUNTERS_SCHEMA.ttlAttribute,
       deletionProtection,
       removalPolicy,
     });

@@ -4,9 +4,17 @@
  */
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type AdminOptions, findKey, issueKey } from '../proxy/admin/keys.js';
-import { API_KEY_PATTERN, hashApiKey } from '../proxy/keys/hash.js';
-import { type KeyRecord, keyAccepted, type Tier } from '../proxy/keys/interface.js';
+import { issue } from '../admin/actions.js';
+import type { AdminTables } from '../admin/dynamo.js';
+import { adminSettings } from '../admin/settings.js';
+import {
+  API_KEY_PATTERN,
+  FREE_TIER_LIMITS,
+  hashApiKey,
+  type KeyRecord,
+  keyAccepted,
+  type Tier,
+} from '../tables/keys.js';
 
 /** Parse `CATALOGUE_DEV_KEYS="free:pk_live_…,partner:pk_live_…"`. */
 export function parseDevKeys(value: string | undefined): { tier: Tier; key: string }[] {
@@ -22,6 +30,9 @@ export function parseDevKeys(value: string | undefined): { tier: Tier; key: stri
     return { tier: match[1] as Tier, key: match[2]! };
   });
 }
+
+/** The owner of the dev keys `npm start` issues (one usable at a time: it replaces one only once refused). */
+export const DEV_KEY_OWNER = 'npm-start';
 
 /** Where `npm start` keeps its free-tier dev key: a local development key, so the key itself (mode 0600). */
 export const DEV_KEY_FILE = 'dev-key.json';
@@ -60,18 +71,24 @@ export type DevKeyOutcome = { key: string; record: KeyRecord; reused: boolean; r
  * @example const { key, reused } = await devKeyFor(admin, '.local');
  */
 export async function devKeyFor(
-  admin: AdminOptions,
+  tables: AdminTables,
   directory: string,
   now = new Date(),
 ): Promise<DevKeyOutcome> {
   const remembered = readRemembered(directory);
   if (remembered) {
-    const record = await findKey(admin, remembered.key_id);
+    const record = await tables.keyById(remembered.key_id);
     if (record && record.keyHash === hashApiKey(remembered.key) && keyAccepted(record, now.getTime())) {
       return { key: remembered.key, record, reused: true };
     }
   }
-  const { key, record } = await issueKey(admin, { tier: 'free', label: 'npm start', now });
+  const settings = adminSettings({ KEYS_TABLE: tables.keysTable, COUNTERS_TABLE: tables.countersTable });
+  const issued = await issue(
+    { tables, settings, now: () => now },
+    { owner: DEV_KEY_OWNER, tier: 'free', label: 'npm start', limits: { ...FREE_TIER_LIMITS } },
+  );
+  if (!issued.ok) throw new Error(`the dev key could not be issued: ${issued.error.message}`);
+  const { key, record } = issued as { key: string; record: KeyRecord };
   remember(directory, { key_id: record.keyId, key });
   return { key, record, reused: false, ...(remembered && { replaced: remembered.key_id }) };
 }

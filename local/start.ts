@@ -15,19 +15,23 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { CreateBucketCommand, HeadBucketCommand } from '@aws-sdk/client-s3';
+import { register } from '../admin/actions.js';
+import { AdminTables } from '../admin/dynamo.js';
+import { partnerDefaults } from '../admin/settings.js';
+import { createTables } from '../admin/tables.js';
 import { dynamoClient, s3Client } from '../aws/sdk.js';
 import { publishSnapshot, type SnapshotTarget } from '../builder/publish-snapshot.js';
 import { explainPublishFailure } from '../builder/report/failure.js';
 import { firstPublishNotice, formatBytes, publishProgress, summaryLine } from '../builder/report/progress.js';
 import { formatProblem } from '../builder/snapshot/problems.js';
 import { createHttpServer } from '../proxy/adapters/http.js';
-import { type AdminOptions, partnerDefaults, registerKey } from '../proxy/admin/keys.js';
-import { createTables } from '../proxy/admin/tables.js';
 import { createProxy, logJson } from '../proxy/app.js';
 import { loadConfig } from '../proxy/config.js';
 import { POINTER_KEY } from '../store/layout.js';
 import { S3ObjectStore } from '../store/objects/s3.js';
 import { parsePointer } from '../store/pointer.js';
+import { FREE_TIER_LIMITS } from '../tables/keys.js';
+import { type LocalAdmin, localAdminLines, startLocalAdmin } from './admin.js';
 import { DEV_KEY_FILE, devKeyFor, parseDevKeys } from './dev-keys.js';
 import { localDiskFor, localDiskForModules } from './disk.js';
 import { withReference } from './docs.js';
@@ -103,6 +107,7 @@ async function main(): Promise<void> {
 
   const servers: LocalServer[] = [];
   let http: Server | undefined;
+  let admin: LocalAdmin | undefined;
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;
@@ -114,6 +119,8 @@ async function main(): Promise<void> {
       http.closeAllConnections();
       await new Promise((done) => http?.close(done));
     }
+    admin?.server.closeAllConnections();
+    admin?.server.close();
     for (const server of servers) await server.stop().catch(() => {});
     process.exit(0);
   };
@@ -206,21 +213,30 @@ async function main(): Promise<void> {
   }
 
   // 3. Keys: tables, the keys named in CATALOGUE_DEV_KEYS, and the dev key of this data directory.
-  const admin: AdminOptions = {
+  const tables = new AdminTables({
     client: dynamoClient({ endpoint: config.dynamodbEndpoint }),
     keysTable: config.keysTable,
     countersTable: config.countersTable,
-  };
-  await createTables(admin.client, admin);
+  });
+  await createTables(tables.client, tables);
   for (const { tier, key } of devKeys) {
-    await registerKey(admin, key, {
+    await register(tables, key, {
       tier,
       label: 'CATALOGUE_DEV_KEYS',
-      ...(tier === 'partner' ? { limits: partnerDefaults(env) } : {}),
+      limits: tier === 'partner' ? partnerDefaults(env) : FREE_TIER_LIMITS,
     });
   }
-  const devKey = await devKeyFor(admin, LOCAL);
-  admin.client.destroy();
+  const devKey = await devKeyFor(tables, LOCAL);
+  tables.client.destroy();
+  // The key-administration API (local/admin.ts), signed with local credentials.
+  admin = await startLocalAdmin({
+    env,
+    dynamodbEndpoint: config.dynamodbEndpoint!,
+    keysTable: config.keysTable,
+    countersTable: config.countersTable,
+    directory: LOCAL,
+    port: Number(env.ADMIN_PORT ?? (port === 0 ? 0 : 8788)),
+  });
 
   // 4. Serve.
   // /docs: the API reference page, without a key (local/docs.ts); everything else is the proxy's.
@@ -247,6 +263,7 @@ async function main(): Promise<void> {
     `A free-tier dev key (${devKey.record.keyId}, ${keyOrigin}): ${devKey.key}`,
     'Paste into another shell:',
     ...pasteLines({ key: devKey.key, url: base, s3Endpoint }),
+    ...localAdminLines(admin),
     'Try:',
     `  curl -s -H "Authorization: Bearer ${devKey.key}" "${base}/modules?limit=2"`,
     ...localCommandHints({

@@ -3,8 +3,8 @@
  * crash: the proxy answers `503 configuration_error` naming nothing secret, and logs which variable it was.
  */
 import { type AwsService, awsRegion, endpointSetting } from '../aws/env.js';
+import { KEY_CACHE_DEFAULTS } from '../tables/keys.js';
 import { defaultByteCacheBytes } from './cache/bytes.js';
-import { KEY_CACHE_DEFAULTS } from './keys/cached.js';
 
 export interface ProxyConfig {
   /** S3 bucket holding the published objects. */

@@ -14,6 +14,7 @@
  * the refund is pending. Not worth it while misses are rare.
  */
 import { DependencyError } from '../../store/errors.js';
+import { type KeyRecord, keyAccepted } from '../../tables/keys.js';
 import { ByteCache } from '../cache/bytes.js';
 import { cursorError } from '../catalogue/cursor.js';
 import { Catalogue } from '../catalogue/reader.js';
@@ -35,7 +36,6 @@ import {
   withRateLimitHeaders,
 } from '../http/responses.js';
 import { apiKeyHasher } from '../keys/hash.js';
-import { type KeyRecord, keyAccepted } from '../keys/interface.js';
 import { isoTime } from '../log/time.js';
 import type { MeterOutcome } from '../quota/interface.js';
 import { parseAuthorization } from '../request/auth.js';

@@ -7,13 +7,9 @@
  */
 import { LRUCache } from 'lru-cache';
 import { DependencyError } from '../../store/errors.js';
-import { type KeyRecord, type KeyStore, keyAccepted } from './interface.js';
-
-/**
- * The defaults of the key cache's bounds, as the proxy's configuration applies them (KEY_CACHE_TTL_MS,
- * KEY_NEGATIVE_CACHE_TTL_MS): the admin CLI states them when it says by when a change takes effect.
- */
-export const KEY_CACHE_DEFAULTS = { ttlMs: 30_000, negativeTtlMs: 10_000 } as const;
+// The cache's default bounds are a contract with key administration, which says by when a change takes effect.
+import { KEY_CACHE_DEFAULTS, type KeyRecord, keyAccepted } from '../../tables/keys.js';
+import type { KeyStore } from './interface.js';
 
 export interface CachedKeyStoreOptions {
   /** How long an accepted key's lookup is trusted (the revocation bound); 0 disables caching. */

@@ -1,12 +1,13 @@
 /** Key records in DynamoDB: one GetItem by `sha256(key)` per uncached lookup. */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DependencyError } from '../../store/errors.js';
+import { type KeyRecord, keyRecordFromItem } from '../../tables/keys.js';
+import { KEYS_SCHEMA } from '../../tables/schema.js';
 import { type CounterTransport, type Item, SdkCounterTransport } from '../quota/dynamo-transport.js';
-import { KEYS_SCHEMA, keyRecordFromItem } from '../tables.js';
-import type { KeyRecord, KeyStore } from './interface.js';
+import type { KeyStore } from './interface.js';
 
 export type DynamoKeyStoreOptions = {
-  /** The keys table (schema in tables.ts). */
+  /** The keys table (its contract: tables/schema.ts, tables/keys.ts). */
   table: string;
 } & (
   | {

@@ -1,24 +1,6 @@
-/** The API key wire format, and what is stored instead of the key. */
-import { hash, randomBytes } from 'node:crypto';
+/** The request path's key hashing: the hash of tables/keys.ts, remembered for the keys seen lately. */
+import { hashApiKey } from '../../tables/keys.js';
 import { BoundedMemo } from '../cache/memo.js';
-
-/** `pk_live_` followed by 22 base64url characters (spec §5). */
-export const API_KEY_PATTERN = /^pk_live_[A-Za-z0-9_-]{22}$/;
-
-/** SHA-256 of the key, hex: the only form in which a key is stored or compared. */
-export function hashApiKey(key: string): string {
-  return hash('sha256', key, 'hex');
-}
-
-/** A fresh random key (132 bits of entropy). Shown once to the operator; never stored. */
-export function generateApiKey(): string {
-  return `pk_live_${randomBytes(17).toString('base64url').slice(0, 22)}`;
-}
-
-/** A fresh key id: short, random, not derived from the key, safe for logs and the admin CLI. */
-export function generateKeyId(): string {
-  return `key_${randomBytes(8).toString('base64url').replace(/[-_]/g, 'x').slice(0, 10)}`;
-}
 
 /**
  * Hashes of the keys seen lately, so a busy key is hashed once per container, not per request. Bounded (a

@@ -1,6 +1,13 @@
 /** Key records in memory: tests, benchmarks and local runs without DynamoDB. */
-import { generateKeyId, hashApiKey } from './hash.js';
-import { FREE_TIER_LIMITS, type KeyRecord, type KeyStore, type Limits, type Tier } from './interface.js';
+import {
+  FREE_TIER_LIMITS,
+  generateKeyId,
+  hashApiKey,
+  type KeyRecord,
+  type Limits,
+  type Tier,
+} from '../../tables/keys.js';
+import type { KeyStore } from './interface.js';
 
 export interface MemoryKeyOptions {
   tier?: Tier;

@@ -18,8 +18,9 @@
 import { randomBytes } from 'node:crypto';
 import type { DynamoDBClient, UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
 import { DependencyError } from '../../store/errors.js';
-import type { KeyRecord, Limits } from '../keys/interface.js';
-import { COUNTER_RETENTION_SECONDS, COUNTERS_SCHEMA } from '../tables.js';
+import { counterKey, dayAttribute } from '../../tables/counters.js';
+import type { KeyRecord, Limits } from '../../tables/keys.js';
+import { COUNTER_RETENTION_SECONDS, COUNTERS_SCHEMA } from '../../tables/schema.js';
 import {
   type CounterTransport,
   type Item,
@@ -27,10 +28,10 @@ import {
   UnansweredWriteError,
 } from './dynamo-transport.js';
 import type { MeterOutcome, QuotaMeter } from './interface.js';
-import { minuteWindowStart, monthWindowId, nextMonthStart, retryAfterSeconds } from './windows.js';
+import { minuteWindowStart, nextMonthStart, retryAfterSeconds } from './windows.js';
 
 export type DynamoQuotaMeterOptions = {
-  /** The counters table (schema in proxy/tables.ts). */
+  /** The counters table (its contract: tables/schema.ts, tables/counters.ts). */
   table: string;
 } & (
   | {
@@ -163,13 +164,14 @@ export class DynamoQuotaMeter implements QuotaMeter {
     if (limits.month < 1) return refuse('month', undefined);
     if (limits.minute < 1) return refuse('minute', undefined);
 
-    const pk = `${key.keyId}#${monthWindowId(now)}`;
+    const pk = counterKey(key.keyId, now);
+    const day = dayAttribute(now);
     const expiresAt = nextMonthStart(now) + COUNTER_RETENTION_SECONDS;
     const token = requestToken();
     // Optimistic first step: almost every request lands in a minute window that is already open.
     let step: Step = { write: 'count', minute };
     for (let writes = 1; writes <= MAX_WRITES && 'write' in step; writes++) {
-      const outcome = await this.#write(pk, token, step, limits, expiresAt, options.signal);
+      const outcome = await this.#write(pk, day, token, step, limits, expiresAt, options.signal);
       if (outcome.ok) {
         return { ok: true, ...rateLimitState(outcome.counters, minute, limits) };
       }
@@ -203,6 +205,7 @@ export class DynamoQuotaMeter implements QuotaMeter {
    */
   async #write(
     pk: string,
+    day: string,
     token: string,
     step: { write: 'count' | 'open'; minute: number },
     limits: Limits,
@@ -214,17 +217,19 @@ export class DynamoQuotaMeter implements QuotaMeter {
       Key: { [COUNTERS_SCHEMA.partitionKey]: { S: pk } },
       ReturnValues: 'ALL_NEW',
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      ExpressionAttributeNames: { '#minute': 'minute' },
+      // The day's count (d01…d31) rides on the same write: per-day usage costs the request path nothing more.
+      ExpressionAttributeNames: { '#minute': 'minute', '#day': day },
     } satisfies Partial<UpdateItemCommandInput>;
     // Every write names its request (the ring w0…): when its answer is lost, the item tells whether it landed.
     const input: UpdateItemCommandInput =
       step.write === 'count'
         ? {
             ...common,
-            UpdateExpression: `SET month_count = month_count + :one, minute_count = minute_count + :one, ${RECORD_WRITE}`,
+            UpdateExpression: `SET month_count = month_count + :one, minute_count = minute_count + :one, #day = if_not_exists(#day, :zero) + :one, ${RECORD_WRITE}`,
             ConditionExpression: '#minute = :m AND minute_count < :minuteLimit AND month_count < :monthLimit',
             ExpressionAttributeValues: {
               ':one': { N: '1' },
+              ':zero': { N: '0' },
               ':m': { N: String(step.minute) },
               ':minuteLimit': { N: String(limits.minute) },
               ':monthLimit': { N: String(limits.month) },
@@ -234,7 +239,7 @@ export class DynamoQuotaMeter implements QuotaMeter {
           }
         : {
             ...common,
-            UpdateExpression: `SET #minute = :m, minute_count = :one, month_count = if_not_exists(month_count, :zero) + :one, expires_at = :expires, ${RECORD_WRITE}`,
+            UpdateExpression: `SET #minute = :m, minute_count = :one, month_count = if_not_exists(month_count, :zero) + :one, #day = if_not_exists(#day, :zero) + :one, expires_at = :expires, ${RECORD_WRITE}`,
             ConditionExpression:
               '(attribute_not_exists(#minute) OR #minute < :m) AND (attribute_not_exists(month_count) OR month_count < :monthLimit)',
             ExpressionAttributeValues: {

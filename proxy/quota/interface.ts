@@ -1,4 +1,4 @@
-import type { KeyRecord } from '../keys/interface.js';
+import type { KeyRecord } from '../../tables/keys.js';
 
 /**
  * Quota metering: one exact admission decision per request, against the calendar minute and calendar

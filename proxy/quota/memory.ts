@@ -3,7 +3,7 @@
  * calendar month, UTC; the month is checked first; nothing is counted for a refused request).
  * One process only: tests, benchmarks and local runs.
  */
-import type { KeyRecord } from '../keys/interface.js';
+import type { KeyRecord } from '../../tables/keys.js';
 import type { MeterOutcome, QuotaMeter, RateLimitState } from './interface.js';
 import { minuteWindowStart, monthWindowId, retryAfterSeconds } from './windows.js';
 

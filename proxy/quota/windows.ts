@@ -3,15 +3,10 @@
  * Pure functions of the clock, shared by every QuotaMeter implementation.
  */
 
-/** Unix seconds of the start of the minute containing `now` (the `X-RateLimit-Reset` value). */
-export function minuteWindowStart(now: Date): number {
-  return Math.floor(now.getTime() / 60_000) * 60;
-}
+import { minuteWindowStart } from '../../tables/counters.js';
 
-/** Window id of the calendar month, e.g. `2026-11`. */
-export function monthWindowId(now: Date): string {
-  return `${now.getUTCFullYear()}-${String(now.getUTCMonth() + 1).padStart(2, '0')}`;
-}
+// The windows name the counter items, a contract with key administration: tables/counters.ts.
+export { minuteWindowStart, monthWindowId } from '../../tables/counters.js';
 
 /** Unix seconds of the start of the next calendar month (UTC). */
 export function nextMonthStart(now: Date): number {

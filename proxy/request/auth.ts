@@ -1,7 +1,7 @@
 /** The `Authorization` header grammar of DESIGN.md §2. Pure: the key lookup happens elsewhere. */
 
+import { API_KEY_PATTERN } from '../../tables/keys.js';
 import { type ApiError, apiError } from '../http/errors.js';
-import { API_KEY_PATTERN } from '../keys/hash.js';
 
 export type AuthorizationOutcome = { ok: true; key: string } | { ok: false; error: ApiError };
 

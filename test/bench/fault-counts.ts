@@ -3,16 +3,17 @@
  * clients) over s3rver and dynalite behind fault-injecting HTTP proxies, and the counts that matter for each
  * fault — run against the code before and after a change to compare. `npx tsx test/bench/fault-counts.ts`
  */
+
+import { createTables } from '../../admin/tables.js';
 import { dynamoClient, s3Client } from '../../aws/sdk.js';
 import { publishCatalogue } from '../../builder/publish/publish.js';
 import { generateSnapshot } from '../../builder/synthetic/generate.js';
 import { startDynamo, startS3 } from '../../local/servers.js';
-import { registerKey } from '../../proxy/admin/keys.js';
-import { createTables } from '../../proxy/admin/tables.js';
 import { createProxy } from '../../proxy/app.js';
 import { loadConfig } from '../../proxy/config.js';
 import type { ProxyHandler } from '../../proxy/core/types.js';
 import { S3ObjectStore } from '../../store/objects/s3.js';
+import { registerKey } from '../helpers/admin.js';
 import { type FaultAction, s3Error, startFaultProxy } from '../helpers/fault-proxy.js';
 
 const BUCKET = 'faults-22';

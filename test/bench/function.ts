@@ -14,12 +14,12 @@
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { createTables } from '../../admin/tables.js';
 import { dynamoClient } from '../../aws/sdk.js';
 import type { Snapshot } from '../../builder/snapshot/snapshot.js';
-import { registerKey } from '../../proxy/admin/keys.js';
-import { createTables } from '../../proxy/admin/tables.js';
 import { defaultByteCacheBytes } from '../../proxy/cache/bytes.js';
-import { generateApiKey } from '../../proxy/keys/hash.js';
+import { generateApiKey } from '../../tables/keys.js';
+import { registerKey } from '../helpers/admin.js';
 import { bundledProxy, synth } from '../infra/helpers.js';
 import { LAMBDA_NODE, nodeBinary, PREVIOUS_LAMBDA_NODE } from '../runtime/node.mjs';
 import { runCli } from './build.js';

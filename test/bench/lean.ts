@@ -10,13 +10,13 @@ import { credentialProvider, dynamoClient, regionOf, s3Client } from '../../aws/
 import { createProxy } from '../../proxy/app.js';
 import { loadConfig } from '../../proxy/config.js';
 import type { ProxyHandler } from '../../proxy/core/types.js';
-import type { KeyRecord } from '../../proxy/keys/interface.js';
 import { DynamoQuotaMeter } from '../../proxy/quota/dynamo.js';
 import { LeanCounterTransport } from '../../proxy/quota/dynamo-lean.js';
 import { SdkCounterTransport } from '../../proxy/quota/dynamo-transport.js';
 import type { ObjectStore } from '../../store/objects/interface.js';
 import { S3ObjectStore } from '../../store/objects/s3.js';
 import { LeanS3ObjectStore } from '../../store/objects/s3-lean.js';
+import type { KeyRecord } from '../../tables/keys.js';
 import type { Stack } from './e2e.js';
 import { AUTH, type Picks } from './mix.js';
 import { progress, type SectionResult } from './report.js';

@@ -16,13 +16,13 @@ import { promisify } from 'node:util';
 import { createContext, runInContext } from 'node:vm';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTables } from '../../admin/tables.js';
 import { dynamoClient } from '../../aws/sdk.js';
 import { type LocalServer, startDynamo } from '../../local/servers.js';
 import { createHttpServer } from '../../proxy/adapters/http.js';
-import { registerKey } from '../../proxy/admin/keys.js';
-import { createTables } from '../../proxy/admin/tables.js';
 import { createProxy } from '../../proxy/app.js';
 import { loadConfig } from '../../proxy/config.js';
+import { registerKey } from '../helpers/admin.js';
 import { CURSOR_SECRET, PREFIX, type Stack, startStack } from '../helpers/proxy.js';
 
 const run = promisify(execFile);

@@ -1,11 +1,10 @@
 /** Shared fixtures for the key and quota suites: a dynalite with both tables, call counting, records. */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { createTables } from '../../admin/tables.js';
 import { dynamoClient } from '../../aws/sdk.js';
 import { type LocalServer, startDynamo } from '../../local/servers.js';
-import { createTables } from '../../proxy/admin/tables.js';
-import { generateKeyId, hashApiKey } from '../../proxy/keys/hash.js';
-import { FREE_TIER_LIMITS, type KeyRecord } from '../../proxy/keys/interface.js';
-import type { TableNames } from '../../proxy/tables.js';
+import { FREE_TIER_LIMITS, generateKeyId, hashApiKey, type KeyRecord } from '../../tables/keys.js';
+import type { TableNames } from '../../tables/schema.js';
 
 export interface DynamoFixture extends TableNames {
   server: LocalServer;

@@ -101,11 +101,20 @@ export function allowedActions(template: Template, roleId: string): string[] {
     .flatMap((statement) => (Array.isArray(statement.Action) ? statement.Action : [statement.Action]));
 }
 
-/** The bundled proxy (`index.mjs`) in the cloud assembly, with its size. */
+/**
+ * The bundled proxy (`index.mjs`) in the cloud assembly, with its size: the asset whose esbuild metafile names
+ * `proxy/lambda.ts` as its entry (the admin function's asset is another).
+ */
 export function bundledProxy(assemblyDir: string): { path: string; bytes: number; mapBytes: number } {
   for (const entry of readdirSync(assemblyDir)) {
     const path = join(assemblyDir, entry, 'index.mjs');
-    if (entry.startsWith('asset.') && existsSync(path)) {
+    const meta = join(assemblyDir, entry, 'index.meta.json');
+    if (
+      entry.startsWith('asset.') &&
+      existsSync(path) &&
+      existsSync(meta) &&
+      readFileSync(meta, 'utf8').includes('proxy/lambda.ts')
+    ) {
       const map = `${path}.map`;
       return { path, bytes: statSync(path).size, mapBytes: existsSync(map) ? statSync(map).size : 0 };
     }
@@ -114,3 +123,18 @@ export function bundledProxy(assemblyDir: string): { path: string; bytes: number
 }
 
 export { loadViewerRequest } from './viewer-request-code.js';
+
+/** The bundled admin function (`index.mjs`) in the cloud assembly: the asset whose code writes audit lines. */
+export function bundledAdmin(assemblyDir: string): { path: string; bytes: number } {
+  for (const entry of readdirSync(assemblyDir)) {
+    const path = join(assemblyDir, entry, 'index.mjs');
+    if (
+      entry.startsWith('asset.') &&
+      existsSync(path) &&
+      readFileSync(path, 'utf8').includes('admin_audit')
+    ) {
+      return { path, bytes: statSync(path).size };
+    }
+  }
+  throw new Error(`no bundled admin function under ${assemblyDir}`);
+}

@@ -9,11 +9,11 @@ import { promisify } from 'node:util';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { VIEWER_REQUEST_CODE } from '../../infra/edge.js';
-import { COUNTERS_TABLE_SCHEMA, KEYS_TABLE_SCHEMA } from '../../infra/storage.js';
 import { loadConfig } from '../../proxy/config.js';
-import { COUNTERS_SCHEMA, KEYS_SCHEMA } from '../../proxy/tables.js';
+import { COUNTERS_SCHEMA, KEYS_SCHEMA } from '../../tables/schema.js';
 import {
   allowedActions,
+  bundledAdmin,
   bundledProxy,
   loadViewerRequest,
   logicalId,
@@ -141,13 +141,13 @@ describe('tables', () => {
           { AttributeName: 'key_hash', AttributeType: 'S' },
           { AttributeName: 'key_id', AttributeType: 'S' },
         ]),
-        GlobalSecondaryIndexes: [
+        GlobalSecondaryIndexes: Match.arrayWith([
           {
             IndexName: 'key_id-index',
             KeySchema: [{ AttributeName: 'key_id', KeyType: 'HASH' }],
             Projection: { ProjectionType: 'ALL' },
           },
-        ],
+        ]),
         PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
         DeletionProtectionEnabled: true,
       },
@@ -169,13 +169,29 @@ describe('tables', () => {
     template.resourceCountIs('AWS::DynamoDB::Table', 2);
   });
 
-  it('declares the schema the proxy code uses (proxy/tables.ts)', () => {
-    expect(KEYS_TABLE_SCHEMA).toEqual({
-      partitionKey: KEYS_SCHEMA.partitionKey,
-      keyIdIndex: KEYS_SCHEMA.keyIdIndex,
-      keyId: KEYS_SCHEMA.keyIdAttribute,
+  it('declares the schema of the contract both sides import (tables/schema.ts): the key-id and owner indexes', () => {
+    template.hasResourceProperties('AWS::DynamoDB::Table', {
+      KeySchema: [{ AttributeName: KEYS_SCHEMA.partitionKey, KeyType: 'HASH' }],
+      GlobalSecondaryIndexes: [
+        {
+          IndexName: KEYS_SCHEMA.keyIdIndex,
+          KeySchema: [{ AttributeName: KEYS_SCHEMA.keyIdAttribute, KeyType: 'HASH' }],
+          Projection: { ProjectionType: 'ALL' },
+        },
+        {
+          IndexName: KEYS_SCHEMA.ownerIndex,
+          KeySchema: [
+            { AttributeName: KEYS_SCHEMA.ownerAttribute, KeyType: 'HASH' },
+            { AttributeName: KEYS_SCHEMA.ownerSortAttribute, KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: 'ALL' },
+        },
+      ],
     });
-    expect(COUNTERS_TABLE_SCHEMA).toEqual(COUNTERS_SCHEMA);
+    template.hasResourceProperties('AWS::DynamoDB::Table', {
+      KeySchema: [{ AttributeName: COUNTERS_SCHEMA.partitionKey, KeyType: 'HASH' }],
+      TimeToLiveSpecification: { AttributeName: COUNTERS_SCHEMA.ttlAttribute, Enabled: true },
+    });
   });
 });
 
@@ -397,7 +413,8 @@ describe('proxy Lambda with its cursor secret in Secrets Manager (the bundle as 
 
 describe('function URL and origin access control', () => {
   it('accepts only IAM-signed requests and streams responses', () => {
-    template.resourceCountIs('AWS::Lambda::Url', 1);
+    // The proxy's and the admin API's (below).
+    template.resourceCountIs('AWS::Lambda::Url', 2);
     template.hasResourceProperties('AWS::Lambda::Url', {
       AuthType: 'AWS_IAM',
       InvokeMode: 'RESPONSE_STREAM',
@@ -721,10 +738,11 @@ describe('IAM', () => {
   });
 
   it('grants nothing else to anyone', () => {
-    // The proxy, the publisher, and CDK's BucketDeployment handler of the reference (test/infra/reference.test.ts).
-    template.resourceCountIs('AWS::IAM::Role', 3);
-    template.resourceCountIs('AWS::IAM::Policy', 3);
-    template.resourceCountIs('AWS::IAM::ManagedPolicy', 0);
+    // The proxy, the publisher, the admin API, and CDK's BucketDeployment handler of the reference
+    // (test/infra/reference.test.ts); the one managed policy is the admin API's caller policy (below).
+    template.resourceCountIs('AWS::IAM::Role', 4);
+    template.resourceCountIs('AWS::IAM::Policy', 4);
+    template.resourceCountIs('AWS::IAM::ManagedPolicy', 1);
     template.resourceCountIs('AWS::IAM::User', 0);
   });
 });
@@ -843,6 +861,10 @@ describe('outputs', () => {
     'ProxyFunctionName',
     'ProxyLogGroupName',
     'CursorSecretArn',
+    'AdminApiUrl',
+    'AdminCallerPolicyArn',
+    'AdminFunctionName',
+    'AdminLogGroupName',
   ])('outputs %s', (name) => {
     template.hasOutput(name, { Value: Match.anyValue() });
   });
@@ -856,5 +878,138 @@ describe('outputs', () => {
     template.hasOutput('CountersTableName', { Value: { Ref: ids.counters } });
     template.hasOutput('PublisherRoleArn', { Value: arn(ids.publisherRole) });
     expect(template.toJSON().Outputs.AlarmTopicArn).toBeUndefined();
+  });
+});
+
+describe('key-administration API', () => {
+  const adminFn = () => logicalId(template, 'AWS::Lambda::Function', 'AdminFunction');
+  const adminRole = () => logicalId(template, 'AWS::IAM::Role', 'AdminRole');
+
+  it('runs its own function, Node.js 24 on arm64, configured with the tables, the cap and the key cache', () => {
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Description: Match.stringLikeRegexp('key administration'),
+      Runtime: 'nodejs24.x',
+      Architectures: ['arm64'],
+      Role: arn(adminRole()),
+      LoggingConfig: { LogGroup: { Ref: logicalId(template, 'AWS::Logs::LogGroup', 'AdminLogs') } },
+      Environment: {
+        Variables: {
+          KEYS_TABLE: { Ref: ids.keys },
+          COUNTERS_TABLE: { Ref: ids.counters },
+          ADMIN_MAX_KEYS_PER_OWNER: '10',
+          KEY_CACHE_TTL_MS: '30000',
+        },
+      },
+    });
+  });
+
+  it('is reached through its own function URL with AuthType AWS_IAM, and no route of the distribution leads to it', () => {
+    template.hasResourceProperties('AWS::Lambda::Url', {
+      AuthType: 'AWS_IAM',
+      InvokeMode: 'BUFFERED',
+      TargetFunctionArn: arn(adminFn()),
+    });
+    const adminUrl = logicalId(template, 'AWS::Lambda::Url', 'AdminFunction');
+    const distribution = JSON.stringify(template.findResources('AWS::CloudFront::Distribution'));
+    expect(distribution).not.toContain(adminUrl);
+    expect(distribution).not.toContain(adminFn());
+    // Nobody but IAM principals with the caller policy may invoke it: no resource policy opens it.
+    const permissions = Object.values(template.findResources('AWS::Lambda::Permission')).filter(
+      (permission) => JSON.stringify(permission.Properties.FunctionName).includes(adminFn()),
+    );
+    expect(permissions).toEqual([]);
+  });
+
+  it('has a role that touches only the keys and counters tables: the actions it uses and the two indexes it queries', () => {
+    const index = (name: string) => ({ 'Fn::Join': ['', [arn(ids.keys), `/index/${name}`]] });
+    expect(roleStatements(template, adminRole())).toEqual([
+      {
+        Sid: 'WriteOwnLogs',
+        Effect: 'Allow',
+        Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+        Resource: arn(logicalId(template, 'AWS::Logs::LogGroup', 'AdminLogs')),
+      },
+      {
+        Sid: 'ManageKeys',
+        Effect: 'Allow',
+        Action: ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
+        Resource: arn(ids.keys),
+      },
+      {
+        Sid: 'FindKeys',
+        Effect: 'Allow',
+        Action: 'dynamodb:Query',
+        Resource: [index(KEYS_SCHEMA.keyIdIndex), index(KEYS_SCHEMA.ownerIndex)],
+      },
+      {
+        Sid: 'ReadUsageAndIdempotency',
+        Effect: 'Allow',
+        Action: ['dynamodb:BatchGetItem', 'dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem'],
+        Resource: arn(ids.counters),
+      },
+    ]);
+    const role = template.findResources('AWS::IAM::Role')[adminRole()]!.Properties;
+    expect(role.ManagedPolicyArns).toBeUndefined();
+    expect(allowedActions(template, adminRole())).not.toContain('dynamodb:DeleteTable');
+  });
+
+  it('is bundled with its DynamoDB client, loads as Lambda loads it and answers an event without an IAM caller with 403', () => {
+    const bundle = bundledAdmin(synthesised.assemblyDir);
+    const script = `
+      const { handler } = await import(process.env.BUNDLE);
+      const event = { rawPath: '/v1/keys', rawQueryString: 'owner=u1', headers: {}, requestContext: { http: { method: 'GET' } } };
+      process.stdout.write('RESULT ' + JSON.stringify(await handler(event)) + '\\n');
+    `;
+    const output = execFileSync(process.execPath, ['--no-warnings', '--input-type=module', '-e', script], {
+      env: {
+        PATH: process.env.PATH,
+        BUNDLE: pathToFileURL(bundle.path).href,
+        AWS_REGION: 'eu-west-1',
+        KEYS_TABLE: 'keys',
+        COUNTERS_TABLE: 'counters',
+      },
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
+    const lines = output.trim().split('\n');
+    const result = JSON.parse(lines.find((line) => line.startsWith('RESULT '))!.slice(7));
+    const audit = lines.filter((line) => line.startsWith('{')).map((line) => JSON.parse(line));
+    console.info(`admin function asset: ${bundle.bytes} bytes`);
+    expect(result).toMatchObject({ statusCode: 403 });
+    expect(JSON.parse(result.body).error.code).toBe('forbidden');
+    expect(audit).toEqual([expect.objectContaining({ type: 'admin_audit', status: 403, principal: null })]);
+    // Its own asset: the proxy's stays free of the SDK and of key administration.
+    expect(readFileSync(bundledProxy(synthesised.assemblyDir).path, 'utf8')).not.toContain('admin_audit');
+  });
+
+  it("outputs its URL and the managed policy the publisher's application attaches: invoke this URL, nothing else", () => {
+    const policy = Object.values(template.findResources('AWS::IAM::ManagedPolicy'))[0]!.Properties;
+    expect(policy.PolicyDocument.Statement).toEqual([
+      {
+        Sid: 'InvokeAdminUrl',
+        Effect: 'Allow',
+        Action: 'lambda:InvokeFunctionUrl',
+        Resource: arn(adminFn()),
+        Condition: { StringEquals: { 'lambda:FunctionUrlAuthType': 'AWS_IAM' } },
+      },
+      {
+        Sid: 'InvokeAdminThroughUrl',
+        Effect: 'Allow',
+        Action: 'lambda:InvokeFunction',
+        Resource: arn(adminFn()),
+        Condition: { Bool: { 'lambda:InvokedViaFunctionUrl': 'true' } },
+      },
+    ]);
+    template.hasOutput('AdminCallerPolicyArn', {
+      Value: { Ref: logicalId(template, 'AWS::IAM::ManagedPolicy', 'AdminCallerPolicy') },
+    });
+    template.hasOutput('AdminApiUrl', {
+      Value: {
+        'Fn::Join': [
+          '',
+          [{ 'Fn::GetAtt': [logicalId(template, 'AWS::Lambda::Url', 'AdminFunction'), 'FunctionUrl'] }, 'v1'],
+        ],
+      },
+    });
   });
 });

@@ -42,6 +42,23 @@ function tree(name: string, files: Record<string, string>): string {
 }
 
 describe('the layout rules', () => {
+  it('lets infra/ import the tables schema, and only it, to declare the tables once', async () => {
+    const root = tree('infra-schema', {
+      'infra/a.ts': "import { b } from '../tables/schema.js';\nexport const a = b;\n",
+      'tables/schema.ts': 'export const b = 1;\n',
+    });
+    const result = await cruise(root, ['infra', 'tables']);
+    expect(result).toMatchObject({ code: 0 });
+  });
+
+  it('lets a side import within itself (builder-and-admin-apart is about the other side)', async () => {
+    const root = tree('admin-within', {
+      'admin/a.ts': "import { b } from './http/b.js';\nexport const a = b;\n",
+      'admin/http/b.ts': 'export const b = 1;\n',
+    });
+    expect(await cruise(root, ['admin'])).toMatchObject({ code: 0 });
+  });
+
   it.each([
     [
       'builder-not-proxy',
@@ -72,10 +89,38 @@ describe('the layout rules', () => {
       },
     ],
     [
-      'request-path-not-admin',
+      'proxy-not-admin',
       {
-        'proxy/core/a.ts': "import { b } from '../admin/b.js';\nexport const a = b;\n",
-        'proxy/admin/b.ts': 'export const b = 1;\n',
+        'proxy/core/a.ts': "import { b } from '../../admin/b.js';\nexport const a = b;\n",
+        'admin/b.ts': 'export const b = 1;\n',
+      },
+    ],
+    [
+      'admin-not-proxy',
+      {
+        'admin/a.ts': "import { b } from '../proxy/keys/b.js';\nexport const a = b;\n",
+        'proxy/keys/b.ts': 'export const b = 1;\n',
+      },
+    ],
+    [
+      'builder-and-admin-apart',
+      {
+        'builder/a.ts': "import { b } from '../admin/b.js';\nexport const a = b;\n",
+        'admin/b.ts': 'export const b = 1;\n',
+      },
+    ],
+    [
+      'tables-is-the-contract',
+      {
+        'tables/a.ts': "import { b } from '../admin/b.js';\nexport const a = b;\n",
+        'admin/b.ts': 'export const b = 1;\n',
+      },
+    ],
+    [
+      'infra-deploys-not-imports',
+      {
+        'infra/a.ts': "import { b } from '../tables/keys.js';\nexport const a = b;\n",
+        'tables/keys.ts': 'export const b = 1;\n',
       },
     ],
     [

@@ -3,9 +3,10 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AdminTables } from '../../admin/dynamo.js';
+import { createTables } from '../../admin/tables.js';
 import { DEV_KEY_FILE, devKeyFor } from '../../local/dev-keys.js';
-import { type AdminOptions, listKeys, revokeKey, setExpiry } from '../../proxy/admin/keys.js';
-import { createTables } from '../../proxy/admin/tables.js';
+import { type AdminOptions, listKeys, revokeKey, setExpiry } from '../helpers/admin.js';
 import { type DynamoFixture, dynamoFixture } from '../helpers/dynamo.js';
 
 let db: DynamoFixture;
@@ -25,8 +26,8 @@ describe('devKeyFor', () => {
   it('issues one key per data directory, keeps it in a 0600 file, and re-uses it', async () => {
     const dir = mkdtempSync(join(scratch, 'dir-'));
 
-    const first = await devKeyFor(admin, dir);
-    const second = await devKeyFor(admin, dir);
+    const first = await devKeyFor(new AdminTables(admin), dir);
+    const second = await devKeyFor(new AdminTables(admin), dir);
 
     expect(first).toMatchObject({ reused: false, record: { tier: 'free', label: 'npm start' } });
     expect(second).toMatchObject({ reused: true, key: first.key, record: { keyId: first.record.keyId } });
@@ -41,15 +42,15 @@ describe('devKeyFor', () => {
 
   it('replaces a key that is no longer accepted (revoked, expired) or not in this table', async () => {
     const dir = mkdtempSync(join(scratch, 'dir-'));
-    const original = await devKeyFor(admin, dir);
+    const original = await devKeyFor(new AdminTables(admin), dir);
 
     await revokeKey(admin, original.record.keyId);
-    const afterRevoke = await devKeyFor(admin, dir);
+    const afterRevoke = await devKeyFor(new AdminTables(admin), dir);
     await setExpiry(admin, afterRevoke.record.keyId, new Date(Date.now() - 1000));
-    const afterExpiry = await devKeyFor(admin, dir);
+    const afterExpiry = await devKeyFor(new AdminTables(admin), dir);
     const other = { ...admin, keysTable: 'other-keys', countersTable: 'other-counters' };
     await createTables(db.client, other);
-    const otherTable = await devKeyFor(other, dir);
+    const otherTable = await devKeyFor(new AdminTables(other), dir);
 
     expect(afterRevoke).toMatchObject({ reused: false, replaced: original.record.keyId });
     expect(afterRevoke.key).not.toBe(original.key);

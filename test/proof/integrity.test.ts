@@ -9,16 +9,16 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTables } from '../../admin/tables.js';
 import { dynamoClient, s3Client } from '../../aws/sdk.js';
 import { publishCatalogue } from '../../builder/publish/publish.js';
 import { type LocalServer, startDynamo, startS3 } from '../../local/servers.js';
-import { registerKey } from '../../proxy/admin/keys.js';
-import { createTables } from '../../proxy/admin/tables.js';
 import { createProxy } from '../../proxy/app.js';
 import { STALE_FACTOR } from '../../proxy/catalogue/pointer.js';
 import { HOT_PATH_CLIENTS, type HotPathClient, loadConfig } from '../../proxy/config.js';
 import type { ProxyHandler, ProxyResponse, RequestLogLine } from '../../proxy/core/types.js';
 import { S3ObjectStore } from '../../store/objects/s3.js';
+import { registerKey } from '../helpers/admin.js';
 import { type FaultAction, type FaultProxy, s3Error, startFaultProxy } from '../helpers/fault-proxy.js';
 import { snapshotArb } from '../oracle/arbitraries.js';
 import { CURSOR_SECRET, envelopeProblem, errorCodeOf } from '../oracle/harness.js';

@@ -3,10 +3,9 @@
  * object read and the metering write — the same answers and the same metering either way.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createTables } from '../../admin/tables.js';
 import { dynamoClient, s3Client } from '../../aws/sdk.js';
 import { type LocalServer, startDynamo, startS3 } from '../../local/servers.js';
-import { issueKey } from '../../proxy/admin/keys.js';
-import { createTables } from '../../proxy/admin/tables.js';
 import { createProxy } from '../../proxy/app.js';
 import { DEFAULT_HOT_PATH_CLIENT, HOT_PATH_CLIENTS, loadConfig } from '../../proxy/config.js';
 import type { ProxyResponse } from '../../proxy/core/types.js';
@@ -14,6 +13,7 @@ import { LeanCounterTransport } from '../../proxy/quota/dynamo-lean.js';
 import { SdkCounterTransport } from '../../proxy/quota/dynamo-transport.js';
 import { S3ObjectStore } from '../../store/objects/s3.js';
 import { LeanS3ObjectStore } from '../../store/objects/s3-lean.js';
+import { issueKey } from '../helpers/admin.js';
 import { CURSOR_SECRET, objectsOf, PREFIX, publishFixture } from '../helpers/proxy.js';
 
 const tables = { keysTable: 'hot-keys', countersTable: 'hot-counters' };

@@ -6,15 +6,15 @@ import { Writable } from 'node:stream';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTables } from '../../admin/tables.js';
 import { dynamoClient, s3Client } from '../../aws/sdk.js';
 import { type LocalServer, startDynamo, startS3 } from '../../local/servers.js';
 import { createLambdaHandler, localRuntime, type ResponsePrelude } from '../../proxy/adapters/lambda.js';
-import { issueKey, revokeKey } from '../../proxy/admin/keys.js';
-import { createTables } from '../../proxy/admin/tables.js';
 import { createProxy } from '../../proxy/app.js';
 import { loadConfig } from '../../proxy/config.js';
 import type { ProxyHandler, RequestLogLine } from '../../proxy/core/types.js';
 import { S3ObjectStore } from '../../store/objects/s3.js';
+import { issueKey, revokeKey } from '../helpers/admin.js';
 import { loadResponseValidator } from '../helpers/openapi.js';
 import { CURSOR_SECRET, objectsOf, PREFIX, publishFixture } from '../helpers/proxy.js';
 

@@ -3,10 +3,11 @@
  * created, one partner key registered with huge limits), in one process of their own.
  * argv: <s3 data directory> <dynalite data directory>
  */
+
+import { createTables } from '../../../admin/tables.js';
 import { dynamoClient } from '../../../aws/sdk.js';
 import { startDynamo, startS3 } from '../../../local/servers.js';
-import { registerKey } from '../../../proxy/admin/keys.js';
-import { createTables } from '../../../proxy/admin/tables.js';
+import { registerKey } from '../../helpers/admin.js';
 import { BENCH_KEY, HUGE_LIMITS, STACK_BUCKET, STACK_TABLES } from '../settings.js';
 import { main, onStop, ready } from './child.js';
 

@@ -5,12 +5,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { credentialProvider } from '../../../aws/sdk.js';
 import type { ConfigOutcome } from '../../../proxy/config.js';
-import { hashApiKey } from '../../../proxy/keys/hash.js';
-import type { KeyRecord, KeyStore } from '../../../proxy/keys/interface.js';
+import type { KeyStore } from '../../../proxy/keys/interface.js';
 import type { QuotaMeter } from '../../../proxy/quota/interface.js';
 import { DependencyError } from '../../../store/errors.js';
 import type { GetOptions, GetOutcome, ObjectStore } from '../../../store/objects/interface.js';
 import { LeanS3ObjectStore } from '../../../store/objects/s3-lean.js';
+import type { KeyRecord } from '../../../tables/keys.js';
+import { hashApiKey } from '../../../tables/keys.js';
 import { KEYS, objectsOf, PREFIX, type Stack, startStack, testConfig } from '../../helpers/proxy.js';
 
 let stack: Stack;

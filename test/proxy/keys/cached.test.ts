@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../proxy/config.js';
-import { CachedKeyStore, KEY_CACHE_DEFAULTS } from '../../../proxy/keys/cached.js';
-import type { KeyRecord, KeyStore } from '../../../proxy/keys/interface.js';
+import { CachedKeyStore } from '../../../proxy/keys/cached.js';
+import type { KeyStore } from '../../../proxy/keys/interface.js';
 import { DependencyError } from '../../../store/errors.js';
+import type { KeyRecord } from '../../../tables/keys.js';
+import { KEY_CACHE_DEFAULTS } from '../../../tables/keys.js';
 import { keyRecord } from '../../helpers/dynamo.js';
 
 /** An in-memory KeyStore that counts lookups and can be told to fail or to hold its answer. */

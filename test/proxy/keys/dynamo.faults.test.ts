@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dynamoClient } from '../../../aws/sdk.js';
-import { issueKey } from '../../../proxy/admin/keys.js';
 import { CachedKeyStore } from '../../../proxy/keys/cached.js';
 import { DynamoKeyStore } from '../../../proxy/keys/dynamo.js';
-import { hashApiKey } from '../../../proxy/keys/hash.js';
 import { DynamoQuotaMeter } from '../../../proxy/quota/dynamo.js';
 import { DependencyError } from '../../../store/errors.js';
+import { hashApiKey } from '../../../tables/keys.js';
+import { issueKey } from '../../helpers/admin.js';
 import { type DynamoFixture, dynamoFixture, keyRecord } from '../../helpers/dynamo.js';
 
 let db: DynamoFixture;

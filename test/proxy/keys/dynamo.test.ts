@@ -1,20 +1,24 @@
 import { ScanCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as actions from '../../../admin/actions.js';
+import { AdminTables } from '../../../admin/dynamo.js';
+import { partnerDefaults } from '../../../admin/settings.js';
+import { createTables } from '../../../admin/tables.js';
+import { readUsage } from '../../../admin/usage.js';
+import { parseIssue } from '../../../admin/validate.js';
+import { CachedKeyStore } from '../../../proxy/keys/cached.js';
+import { DynamoKeyStore } from '../../../proxy/keys/dynamo.js';
+import { DynamoQuotaMeter } from '../../../proxy/quota/dynamo.js';
+import { API_KEY_PATTERN, hashApiKey } from '../../../tables/keys.js';
 import {
   type AdminOptions,
+  adminContext,
   findKey,
   issueKey,
   listKeys,
-  partnerDefaults,
   registerKey,
   revokeKey,
-} from '../../../proxy/admin/keys.js';
-import { createTables } from '../../../proxy/admin/tables.js';
-import { usage } from '../../../proxy/admin/usage.js';
-import { CachedKeyStore } from '../../../proxy/keys/cached.js';
-import { DynamoKeyStore } from '../../../proxy/keys/dynamo.js';
-import { API_KEY_PATTERN, hashApiKey } from '../../../proxy/keys/hash.js';
-import { DynamoQuotaMeter } from '../../../proxy/quota/dynamo.js';
+} from '../../helpers/admin.js';
 import { at, countCalls, type DynamoFixture, dynamoFixture } from '../../helpers/dynamo.js';
 
 let db: DynamoFixture;
@@ -34,7 +38,7 @@ describe('tables', () => {
   it('creates the tables idempotently and reports TTL support', async () => {
     const again = await createTables(db.client, { keysTable: db.keysTable, countersTable: db.countersTable });
     // dynalite has no UpdateTimeToLive; AWS enables TTL on expires_at.
-    expect(again).toEqual({ created: [], ttl: 'unsupported' });
+    expect(again).toEqual({ created: [], ownerIndex: 'present', ttl: 'unsupported' });
   });
 });
 
@@ -91,14 +95,14 @@ describe('DynamoKeyStore and admin', () => {
       for (let i = 0; i < 3; i++) await meter.meter(record, now);
 
       const listed = await listKeys(admin);
-      const used = await usage(admin, record.keyId, now);
-      const revoked = await revokeKey(admin, record.keyId);
-      const again = await revokeKey(admin, record.keyId);
+      const used = await readUsage(new AdminTables(admin), record, now);
+      const revoked = await actions.revoke(adminContext(admin), record.keyId);
+      const again = await actions.revoke(adminContext(admin), record.keyId);
 
       expect(listed.map((r) => r.keyId)).toContain(record.keyId);
-      expect(used).toMatchObject({ ok: true, usage: { month: '2026-11', monthCount: 3, minuteCount: 3 } });
-      expect(revoked).toMatchObject({ ok: true, alreadyRevoked: false, record: { status: 'revoked' } });
-      expect(again).toMatchObject({ ok: true, alreadyRevoked: true });
+      expect(used).toMatchObject({ current: { month: '2026-11', count: 3 }, minuteCount: 3 });
+      expect(revoked).toMatchObject({ ok: true, already: false, record: { status: 'revoked' } });
+      expect(again).toMatchObject({ ok: true, already: true });
       expect((await findKey(admin, record.keyId))?.status).toBe('revoked');
     });
 
@@ -117,16 +121,27 @@ describe('DynamoKeyStore and admin', () => {
     });
 
     it('reports unknown key ids as values', async () => {
-      expect(await revokeKey(admin, 'key_nosuchkey')).toEqual({ ok: false, reason: 'not-found' });
-      expect(await usage(admin, 'key_nosuchkey')).toEqual({ ok: false, reason: 'not-found' });
+      expect(await actions.revoke(adminContext(admin), 'key_nosuchkey')).toMatchObject({
+        ok: false,
+        error: { code: 'key_not_found' },
+      });
+      expect(await actions.usage(adminContext(admin), 'key_nosuchkey')).toMatchObject({
+        ok: false,
+        error: { code: 'key_not_found' },
+      });
     });
 
     it('rejects custom limits on the free tier and bad partner defaults', async () => {
-      await expect(issueKey(admin, { tier: 'free', limits: { minute: 1000, month: 1 } })).rejects.toThrow(
-        'free-tier limits are fixed',
+      const free = parseIssue(
+        { owner: 'u1', tier: 'free', limits: { minute: 1000, month: 1 } },
+        new Date(),
+        partnerDefaults({}),
       );
+      expect(free.ok ? [] : free.problems.map((p) => p.problem)).toEqual([
+        expect.stringContaining('free-tier limits are fixed'),
+      ]);
       expect(() => partnerDefaults({ PARTNER_LIMIT_MINUTE: '1e3' })).toThrow(
-        'PARTNER_LIMIT_MINUTE must be a positive integer',
+        'PARTNER_LIMIT_MINUTE must be an integer',
       );
     });
   });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { hashApiKey } from '../../../proxy/keys/hash.js';
 import { MemoryKeyStore } from '../../../proxy/keys/memory.js';
+import { hashApiKey } from '../../../tables/keys.js';
 
 const KEY = `pk_live_${'k'.repeat(22)}`;
 

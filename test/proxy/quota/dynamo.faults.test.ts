@@ -7,11 +7,11 @@
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { credentialProvider, dynamoClient } from '../../../aws/sdk.js';
-import type { KeyRecord } from '../../../proxy/keys/interface.js';
 import { DynamoQuotaMeter } from '../../../proxy/quota/dynamo.js';
 import { LeanCounterTransport } from '../../../proxy/quota/dynamo-lean.js';
 import { type CounterTransport, SdkCounterTransport } from '../../../proxy/quota/dynamo-transport.js';
 import { DependencyError } from '../../../store/errors.js';
+import type { KeyRecord } from '../../../tables/keys.js';
 import { type DynamoFixture, dynamoFixture, keyRecord } from '../../helpers/dynamo.js';
 import { type FaultProxy, startFaultProxy } from '../../helpers/fault-proxy.js';
 

@@ -1,7 +1,7 @@
-import { GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { createRequire } from 'node:module';
+import { GetItemCommand, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { credentialProvider, dynamoClient } from '../../../aws/sdk.js';
-import type { KeyRecord } from '../../../proxy/keys/interface.js';
 import { DynamoQuotaMeter } from '../../../proxy/quota/dynamo.js';
 import { LeanCounterTransport } from '../../../proxy/quota/dynamo-lean.js';
 import {
@@ -11,7 +11,13 @@ import {
   type UpdateOutcome,
 } from '../../../proxy/quota/dynamo-transport.js';
 import type { MeterOutcome } from '../../../proxy/quota/interface.js';
+import type { KeyRecord } from '../../../tables/keys.js';
 import { at, type DynamoFixture, dynamoFixture, keyRecord } from '../../helpers/dynamo.js';
+
+/** DynamoDB's item size rules, as dynalite implements them (its own WCU arithmetic uses it). */
+const { itemSize } = createRequire(import.meta.url)('dynalite/db/index.js') as {
+  itemSize: (item: Item) => number;
+};
 
 let db: DynamoFixture;
 const closers: (() => unknown)[] = [];
@@ -89,6 +95,56 @@ function returningFailedItems(transport: CounterTransport, reader: CounterTransp
     },
   };
 }
+
+describe('the counter item at its largest (one write unit)', () => {
+  it('stays under 1 KB with all 31 day counts, the ring of tokens and the other counters at their largest', async () => {
+    // Prepare: a key metered once on each day of January (31 days), as the request path meters it.
+    const key = keyRecord({ tier: 'partner', limits: { minute: 60_000, month: 1_000_000_000 } });
+    const meter = new DynamoQuotaMeter({ transport: TRANSPORTS.lean(), table: db.countersTable });
+    for (let day = 1; day <= 31; day++) {
+      await meter.meter(key, at(`2027-01-${String(day).padStart(2, '0')}T12:00:00Z`));
+    }
+    const metered = (await counterItem(key, '2027-01'))!;
+    // The same item with every value at its largest: a day cannot count more than one item takes in a day
+    // (DynamoDB writes one item at most 1,000 times a second: 86,400,000 a day, 8 digits); the month, the
+    // minute, the TTL at 10 digits; the ring's tokens at their longest (12 characters and the counter at
+    // Number.MAX_SAFE_INTEGER in base 36: 23 characters).
+    const largest: Item = { ...metered };
+    for (let day = 1; day <= 31; day++) largest[`d${String(day).padStart(2, '0')}`] = { N: '86399999' };
+    for (const name of ['month_count', 'minute', 'minute_count', 'expires_at'])
+      largest[name] = { N: '9999999999' };
+    for (let i = 0; i < 8; i++)
+      largest[`w${i}`] = { S: `${'x'.repeat(12)}${Number.MAX_SAFE_INTEGER.toString(36)}` };
+    const days = Object.fromEntries(Object.entries(largest).filter(([name]) => /^d\d\d$/.test(name)));
+    const rest = Object.fromEntries(Object.entries(largest).filter(([name]) => !/^d\d\d$/.test(name)));
+
+    // Act: sizes by DynamoDB's rules (dynalite's implementation of them), and the write units one update of
+    // the largest item consumes.
+    await db.client.send(new PutItemCommand({ TableName: db.countersTable, Item: largest }));
+    const update = await db.client.send(
+      new UpdateItemCommand({
+        TableName: db.countersTable,
+        Key: { pk: largest.pk! },
+        UpdateExpression: 'SET d31 = d31 + :one',
+        ExpressionAttributeValues: { ':one': { N: '1' } },
+        ReturnConsumedCapacity: 'TOTAL',
+      }),
+    );
+
+    // Assess
+    const sizes = {
+      metered: itemSize(metered),
+      largest: itemSize(largest),
+      days: itemSize(days),
+      rest: itemSize(rest),
+    };
+    console.info(`counter item sizes, bytes: ${JSON.stringify(sizes)}`);
+    expect(Object.keys(days)).toHaveLength(31);
+    expect(sizes.days).toBeLessThanOrEqual(300); // contract 4: the day counts take at most 300 bytes
+    expect(sizes.largest).toBeLessThan(1024);
+    expect(update.ConsumedCapacity?.CapacityUnits).toBe(1);
+  });
+});
 
 describe.each(Object.keys(TRANSPORTS) as (keyof typeof TRANSPORTS)[])(
   'DynamoQuotaMeter over the %s transport',
@@ -244,6 +300,40 @@ describe.each(Object.keys(TRANSPORTS) as (keyof typeof TRANSPORTS)[])(
 
         expect(admittedCount(results)).toBe(120);
         expect(results.find((r) => r.ok)).toMatchObject({ limitMinute: 120, limitMonth: 1_000_000 });
+      });
+
+      it('counts each day in the same write: per-day counts equal the requests made across a day boundary', async () => {
+        // Prepare: a key, and a meter whose calls are counted.
+        const key = keyRecord({ tier: 'partner', limits: { minute: 100, month: 10_000 } });
+        const counted = counting(TRANSPORTS[name]());
+        const countingMeter = new DynamoQuotaMeter({ transport: counted.transport, table: db.countersTable });
+        const plan = [
+          ['2026-11-04T23:59:58.000Z', 7],
+          ['2026-11-04T23:59:59.999Z', 5],
+          ['2026-11-05T00:00:00.000Z', 9],
+          ['2026-11-05T13:30:00.000Z', 4],
+          ['2026-11-30T23:59:59.500Z', 2],
+        ] as const;
+
+        // Act: the requests, each at its clock; then one more in an open window, its calls counted alone.
+        for (const [iso, times] of plan) await meterTimes(key, at(iso), times);
+        for (const [iso, times] of plan) {
+          for (let i = 0; i < times; i++) await countingMeter.meter(key, at(iso));
+        }
+        counted.calls.splice(0);
+        const common = await countingMeter.meter(key, at('2026-11-30T23:59:59.600Z'));
+
+        // Assess: d04 = 2 × 12, d05 = 2 × 13, d30 = 2 × 2 + 1; they add up to month_count; one UpdateItem.
+        const item = await counterItem(key, '2026-11');
+        const days = Object.fromEntries(
+          Object.entries(item ?? {})
+            .filter(([name]) => /^d\d\d$/.test(name))
+            .map(([name, value]) => [name, Number(value.N)]),
+        );
+        expect(common.ok).toBe(true);
+        expect(counted.calls).toEqual(['UpdateItem']);
+        expect(days).toEqual({ d04: 24, d05: 26, d30: 5 });
+        expect(Number(item?.month_count?.N)).toBe(24 + 26 + 5);
       });
 
       it('refuses without a call when a limit is zero', async () => {

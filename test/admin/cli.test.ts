@@ -1,14 +1,15 @@
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { main } from '../../../proxy/admin/cli.js';
-import { findKey } from '../../../proxy/admin/keys.js';
-import { API_KEY_PATTERN } from '../../../proxy/keys/hash.js';
-import { DynamoQuotaMeter } from '../../../proxy/quota/dynamo.js';
-import { type DynamoFixture, dynamoFixture } from '../../helpers/dynamo.js';
+import { main } from '../../admin/cli.js';
+import { DynamoQuotaMeter } from '../../proxy/quota/dynamo.js';
+import { API_KEY_PATTERN } from '../../tables/keys.js';
+import { findKey } from '../helpers/admin.js';
+import { type DynamoFixture, dynamoFixture } from '../helpers/dynamo.js';
 
-const root = join(import.meta.dirname, '..', '..', '..');
+const root = join(import.meta.dirname, '..', '..');
 const tsx = join(root, 'node_modules', '.bin', 'tsx');
 
 let db: DynamoFixture;
@@ -49,7 +50,7 @@ function environment(): Record<string, string> {
 /** Run the CLI as a child process, as an operator would (slow: reserved for the end-to-end path). */
 async function keys(args: string[], env: Record<string, string> = {}): Promise<Run> {
   try {
-    const { stdout, stderr } = await promisify(execFile)(tsx, ['proxy/admin/cli.ts', ...args], {
+    const { stdout, stderr } = await promisify(execFile)(tsx, ['admin/cli.ts', ...args], {
       cwd: root,
       env: { ...environment(), ...env },
     });
@@ -102,9 +103,9 @@ describe('keys CLI', () => {
     expect(keyId).toMatch(/^key_[A-Za-z0-9]{10}$/);
     expect(issued.stdout).toMatch(/^tier: +free$/m);
     expect(issued.stdout).toMatch(/^limits: +60\/minute, 5000\/month$/m);
-    expect(listed).toMatch(/^key_id +tier +status +limits +created +expires +last_used +label$/m);
+    expect(listed).toMatch(/^key_id +owner +tier +status +limits +created +expires +last_used +label$/m);
     expect(listed).toMatch(
-      new RegExp(`^${keyId} +free +active +60/minute, 5000/month +\\S+ +never +- +cli test$`, 'm'),
+      new RegExp(`^${keyId} +- +free +active +60/minute, 5000/month +\\S+ +never +- +cli test$`, 'm'),
     );
     expect(used.stdout).toMatch(/^month: +\d{4}-\d{2}: 0 of 5000 used, 5000 remaining$/m);
     expect(revoked).toMatchObject({
@@ -126,7 +127,8 @@ describe('keys CLI', () => {
       expect(text).not.toContain(key);
       expect(text).not.toMatch(/pk_live_/);
     }
-  });
+    // Four CLI processes (each a tsx start: ~1 s idle, ~5 s on a machine at load 18): more than vitest's 30 s there.
+  }, 90_000);
 
   it('issues partner keys with flags, or with the environment defaults', async () => {
     const flagged = await keysInProcess([
@@ -157,7 +159,7 @@ describe('keys CLI', () => {
     const badDefault = await keysInProcess(['issue', '--tier', 'partner'], { PARTNER_LIMIT_MONTH: 'lots' });
     const noTable = await keysInProcess(['list'], { KEYS_TABLE: '' });
     const unknownFlag = await keysInProcess(['list', '--verbose']);
-    const unknownCommand = await keysInProcess(['rotate']);
+    const unknownCommand = await keysInProcess(['rotate-all']);
     const unknownId = await keysInProcess(['revoke', 'key_nosuchkey0']);
     const noId = await keysInProcess(['usage']);
 
@@ -176,7 +178,7 @@ describe('keys CLI', () => {
     expect(unknownCommand).toMatchObject({
       code: 2,
       stderr: expect.stringContaining(
-        'unknown command: rotate (commands: issue, list, revoke, enable, limits, expire, usage, create-tables)',
+        'unknown command: rotate-all (commands: issue, list, revoke, enable, limits, expire, roll, usage, owner, create-tables)',
       ),
     });
     expect(unknownId).toEqual({ code: 1, stdout: '', stderr: 'no key with id key_nosuchkey0\n' });
@@ -344,7 +346,7 @@ describe('keys CLI: managing a key', () => {
     expect(run.stdout).toContain('within 60 s, by 2026-11-24T15:32:40Z');
     expect(bad).toMatchObject({
       code: 2,
-      stderr: expect.stringContaining('KEY_CACHE_TTL_MS must be a nonnegative integer'),
+      stderr: expect.stringContaining('KEY_CACHE_TTL_MS must be an integer from 0 to 3600000'),
     });
   });
 
@@ -371,5 +373,64 @@ describe('keys CLI: managing a key', () => {
     });
     expect(text.stdout).toMatch(new RegExp(`^${keyId} .* 2026-11-24T09:05:00Z`, 'm'));
     expect(text.stdout).toContain('(last_used: the last counted request since 2026-10-01T00:00:00Z)');
+  });
+});
+
+describe('keys CLI: owners, rolls, per-day usage and --version', () => {
+  const now = new Date('2026-11-24T15:31:40Z');
+
+  it("issues for an owner, lists the owner's keys, rolls a key and shows per-day usage, on the admin core", async () => {
+    const owner = `cli-${process.pid}`;
+    const issued = JSON.parse(
+      (await keysInProcess(['issue', '--tier', 'free', '--owner', owner, '--json'], {}, now)).stdout,
+    );
+    const rolled = await keysInProcess(['roll', issued.key_id, '--old-expires', '2h', '--json'], {}, now);
+    const listed = JSON.parse((await keysInProcess(['list', '--owner', owner, '--json'], {}, now)).stdout);
+    const used = await keysInProcess(['usage', issued.key_id], {}, now);
+    const badOwner = await keysInProcess(['issue', '--tier', 'free', '--owner', 'no spaces please'], {}, now);
+    const tooFast = await keysInProcess(['issue', '--tier', 'partner', '--minute', '60001'], {}, now);
+
+    const roll = JSON.parse(rolled.stdout);
+    expect(issued).toMatchObject({ owner, key: expect.stringMatching(/^pk_live_/) });
+    expect(roll).toMatchObject({
+      owner,
+      rolled_from: issued.key_id,
+      old_key: { key_id: issued.key_id, expires: '2026-11-24T17:31:40.000Z' },
+    });
+    expect(roll.key).toMatch(/^pk_live_/);
+    expect(rolled.stderr).toContain('shown once');
+    expect(listed.map((key: { key_id: string }) => key.key_id).sort()).toEqual(
+      [issued.key_id, roll.key_id].sort(),
+    );
+    expect(used.stdout).toMatch(/^days 2026-11: +none$/m);
+    expect(used.stdout).toMatch(/^days 2026-10: +none$/m);
+    expect(badOwner).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('--owner may hold letters, digits'),
+    });
+    expect(tooFast).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('--minute must be an integer from 1 to 60000'),
+    });
+  });
+
+  it('gives an owner to a key issued without one', async () => {
+    const keyId = JSON.parse(
+      (await keysInProcess(['issue', '--tier', 'free', '--json'], {}, now)).stdout,
+    ).key_id;
+    const set = await keysInProcess(['owner', keyId, `legacy-${process.pid}`], {}, now);
+    const again = await keysInProcess(['owner', keyId, 'someone-else'], {}, now);
+    expect(set).toMatchObject({ code: 0, stdout: `${keyId} now belongs to legacy-${process.pid}\n` });
+    expect(again).toMatchObject({ code: 2, stderr: expect.stringContaining('roll it to move it') });
+  });
+
+  it("prints its version and Node.js's with --version, without touching any table", async () => {
+    const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+    const run = await keysInProcess(['--version'], { KEYS_TABLE: '' });
+    expect(run).toEqual({
+      code: 0,
+      stdout: `catalogue-read-api ${version} (keys CLI), Node.js ${process.version}\n`,
+      stderr: '',
+    });
   });
 });

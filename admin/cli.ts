@@ -2,38 +2,34 @@
  * Key administration CLI: `npm run keys -- <command>`. Run with `--help` for the commands.
  * Exit codes: 0 done, 1 failed (unknown key id, DynamoDB fault), 2 usage or configuration error.
  */
+import { readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { closestMatch } from 'leven';
-import { awsRegion, dynamoClient } from '../../aws/sdk.js';
-import { DependencyError } from '../../store/errors.js';
-import { ConfigurationError } from '../errors.js';
-import { KEY_CACHE_DEFAULTS } from '../keys/cached.js';
-import { keyExpired, type Limits, type Tier } from '../keys/interface.js';
-import {
-  type AdminOptions,
-  enableKey,
-  issueKey,
-  listKeys,
-  partnerDefaults,
-  revokeKey,
-  setExpiry,
-  setLimits,
-  TableError,
-} from './keys.js';
+import { awsRegion, dynamoClient } from '../aws/sdk.js';
+import { DependencyError } from '../store/errors.js';
+import type { Limits, Tier } from '../tables/keys.js';
+import * as actions from './actions.js';
+import { AdminTableError, AdminTables } from './dynamo.js';
+import { type AdminError, ConfigurationError } from './errors.js';
 import { fieldLines, isoSeconds, keyFields, keyTable, limitsText, shownKey } from './output.js';
+import { type AdminSettings, adminSettings, partnerDefaults } from './settings.js';
 import { createTables } from './tables.js';
-import { lastUsed, usage } from './usage.js';
+import { lastUsed } from './usage.js';
+import { checkOwner, type Parsed, Problems, parseIssue, parseRoll } from './validate.js';
 
 const HELP = `Usage: npm run keys -- <command> [options]
 
+The operator's side of key administration: the same actions as the admin API (docs/admin-api.md).
+
 Commands:
-  issue --tier free|partner [--label L] [--minute N --month N] [--expires WHEN]
-                     Issue a key. Prints the key ONCE, and its key id.
+  issue --tier free|partner [--owner ID] [--label L] [--minute N --month N] [--expires WHEN]
+                     Issue a key. Prints the key ONCE, and its key id. --owner: the application's
+                     user or organisation id (counted against ADMIN_MAX_KEYS_PER_OWNER).
                      --minute/--month set partner limits (defaults 600 and 1000000,
                      or PARTNER_LIMIT_MINUTE / PARTNER_LIMIT_MONTH); free-tier limits are fixed.
-  list               List keys: key id, tier, status, limits, created, expiry, last use, label.
-                     Never keys.
+  list [--owner ID]  List keys (an owner's, or all): key id, owner, tier, status, limits,
+                     created, expiry, last use, label. Never keys.
   revoke <key id>    Revoke a key. Says by when every proxy container refuses it
                      (KEY_CACHE_TTL_MS, default 30 s).
   enable <key id>    Make a revoked key active again (same key id, limits and counters).
@@ -42,7 +38,13 @@ Commands:
   expire <key id> --at WHEN | --never
                      From WHEN on the key is refused like a revoked one (401 invalid_key);
                      --never removes the expiry.
-  usage <key id>     Requests counted this calendar month and minute (UTC), and the last use.
+  roll <key id> [--old-expires WHEN]
+                     A new key for the same owner, tier, limits and label; the old key expires
+                     at WHEN (default 24h, at most 30d). Prints the new key ONCE.
+  usage <key id>     Requests counted this minute and month (UTC), per day of this and last
+                     month, and the last use.
+  owner <key id> <owner>
+                     Give a key issued before owners existed its owner.
   create-tables      Create the keys and counters tables if missing (local servers).
 
 WHEN is a UTC date (2026-12-31, midnight UTC), a time with its zone (2026-12-31T18:00:00Z,
@@ -51,12 +53,14 @@ WHEN is a UTC date (2026-12-31, midnight UTC), a time with its zone (2026-12-31T
 Options:
   --json             Machine-readable output (one JSON document; the same field names as the text).
   --help             This text.
+  --version          The package's version and Node.js's.
 
 Environment:
   KEYS_TABLE, COUNTERS_TABLE   table names (required)
   DYNAMODB_ENDPOINT            e.g. http://127.0.0.1:8000 for a local server; AWS when unset
   AWS_REGION                   AWS region (default us-east-1)
   PARTNER_LIMIT_MINUTE, PARTNER_LIMIT_MONTH   partner defaults (600, 1000000)
+  ADMIN_MAX_KEYS_PER_OWNER     usable keys an owner may hold (10)
   KEY_CACHE_TTL_MS, KEY_NEGATIVE_CACHE_TTL_MS the proxy's key cache (30000, 10000), for the
                                               "takes effect by" times; set them as the stack does
 `;
@@ -65,34 +69,39 @@ class UsageError extends Error {}
 
 type Env = Record<string, string | undefined>;
 
-/** Every option, and which commands take it (`json` and `help`: all). */
+/** Every option, and which commands take it (`json`, `help` and `version`: all). */
 const OPTIONS = {
   tier: { type: 'string' },
+  owner: { type: 'string' },
   label: { type: 'string' },
   minute: { type: 'string' },
   month: { type: 'string' },
   expires: { type: 'string' },
   at: { type: 'string' },
   never: { type: 'boolean' },
+  'old-expires': { type: 'string' },
   json: { type: 'boolean' },
   help: { type: 'boolean' },
+  version: { type: 'boolean' },
 } as const;
 type Options = {
   [name in keyof typeof OPTIONS]?: (typeof OPTIONS)[name]['type'] extends 'string' ? string : boolean;
 };
 
-/** Each command: the options it takes and whether it takes a key id. */
-const COMMANDS: Record<string, { options: readonly (keyof typeof OPTIONS)[]; keyId: boolean }> = {
-  issue: { options: ['tier', 'label', 'minute', 'month', 'expires'], keyId: false },
-  list: { options: [], keyId: false },
-  revoke: { options: [], keyId: true },
-  enable: { options: [], keyId: true },
-  limits: { options: ['minute', 'month'], keyId: true },
-  expire: { options: ['at', 'never'], keyId: true },
-  usage: { options: [], keyId: true },
-  'create-tables': { options: [], keyId: false },
+/** Each command: the options it takes and the positional arguments after it. */
+const COMMANDS: Record<string, { options: readonly (keyof typeof OPTIONS)[]; args: readonly string[] }> = {
+  issue: { options: ['tier', 'owner', 'label', 'minute', 'month', 'expires'], args: [] },
+  list: { options: ['owner'], args: [] },
+  revoke: { options: [], args: ['key id'] },
+  enable: { options: [], args: ['key id'] },
+  limits: { options: ['minute', 'month'], args: ['key id'] },
+  expire: { options: ['at', 'never'], args: ['key id'] },
+  roll: { options: ['old-expires'], args: ['key id'] },
+  usage: { options: [], args: ['key id'] },
+  owner: { options: [], args: ['key id', 'owner'] },
+  'create-tables': { options: [], args: [] },
 };
-const EVERY_COMMAND: readonly (keyof typeof OPTIONS)[] = ['json', 'help'];
+const EVERY_COMMAND: readonly (keyof typeof OPTIONS)[] = ['json', 'help', 'version'];
 
 /**
  * "; did you mean X?" when one of `candidates` is close enough to a mistyped `input` to be what was meant (two
@@ -160,40 +169,34 @@ function parseWhen(flag: string, raw: string, now: Date): Date {
   return new Date(time);
 }
 
-interface Admin extends AdminOptions {
+/** A parser's problems as one usage error: "--owner may hold letters…". */
+function checked<T>(parsed: Parsed<T>, flags: Record<string, string> = {}): T {
+  if (parsed.ok) return parsed.value;
+  throw new UsageError(
+    parsed.problems.map(({ field, problem }) => `${flags[field] ?? `--${field}`} ${problem}`).join('; '),
+  );
+}
+
+interface Admin {
+  tables: AdminTables;
+  settings: AdminSettings;
   /** For messages: "in us-east-1", plus the endpoint when it is not AWS's. */
   where: string;
 }
 
 function adminFrom(env: Env): Admin {
-  const required = (name: string) => {
-    const value = env[name]?.trim();
-    if (!value) throw new ConfigurationError(`${name} is not set`);
-    return value;
-  };
+  const settings = adminSettings(env);
   const endpoint = env.DYNAMODB_ENDPOINT?.trim() || undefined;
   if (endpoint && !URL.canParse(endpoint)) throw new ConfigurationError('DYNAMODB_ENDPOINT is not a URL');
   const region = awsRegion(env.AWS_REGION?.trim() || undefined);
   return {
-    keysTable: required('KEYS_TABLE'),
-    countersTable: required('COUNTERS_TABLE'),
-    client: dynamoClient({ endpoint, region }),
+    settings,
+    tables: new AdminTables({
+      client: dynamoClient({ endpoint, region }),
+      keysTable: settings.keysTable,
+      countersTable: settings.countersTable,
+    }),
     where: `in ${region}${endpoint ? ` at ${endpoint}` : ''}`,
-  };
-}
-
-/** How long the proxy's containers may go on with what they cached: `{ ttlMs, negativeTtlMs }`. */
-function cacheBounds(env: Env): { ttlMs: number; negativeTtlMs: number } {
-  const read = (name: string, fallback: number) => {
-    const raw = env[name]?.trim();
-    if (!raw) return fallback;
-    if (!/^(0|[1-9][0-9]*)$/.test(raw)) throw new ConfigurationError(`${name} must be a nonnegative integer`);
-    return Number(raw);
-  };
-  const ttlMs = read('KEY_CACHE_TTL_MS', KEY_CACHE_DEFAULTS.ttlMs);
-  return {
-    ttlMs,
-    negativeTtlMs: Math.min(ttlMs, read('KEY_NEGATIVE_CACHE_TTL_MS', KEY_CACHE_DEFAULTS.negativeTtlMs)),
   };
 }
 
@@ -211,7 +214,7 @@ function within(ms: number, now: Date): string {
  * (ResourceNotFoundException), while listing keys".
  */
 function located(error: unknown, admin: Admin): unknown {
-  if (error instanceof TableError) {
+  if (error instanceof AdminTableError) {
     return new DependencyError(
       error.dependency,
       `DynamoDB table ${error.table} ${admin.where}: ${error.reason}, while ${error.action}`,
@@ -220,40 +223,24 @@ function located(error: unknown, admin: Admin): unknown {
   }
   const { name, message, $metadata } = error as { name?: string; message?: string; $metadata?: unknown };
   if ($metadata === undefined) return error;
-  // An SDK error outside the admin functions (create-tables touches both tables).
+  // An SDK error outside the admin tables' calls (create-tables touches both tables).
   return new DependencyError(
     'keys',
-    `DynamoDB tables ${admin.keysTable} and ${admin.countersTable} ${admin.where}: ${message} (${name})`,
+    `DynamoDB tables ${admin.tables.keysTable} and ${admin.tables.countersTable} ${admin.where}: ${message} (${name})`,
     { cause: error },
   );
 }
 
-function issueLimits(tier: Tier, options: Options, env: Env): Limits | undefined {
-  const minute = positive('minute', options.minute);
-  const month = positive('month', options.month);
-  if (tier === 'free') {
-    if (minute !== undefined || month !== undefined) {
-      throw new UsageError('free-tier limits are fixed (60/minute, 5000/month); use --tier partner');
-    }
-    return undefined;
-  }
-  const defaults = partnerDefaults(env);
-  return { minute: minute ?? defaults.minute, month: month ?? defaults.month };
-}
-
 /** The command and its arguments, all checked before anything is connected to. */
 type Request =
-  | {
-      command: 'issue';
-      tier: Tier;
-      label: string | undefined;
-      limits: Limits | undefined;
-      expires: Date | undefined;
-    }
-  | { command: 'list' | 'create-tables' }
+  | { command: 'issue'; body: Record<string, unknown>; owner: string | undefined }
+  | { command: 'list'; owner: string | undefined }
+  | { command: 'create-tables' }
   | { command: 'revoke' | 'enable' | 'usage'; keyId: string }
-  | { command: 'limits'; keyId: string; minute: number | undefined; month: number | undefined }
-  | { command: 'expire'; keyId: string; expires: Date | null };
+  | { command: 'limits'; keyId: string; limits: Partial<Limits> }
+  | { command: 'expire'; keyId: string; expires: Date | null }
+  | { command: 'roll'; keyId: string; oldExpires: Date }
+  | { command: 'owner'; keyId: string; owner: string };
 
 function request(command: string, options: Options, positionals: string[], env: Env, now: Date): Request {
   const spec = COMMANDS[command];
@@ -271,46 +258,86 @@ function request(command: string, options: Options, positionals: string[], env: 
       throw new UsageError(`${command} takes no --${name}${takes}`);
     }
   }
-  let keyId = '';
-  if (spec.keyId) {
-    keyId = positionals[1] ?? '';
-    if (!keyId || positionals.length > 2) throw new UsageError(`${command} takes exactly one key id`);
-  } else if (positionals.length > 1) {
-    throw new UsageError(`${command} takes no positional arguments`);
+  const args = positionals.slice(1);
+  if (args.length !== spec.args.length) {
+    throw new UsageError(
+      spec.args.length === 0
+        ? `${command} takes no positional arguments`
+        : spec.args.length === 1
+          ? `${command} takes exactly one ${spec.args[0]}`
+          : `${command} takes ${spec.args.join(' and ')}`,
+    );
   }
+  const keyId = args[0] ?? '';
+  const owner = (flag: string, value: string | undefined) => {
+    if (value === undefined) return undefined;
+    const problems = new Problems();
+    const valid = checkOwner(value, flag, problems);
+    if (!valid) throw new UsageError(problems.list.map((p) => `${p.field} ${p.problem}`).join('; '));
+    return valid;
+  };
   switch (command) {
     case 'issue': {
       if (options.tier !== 'free' && options.tier !== 'partner')
         throw new UsageError('--tier must be free or partner');
+      const minute = positive('minute', options.minute);
+      const month = positive('month', options.month);
+      if (options.tier === 'free' && (minute !== undefined || month !== undefined)) {
+        throw new UsageError('free-tier limits are fixed (60/minute, 5000/month); use --tier partner');
+      }
       const expires =
         options.expires === undefined ? undefined : parseWhen('--expires', options.expires, now);
       if (expires && expires <= now) throw new UsageError('--expires must be in the future');
-      return {
-        command,
-        tier: options.tier,
-        label: options.label?.trim() || undefined,
-        limits: issueLimits(options.tier, options, env),
-        expires,
+      const body = {
+        ...(options.owner !== undefined && { owner: owner('--owner', options.owner) }),
+        tier: options.tier as Tier,
+        ...(options.label?.trim() && { label: options.label.trim() }),
+        ...((minute !== undefined || month !== undefined) && {
+          limits: { ...(minute !== undefined && { minute }), ...(month !== undefined && { month }) },
+        }),
+        ...(expires && { expires: expires.toISOString() }),
       };
+      // The API's own checks (bounds, lengths), with the CLI's flag names.
+      checked(parseIssue(body, now, partnerDefaults(env), { ownerRequired: false }), {
+        'limits.minute': '--minute',
+        'limits.month': '--month',
+      });
+      return { command, body, owner: body.owner };
     }
+    case 'list':
+      return { command, owner: owner('--owner', options.owner) };
     case 'limits': {
       const minute = positive('minute', options.minute);
       const month = positive('month', options.month);
       if (minute === undefined && month === undefined)
         throw new UsageError('limits needs --minute, --month or both');
-      return { command, keyId, minute, month };
+      return {
+        command,
+        keyId,
+        limits: { ...(minute !== undefined && { minute }), ...(month !== undefined && { month }) },
+      };
     }
     case 'expire': {
       if ((options.at === undefined) === (options.never !== true))
         throw new UsageError('expire needs exactly one of --at WHEN and --never');
       return { command, keyId, expires: options.never ? null : parseWhen('--at', options.at!, now) };
     }
+    case 'roll': {
+      const at = options['old-expires'];
+      const when = at === undefined ? undefined : parseWhen('--old-expires', at, now).toISOString();
+      const input = checked(parseRoll(when === undefined ? {} : { old_key_expires: when }, now), {
+        old_key_expires: '--old-expires',
+      });
+      return { command, keyId, oldExpires: input.oldKeyExpires };
+    }
+    case 'owner':
+      return { command, keyId, owner: owner('owner', args[1])! };
     case 'revoke':
     case 'enable':
     case 'usage':
       return { command, keyId };
     default:
-      return { command: command as 'list' | 'create-tables' };
+      return { command: 'create-tables' };
   }
 }
 
@@ -320,36 +347,47 @@ interface Output {
   err(text: string): void;
 }
 
-async function execute(wanted: Request, admin: Admin, env: Env, now: Date, io: Output): Promise<number> {
+/** An action's refusal: exit 1 for an unknown key id (as before), 2 for what the operator asked. */
+function refused(error: AdminError, io: Output): number {
+  io.err(
+    error.code === 'key_not_found'
+      ? error.message.replace(/^No key (\S+)\.$/, 'no key with id $1')
+      : `error: ${error.message}`,
+  );
+  return error.code === 'key_not_found' ? 1 : 2;
+}
+
+async function execute(wanted: Request, admin: Admin, now: Date, io: Output): Promise<number> {
   const { print, err } = io;
-  const bounds = cacheBounds(env);
-  const noKey = (keyId: string) => {
-    err(`no key with id ${keyId}`);
-    return 1;
-  };
+  const { settings, tables } = admin;
+  const ctx: actions.AdminContext = { tables, settings, now: () => now };
   switch (wanted.command) {
     case 'issue': {
-      const { key, record } = await issueKey(admin, {
-        tier: wanted.tier,
-        ...(wanted.label && { label: wanted.label }),
-        ...(wanted.limits && { limits: wanted.limits }),
-        ...(wanted.expires && { expires: wanted.expires }),
-        now,
-      });
-      // One write: the key-id index a later lookup would use is only eventually consistent on AWS.
-      const shown = shownKey(record);
+      const input = checked(parseIssue(wanted.body, now, settings.partnerDefaults, { ownerRequired: false }));
+      const outcome = await actions.issue(ctx, input);
+      if (!outcome.ok) return refused(outcome.error, io);
+      const key = outcome.key!;
+      const shown = shownKey(outcome.record, now);
       print({ key, ...shown }, fieldLines([['key', key], ...keyFields(shown)]));
       err('Store the key now: it is shown once and cannot be recovered (only its SHA-256 hash is stored).');
+      if (!wanted.owner) err('It has no owner: give it one with npm run keys -- owner <key id> <owner>.');
       return 0;
     }
     case 'list': {
-      const records = await listKeys(admin);
+      let all = wanted.owner ? [] : await tables.allKeys();
+      for (let cursor: { created: string; keyId: string } | undefined, more = Boolean(wanted.owner); more; ) {
+        const page = await actions.list(ctx, { owner: wanted.owner!, limit: 100, ...(cursor && { cursor }) });
+        if (!page.ok) return refused(page.error, io);
+        all = [...all, ...page.records];
+        cursor = page.next && { created: page.next.created, keyId: page.next.keyId };
+        more = cursor !== undefined;
+      }
       const used = await lastUsed(
-        admin,
-        records.map((record) => record.keyId),
+        tables,
+        all.map((record) => record.keyId),
         now,
       );
-      const keys = records.map((record) => shownKey(record, used.lastUsed.get(record.keyId) ?? null));
+      const keys = all.map((record) => shownKey(record, now, used.lastUsed.get(record.keyId) ?? null));
       print(
         keys,
         keys.length
@@ -359,131 +397,189 @@ async function execute(wanted: Request, admin: Admin, env: Env, now: Date, io: O
       return 0;
     }
     case 'revoke': {
-      const outcome = await revokeKey(admin, wanted.keyId);
-      if (!outcome.ok) return noKey(wanted.keyId);
-      const by = isoSeconds(now.getTime() + bounds.ttlMs);
+      const outcome = await actions.revoke(ctx, wanted.keyId);
+      if (!outcome.ok) return refused(outcome.error, io);
       print(
-        { key_id: wanted.keyId, status: 'revoked', already_revoked: outcome.alreadyRevoked, refused_by: by },
-        outcome.alreadyRevoked
+        {
+          key_id: wanted.keyId,
+          status: 'revoked',
+          already_revoked: outcome.already,
+          refused_by: isoSeconds(outcome.effectiveBy),
+        },
+        outcome.already
           ? `${wanted.keyId} was already revoked`
-          : `${wanted.keyId} revoked: refused (401 invalid_key) by every proxy container ${within(bounds.ttlMs, now)} (KEY_CACHE_TTL_MS)`,
+          : `${wanted.keyId} revoked: refused (401 invalid_key) by every proxy container ${within(settings.keyCacheTtlMs, now)} (KEY_CACHE_TTL_MS)`,
       );
       return 0;
     }
     case 'enable': {
-      const outcome = await enableKey(admin, wanted.keyId);
-      if (!outcome.ok) return noKey(wanted.keyId);
-      const expired = keyExpired(outcome.record, now.getTime());
-      const by = isoSeconds(now.getTime() + bounds.negativeTtlMs);
+      const outcome = await actions.enable(ctx, wanted.keyId);
+      if (!outcome.ok) return refused(outcome.error, io);
+      const { expired } = outcome;
       print(
         {
           key_id: wanted.keyId,
           status: 'active',
-          already_active: outcome.alreadyActive,
+          already_active: outcome.already,
           expired,
-          accepted_by: expired ? null : by,
+          accepted_by: expired ? null : isoSeconds(outcome.effectiveBy),
         },
         expired
-          ? `${wanted.keyId} ${outcome.alreadyActive ? 'was already active' : 'enabled'}, but its expiry ` +
+          ? `${wanted.keyId} ${outcome.already ? 'was already active' : 'enabled'}, but its expiry ` +
               `${outcome.record.expires} has passed: still refused (401 invalid_key)`
-          : outcome.alreadyActive
+          : outcome.already
             ? `${wanted.keyId} was already active`
-            : `${wanted.keyId} enabled: accepted by every proxy container ${within(bounds.negativeTtlMs, now)} (KEY_NEGATIVE_CACHE_TTL_MS)`,
+            : `${wanted.keyId} enabled: accepted by every proxy container ${within(settings.negativeTtlMs, now)} (KEY_NEGATIVE_CACHE_TTL_MS)`,
       );
       if (expired) err(`to accept it: npm run keys -- expire ${wanted.keyId} --never (or --at a later time)`);
       return 0;
     }
     case 'limits': {
-      const outcome = await setLimits(admin, wanted.keyId, {
-        ...(wanted.minute !== undefined && { minute: wanted.minute }),
-        ...(wanted.month !== undefined && { month: wanted.month }),
-      });
-      if (!outcome.ok && outcome.reason === 'free-tier') {
+      const outcome = await actions.setLimits(ctx, wanted.keyId, wanted.limits);
+      if (!outcome.ok && outcome.error.code === 'invalid_request') {
         err(
           `${wanted.keyId} is a free-tier key: its limits are fixed (60/minute, 5000/month); ` +
             'issue a partner key (issue --tier partner --minute N --month N) and revoke this one',
         );
         return 2;
       }
-      if (!outcome.ok) return noKey(wanted.keyId);
+      if (!outcome.ok) return refused(outcome.error, io);
       print(
         {
-          ...shownKey(outcome.record),
+          ...shownKey(outcome.record, now),
           previous_limits: outcome.previous,
-          applied_by: isoSeconds(now.getTime() + bounds.ttlMs),
+          applied_by: isoSeconds(outcome.effectiveBy),
         },
         `${wanted.keyId} limits: ${limitsText(outcome.record.limits)} (were ${limitsText(outcome.previous)}); ` +
-          `used by every proxy container ${within(bounds.ttlMs, now)} (KEY_CACHE_TTL_MS)`,
+          `used by every proxy container ${within(settings.keyCacheTtlMs, now)} (KEY_CACHE_TTL_MS)`,
       );
       return 0;
     }
     case 'expire': {
-      const outcome = await setExpiry(admin, wanted.keyId, wanted.expires);
-      if (!outcome.ok) return noKey(wanted.keyId);
+      const outcome = await actions.setExpiry(ctx, wanted.keyId, { expires: wanted.expires });
+      if (!outcome.ok) return refused(outcome.error, io);
       if (wanted.expires === null) {
-        const by = isoSeconds(now.getTime() + bounds.negativeTtlMs);
         print(
           { key_id: wanted.keyId, expires: null, status: outcome.record.status },
           `${wanted.keyId} never expires` +
             (outcome.record.status === 'active'
-              ? ` (if it was refused for its expiry: accepted again by every proxy container by ${by})`
+              ? ` (if it was refused for its expiry: accepted again by every proxy container by ${isoSeconds(outcome.effectiveBy)})`
               : ' (it is revoked: enable it to accept it again)'),
         );
         return 0;
       }
-      // A container that cached the record before this change goes on with its old expiry until the entry ages out.
-      const refusedBy = Math.max(wanted.expires.getTime(), now.getTime() + bounds.ttlMs);
       print(
-        { key_id: wanted.keyId, expires: outcome.record.expires, refused_by: isoSeconds(refusedBy) },
-        `${wanted.keyId} expires at ${outcome.record.expires}: refused (401 invalid_key) by every proxy container from ${isoSeconds(refusedBy)} on`,
+        {
+          key_id: wanted.keyId,
+          expires: outcome.record.expires,
+          refused_by: isoSeconds(outcome.effectiveBy),
+        },
+        `${wanted.keyId} expires at ${outcome.record.expires}: refused (401 invalid_key) by every proxy container from ${isoSeconds(outcome.effectiveBy)} on`,
+      );
+      return 0;
+    }
+    case 'roll': {
+      const outcome = await actions.roll(ctx, wanted.keyId, { oldKeyExpires: wanted.oldExpires });
+      if (!outcome.ok) return refused(outcome.error, io);
+      const key = outcome.key!;
+      const shown = shownKey(outcome.record, now);
+      print(
+        { key, ...shown, old_key: shownKey(outcome.old, now) },
+        fieldLines([
+          ['key', key],
+          ...keyFields(shown),
+          ['old key', `${outcome.old.keyId} expires at ${outcome.old.expires}`],
+        ]),
+      );
+      err('Store the new key now: it is shown once. Both keys work until the old one expires.');
+      return 0;
+    }
+    case 'owner': {
+      const outcome = await actions.assignOwner(ctx, wanted.keyId, wanted.owner);
+      if (!outcome.ok) return refused(outcome.error, io);
+      print(
+        shownKey(outcome.record, now),
+        outcome.already
+          ? `${wanted.keyId} already belongs to ${wanted.owner}`
+          : `${wanted.keyId} now belongs to ${wanted.owner}`,
       );
       return 0;
     }
     case 'usage': {
-      const outcome = await usage(admin, wanted.keyId, now);
-      if (!outcome.ok) return noKey(wanted.keyId);
-      const { record, month, monthCount, minute, minuteCount, lastUsed: used } = outcome.usage;
-      const shown = shownKey(record, used);
+      const outcome = await actions.usage(ctx, wanted.keyId);
+      if (!outcome.ok) return refused(outcome.error, io);
+      const { record, minute, minuteCount, lastUsed: used, current, previous } = outcome.usage;
+      const shown = shownKey(record, now, used);
       const minuteIso = isoSeconds(minute * 1000);
+      const dayText = (days: { date: string; count: number }[]) =>
+        days
+          .filter((day) => day.count > 0)
+          .map((day) => `${day.date.slice(8)}: ${day.count}`)
+          .join(', ') || 'none';
       print(
-        { ...shown, month, month_count: monthCount, minute: minuteIso, minute_count: minuteCount },
+        {
+          ...shown,
+          month: current.month,
+          month_count: current.count,
+          minute: minuteIso,
+          minute_count: minuteCount,
+          months: [previous, current],
+        },
         fieldLines([
           ...keyFields(shown),
           [
             'month',
-            `${month}: ${monthCount} of ${record.limits.month} used, ${Math.max(0, record.limits.month - monthCount)} remaining`,
+            `${current.month}: ${current.count} of ${record.limits.month} used, ${Math.max(0, record.limits.month - current.count)} remaining`,
           ],
           ['minute', `${minuteIso}: ${minuteCount} of ${record.limits.minute} used`],
           ['last_used', used ?? 'no counted request since the first of last month'],
+          [`days ${current.month}`, dayText(current.days)],
+          [`days ${previous.month}`, dayText(previous.days)],
         ]),
       );
       return 0;
     }
     default: {
-      const result = await createTables(admin.client, admin);
-      print(result, `tables ready (created: ${result.created.join(', ') || 'none'}; TTL ${result.ttl})`);
+      const result = await createTables(tables.client, tables);
+      print(
+        result,
+        `tables ready (created: ${result.created.join(', ') || 'none'}; owner index ${result.ownerIndex}; TTL ${result.ttl})`,
+      );
       return 0;
     }
   }
 }
 
+/** `--version`: the package's version and the Node.js running it. */
+function version(): string {
+  const { version: ours } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+    version: string;
+  };
+  return `catalogue-read-api ${ours} (keys CLI), Node.js ${process.version}`;
+}
+
 async function run(argv: string[], env: Env, io: Io, now: Date): Promise<number> {
   const { command, options, positionals } = parse(argv);
+  if (options.version) {
+    io.out(
+      options.json ? JSON.stringify({ version: version().split(' ')[1], node: process.version }) : version(),
+    );
+    return 0;
+  }
   if (options.help || !command) {
     io.out(HELP);
     return options.help ? 0 : 2;
   }
   // Every argument is checked before anything is connected to.
   const wanted = request(command, options, positionals, env, now);
-  cacheBounds(env);
   const admin = adminFrom(env);
   const print = (json: unknown, text: string) => io.out(options.json ? JSON.stringify(json, null, 2) : text);
   try {
-    return await execute(wanted, admin, env, now, { print, err: io.err });
+    return await execute(wanted, admin, now, { print, err: io.err });
   } catch (error) {
     throw located(error, admin);
   } finally {
-    admin.client.destroy();
+    admin.tables.client.destroy();
   }
 }
 

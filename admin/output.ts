@@ -1,37 +1,46 @@
 /**
- * What `npm run keys` prints, as text and as JSON. One spelling of every field in both: snake_case, as the
- * API (`next_cursor`, `manufacturer_id`), the proxy's log lines (`key_id`, `request_id`) and the tables'
- * attributes (`key_id`, `limit_minute`) spell them — an operator who reads `key_id` in a log line greps,
- * filters (`jq '.key_id'`) and types the same name everywhere. Text output uses the same names as labels and
- * column headers. Pure: records in, text or plain objects out.
+ * How a key is shown by the admin API and `npm run keys`: one spelling of every field in both, snake_case, as
+ * the public API (`next_cursor`), the proxy's log lines (`key_id`, `request_id`) and the tables' attributes
+ * (`key_id`, `limit_minute`) spell them. Never the key, never its hash. The CLI's text uses the same names as
+ * labels and column headers. Pure: records in, plain objects or text out.
  */
-import type { KeyRecord, Limits } from '../keys/interface.js';
+import { type KeyRecord, keyExpired, type Limits } from '../tables/keys.js';
 
-/** A key record as the CLI shows it (never the hash); `last_used` only where it was read. */
+/** A key as shown (never the hash); `last_used` only where it was read. */
 export interface ShownKey {
   key_id: string;
+  owner: string | null;
   tier: KeyRecord['tier'];
+  /** As stored: `active` or `revoked`. */
   status: KeyRecord['status'];
+  /** Whether its expiry has passed: an expired key is refused like a revoked one. */
+  expired: boolean;
   limits: Limits;
+  label: string | null;
   created: string;
   expires: string | null;
-  label: string | null;
+  rolled_from: string | null;
+  rolled_to: string | null;
   last_used?: string | null;
 }
 
 /**
- * The fields of `record` the CLI shows, in its spelling.
- * @example shownKey(record).key_id === record.keyId
+ * The fields of `record` as shown, at `now`.
+ * @example shownKey(record, new Date()).key_id === record.keyId
  */
-export function shownKey(record: KeyRecord, lastUsed?: string | null): ShownKey {
+export function shownKey(record: KeyRecord, now: Date, lastUsed?: string | null): ShownKey {
   return {
     key_id: record.keyId,
+    owner: record.owner ?? null,
     tier: record.tier,
     status: record.status,
+    expired: keyExpired(record, now.getTime()),
     limits: { ...record.limits },
+    label: record.label ?? null,
     created: record.created,
     expires: record.expires ?? null,
-    label: record.label ?? null,
+    rolled_from: record.rolledFrom ?? null,
+    rolled_to: record.rolledTo ?? null,
     ...(lastUsed !== undefined && { last_used: lastUsed }),
   };
 }
@@ -46,7 +55,8 @@ export const limitsText = (limits: Limits) => `${limits.minute}/minute, ${limits
  * A time to the second, UTC.
  * @example isoSeconds(new Date('2026-11-24T15:32:10.123Z')) // → '2026-11-24T15:32:10Z'
  */
-export const isoSeconds = (time: Date | number) => new Date(time).toISOString().replace(/\.\d{3}Z$/, 'Z');
+export const isoSeconds = (time: Date | number | string) =>
+  new Date(time).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 /**
  * `name: value` lines with the values aligned.
@@ -61,24 +71,27 @@ export function fieldLines(fields: readonly (readonly [string, string])[]): stri
 export function keyFields(key: ShownKey): [string, string][] {
   return [
     ['key_id', key.key_id],
+    ...(key.owner === null ? [] : [['owner', key.owner] as [string, string]]),
     ['tier', key.tier],
     ['status', key.status],
     ['limits', limitsText(key.limits)],
     ['created', key.created],
     ['expires', key.expires ?? 'never'],
     ...(key.label === null ? [] : [['label', key.label] as [string, string]]),
+    ...(key.rolled_to === null ? [] : [['rolled_to', key.rolled_to] as [string, string]]),
   ];
 }
 
 /**
  * The `list` table: one row per key, headed by the field names.
- * @example keyTable([shownKey(record, null)]) // → 'key_id  tier  status  limits …\nkey_x   free  active  60/minute, 5000/month …'
+ * @example keyTable([shownKey(record, now, null)]) // → 'key_id  owner  tier  status  limits …\nkey_x   -      free  active  60/minute, 5000/month …'
  */
 export function keyTable(keys: readonly ShownKey[]): string {
   const rows = [
-    ['key_id', 'tier', 'status', 'limits', 'created', 'expires', 'last_used', 'label'],
+    ['key_id', 'owner', 'tier', 'status', 'limits', 'created', 'expires', 'last_used', 'label'],
     ...keys.map((key) => [
       key.key_id,
+      key.owner ?? '-',
       key.tier,
       key.status,
       limitsText(key.limits),

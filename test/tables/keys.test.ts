@@ -1,6 +1,9 @@
-/** How a key record is stored in the keys table (proxy/tables.ts): every field round-trips, expiry included. */
+/**
+ * How a key record is stored in the keys table (tables/keys.ts): every field round-trips, expiry, owner and
+ * roll links included; a record from before owners reads as one without an owner.
+ */
 import { describe, expect, it } from 'vitest';
-import { keyItem, keyRecordFromItem } from '../../proxy/tables.js';
+import { keyItem, keyRecordFromItem } from '../../tables/keys.js';
 import { keyRecord } from '../helpers/dynamo.js';
 
 describe('key items', () => {
@@ -8,6 +11,7 @@ describe('key items', () => {
     for (const record of [
       keyRecord(),
       keyRecord({ label: 'acme', expires: '2026-12-31T00:00:00.000Z', tier: 'partner', status: 'revoked' }),
+      keyRecord({ owner: 'user_42', rolledFrom: 'key_AAAAAAAAAA', rolledTo: 'key_BBBBBBBBBB' }),
     ]) {
       expect(keyRecordFromItem(keyItem(record))).toEqual(record);
     }
@@ -22,5 +26,11 @@ describe('key items', () => {
   it('refuses a record whose expiry cannot be read (rather than treat it as never expiring)', () => {
     const item = keyItem(keyRecord());
     expect(keyRecordFromItem({ ...item, expires: { S: 'soon' } })).toBeUndefined();
+  });
+
+  it('reads a record from before owners as one without an owner (the request path accepts it as before)', () => {
+    const { owner: _, ...item } = keyItem(keyRecord({ owner: 'user_42' }));
+    expect(keyRecordFromItem(item)?.owner).toBeUndefined();
+    expect(keyRecordFromItem(item)?.status).toBe('active');
   });
 });

@@ -1,0 +1,461 @@
+/**
+ * The key-administration API as one pure function, `request → response`, like the proxy's core: routes, the
+ * body and header checks, the action (admin/actions.ts), the envelope, and one audit line per call with the
+ * caller's IAM principal — never a key. The adapters (lambda.ts: a function URL with AWS_IAM; node.ts: npm
+ * start, behind a SigV4 check) only translate; who the caller is comes in as `principal`, already verified.
+ *
+ * Every answer is JSON: `{ "data": …, "request_id": "req_…" }` (a list adds `"page": { "next_cursor" }`), or
+ * `{ "error": { "code", "message", "request_id", "details"? } }`. `admin/openapi.json` describes them all.
+ */
+import { randomBytes } from 'node:crypto';
+import { DependencyError } from '../../store/errors.js';
+import type { AdminContext } from '../actions.js';
+import * as actions from '../actions.js';
+import { AdminTableError } from '../dynamo.js';
+import { ADMIN_ERROR_STATUS, type AdminError, adminError, errorEnvelope } from '../errors.js';
+import type { Idempotency } from '../idempotency.js';
+import { shownKey } from '../output.js';
+import type { KeyUsage } from '../usage.js';
+import {
+  BOUNDS,
+  encodeCursor,
+  fingerprint,
+  type Parsed,
+  parseEmpty,
+  parseExpiry,
+  parseIdempotencyKey,
+  parseIssue,
+  parseKeyId,
+  parseLimits,
+  parseList,
+  parseRoll,
+} from '../validate.js';
+
+/** Who signed the request, as IAM says (a function URL's `requestContext.authorizer.iam`). */
+export interface Principal {
+  /** The caller's ARN, e.g. `arn:aws:sts::123456789012:assumed-role/app/i-0abc`. */
+  arn: string;
+  accountId?: string;
+  userId?: string;
+}
+
+export interface AdminRequest {
+  method: string;
+  /** The path without the query: `/v1/keys/key_3fG7xQ2mPa`. */
+  path: string;
+  /** The raw query string, without `?`. */
+  query: string;
+  /** Lower-case names. */
+  headers: Record<string, string | undefined>;
+  body: Buffer;
+  /** Who signed it; undefined: refused (403) with `refusal` as the reason. */
+  principal: Principal | undefined;
+  refusal?: string;
+}
+
+export interface AdminResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+export type Action = 'issue' | 'list' | 'get' | 'revoke' | 'enable' | 'limits' | 'expiry' | 'roll' | 'usage';
+
+/** One audit line per call (JSON): who, what, on which key and owner, and how it ended. Never a key. */
+export interface AuditLine {
+  level: 'info' | 'warn' | 'error';
+  type: 'admin_audit';
+  time: string;
+  request_id: string;
+  principal: string | null;
+  account_id: string | null;
+  method: string;
+  path: string;
+  action: Action | null;
+  key_id: string | null;
+  owner: string | null;
+  /** A roll's new key id (`key_id` is the key rolled). */
+  new_key_id?: string;
+  /** `ok`, `created`, `replayed`, `unchanged`, or the error code. */
+  outcome: string;
+  status: number;
+  latency_ms: number;
+  /** Why a 5xx happened (the fault's message: a table and what was being done). */
+  error?: string;
+}
+
+export interface AdminHandlerOptions {
+  context: AdminContext;
+  /** Where the audit lines go (stdout on Lambda: CloudWatch Logs). */
+  log: (line: AuditLine) => void;
+}
+
+interface Answer {
+  status: number;
+  body: unknown;
+  outcome: string;
+  keyId?: string | undefined;
+  /** A roll's new key. */
+  newKeyId?: string;
+  owner?: string | undefined;
+  replayed?: boolean;
+  retryAfter?: number;
+}
+
+/** `req_` + 16 base64url characters, as the public API's (whose hot path draws them in blocks). */
+const newRequestId = () => `req_${randomBytes(12).toString('base64url')}`;
+
+const ROUTES: { pattern: RegExp; methods: Partial<Record<string, Action>> }[] = [
+  { pattern: /^\/v1\/keys$/, methods: { GET: 'list', POST: 'issue' } },
+  { pattern: /^\/v1\/keys\/([^/]+)$/, methods: { GET: 'get' } },
+  { pattern: /^\/v1\/keys\/([^/]+)\/usage$/, methods: { GET: 'usage' } },
+  { pattern: /^\/v1\/keys\/([^/]+)\/(revoke|enable|limits|expiry|roll)$/, methods: { POST: 'revoke' } },
+];
+
+function route(
+  method: string,
+  path: string,
+): { action: Action; keyId?: string } | { allow: string } | undefined {
+  for (const { pattern, methods } of ROUTES) {
+    const match = pattern.exec(path);
+    if (!match) continue;
+    let action = methods[method];
+    if (!action) return { allow: Object.keys(methods).join(', ') };
+    if (match[2]) action = match[2] as Action;
+    return { action, ...(match[1] !== undefined && { keyId: match[1] }) };
+  }
+  return undefined;
+}
+
+const errorAnswer = (error: AdminError): Answer => ({
+  status: ADMIN_ERROR_STATUS[error.code],
+  body: error,
+  outcome: error.code,
+  ...(error.retryAfter !== undefined && { retryAfter: error.retryAfter }),
+});
+
+const invalid = (problems: { field: string; problem: string }[]) =>
+  errorAnswer(
+    adminError(
+      'invalid_request',
+      `The request is not valid: ${problems.map((p) => `${p.field} ${p.problem}`).join('; ')}.`,
+      problems,
+    ),
+  );
+
+/** The body as JSON: undefined when empty; an Answer when it cannot be read. */
+function readBody(request: AdminRequest): { value: unknown } | Answer {
+  if (request.body.length > BOUNDS.bodyBytes) {
+    return errorAnswer(adminError('payload_too_large', `The body is over ${BOUNDS.bodyBytes} bytes.`));
+  }
+  if (request.body.length === 0) return { value: undefined };
+  const type = request.headers['content-type']?.split(';')[0]?.trim().toLowerCase();
+  if (type !== 'application/json') {
+    return errorAnswer(
+      adminError('unsupported_media_type', 'Send the body as Content-Type: application/json.'),
+    );
+  }
+  try {
+    return { value: JSON.parse(request.body.toString('utf8')) };
+  } catch {
+    return invalid([{ field: 'body', problem: 'is not valid JSON' }]);
+  }
+}
+
+/**
+ * @example
+ * const handle = createAdminHandler({ context, log: (line) => console.log(JSON.stringify(line)) });
+ * const response = await handle({ method: 'GET', path: '/v1/keys', query: 'owner=user_42', headers: {}, body: Buffer.alloc(0), principal });
+ */
+export function createAdminHandler(
+  options: AdminHandlerOptions,
+): (request: AdminRequest) => Promise<AdminResponse> {
+  const { context, log } = options;
+  return async (request) => {
+    const started = performance.now();
+    const requestId = newRequestId();
+    const found = route(request.method, request.path);
+    const action = found && 'action' in found ? found.action : null;
+    let answer: Answer;
+    let fault: string | undefined;
+    try {
+      // Size first: a body too large is refused before its signature can be checked (npm start reads at
+      // most the limit; on AWS the function URL has checked the signature already).
+      if (request.body.length > BOUNDS.bodyBytes) {
+        answer = errorAnswer(adminError('payload_too_large', `The body is over ${BOUNDS.bodyBytes} bytes.`));
+      } else if (!request.principal) {
+        // Only a signed request of an allowed IAM principal gets past this line.
+        answer = errorAnswer(
+          adminError(
+            'forbidden',
+            request.refusal ?? 'Sign the request with AWS Signature Version 4 (service lambda).',
+          ),
+        );
+      } else if (!found) {
+        answer = errorAnswer(adminError('not_found', `No route ${request.method} ${request.path}.`));
+      } else if ('allow' in found) {
+        answer = errorAnswer(
+          adminError('method_not_allowed', `${request.path} takes ${found.allow}, not ${request.method}.`),
+        );
+      } else answer = await dispatch(context, found.action, found.keyId, request);
+    } catch (error) {
+      fault = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+      answer = errorAnswer(faultError(error));
+    }
+    const status = answer.status;
+    const headers: Record<string, string> = {
+      'content-type': 'application/json; charset=utf-8',
+      'cache-control': 'no-store',
+      'x-request-id': requestId,
+      ...(answer.replayed && { 'idempotent-replayed': 'true' }),
+      ...(answer.retryAfter !== undefined && { 'retry-after': String(answer.retryAfter) }),
+      ...(found && 'allow' in found && { allow: found.allow }),
+    };
+    const body =
+      status >= 400
+        ? errorEnvelope(answer.body as AdminError, requestId)
+        : { ...(answer.body as object), request_id: requestId };
+    log({
+      level: status >= 500 ? 'error' : status >= 400 ? 'warn' : 'info',
+      type: 'admin_audit',
+      time: new Date().toISOString(),
+      request_id: requestId,
+      principal: request.principal?.arn ?? null,
+      account_id: request.principal?.accountId ?? null,
+      method: request.method,
+      path: request.path,
+      action,
+      key_id: answer.keyId ?? (found && 'keyId' in found ? (found.keyId ?? null) : null),
+      owner: answer.owner ?? null,
+      ...(answer.newKeyId && { new_key_id: answer.newKeyId }),
+      outcome: answer.outcome,
+      status,
+      latency_ms: Math.round(performance.now() - started),
+      ...(fault && { error: fault }),
+    });
+    return { status, headers, body: JSON.stringify(body) };
+  };
+}
+
+/** A thrown fault as the answer: DynamoDB's throttling and faults 503 with Retry-After; anything else 500. */
+function faultError(error: unknown): AdminError {
+  if (error instanceof AdminTableError || error instanceof DependencyError) {
+    const transient = !(error instanceof AdminTableError) || error.transient;
+    return {
+      ...adminError(
+        'service_unavailable',
+        'The key tables did not answer in time; try again after Retry-After seconds.',
+      ),
+      retryAfter: transient ? 1 : 30,
+    };
+  }
+  if ((error as { name?: string }).name === 'ThrottlingException') {
+    return { ...adminError('service_unavailable', 'Too many changes at once; try again.'), retryAfter: 1 };
+  }
+  return adminError('internal_error', 'Something went wrong on our side; the call may be retried.');
+}
+
+const dataOf = (value: unknown) => ({ data: value });
+
+async function dispatch(
+  ctx: AdminContext,
+  action: Action,
+  rawKeyId: string | undefined,
+  request: AdminRequest,
+): Promise<Answer> {
+  const query = new URLSearchParams(request.query);
+  if (action !== 'list' && request.query !== '') {
+    return invalid(
+      [...new Set(query.keys())].map((name) => ({ field: `?${name}`, problem: 'unknown parameter' })),
+    );
+  }
+  let keyId = '';
+  if (rawKeyId !== undefined) {
+    let decoded = rawKeyId;
+    try {
+      decoded = decodeURIComponent(rawKeyId);
+    } catch {
+      // Not percent-encoding: checked as it is, and refused.
+    }
+    const parsed = parseKeyId(decoded);
+    if (!parsed.ok) return invalid(parsed.problems);
+    keyId = parsed.value;
+  }
+  const body = request.method === 'POST' ? readBody(request) : { value: undefined };
+  if ('status' in body) return { ...body, keyId };
+  const now = ctx.now();
+  const checked = <T>(parsed: Parsed<T>, then: (value: T) => Promise<Answer>): Promise<Answer> =>
+    parsed.ok ? then(parsed.value) : Promise.resolve({ ...invalid(parsed.problems), keyId });
+  const idempotency = (target: string): Parsed<Idempotency | undefined> => {
+    const header = parseIdempotencyKey(request.headers['idempotency-key']);
+    if (!header.ok) return header;
+    return {
+      ok: true,
+      value:
+        header.value === undefined
+          ? undefined
+          : { key: header.value, fingerprint: fingerprint(action, target, body.value ?? {}) },
+    };
+  };
+  const keyAnswer = (
+    outcome: { ok: false; error: AdminError } | { ok: true },
+    value: () => Answer,
+  ): Answer => (outcome.ok ? value() : { ...errorAnswer(outcome.error), keyId });
+
+  switch (action) {
+    case 'issue':
+      return checked(parseIssue(body.value, now, ctx.settings.partnerDefaults), async (input) =>
+        checked(idempotency(input.owner ?? ''), async (idem) => {
+          const outcome = await actions.issue(ctx, input, idem);
+          if (!outcome.ok) return { ...errorAnswer(outcome.error), owner: input.owner };
+          return issuedAnswer(outcome, now, 201);
+        }),
+      );
+    case 'roll':
+      return checked(parseRoll(body.value, now), async (input) =>
+        checked(idempotency(keyId), async (idem) => {
+          const outcome = await actions.roll(ctx, keyId, input, idem);
+          if (!outcome.ok) return { ...errorAnswer(outcome.error), keyId };
+          const answer = { ...issuedAnswer(outcome, now, 201), keyId, newKeyId: outcome.record.keyId };
+          return {
+            ...answer,
+            body: {
+              data: { ...(answer.body as { data: object }).data, old_key: shownKey(outcome.old, now) },
+            },
+          };
+        }),
+      );
+    case 'list':
+      return checked(parseList(query), async (input) => {
+        const outcome = await actions.list(ctx, input);
+        if (!outcome.ok) return errorAnswer(outcome.error);
+        return {
+          status: 200,
+          outcome: 'ok',
+          owner: input.owner,
+          body: {
+            data: outcome.records.map((record) =>
+              shownKey(record, now, outcome.lastUsed.get(record.keyId) ?? null),
+            ),
+            page: { next_cursor: outcome.next ? encodeCursor(outcome.next) : null },
+          },
+        };
+      });
+    case 'get': {
+      const outcome = await actions.get(ctx, keyId);
+      return keyAnswer(outcome, () => {
+        const { record, lastUsed } = outcome as Extract<typeof outcome, { ok: true }>;
+        return {
+          status: 200,
+          outcome: 'ok',
+          keyId,
+          owner: record.owner,
+          body: dataOf(shownKey(record, now, lastUsed)),
+        };
+      });
+    }
+    case 'usage': {
+      const outcome = await actions.usage(ctx, keyId);
+      return keyAnswer(outcome, () => {
+        const { usage } = outcome as Extract<typeof outcome, { ok: true }>;
+        return {
+          status: 200,
+          outcome: 'ok',
+          keyId,
+          owner: usage.record.owner,
+          body: dataOf(usageView(usage)),
+        };
+      });
+    }
+    case 'revoke':
+    case 'enable':
+      return checked(parseEmpty(body.value), async () => {
+        const outcome =
+          action === 'revoke' ? await actions.revoke(ctx, keyId) : await actions.enable(ctx, keyId);
+        return keyAnswer(outcome, () => {
+          const done = outcome as Extract<typeof outcome, { ok: true }>;
+          return {
+            status: 200,
+            outcome: done.already ? 'unchanged' : 'ok',
+            keyId,
+            owner: done.record.owner,
+            body: dataOf({
+              ...shownKey(done.record, now),
+              changed: !done.already,
+              effective_by: done.effectiveBy,
+            }),
+          };
+        });
+      });
+    case 'limits':
+      return checked(parseLimits(body.value), async (input) => {
+        const outcome = await actions.setLimits(ctx, keyId, input);
+        return keyAnswer(outcome, () => {
+          const done = outcome as Extract<typeof outcome, { ok: true }>;
+          return {
+            status: 200,
+            outcome: 'ok',
+            keyId,
+            owner: done.record.owner,
+            body: dataOf({
+              ...shownKey(done.record, now),
+              previous_limits: done.previous,
+              effective_by: done.effectiveBy,
+            }),
+          };
+        });
+      });
+    case 'expiry':
+      return checked(parseExpiry(body.value, now), async (input) => {
+        const outcome = await actions.setExpiry(ctx, keyId, input);
+        return keyAnswer(outcome, () => {
+          const done = outcome as Extract<typeof outcome, { ok: true }>;
+          return {
+            status: 200,
+            outcome: 'ok',
+            keyId,
+            owner: done.record.owner,
+            body: dataOf({ ...shownKey(done.record, now), effective_by: done.effectiveBy }),
+          };
+        });
+      });
+  }
+}
+
+function issuedAnswer(outcome: actions.Issued, now: Date, status: number): Answer {
+  return {
+    status,
+    outcome: outcome.replayed ? 'replayed' : 'created',
+    keyId: outcome.record.keyId,
+    owner: outcome.record.owner,
+    replayed: outcome.replayed,
+    body: dataOf({ key: outcome.key ?? null, replayed: outcome.replayed, ...shownKey(outcome.record, now) }),
+  };
+}
+
+/** The usage answer: what a user area charts. */
+function usageView(usage: KeyUsage) {
+  const { record } = usage;
+  const month = (m: KeyUsage['current']) => ({
+    month: m.month,
+    count: m.count,
+    days: m.days,
+    unattributed: m.unattributed,
+  });
+  return {
+    key_id: record.keyId,
+    owner: record.owner ?? null,
+    limits: { ...record.limits },
+    minute: {
+      start: new Date(usage.minute * 1000).toISOString().replace('.000Z', 'Z'),
+      count: usage.minuteCount,
+    },
+    month: {
+      month: usage.current.month,
+      count: usage.current.count,
+      remaining: Math.max(0, record.limits.month - usage.current.count),
+    },
+    last_used: usage.lastUsed,
+    months: [month(usage.previous), month(usage.current)],
+  };
+}

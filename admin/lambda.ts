@@ -1,0 +1,59 @@
+/**
+ * The admin function's entry (infra/admin.ts bundles it): settings from the environment the stack sets, the
+ * SDK's DynamoDB client with the function role's credentials, and one audit line per call on stdout
+ * (CloudWatch Logs). A configuration problem answers 503 and is logged; it never crashes the function.
+ */
+import { randomBytes } from 'node:crypto';
+import { dynamoClient } from '../aws/sdk.js';
+import { AdminTables } from './dynamo.js';
+import { createAdminHandler } from './http/handler.js';
+import { type FunctionUrlEvent, type FunctionUrlResult, requestOf, resultOf } from './http/lambda.js';
+import { adminSettings } from './settings.js';
+
+let handle: ((event: FunctionUrlEvent) => Promise<FunctionUrlResult>) | undefined;
+
+function create(): (event: FunctionUrlEvent) => Promise<FunctionUrlResult> {
+  const settings = adminSettings(process.env);
+  const tables = new AdminTables({
+    client: dynamoClient({ maxAttempts: 3 }),
+    keysTable: settings.keysTable,
+    countersTable: settings.countersTable,
+  });
+  const core = createAdminHandler({
+    context: { tables, settings, now: () => new Date() },
+    log: (line) => process.stdout.write(`${JSON.stringify(line)}\n`),
+  });
+  return async (event) => resultOf(await core(requestOf(event)));
+}
+
+export async function handler(event: FunctionUrlEvent): Promise<FunctionUrlResult> {
+  try {
+    handle ??= create();
+  } catch (error) {
+    const requestId = `req_${randomBytes(12).toString('base64url')}`;
+    const line = {
+      level: 'error',
+      type: 'admin_audit',
+      request_id: requestId,
+      outcome: 'configuration_error',
+    };
+    process.stdout.write(`${JSON.stringify({ ...line, error: (error as Error).message })}\n`);
+    return {
+      statusCode: 503,
+      headers: {
+        'content-type': 'application/json; charset=utf-8',
+        'cache-control': 'no-store',
+        'x-request-id': requestId,
+        'retry-after': '30',
+      },
+      body: JSON.stringify({
+        error: {
+          code: 'service_unavailable',
+          message: 'The key-administration API is not configured.',
+          request_id: requestId,
+        },
+      }),
+    };
+  }
+  return handle(event);
+}

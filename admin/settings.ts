@@ -1,0 +1,71 @@
+/**
+ * The settings of key administration, read once from the environment by the admin function, `npm start` and
+ * `npm run keys`; a malformed value throws a ConfigurationError naming the variable.
+ */
+import { KEY_CACHE_DEFAULTS, type Limits } from '../tables/keys.js';
+import type { TableNames } from '../tables/schema.js';
+import { ConfigurationError } from './errors.js';
+
+type Env = Record<string, string | undefined>;
+
+/** Partner limits when none are given (overridable by PARTNER_LIMIT_MINUTE / PARTNER_LIMIT_MONTH). */
+export const PARTNER_DEFAULT_LIMITS: Limits = { minute: 600, month: 1_000_000 };
+
+/** Usable keys an owner may hold at once, by default (ADMIN_MAX_KEYS_PER_OWNER, 1–100). */
+export const DEFAULT_MAX_KEYS_PER_OWNER = 10;
+
+export interface AdminSettings extends TableNames {
+  /** Usable (active, unexpired) keys an owner may hold; a roll may hold one more until the old key expires. */
+  maxKeysPerOwner: number;
+  partnerDefaults: Limits;
+  /** The proxy's key cache (KEY_CACHE_TTL_MS, KEY_NEGATIVE_CACHE_TTL_MS): when a change takes effect. */
+  keyCacheTtlMs: number;
+  negativeTtlMs: number;
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name]?.trim();
+  if (!raw) return fallback;
+  const value = Number(raw);
+  if (!/^(0|[1-9][0-9]*)$/.test(raw) || value < min || value > max) {
+    throw new ConfigurationError(`${name} must be an integer from ${min} to ${max}`);
+  }
+  return value;
+}
+
+/**
+ * Partner-tier defaults, from the environment where set.
+ * @example partnerDefaults({ PARTNER_LIMIT_MINUTE: '1200' }) // { minute: 1200, month: 1000000 }
+ */
+export function partnerDefaults(env: Env = process.env): Limits {
+  return {
+    minute: integer(env, 'PARTNER_LIMIT_MINUTE', PARTNER_DEFAULT_LIMITS.minute, 1, Number.MAX_SAFE_INTEGER),
+    month: integer(env, 'PARTNER_LIMIT_MONTH', PARTNER_DEFAULT_LIMITS.month, 1, Number.MAX_SAFE_INTEGER),
+  };
+}
+
+/** How long the proxy's containers may go on with what they cached: `{ ttlMs, negativeTtlMs }`. */
+export function cacheBounds(env: Env): { keyCacheTtlMs: number; negativeTtlMs: number } {
+  const keyCacheTtlMs = integer(env, 'KEY_CACHE_TTL_MS', KEY_CACHE_DEFAULTS.ttlMs, 0, 3_600_000);
+  const negative = integer(env, 'KEY_NEGATIVE_CACHE_TTL_MS', KEY_CACHE_DEFAULTS.negativeTtlMs, 0, 3_600_000);
+  return { keyCacheTtlMs, negativeTtlMs: Math.min(keyCacheTtlMs, negative) };
+}
+
+/**
+ * Every setting; throws a ConfigurationError naming the first missing or malformed variable.
+ * @example adminSettings({ KEYS_TABLE: 'k', COUNTERS_TABLE: 'c' }).maxKeysPerOwner === 10
+ */
+export function adminSettings(env: Env): AdminSettings {
+  const required = (name: string) => {
+    const value = env[name]?.trim();
+    if (!value) throw new ConfigurationError(`${name} is not set`);
+    return value;
+  };
+  return {
+    keysTable: required('KEYS_TABLE'),
+    countersTable: required('COUNTERS_TABLE'),
+    maxKeysPerOwner: integer(env, 'ADMIN_MAX_KEYS_PER_OWNER', DEFAULT_MAX_KEYS_PER_OWNER, 1, 100),
+    partnerDefaults: partnerDefaults(env),
+    ...cacheBounds(env),
+  };
+}

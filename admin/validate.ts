@@ -1,0 +1,318 @@
+/**
+ * What the key-administration actions accept: one parser per action's input, each answering every problem
+ * at once (`{ ok: false, problems }`, the API's 400 `invalid_request`) or the checked value. Pure: JSON in,
+ * values out. The bounds are in {@link BOUNDS}; the OpenAPI document (admin/openapi.json) states the same.
+ */
+import { createHash } from 'node:crypto';
+import { FREE_TIER_LIMITS, KEY_ID_PATTERN, type Limits, TIERS, type Tier } from '../tables/keys.js';
+import type { FieldProblem } from './errors.js';
+
+export const BOUNDS = {
+  ownerLength: 128,
+  labelLength: 100,
+  /** One counter item takes about 1,000 writes a second: no key can use more than 60,000 in a minute. */
+  minute: { min: 1, max: 60_000 },
+  month: { min: 1, max: 1_000_000_000 },
+  /** An expiry further out is a mistake (milliseconds for seconds, a year typed wrong). */
+  expiryDays: 3_650,
+  /** How long the key a roll replaces may go on. */
+  rollGraceDays: 30,
+  bodyBytes: 16 * 1024,
+  idempotencyKeyLength: 255,
+  pageSize: 100,
+} as const;
+
+/**
+ * An owner: the application's own user or organisation id. Letters, digits and `. _ : @ + = | -`, starting
+ * with a letter or digit: ids, UUIDs, `org:42`, e-mail addresses.
+ */
+export const OWNER_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:@+=|-]*$/;
+
+/** Printable ASCII, as Stripe's and the IETF draft's Idempotency-Key. */
+const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]+$/;
+
+const DAY_MS = 86_400_000;
+
+export type Parsed<T> = { ok: true; value: T } | { ok: false; problems: FieldProblem[] };
+
+export interface IssueInput {
+  /** Required by the API; the operator's CLI may issue a key without one, as before owners existed. */
+  owner?: string;
+  tier: Tier;
+  label?: string;
+  limits: Limits;
+  expires?: Date;
+}
+
+export interface RollInput {
+  /** When the replaced key stops working. */
+  oldKeyExpires: Date;
+}
+
+export type LimitsInput = Partial<Limits>;
+
+export interface ExpiryInput {
+  /** null: never. */
+  expires: Date | null;
+}
+
+export interface ListInput {
+  owner: string;
+  limit: number;
+  cursor?: { created: string; keyId: string };
+}
+
+/**
+ * A time as the API takes it: ISO 8601 with its zone (`2026-12-31T18:00:00Z`, `2026-12-31T19:00+01:00`), or
+ * a UTC date (`2026-12-31`, midnight UTC). undefined when it is not one.
+ * @example parseInstant('2026-12-31')?.toISOString() === '2026-12-31T00:00:00.000Z'
+ */
+export function parseInstant(raw: string): Date | undefined {
+  const date = /^\d{4}-\d{2}-\d{2}$/.test(raw) ? `${raw}T00:00:00Z` : raw;
+  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/.test(date)) return undefined;
+  const time = Date.parse(date);
+  return Number.isNaN(time) ? undefined : new Date(time);
+}
+
+export class Problems {
+  readonly list: FieldProblem[] = [];
+  add(field: string, problem: string): undefined {
+    this.list.push({ field, problem });
+    return undefined;
+  }
+}
+
+/** The body as an object with only `allowed` fields; problems for anything else. */
+function objectOf(body: unknown, allowed: readonly string[], problems: Problems): Record<string, unknown> {
+  if (body === undefined) return {};
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    problems.add('body', 'must be a JSON object');
+    return {};
+  }
+  for (const name of Object.keys(body)) {
+    if (!allowed.includes(name)) {
+      problems.add(name, `unknown field (accepted: ${allowed.join(', ') || 'none'})`);
+    }
+  }
+  return body as Record<string, unknown>;
+}
+
+export function checkOwner(value: unknown, field: string, problems: Problems): string | undefined {
+  if (typeof value !== 'string') return problems.add(field, 'is required: a string');
+  if (value.length < 1 || value.length > BOUNDS.ownerLength) {
+    return problems.add(field, `must be 1 to ${BOUNDS.ownerLength} characters`);
+  }
+  if (!OWNER_PATTERN.test(value)) {
+    return problems.add(
+      field,
+      'may hold letters, digits and . _ : @ + = | - and must start with a letter or digit',
+    );
+  }
+  return value;
+}
+
+function checkInteger(
+  value: unknown,
+  field: string,
+  bounds: { min: number; max: number },
+  problems: Problems,
+) {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < bounds.min || value > bounds.max) {
+    return problems.add(field, `must be an integer from ${bounds.min} to ${bounds.max}`);
+  }
+  return value;
+}
+
+function checkFuture(value: unknown, field: string, now: Date, maxDays: number, problems: Problems) {
+  if (typeof value !== 'string') return problems.add(field, 'must be an ISO 8601 time with its zone');
+  const time = parseInstant(value);
+  if (!time) return problems.add(field, 'must be an ISO 8601 time with its zone, e.g. 2026-12-31T00:00:00Z');
+  if (time.getTime() <= now.getTime()) return problems.add(field, 'must be in the future');
+  if (time.getTime() > now.getTime() + maxDays * DAY_MS) {
+    return problems.add(field, `must be at most ${maxDays} days from now`);
+  }
+  return time;
+}
+
+const result = <T>(problems: Problems, value: () => T): Parsed<T> =>
+  problems.list.length ? { ok: false, problems: problems.list } : { ok: true, value: value() };
+
+/**
+ * `POST /v1/keys`: `{ owner, tier, label?, limits?, expires? }`. Free keys carry the published limits;
+ * partner keys the given ones or `partnerDefaults`.
+ */
+export function parseIssue(
+  body: unknown,
+  now: Date,
+  partnerDefaults: Limits,
+  options: { ownerRequired: boolean } = { ownerRequired: true },
+): Parsed<IssueInput> {
+  const problems = new Problems();
+  const input = objectOf(body, ['owner', 'tier', 'label', 'limits', 'expires'], problems);
+  const owner =
+    input.owner === undefined && !options.ownerRequired
+      ? undefined
+      : checkOwner(input.owner, 'owner', problems);
+  const tier = TIERS.includes(input.tier as Tier) ? (input.tier as Tier) : undefined;
+  if (!tier) problems.add('tier', `must be one of ${TIERS.join(', ')}`);
+  let label: string | undefined;
+  if (input.label !== undefined && input.label !== null) {
+    if (typeof input.label !== 'string' || input.label.trim().length === 0) {
+      problems.add('label', 'must be a non-empty string');
+    } else if ([...input.label.trim()].length > BOUNDS.labelLength) {
+      problems.add('label', `must be at most ${BOUNDS.labelLength} characters`);
+    } else if (/\p{Cc}/u.test(input.label)) {
+      problems.add('label', 'must not hold control characters');
+    } else label = input.label.trim();
+  }
+  let limits: Partial<Limits> | undefined;
+  if (input.limits !== undefined) {
+    if (typeof input.limits !== 'object' || input.limits === null || Array.isArray(input.limits)) {
+      problems.add('limits', 'must be an object { minute, month }');
+    } else {
+      const given = input.limits as Record<string, unknown>;
+      for (const name of Object.keys(given)) {
+        if (name !== 'minute' && name !== 'month') problems.add(`limits.${name}`, 'unknown field');
+      }
+      limits = {};
+      if (given.minute !== undefined)
+        limits.minute = checkInteger(given.minute, 'limits.minute', BOUNDS.minute, problems);
+      if (given.month !== undefined)
+        limits.month = checkInteger(given.month, 'limits.month', BOUNDS.month, problems);
+      const fixed = FREE_TIER_LIMITS;
+      if (
+        tier === 'free' &&
+        ((given.minute ?? fixed.minute) !== fixed.minute || (given.month ?? fixed.month) !== fixed.month)
+      ) {
+        problems.add('limits', 'free-tier limits are fixed (60/minute, 5000/month): issue a partner key');
+      }
+    }
+  }
+  const expires =
+    input.expires === undefined || input.expires === null
+      ? undefined
+      : checkFuture(input.expires, 'expires', now, BOUNDS.expiryDays, problems);
+  return result(problems, () => ({
+    ...(owner !== undefined && { owner }),
+    tier: tier!,
+    ...(label !== undefined && { label }),
+    limits:
+      tier === 'free'
+        ? { ...FREE_TIER_LIMITS }
+        : { minute: limits?.minute ?? partnerDefaults.minute, month: limits?.month ?? partnerDefaults.month },
+    ...(expires && { expires }),
+  }));
+}
+
+/** `POST /v1/keys/{key_id}/roll`: `{ old_key_expires? }`, by default 24 hours from now. */
+export function parseRoll(body: unknown, now: Date): Parsed<RollInput> {
+  const problems = new Problems();
+  const input = objectOf(body, ['old_key_expires'], problems);
+  const at =
+    input.old_key_expires === undefined
+      ? new Date(now.getTime() + DAY_MS)
+      : checkFuture(input.old_key_expires, 'old_key_expires', now, BOUNDS.rollGraceDays, problems);
+  return result(problems, () => ({ oldKeyExpires: at! }));
+}
+
+/** `POST /v1/keys/{key_id}/limits`: `{ minute?, month? }`, at least one. */
+export function parseLimits(body: unknown): Parsed<LimitsInput> {
+  const problems = new Problems();
+  const input = objectOf(body, ['minute', 'month'], problems);
+  const limits: LimitsInput = {};
+  if (input.minute !== undefined)
+    limits.minute = checkInteger(input.minute, 'minute', BOUNDS.minute, problems);
+  if (input.month !== undefined) limits.month = checkInteger(input.month, 'month', BOUNDS.month, problems);
+  if (input.minute === undefined && input.month === undefined && problems.list.length === 0) {
+    problems.add('body', 'give minute, month or both');
+  }
+  return result(problems, () => limits);
+}
+
+/** `POST /v1/keys/{key_id}/expiry`: `{ expires: time | null }` (null: never). */
+export function parseExpiry(body: unknown, now: Date): Parsed<ExpiryInput> {
+  const problems = new Problems();
+  const input = objectOf(body, ['expires'], problems);
+  if (!('expires' in input)) problems.add('expires', 'is required: a time, or null for never');
+  const expires =
+    input.expires === null || input.expires === undefined
+      ? null
+      : checkFuture(input.expires, 'expires', now, BOUNDS.expiryDays, problems);
+  return result(problems, () => ({ expires: expires ?? null }));
+}
+
+/** Revoke and enable take no fields: an empty body or `{}`. */
+export function parseEmpty(body: unknown): Parsed<Record<string, never>> {
+  const problems = new Problems();
+  objectOf(body, [], problems);
+  return result(problems, () => ({}));
+}
+
+/** A key id in a path; problems name it. */
+export function parseKeyId(raw: string): Parsed<string> {
+  const problems = new Problems();
+  if (!KEY_ID_PATTERN.test(raw)) problems.add('key_id', 'must be key_ followed by 10 letters or digits');
+  return result(problems, () => raw);
+}
+
+/**
+ * The cursor of an owner's listing: where the last page ended, opaque to the caller (base64url of
+ * `<created> <key id>`; no hash, nothing secret).
+ */
+export function encodeCursor(position: { created: string; keyId: string }): string {
+  return Buffer.from(`${position.created} ${position.keyId}`).toString('base64url');
+}
+
+/** `GET /v1/keys?owner=…&limit=…&cursor=…`. */
+export function parseList(query: URLSearchParams): Parsed<ListInput> {
+  const problems = new Problems();
+  for (const name of new Set(query.keys())) {
+    if (!['owner', 'limit', 'cursor'].includes(name))
+      problems.add(`?${name}`, 'unknown parameter (accepted: owner, limit, cursor)');
+    else if (query.getAll(name).length > 1) problems.add(`?${name}`, 'must be given once');
+  }
+  const owner = checkOwner(query.get('owner') ?? undefined, '?owner', problems);
+  let limit: number = BOUNDS.pageSize;
+  const rawLimit = query.get('limit');
+  if (rawLimit !== null) {
+    if (!/^[1-9][0-9]{0,2}$/.test(rawLimit) || Number(rawLimit) > BOUNDS.pageSize) {
+      problems.add('?limit', `must be an integer from 1 to ${BOUNDS.pageSize}`);
+    } else limit = Number(rawLimit);
+  }
+  let cursor: ListInput['cursor'];
+  const rawCursor = query.get('cursor');
+  if (rawCursor !== null) {
+    const [created, keyId, extra] = Buffer.from(rawCursor, 'base64url').toString('utf8').split(' ');
+    if (!created || !parseInstant(created) || !keyId || !KEY_ID_PATTERN.test(keyId) || extra !== undefined) {
+      problems.add('?cursor', 'is not a cursor this listing gave');
+    } else cursor = { created, keyId };
+  }
+  return result(problems, () => ({ owner: owner!, limit, ...(cursor && { cursor }) }));
+}
+
+/** An Idempotency-Key header: 1 to 255 printable ASCII characters. */
+export function parseIdempotencyKey(raw: string | undefined): Parsed<string | undefined> {
+  const problems = new Problems();
+  if (raw !== undefined && (raw.length > BOUNDS.idempotencyKeyLength || !IDEMPOTENCY_KEY_PATTERN.test(raw))) {
+    problems.add('Idempotency-Key', `must be 1 to ${BOUNDS.idempotencyKeyLength} printable ASCII characters`);
+  }
+  return result(problems, () => raw);
+}
+
+/**
+ * What a request asked for, as a digest: a call retried with the same Idempotency-Key must ask for the same.
+ * @example fingerprint('issue', { owner: 'u1', tier: 'free' }) === fingerprint('issue', { tier: 'free', owner: 'u1' })
+ */
+export function fingerprint(action: string, ...parts: unknown[]): string {
+  const canonical = (value: unknown): unknown =>
+    value && typeof value === 'object' && !Array.isArray(value)
+      ? Object.fromEntries(
+          Object.keys(value)
+            .sort()
+            .map((key) => [key, canonical((value as Record<string, unknown>)[key])]),
+        )
+      : value;
+  return createHash('sha256')
+    .update(JSON.stringify([action, ...parts.map(canonical)]))
+    .digest('base64url');
+}

@@ -1,0 +1,165 @@
+/**
+ * The key-administration API on AWS: a Lambda function (bundled from `admin/lambda.ts`) behind its own
+ * function URL with `AuthType: AWS_IAM` — never an origin of the public distribution —, its least-privilege
+ * role (the keys and counters tables only: the actions it uses, the two indexes it queries), its log group
+ * (one audit line per call), and the managed policy the publisher's application attaches to call it.
+ */
+import { fileURLToPath } from 'node:url';
+import { Duration, type RemovalPolicy, Stack } from 'aws-cdk-lib';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { LogLevel, NodejsFunction, OutputFormat, SourceMapMode } from 'aws-cdk-lib/aws-lambda-nodejs';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import { KEYS_SCHEMA } from '../tables/schema.js';
+import { REPO_ROOT } from './proxy-function.js';
+
+/** The admin function's entry point (exports `handler`). */
+export const ADMIN_ENTRY = fileURLToPath(new URL('../admin/lambda.ts', import.meta.url));
+
+export interface AdminApiProps {
+  readonly keysTable: dynamodb.ITable;
+  readonly countersTable: dynamodb.ITable;
+  /**
+   * Usable keys an owner may hold at once (`ADMIN_MAX_KEYS_PER_OWNER`).
+   * @default 10
+   */
+  readonly maxKeysPerOwner?: number;
+  /**
+   * The proxy's `KEY_CACHE_TTL_MS`, for the times the API says a change takes effect by.
+   * @default 30000
+   */
+  readonly keyCacheTtlMs?: number;
+  /**
+   * Log retention in days (a `RetentionDays` value).
+   * @default 30
+   */
+  readonly logRetentionDays?: number;
+  /**
+   * Removal policy of the log group.
+   * @default RemovalPolicy.RETAIN
+   */
+  readonly removalPolicy?: RemovalPolicy;
+}
+
+export class AdminApi extends Construct {
+  readonly function: NodejsFunction;
+  readonly functionUrl: lambda.FunctionUrl;
+  readonly role: iam.Role;
+  readonly logGroup: logs.LogGroup;
+  /** What the publisher's application attaches to its role to call the API: invoke this URL, nothing else. */
+  readonly callerPolicy: iam.ManagedPolicy;
+
+  constructor(scope: Construct, id: string, props: AdminApiProps) {
+    super(scope, id);
+    const { keysTable, countersTable } = props;
+
+    this.logGroup = new logs.LogGroup(this, 'Logs', {
+      retention: props.logRetentionDays ?? logs.RetentionDays.ONE_MONTH,
+      removalPolicy: props.removalPolicy,
+    });
+
+    this.role = new iam.Role(this, 'Role', {
+      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+      description: 'Catalogue Read API key administration: keys and counters tables only',
+    });
+    this.role.addToPolicy(
+      new iam.PolicyStatement({
+        sid: 'WriteOwnLogs',
+        actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+        resources: [this.logGroup.logGroupArn],
+      }),
+    );
+    // Keys: read and write key items and owners' ledgers (never delete one), read several by hash.
+    this.role.addToPolicy(
+      new iam.PolicyStatement({
+        sid: 'ManageKeys',
+        actions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
+        resources: [keysTable.tableArn],
+      }),
+    );
+    // A key by its id, an owner's keys: the two indexes, by name (no other index, no Scan).
+    this.role.addToPolicy(
+      new iam.PolicyStatement({
+        sid: 'FindKeys',
+        actions: ['dynamodb:Query'],
+        resources: [KEYS_SCHEMA.keyIdIndex, KEYS_SCHEMA.ownerIndex].map(
+          (index) => `${keysTable.tableArn}/index/${index}`,
+        ),
+      }),
+    );
+    // Counters: read usage; Idempotency-Key records are written, read and released (DeleteItem) there.
+    this.role.addToPolicy(
+      new iam.PolicyStatement({
+        sid: 'ReadUsageAndIdempotency',
+        actions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:PutItem', 'dynamodb:DeleteItem'],
+        resources: [countersTable.tableArn],
+      }),
+    );
+
+    this.function = new NodejsFunction(this, 'Function', {
+      description: 'Catalogue Read API key administration: the admin API behind an AWS_IAM function URL',
+      entry: ADMIN_ENTRY,
+      handler: 'handler',
+      projectRoot: REPO_ROOT,
+      depsLockFilePath: fileURLToPath(new URL('../package-lock.json', import.meta.url)),
+      runtime: lambda.Runtime.NODEJS_24_X,
+      architecture: lambda.Architecture.ARM_64,
+      memorySize: 256,
+      timeout: Duration.seconds(10),
+      role: this.role,
+      logGroup: this.logGroup,
+      environment: {
+        KEYS_TABLE: keysTable.tableName,
+        COUNTERS_TABLE: countersTable.tableName,
+        ADMIN_MAX_KEYS_PER_OWNER: String(props.maxKeysPerOwner ?? 10),
+        KEY_CACHE_TTL_MS: String(props.keyCacheTtlMs ?? 30_000),
+      },
+      bundling: {
+        forceDockerBundling: false,
+        format: OutputFormat.ESM,
+        target: 'node24',
+        mainFields: ['module', 'main'],
+        banner:
+          "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
+        // The SDK's DynamoDB client is bundled, at the version the lockfile pins (not the runtime's copy).
+        externalModules: [],
+        minify: true,
+        sourceMap: true,
+        sourceMapMode: SourceMapMode.DEFAULT,
+        sourcesContent: false,
+        tsconfig: fileURLToPath(new URL('../tsconfig.json', import.meta.url)),
+        logLevel: LogLevel.WARNING,
+      },
+    });
+
+    // AWS_IAM: only SigV4-signed requests of principals allowed to invoke it reach the function; the
+    // function URL answers the others 403 itself. No CloudFront in front: the public distribution has no
+    // route to it. BUFFERED: the answers are small JSON documents.
+    this.functionUrl = this.function.addFunctionUrl({
+      authType: lambda.FunctionUrlAuthType.AWS_IAM,
+      invokeMode: lambda.InvokeMode.BUFFERED,
+    });
+
+    // Since October 2025 a new function URL needs both lambda:InvokeFunctionUrl and lambda:InvokeFunction;
+    // each is limited to this function, and to calls through its IAM-authenticated URL.
+    this.callerPolicy = new iam.ManagedPolicy(this, 'CallerPolicy', {
+      description: `Call the Catalogue Read API key-administration API (${Stack.of(this).stackName})`,
+      statements: [
+        new iam.PolicyStatement({
+          sid: 'InvokeAdminUrl',
+          actions: ['lambda:InvokeFunctionUrl'],
+          resources: [this.function.functionArn],
+          conditions: { StringEquals: { 'lambda:FunctionUrlAuthType': 'AWS_IAM' } },
+        }),
+        new iam.PolicyStatement({
+          sid: 'InvokeAdminThroughUrl',
+          actions: ['lambda:InvokeFunction'],
+          resources: [this.function.functionArn],
+          conditions: { Bool: { 'lambda:InvokedViaFunctionUrl': 'true' } },
+        }),
+      ],
+    });
+  }
+}

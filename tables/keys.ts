@@ -1,0 +1,138 @@
+/**
+ * A key as the keys table stores it, the key's wire format and its hash: what the request path (reads) and key
+ * administration (writes) must agree on. Only a hash of a key is ever stored; `keyId` is a short non-secret
+ * identifier, safe for logs and for the admin API.
+ */
+import { hash, randomBytes } from 'node:crypto';
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+
+export type Item = Record<string, AttributeValue>;
+
+export type Tier = 'free' | 'partner';
+export const TIERS: readonly Tier[] = ['free', 'partner'];
+
+export interface Limits {
+  minute: number;
+  month: number;
+}
+
+/** The published free-tier limits (spec §8); partner limits are stored per key. */
+export const FREE_TIER_LIMITS: Limits = { minute: 60, month: 5000 };
+
+export interface KeyRecord {
+  keyHash: string;
+  keyId: string;
+  tier: Tier;
+  status: 'active' | 'revoked';
+  limits: Limits;
+  label?: string;
+  /**
+   * The publisher's application's own user or organisation id the key belongs to. Keys issued before owners
+   * existed have none: the request path accepts them as before; `npm run keys -- owner` gives them one.
+   */
+  owner?: string;
+  /** ISO 8601 */
+  created: string;
+  /**
+   * ISO 8601 time from which the key is refused like a revoked one (`invalid_key`); none: it never expires.
+   */
+  expires?: string;
+  /** The key this one replaced (roll). */
+  rolledFrom?: string;
+  /** The key that replaced this one (roll); this one expires at `expires`. */
+  rolledTo?: string;
+}
+
+/** `pk_live_` followed by 22 base64url characters (spec §5). */
+export const API_KEY_PATTERN = /^pk_live_[A-Za-z0-9_-]{22}$/;
+
+/** `key_` followed by 10 letters and digits: the public id of a key. */
+export const KEY_ID_PATTERN = /^key_[A-Za-z0-9]{10}$/;
+
+/** SHA-256 of the key, hex: the only form in which a key is stored or compared. */
+export function hashApiKey(key: string): string {
+  return hash('sha256', key, 'hex');
+}
+
+/** A fresh random key (132 bits of entropy). Shown once, in the answer that issues it; never stored. */
+export function generateApiKey(): string {
+  return `pk_live_${randomBytes(17).toString('base64url').slice(0, 22)}`;
+}
+
+/** A fresh key id: short, random, not derived from the key, safe for logs and the admin API. */
+export function generateKeyId(): string {
+  return `key_${randomBytes(8).toString('base64url').replace(/[-_]/g, 'x').slice(0, 10)}`;
+}
+
+/**
+ * How long the request path may go on with what it read of a key (its key cache; KEY_CACHE_TTL_MS and
+ * KEY_NEGATIVE_CACHE_TTL_MS of the proxy): key administration states by when a change takes effect from them.
+ */
+export const KEY_CACHE_DEFAULTS = { ttlMs: 30_000, negativeTtlMs: 10_000 } as const;
+
+/**
+ * Whether a key record is accepted at `nowMs`: active and not expired. An expired key is refused exactly as
+ * a revoked one (`invalid_key`); the request path, the key cache and key administration all ask this.
+ * @example keyAccepted({ ...record, status: 'active', expires: '2026-01-01T00:00:00Z' }, Date.parse('2026-06-01')) === false
+ */
+export function keyAccepted(record: KeyRecord, nowMs: number): boolean {
+  return record.status === 'active' && !keyExpired(record, nowMs);
+}
+
+/**
+ * Whether the key's expiry (if any) has passed at `nowMs`.
+ * @example keyExpired({ ...record, expires: '2026-01-01T00:00:00Z' }, Date.parse('2026-06-01')) === true
+ */
+export function keyExpired(record: KeyRecord, nowMs: number): boolean {
+  return record.expires !== undefined && Date.parse(record.expires) <= nowMs;
+}
+
+/**
+ * The key record stored in `item`, or `undefined` when the item is not a well-formed key record.
+ * @example keyRecordFromItem({ key_hash: { S: 'ab…' }, key_id: { S: 'key_x' }, … })?.tier === 'free'
+ */
+export function keyRecordFromItem(item: Item): KeyRecord | undefined {
+  const keyHash = item.key_hash?.S;
+  const keyId = item.key_id?.S;
+  const tier = item.tier?.S as Tier | undefined;
+  const status = item.status?.S;
+  const minute = Number(item.limit_minute?.N);
+  const month = Number(item.limit_month?.N);
+  const created = item.created?.S;
+  if (!keyHash || !keyId || !created || !tier || !TIERS.includes(tier)) return undefined;
+  if (status !== 'active' && status !== 'revoked') return undefined;
+  if (!Number.isSafeInteger(minute) || !Number.isSafeInteger(month)) return undefined;
+  const record: KeyRecord = { keyHash, keyId, tier, status, limits: { minute, month }, created };
+  if (item.label?.S !== undefined) record.label = item.label.S;
+  if (item.owner?.S !== undefined) record.owner = item.owner.S;
+  const expires = item.expires?.S;
+  if (expires !== undefined) {
+    // An expiry that cannot be read must not turn into "never expires": the record is malformed.
+    if (Number.isNaN(Date.parse(expires))) return undefined;
+    record.expires = expires;
+  }
+  if (item.rolled_from?.S !== undefined) record.rolledFrom = item.rolled_from.S;
+  if (item.rolled_to?.S !== undefined) record.rolledTo = item.rolled_to.S;
+  return record;
+}
+
+/**
+ * The item that stores `record` (no plaintext key: the record holds only its hash).
+ * @example keyItem(record).key_hash.S === record.keyHash
+ */
+export function keyItem(record: KeyRecord): Item {
+  return {
+    key_hash: { S: record.keyHash },
+    key_id: { S: record.keyId },
+    tier: { S: record.tier },
+    status: { S: record.status },
+    limit_minute: { N: String(record.limits.minute) },
+    limit_month: { N: String(record.limits.month) },
+    created: { S: record.created },
+    ...(record.label !== undefined ? { label: { S: record.label } } : {}),
+    ...(record.owner !== undefined ? { owner: { S: record.owner } } : {}),
+    ...(record.expires !== undefined ? { expires: { S: record.expires } } : {}),
+    ...(record.rolledFrom !== undefined ? { rolled_from: { S: record.rolledFrom } } : {}),
+    ...(record.rolledTo !== undefined ? { rolled_to: { S: record.rolledTo } } : {}),
+  };
+}

@@ -1,0 +1,45 @@
+/**
+ * The keys and counters tables as both sides see them: the request path (proxy/) reads keys and meters into
+ * the counters; key administration (admin/) writes keys and reads the counters; the CDK app (infra/) and
+ * `createTables` (admin/tables.ts, for local servers) declare them from these names. Pure data: no AWS SDK, no
+ * I/O, so the CDK app may import it (the one file of the product it imports).
+ */
+
+/**
+ * Keys table. Two kinds of item, told apart by the partition key:
+ * - a key: `key_hash` = SHA-256 of the key (64 hex characters); the key itself is never stored;
+ * - an owner's ledger: `key_hash` = `owner#<owner>` (never a hex digest), the keys that count against the
+ *   owner's cap (admin/ledger.ts). The request path never reads one: it looks keys up by their hash.
+ */
+export const KEYS_SCHEMA = {
+  partitionKey: 'key_hash',
+  /** Global secondary index: a key by its public id (projection ALL). */
+  keyIdIndex: 'key_id-index',
+  keyIdAttribute: 'key_id',
+  /** Global secondary index: an owner's keys in the order they were created (projection ALL). */
+  ownerIndex: 'owner-index',
+  ownerAttribute: 'owner',
+  ownerSortAttribute: 'created',
+  /** Partition key prefix of an owner's ledger item. */
+  ledgerPrefix: 'owner#',
+} as const;
+
+/**
+ * Counters table. Two kinds of item, with a TTL each:
+ * - a key's counters of one calendar month: `pk` = `<key id>#<YYYY-MM>` (tables/counters.ts);
+ * - an idempotency record of the admin API: `pk` = `idempotency#<sha256 of the Idempotency-Key>`, kept 24 h.
+ */
+export const COUNTERS_SCHEMA = {
+  partitionKey: 'pk',
+  ttlAttribute: 'expires_at',
+  /** Partition key prefix of an idempotency record (admin/idempotency.ts). */
+  claimPrefix: 'idempotency#',
+} as const;
+
+/** How long a month's counter item outlives the month (usage stays readable for the following month). */
+export const COUNTER_RETENTION_SECONDS = 35 * 24 * 3600;
+
+export interface TableNames {
+  keysTable: string;
+  countersTable: string;
+}

@@ -1,0 +1,107 @@
+/**
+ * Two proxy assets side by side (section 10's CPU step, A/B): the CPU per warm request of each, in its own
+ * process with Lambda's heap flags at 512 MB, alternating A, B, A, B… against the same stand-ins (the fixture
+ * catalogue on the S3 stand-in, keys and counters in one dynalite, the cursor secret in the Secrets Manager
+ * stand-in), and each asset's size. For a change that must leave the hot path as it was:
+ *
+ *   npx tsx test/bench/function-ab.ts <base>/index.mjs <new>/index.mjs [rounds]
+ *
+ * (an asset path is what `bundledProxy(synth().assemblyDir)` of test/infra/helpers.ts gives, in each tree.)
+ */
+import { statSync } from 'node:fs';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { register } from '../../admin/actions.js';
+import { AdminTables } from '../../admin/dynamo.js';
+import { createTables } from '../../admin/tables.js';
+import { dynamoClient } from '../../aws/sdk.js';
+import { LAMBDA_NODE, nodeBinary } from '../runtime/node.mjs';
+import { runCli } from './build.js';
+import { forkServer, stopAll } from './children.js';
+import {
+  BUCKET,
+  LAMBDA_512_FLAGS,
+  runChild,
+  SECRET_ARN,
+  startS3StandIn,
+  startSecretsStandIn,
+  TABLES,
+} from './function-harness.js';
+import { BENCH_DIR, BENCH_KEY, HUGE_LIMITS, WORK } from './settings.js';
+import { median } from './stats.js';
+
+const [base, next, roundsArg] = process.argv.slice(2);
+if (!base || !next)
+  throw new Error('usage: npx tsx test/bench/function-ab.ts <base index.mjs> <new index.mjs> [rounds]');
+const rounds = Number(roundsArg ?? 6);
+const work = join(WORK, 'function-ab');
+await rm(work, { recursive: true, force: true });
+await mkdir(work, { recursive: true });
+const published = join(work, 'catalogue');
+await runCli(['build', '--source', join(BENCH_DIR, '../../fixtures/catalogue'), '--out', published]);
+const s3 = await startS3StandIn(published);
+const secrets = await startSecretsStandIn();
+const dynamo = await forkServer('dynalite', join(BENCH_DIR, 'servers/dynalite.ts'));
+try {
+  const client = dynamoClient({ endpoint: String(dynamo.ready.endpoint) });
+  await createTables(client, TABLES);
+  await register(new AdminTables({ client, ...TABLES }), BENCH_KEY, { tier: 'partner', limits: HUGE_LIMITS });
+  client.destroy();
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    AWS_REGION: 'us-east-1',
+    AWS_ACCESS_KEY_ID: 'bench',
+    AWS_SECRET_ACCESS_KEY: 'bench',
+    AWS_SESSION_TOKEN: 'bench',
+    AWS_LAMBDA_FUNCTION_NAME: 'bench',
+    AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '512',
+    CATALOGUE_BUCKET: BUCKET,
+    CATALOGUE_PREFIX: '',
+    KEYS_TABLE: TABLES.keysTable,
+    COUNTERS_TABLE: TABLES.countersTable,
+    CURSOR_SECRET_ARN: SECRET_ARN,
+    AWS_ENDPOINT_URL_S3: s3.endpoint,
+    AWS_ENDPOINT_URL_DYNAMODB: String(dynamo.ready.endpoint),
+    AWS_ENDPOINT_URL_SECRETS_MANAGER: secrets.endpoint,
+    PROXY_LOG: join(work, 'proxy.log'),
+  };
+  const hot = join(work, 'hot.json');
+  await writeFile(
+    hot,
+    JSON.stringify([
+      { path: '/v1/modules', query: 'limit=20&sort=name', authorization: `Bearer ${BENCH_KEY}` },
+    ]),
+  );
+  const node = nodeBinary(LAMBDA_NODE.version);
+  const cpu: Record<'base' | 'new', number[]> = { base: [], new: [] };
+  for (let round = 0; round < rounds; round++) {
+    for (const [name, asset] of [
+      ['base', base],
+      ['new', next],
+    ] as const) {
+      const result = await runChild<{ cpuUsPerRequest: number[]; statuses: Record<string, number> }>(
+        node,
+        LAMBDA_512_FLAGS,
+        ['cpu', pathToFileURL(asset).href, hot, '4', '500'],
+        env,
+      );
+      if (Object.keys(result.statuses).some((status) => status !== '200'))
+        throw new Error(`${name}: warm requests answered ${JSON.stringify(result.statuses)}`);
+      cpu[name].push(median(result.cpuUsPerRequest));
+    }
+  }
+  const [a, b] = [median(cpu.base), median(cpu.new)];
+  const [sizeA, sizeB] = [statSync(base).size, statSync(next).size];
+  console.log(
+    JSON.stringify({
+      cpuUsPerRequest: { base: cpu.base.map(Math.round), new: cpu.new.map(Math.round) },
+      median: { base: Math.round(a), new: Math.round(b), ratio: Number((b / a).toFixed(3)) },
+      assetBytes: { base: sizeA, new: sizeB, ratio: Number((sizeB / sizeA).toFixed(4)) },
+    }),
+  );
+} finally {
+  await s3.close();
+  await secrets.close();
+  await stopAll([dynamo]);
+}

@@ -1,0 +1,264 @@
+/**
+ * The key-administration API as `npm start` serves it (local/admin.ts, local/sigv4.ts): the admin core behind
+ * a SigV4 check, against dynalite, through real signed HTTP as a Node.js application sends it. Every action;
+ * unsigned, expired, wrongly signed and tampered requests refused; the per-owner cap; Idempotency-Key under
+ * concurrent calls; every input check; DynamoDB down → 503 with Retry-After; one audit line per call, never a
+ * key. Every answer is checked against admin/openapi.json.
+ */
+
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AuditLine } from '../../admin/http/handler.js';
+import { type LocalAdmin, localAdminLines, startLocalAdmin } from '../../local/admin.js';
+import { DynamoKeyStore } from '../../proxy/keys/dynamo.js';
+import { DynamoQuotaMeter } from '../../proxy/quota/dynamo.js';
+import { hashApiKey, keyAccepted } from '../../tables/keys.js';
+import { adminResponseValidator } from '../helpers/admin-openapi.js';
+import { type DynamoFixture, dynamoFixture } from '../helpers/dynamo.js';
+import { type SignedAnswer, signedRequest } from '../helpers/signed.js';
+
+let db: DynamoFixture;
+let admin: LocalAdmin;
+const audit: AuditLine[] = [];
+const openapi = adminResponseValidator();
+const directory = mkdtempSync(join(tmpdir(), 'cat-admin-'));
+
+beforeAll(async () => {
+  db = await dynamoFixture();
+  admin = await startLocalAdmin({
+    env: { ADMIN_MAX_KEYS_PER_OWNER: '3', AWS_REGION: 'eu-west-1' },
+    dynamodbEndpoint: db.server.endpoint,
+    keysTable: db.keysTable,
+    countersTable: db.countersTable,
+    directory,
+    port: 0,
+    log: (line) => audit.push(line),
+  });
+});
+afterAll(async () => {
+  admin?.server.closeAllConnections();
+  await new Promise((done) => admin?.server.close(done));
+  await db?.dispose();
+  rmSync(directory, { recursive: true, force: true });
+});
+
+/** A signed call, its answer checked against the OpenAPI document. */
+async function call(method: string, path: string, options: Parameters<typeof signedRequest>[3] = {}) {
+  const answer = await signedRequest(admin, method, path, options);
+  openapi.assert(answer);
+  return answer;
+}
+const data = (answer: SignedAnswer) => answer.json.data;
+let owners = 0;
+const owner = () => `org:${process.pid}-${++owners}`;
+
+describe('the local admin API: every action through signed HTTP', () => {
+  it('issues, lists, reads, changes, rolls, revokes and reports usage', async () => {
+    const who = owner();
+    const issued = await call('POST', '/keys', {
+      body: { owner: who, tier: 'partner', label: 'Acme app', limits: { minute: 120 } },
+    });
+    const key = data(issued).key as string;
+    const keyId = data(issued).key_id as string;
+    const store = new DynamoKeyStore({ client: db.client, table: db.keysTable });
+    const meter = new DynamoQuotaMeter({ client: db.client, table: db.countersTable });
+    await meter.meter((await store.lookup(hashApiKey(key)))!, new Date());
+
+    const listed = await call('GET', `/keys?owner=${encodeURIComponent(who)}`);
+    const read = await call('GET', `/keys/${keyId}`);
+    const limits = await call('POST', `/keys/${keyId}/limits`, { body: { month: 2000 } });
+    const expiry = await call('POST', `/keys/${keyId}/expiry`, {
+      body: { expires: new Date(Date.now() + 86_400_000).toISOString() },
+    });
+    const cleared = await call('POST', `/keys/${keyId}/expiry`, { body: { expires: null } });
+    const usage = await call('GET', `/keys/${keyId}/usage`);
+    const rolled = await call('POST', `/keys/${keyId}/roll`, {
+      body: { old_key_expires: new Date(Date.now() + 3_600_000).toISOString() },
+    });
+    const both = await call('GET', `/keys?owner=${encodeURIComponent(who)}`);
+    const revoked = await call('POST', `/keys/${keyId}/revoke`);
+    const enabled = await call('POST', `/keys/${keyId}/enable`, { body: {} });
+
+    expect(issued.status).toBe(201);
+    expect(data(issued)).toMatchObject({ owner: who, tier: 'partner', label: 'Acme app', replayed: false });
+    expect(data(issued).limits).toEqual({ minute: 120, month: 1_000_000 });
+    expect(key).toMatch(/^pk_live_[A-Za-z0-9_-]{22}$/);
+    expect(issued.headers['x-request-id']).toBe(issued.json.request_id);
+    expect(data(listed).map((k: { key_id: string }) => k.key_id)).toEqual([keyId]);
+    expect(data(read)).toMatchObject({ key_id: keyId, last_used: expect.stringMatching(/Z$/) });
+    expect(data(limits)).toMatchObject({
+      limits: { minute: 120, month: 2000 },
+      previous_limits: { month: 1_000_000 },
+    });
+    expect(data(expiry).expires).not.toBeNull();
+    expect(data(cleared).expires).toBeNull();
+    expect(data(usage)).toMatchObject({ key_id: keyId, month: { count: 1 }, minute: { count: 1 } });
+    expect(data(usage).months[1].days.at(-1).count).toBe(1);
+    expect(rolled.status).toBe(201);
+    expect(data(rolled)).toMatchObject({
+      owner: who,
+      rolled_from: keyId,
+      old_key: { key_id: keyId, rolled_to: data(rolled).key_id },
+    });
+    expect(data(rolled).key).toMatch(/^pk_live_/);
+    expect(data(both)).toHaveLength(2);
+    expect(data(revoked)).toMatchObject({ status: 'revoked', changed: true });
+    expect(data(enabled)).toMatchObject({ status: 'active', changed: true });
+    // Never a key or its hash outside the answers that issue one.
+    for (const answer of [listed, read, limits, expiry, usage, both, revoked, enabled]) {
+      expect(answer.body).not.toContain('pk_live_');
+      expect(answer.body).not.toContain(hashApiKey(key));
+    }
+    expect(JSON.stringify(audit)).not.toContain('pk_live_');
+    expect(audit.find((line) => line.request_id === issued.json.request_id)).toMatchObject({
+      type: 'admin_audit',
+      principal: 'arn:aws:iam::000000000000:user/local-admin',
+      action: 'issue',
+      key_id: keyId,
+      owner: who,
+      outcome: 'created',
+      status: 201,
+    });
+    expect(audit.find((line) => line.request_id === rolled.json.request_id)).toMatchObject({
+      action: 'roll',
+      key_id: keyId,
+      outcome: 'created',
+    });
+  });
+});
+
+describe('the local admin API: security', () => {
+  it('refuses unsigned, expired, wrongly signed and tampered requests with the envelope, and audits them', async () => {
+    const unsigned = await call('GET', `/keys?owner=x`, { sign: false });
+    const expired = await call('GET', `/keys?owner=x`, { signingDate: new Date(Date.now() - 10 * 60_000) });
+    const wrongSecret = await call('GET', `/keys?owner=x`, {
+      credentials: {
+        accessKeyId: admin.credentials.accessKeyId,
+        secretAccessKey: 'not-the-secret-at-all-0000000000000000000',
+      },
+    });
+    const otherKey = await call('GET', `/keys?owner=x`, {
+      credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: admin.credentials.secretAccessKey },
+    });
+    const tampered = await call('POST', '/keys', {
+      body: { owner: 'x', tier: 'free' },
+      tamper: JSON.stringify({ owner: 'y', tier: 'free' }),
+    });
+
+    for (const answer of [unsigned, expired, wrongSecret, otherKey, tampered]) {
+      expect(answer.status).toBe(403);
+      expect(answer.json.error.code).toBe('forbidden');
+    }
+    expect(expired.json.error.message).toContain('Signature expired');
+    expect(wrongSecret.json.error.message).toContain('does not match');
+    const refusals = audit.filter((line) => line.status === 403);
+    expect(refusals.length).toBeGreaterThanOrEqual(5);
+    expect(refusals.every((line) => line.principal === null)).toBe(true);
+  });
+
+  it('keeps its credentials in the data directory, readable by its owner only, and prints them on a line with admin', () => {
+    expect(statSync(join(directory, 'admin-credentials.json')).mode & 0o777).toBe(0o600);
+    const lines = localAdminLines(admin);
+    expect(lines[0]).toMatch(/admin.*http:\/\/127\.0\.0\.1:\d+\/v1/);
+    expect(lines.join('\n')).toContain(admin.credentials.secretAccessKey);
+  });
+});
+
+describe('the local admin API: retries, caps and mistakes', () => {
+  it('creates one key for two concurrent issues with one Idempotency-Key, and answers the replay without the key', async () => {
+    const who = owner();
+    const headers = { 'idempotency-key': `signup-${who}` };
+    const [a, b] = await Promise.all([
+      call('POST', '/keys', { body: { owner: who, tier: 'free' }, headers }),
+      call('POST', '/keys', { body: { owner: who, tier: 'free' }, headers }),
+    ]);
+    const again = await call('POST', '/keys', { body: { owner: who, tier: 'free' }, headers });
+    const other = await call('POST', '/keys', { body: { owner: who, tier: 'partner' }, headers });
+    const listed = await call('GET', `/keys?owner=${encodeURIComponent(who)}`);
+
+    expect(new Set([data(a).key_id, data(b).key_id, data(again).key_id]).size).toBe(1);
+    expect([data(a).key, data(b).key].filter(Boolean)).toHaveLength(1);
+    expect(data(again)).toMatchObject({ key: null, replayed: true });
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(other).toMatchObject({ status: 422, json: { error: { code: 'idempotency_key_reused' } } });
+    expect(data(listed)).toHaveLength(1);
+  });
+
+  it('holds the per-owner cap (ADMIN_MAX_KEYS_PER_OWNER=3)', async () => {
+    const who = owner();
+    const answers = await Promise.all(
+      Array.from({ length: 5 }, () => call('POST', '/keys', { body: { owner: who, tier: 'free' } })),
+    );
+    expect(answers.map((answer) => answer.status).sort()).toEqual([201, 201, 201, 409, 409]);
+    expect(answers.find((answer) => answer.status === 409)?.json.error.code).toBe('owner_key_limit_reached');
+  });
+
+  it.each([
+    ['an owner with a space', { owner: 'user 42', tier: 'free' }, 'owner'],
+    ['an owner too long', { owner: 'u'.repeat(129), tier: 'free' }, 'owner'],
+    ['no owner', { tier: 'free' }, 'owner'],
+    ['an unknown tier', { owner: 'u1', tier: 'gold' }, 'tier'],
+    ['limits out of bounds', { owner: 'u1', tier: 'partner', limits: { minute: 60_001 } }, 'limits.minute'],
+    ['limits on a free key', { owner: 'u1', tier: 'free', limits: { minute: 100 } }, 'limits'],
+    ['an expiry in the past', { owner: 'u1', tier: 'free', expires: '2020-01-01T00:00:00Z' }, 'expires'],
+    ['an expiry without its zone', { owner: 'u1', tier: 'free', expires: '2099-01-01T00:00:00' }, 'expires'],
+    ['a label too long', { owner: 'u1', tier: 'free', label: 'x'.repeat(101) }, 'label'],
+    ['an unknown field', { owner: 'u1', tier: 'free', colour: 'red' }, 'colour'],
+  ])('answers %s with 400 invalid_request naming the field', async (_, body, field) => {
+    const answer = await call('POST', '/keys', { body });
+    expect(answer.status).toBe(400);
+    expect(answer.json.error.code).toBe('invalid_request');
+    expect(answer.json.error.details.map((d: { field: string }) => d.field)).toContain(field);
+  });
+
+  it('answers a body too large, not JSON, of another type, an unknown route or method, and an unknown key', async () => {
+    const large = await call('POST', '/keys', {
+      raw: JSON.stringify({ owner: 'u1', tier: 'free', label: 'x'.repeat(20_000) }),
+    });
+    const notJson = await call('POST', '/keys', { raw: '{"owner":' });
+    const text = await call('POST', '/keys', { raw: 'owner=u1', headers: { 'content-type': 'text/plain' } });
+    const route = await call('GET', '/nope');
+    const method = await call('DELETE', '/keys/key_AAAAAAAAAA');
+    const unknown = await call('GET', '/keys/key_AAAAAAAAAA');
+    const badId = await call('GET', '/keys/%E0%A4%A');
+    const badQuery = await call('GET', '/keys?owner=u1&limit=0&colour=red');
+
+    expect(
+      [large, notJson, text, route, method, unknown, badId, badQuery].map((a) => [
+        a.status,
+        a.json.error.code,
+      ]),
+    ).toEqual([
+      [413, 'payload_too_large'],
+      [400, 'invalid_request'],
+      [415, 'unsupported_media_type'],
+      [404, 'not_found'],
+      [405, 'method_not_allowed'],
+      [404, 'key_not_found'],
+      [400, 'invalid_request'],
+      [400, 'invalid_request'],
+    ]);
+    expect(method.headers.allow).toBe('GET');
+  });
+
+  it('answers 503 with Retry-After while DynamoDB is down, and recovers', async () => {
+    await db.server.stop();
+    let down: SignedAnswer;
+    try {
+      down = await call('POST', '/keys', { body: { owner: owner(), tier: 'free' } });
+    } finally {
+      await db.server.start();
+    }
+    const after = await call('POST', '/keys', { body: { owner: owner(), tier: 'free' } });
+
+    expect(down.status).toBe(503);
+    expect(down.json.error.code).toBe('service_unavailable');
+    expect(Number(down.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(after.status).toBe(201);
+    expect(
+      keyAccepted({ ...data(after), keyHash: '', keyId: data(after).key_id, status: 'active' }, Date.now()),
+    ).toBe(true);
+  });
+});
