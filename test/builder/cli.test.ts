@@ -26,7 +26,10 @@ describe('usage errors', () => {
   it.each([
     [['biuld', '--source', 'x', '--out', 'y'], 'unknown command biuld; did you mean build?'],
     [['valdate', '--source', 'x'], 'unknown command valdate; did you mean validate?'],
-    [['publish'], 'unknown command publish (commands: build, repair, validate, generate)'],
+    // publish is build under the docs' word for it.
+    [['publish'], '--source is required'],
+    [['pubilsh'], 'unknown command pubilsh; did you mean publish?'],
+    [['deploy'], 'unknown command deploy (commands: build, publish, repair, validate, versions, rollback, unlock, generate)'],
     [['build', '--sourc', 'x', '--out', 'y'], "unknown option '--sourc'; did you mean '--source'?"],
     [
       ['build', '--source', 'x', '--out', 'y', '--dryrun'],
