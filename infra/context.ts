@@ -32,6 +32,8 @@ export const NUMBER_SETTINGS = [
   'p99DurationThresholdMs',
   'unauthorizedPerMinuteThreshold',
   'wafRateLimitPer5Min',
+  'uploadBuilderMemorySize',
+  'uploadBuilderTimeoutSeconds',
 ] as const;
 
 const PRICE_CLASSES: Record<string, PriceClass> = {

@@ -29,7 +29,10 @@ describe('usage errors', () => {
     // publish is build under the docs' word for it.
     [['publish'], '--source is required'],
     [['pubilsh'], 'unknown command pubilsh; did you mean publish?'],
-    [['deploy'], 'unknown command deploy (commands: build, publish, repair, validate, versions, rollback, unlock, generate)'],
+    [
+      ['deploy'],
+      'unknown command deploy (commands: build, publish, repair, validate, versions, rollback, unlock, generate)',
+    ],
     [['build', '--sourc', 'x', '--out', 'y'], "unknown option '--sourc'; did you mean '--source'?"],
     [
       ['build', '--source', 'x', '--out', 'y', '--dryrun'],
