@@ -25,6 +25,12 @@ export const UPLOAD_LIMITS = {
   entries: 64,
 } as const;
 
+export interface UploadLimits {
+  compressedBytes: number;
+  expandedBytes: number;
+  entries: number;
+}
+
 /** The name an upload must have under the incoming prefix: letters, digits, `.`, `_`, `-`, then `.tar.gz`. */
 export const UPLOAD_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}\.tar\.gz$/;
 
@@ -72,12 +78,14 @@ function partsOf(path: string): string[] {
  * const read = readSnapshotArchive(await readFile('snapshot.tar.gz'), 'incoming/snapshot.tar.gz');
  * if (read.ok) await loadSnapshot({ name: 'incoming/snapshot.tar.gz', files: read.files });
  */
-export function readSnapshotArchive(bytes: Buffer, name: string): ArchiveOutcome {
+export function readSnapshotArchive(
+  bytes: Buffer,
+  name: string,
+  limits: UploadLimits = UPLOAD_LIMITS,
+): ArchiveOutcome {
   const refuse = (reason: string): ArchiveOutcome => ({ ok: false, problems: [{ file: name, reason }] });
-  if (bytes.byteLength > UPLOAD_LIMITS.compressedBytes) {
-    return refuse(
-      `is ${bytes.byteLength} bytes; an upload may have at most ${UPLOAD_LIMITS.compressedBytes}`,
-    );
+  if (bytes.byteLength > limits.compressedBytes) {
+    return refuse(`is ${bytes.byteLength} bytes; an upload may have at most ${limits.compressedBytes}`);
   }
   if (bytes[0] !== 0x1f || bytes[1] !== 0x8b) {
     return refuse(
@@ -86,12 +94,12 @@ export function readSnapshotArchive(bytes: Buffer, name: string): ArchiveOutcome
   }
   let tar: Buffer;
   try {
-    tar = gunzipSync(bytes, { maxOutputLength: UPLOAD_LIMITS.expandedBytes });
+    tar = gunzipSync(bytes, { maxOutputLength: limits.expandedBytes });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     return refuse(
       code === 'ERR_BUFFER_TOO_LARGE'
-        ? `expands to more than ${UPLOAD_LIMITS.expandedBytes} bytes; an upload may hold at most that much`
+        ? `expands to more than ${limits.expandedBytes} bytes; an upload may hold at most that much`
         : `cannot be decompressed (${(error as Error).message}): the upload is damaged or incomplete`,
     );
   }
@@ -102,10 +110,10 @@ export function readSnapshotArchive(bytes: Buffer, name: string): ArchiveOutcome
   const problems: Problem[] = [];
   const at = (path: string) => `${name}: ${path}`;
   if (error !== undefined) problems.push({ file: name, reason: `is damaged or incomplete: ${error}` });
-  if (entries.length > UPLOAD_LIMITS.entries) {
+  if (entries.length > limits.entries) {
     problems.push({
       file: name,
-      reason: `holds ${entries.length} entries; an upload holds the four snapshot files (at most ${UPLOAD_LIMITS.entries} entries)`,
+      reason: `holds ${entries.length} entries; an upload holds the four snapshot files (at most ${limits.entries} entries)`,
     });
     return { ok: false, problems };
   }
