@@ -148,7 +148,14 @@ export function startUploadLoop(options: {
   if (!options.onEvent) {
     return ['Uploads: not taken (S3_ENDPOINT names another S3, which sends npm start no events)'];
   }
-  acceptUploads(options.onEvent, { store, bucket, prefix, ...LOCAL_UPLOAD_PREFIXES, log });
+  acceptUploads(options.onEvent, {
+    store,
+    bucket,
+    prefix,
+    ...LOCAL_UPLOAD_PREFIXES,
+    log,
+    warn: (message) => log(`warning: ${message}`),
+  });
   const incoming = `s3://${bucket}/${LOCAL_UPLOAD_PREFIXES.incomingPrefix}`;
   return [
     `Uploads: a snapshot uploaded to ${incoming}<name>.tar.gz is published; its report in s3://${bucket}/${LOCAL_UPLOAD_PREFIXES.reportsPrefix}<name>.json`,

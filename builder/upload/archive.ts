@@ -15,7 +15,7 @@ import { Parser } from 'tar';
 import type { Problem } from '../snapshot/problems.js';
 import { SNAPSHOT_FILES } from '../snapshot/snapshot.js';
 
-/** The bounds of an upload: about 10× a 100,000-module snapshot (52 MB of JSON, ~6 MB compressed). */
+/** The bounds of an upload: about 10× a 100,000-module snapshot (52 MB of JSON, 5.3 MB compressed). */
 export const UPLOAD_LIMITS = {
   /** The uploaded object. */
   compressedBytes: 128 * 2 ** 20,

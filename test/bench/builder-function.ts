@@ -38,7 +38,11 @@ const heapFlags = (memoryMb: number) => [
 ];
 
 /** A loopback EventBridge that accepts PutEvents and keeps the entries. */
-async function startEventsStandIn(): Promise<{ endpoint: string; entries: unknown[]; close(): Promise<void> }> {
+async function startEventsStandIn(): Promise<{
+  endpoint: string;
+  entries: unknown[];
+  close(): Promise<void>;
+}> {
   const entries: unknown[] = [];
   const server: Server = createServer((request, response) => {
     let body = '';
@@ -86,7 +90,12 @@ function putEvent(key: string, size: number, etag: string) {
         userIdentity: { principalId: 'AWS:AROABENCH:ci' },
         s3: {
           bucket: { name: STACK_BUCKET },
-          object: { key, size, eTag: etag.replace(/"/g, ''), sequencer: Date.now().toString(16).toUpperCase() },
+          object: {
+            key,
+            size,
+            eTag: etag.replace(/"/g, ''),
+            sequencer: Date.now().toString(16).toUpperCase(),
+          },
         },
       },
     ],
@@ -121,7 +130,8 @@ export async function benchBuilderFunction(settings: Settings): Promise<SectionR
   const asset = bundledBuilder(synth().assemblyDir);
   const taskRoot = join(work, 'task');
   mkdirSync(taskRoot, { recursive: true });
-  for (const file of readdirSync(dirname(asset.path))) copyFileSync(join(dirname(asset.path), file), join(taskRoot, file));
+  for (const file of readdirSync(dirname(asset.path)))
+    copyFileSync(join(dirname(asset.path), file), join(taskRoot, file));
 
   const runs: Run[] = [];
   const commands: string[] = [];
@@ -156,7 +166,9 @@ export async function benchBuilderFunction(settings: Settings): Promise<SectionR
         S3_ENDPOINT: String(servers.ready.s3Endpoint),
         AWS_ENDPOINT_URL_EVENTBRIDGE: events.endpoint,
       };
-      commands.push(`${node} ${flags.join(' ')} ${ric} index.handler  (LAMBDA_TASK_ROOT=<the synthesized asset>)`);
+      commands.push(
+        `${node} ${flags.join(' ')} ${ric} index.handler  (LAMBDA_TASK_ROOT=<the synthesized asset>)`,
+      );
       child = spawn(node, [...flags, ric, 'index.handler'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
       let log = '';
       child.stdout?.on('data', (chunk) => {
@@ -178,13 +190,18 @@ export async function benchBuilderFunction(settings: Settings): Promise<SectionR
         const body = readFileSync(archive);
         const key = `incoming/${new Date().toISOString().replace(/[-:.]/g, '')}-${modules}.tar.gz`;
         const put = await client.send(new PutObjectCommand({ Bucket: STACK_BUCKET, Key: key, Body: body }));
-        progress(`11. ${fmt.int(modules)} modules, ${kind}: invoking the builder (archive ${fmt.mb(body.byteLength)})`);
+        progress(
+          `11. ${fmt.int(modules)} modules, ${kind}: invoking the builder (archive ${fmt.mb(body.byteLength)})`,
+        );
         const before = processUsage(child.pid!);
         const started = performance.now();
         const invocation = await api.invoke(putEvent(key, body.byteLength, put.ETag ?? ''));
         const seconds = (performance.now() - started) / 1000;
         const after = processUsage(child.pid!);
-        if (invocation.error) throw new Error(`the builder failed: ${invocation.body.toString().slice(0, 2000)}\n${log.slice(-3000)}`);
+        if (invocation.error)
+          throw new Error(
+            `the builder failed: ${invocation.body.toString().slice(0, 2000)}\n${log.slice(-3000)}`,
+          );
         const reportKey = `reports/${key.slice('incoming/'.length, -'.tar.gz'.length)}.json`;
         const read = await client.send(new GetObjectCommand({ Bucket: STACK_BUCKET, Key: reportKey }));
         const report = JSON.parse(await read.Body!.transformToString());
@@ -227,7 +244,19 @@ export async function benchBuilderFunction(settings: Settings): Promise<SectionR
     `The asset: ${fmt.int(asset.bytes)} B (source map ${fmt.int(asset.mapBytes)} B), on Node.js ${LAMBDA_NODE.version} under aws-lambda-ric with Lambda's heap flags at ${fmt.int(BUILDER_MEMORY_MB)} MB (${heapFlags(BUILDER_MEMORY_MB).join(' ')}). One process for both invocations of a size, as a warm sandbox.`,
     '',
     table(
-      ['modules', 'invocation', 'archive', 'outcome', 'objects added', 'bytes added', 'wall s', 'CPU s (user+sys)', 'peak RSS', '/tmp files', 'event detail'],
+      [
+        'modules',
+        'invocation',
+        'archive',
+        'outcome',
+        'objects added',
+        'bytes added',
+        'wall s',
+        'CPU s (user+sys)',
+        'peak RSS',
+        '/tmp files',
+        'event detail',
+      ],
       runs.map((run) => [
         fmt.int(run.modules),
         run.kind,
