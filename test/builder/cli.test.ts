@@ -55,6 +55,27 @@ describe('usage errors', () => {
     expect(stderr).toBe(`${message}\nrun with --help for usage\n`);
   });
 
+  it('--version: the package and Node.js versions', async () => {
+    const { code, stdout } = await run(['--version']);
+
+    expect(code).toBe(EXIT.ok);
+    expect(stdout).toBe(`catalogue builder 0.1.0 (catalogue-read-api), Node.js ${process.version}\n`);
+  });
+
+  it('a --source that is missing or a file is named as such, in one line', async () => {
+    const missing = await run(['validate', '--source', '/no/such/catalogue']);
+    const file = await run(['publish', '--source', 'package.json', '--out', '/tmp/x']);
+
+    expect(missing.code).toBe(EXIT.usage);
+    expect(missing.stderr).toBe(
+      '--source /no/such/catalogue: no such directory\nrun with --help for usage\n',
+    );
+    expect(file.code).toBe(EXIT.usage);
+    expect(file.stderr).toMatch(
+      /^--source package\.json: is not a directory: name the folder that holds standards\.json, tags\.json, manufacturers\.json and modules\.json\n/,
+    );
+  });
+
   it('--help shows the walk-through of a first publish', async () => {
     const { code, stdout } = await run(['--help']);
 
