@@ -155,6 +155,10 @@ export async function benchBuilderFunction(settings: Settings): Promise<SectionR
         _HANDLER: 'index.handler',
         AWS_REGION: 'us-east-1',
         AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(BUILDER_MEMORY_MB),
+        AWS_LAMBDA_FUNCTION_NAME: 'bench-upload-builder',
+        AWS_LAMBDA_FUNCTION_VERSION: '$LATEST',
+        AWS_LAMBDA_LOG_GROUP_NAME: '/aws/lambda/bench-upload-builder',
+        AWS_LAMBDA_LOG_STREAM_NAME: 'bench',
         TMPDIR: tmp,
         CATALOGUE_BUCKET: STACK_BUCKET,
         CATALOGUE_PREFIX: 'catalogue/',
@@ -191,11 +195,19 @@ export async function benchBuilderFunction(settings: Settings): Promise<SectionR
         const key = `incoming/${new Date().toISOString().replace(/[-:.]/g, '')}-${modules}.tar.gz`;
         const put = await client.send(new PutObjectCommand({ Bucket: STACK_BUCKET, Key: key, Body: body }));
         progress(
-          `11. ${fmt.int(modules)} modules, ${kind}: invoking the builder (archive ${fmt.mb(body.byteLength)})`,
+          `11. ${fmt.int(modules)} modules, ${kind}: invoking the builder (archive ${fmt.int(body.byteLength)} B)`,
         );
         const before = processUsage(child.pid!);
         const started = performance.now();
-        const invocation = await api.invoke(putEvent(key, body.byteLength, put.ETag ?? ''));
+        const died = new Promise<never>((_, reject) =>
+          child!.once('exit', (code) =>
+            reject(new Error(`the runtime exited ${code}:\n${log.slice(-3000)}`)),
+          ),
+        );
+        const invocation = await Promise.race([
+          api.invoke(putEvent(key, body.byteLength, put.ETag ?? '')),
+          died,
+        ]);
         const seconds = (performance.now() - started) / 1000;
         const after = processUsage(child.pid!);
         if (invocation.error)
@@ -260,7 +272,7 @@ export async function benchBuilderFunction(settings: Settings): Promise<SectionR
       runs.map((run) => [
         fmt.int(run.modules),
         run.kind,
-        fmt.mb(run.archiveBytes),
+        `${fmt.int(run.archiveBytes)} B`,
         run.outcome,
         fmt.int(run.objectsAdded),
         fmt.mb(run.bytesAdded),
