@@ -165,7 +165,7 @@ async function build(
   repair: boolean,
   options: CommandOptions,
 ): Promise<number> {
-  const source = await checkSource(values);
+  const source = required('source', values.source as string | undefined);
   const retentionMs =
     values.retention === undefined ? DEFAULT_RETENTION_MS : parseRetention(values.retention as string);
   const concurrency =
@@ -173,6 +173,12 @@ async function build(
       ? undefined
       : parseInteger('concurrency', values.concurrency as string, 1);
   const target = await openOut(values);
+  try {
+    await checkSource(values);
+  } catch (error) {
+    target.close();
+    throw error;
+  }
   // A bar on a terminal; elsewhere (a CI log, a pipe) a line every 5 s once a step lasts that long.
   const progress = publishProgress(process.stderr, { quietStart: true });
   try {

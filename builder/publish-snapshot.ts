@@ -92,7 +92,7 @@ export async function publishSnapshot(
       ...(builder !== undefined && { builder }),
       ...(loaded.sourceDigests && { sourceDigests: loaded.sourceDigests }),
       ...(progress && { progress }),
-      record: { by: 'unknown', via: 'cli', ...record, snapshot: loaded.digest },
+      ...(record && { record: { ...record, snapshot: loaded.digest } }),
     });
     return {
       ok: true,

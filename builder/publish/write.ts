@@ -134,12 +134,13 @@ export async function writeVersion(
   const historyBytes = await readObject(store, `${prefix}${HISTORY_FILE}`);
   const now = (options.now ?? (() => new Date()))();
   const published = versionRecord(version, options, now);
+  // Recorded in the log when the caller says who publishes (the CLI, npm start, an upload).
   const advanced = advanceHistory(
     parseHistory(historyBytes),
     current.pointer?.version ?? null,
     pointer.version,
     now,
-    { published },
+    options.record ? { published } : {},
   );
   const { kept } = partitionHistory(advanced, now, options.retentionMs ?? DEFAULT_RETENTION_MS);
   const record = kept.versions.find((entry) => entry.version === pointer.version)?.published ?? published;
