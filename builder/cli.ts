@@ -245,7 +245,7 @@ async function validate(values: Record<string, string | boolean | undefined>): P
   const { standards, tags, manufacturers, modules } = loaded.snapshot;
   process.stdout.write(
     `${source}: valid (${modules.length} modules, ${manufacturers.length} manufacturers, ` +
-      `${standards.length} standards, ${tags.length} tags); snapshot digest ${loaded.digest}\n`,
+      `${standards.length} standards, ${tags.length} tags)\nsnapshot digest ${loaded.digest}\n`,
   );
   return EXIT.ok;
 }
