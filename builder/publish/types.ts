@@ -80,7 +80,7 @@ export type PublishRecord = Omit<VersionRecord, 'at' | 'counts'>;
 export interface PublishSummary {
   dryRun: boolean;
   version: string;
-  /** The version's record in the publication log (what it was published from, by whom, its counts). */
+  /** What the version is: who published it from what (written to the publication log when `record` was given), its counts. */
   record: VersionRecord;
   previousVersion: string | null;
   /** The pointer was (or, in a dry run, would be) replaced. */
