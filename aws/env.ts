@@ -17,7 +17,7 @@ export function awsRegion(region?: string, env: Env = process.env): string {
 }
 
 /** The services the project calls. */
-export type AwsService = 's3' | 'dynamodb' | 'secretsmanager';
+export type AwsService = 's3' | 'dynamodb' | 'secretsmanager' | 'events';
 
 /**
  * Where each service's endpoint may be set, most specific first: the project's own variable (kept as an
@@ -29,6 +29,7 @@ const ENDPOINT_VARIABLES: Record<AwsService, { alias?: string; standard: string 
   s3: { alias: 'S3_ENDPOINT', standard: 'AWS_ENDPOINT_URL_S3' },
   dynamodb: { alias: 'DYNAMODB_ENDPOINT', standard: 'AWS_ENDPOINT_URL_DYNAMODB' },
   secretsmanager: { standard: 'AWS_ENDPOINT_URL_SECRETS_MANAGER' },
+  events: { standard: 'AWS_ENDPOINT_URL_EVENTBRIDGE' },
 };
 
 /**

@@ -1,89 +1,29 @@
 /**
- * `npm run catalogue -- <command>`: build/publish, validate and generate catalogue snapshots.
- * Exit codes (EXIT): 0 ok, 1 validation failed, 2 usage, 3 publish failed, 4 another publish holds the
- * target; a new outcome gets a new code.
+ * `npm run catalogue -- <command>`: build (publish), validate and generate catalogue snapshots; list the
+ * versions of a target, roll it back, break its stale lock (target-commands.ts). Exit codes: exit.ts.
  */
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { closestMatch } from 'leven';
-import { PublishBusyError } from './publish/lock.js';
+import packageJson from '../package.json' with { type: 'json' };
+import { EXIT, UsageError, whoAmI } from './exit.js';
+import { HELP } from './help.js';
+import { impossibility, PublishBusyError } from './publish/lock.js';
 import { DEFAULT_RETENTION_MS } from './publish/types.js';
+import { readHistory, readLiveVersion } from './publish/versions.js';
+import { PointerMovedError } from './publish/write.js';
 import { publishSnapshot } from './publish-snapshot.js';
 import { explainPublishFailure } from './report/failure.js';
-import { explainLines, summaryLine, terminalProgress } from './report/progress.js';
+import { explainLines, publishProgress, summaryLine } from './report/progress.js';
+import { didYouMean } from './report/suggest.js';
 import { loadSnapshot } from './snapshot/load.js';
 import { formatProblem, type Problem } from './snapshot/problems.js';
+import { sourceDirectoryProblem } from './snapshot/source.js';
 import { generateSnapshot, writeSnapshot } from './synthetic/generate.js';
-import { openTarget } from './target.js';
+import { openTarget, type PublishTarget } from './target.js';
+import { rollbackCommand, unlockCommand, versionsCommand } from './target-commands.js';
 
-export const EXIT = { ok: 0, invalid: 1, usage: 2, publishFailed: 3, busy: 4 } as const;
-
-export const HELP = `Catalogue builder: compile a catalogue snapshot into the precomputed objects the API serves.
-
-Usage:
-  npm run catalogue -- build --source DIR --out DIR|s3://BUCKET[/PREFIX] [options]
-  npm run catalogue -- repair --source DIR --out DIR|s3://BUCKET[/PREFIX] [options]
-  npm run catalogue -- validate --source DIR
-  npm run catalogue -- generate --modules N --seed S --out DIR
-  npm run catalogue -- --help
-
-Commands:
-  build      Validate the snapshot in --source, render every list variant and detail, and publish:
-             upload objects that are not there yet, then the version file and log, then the pointer
-             (current.json) last, then delete what no retained version references.
-             A small edit is built from the current version's manifest: only the list variants and
-             details it changes are rendered and uploaded, and the target is not listed.
-  repair     Like build, but list the whole target first: upload every object of this version that is
-             missing (a damaged target), and delete every object no retained version references
-             (orphans of abandoned publishes, objects of versions published by an older format).
-  validate   Check a snapshot and list every problem (file, record id, field, reason). Writes nothing.
-  generate   Write a deterministic synthetic snapshot of N modules (for load tests and benchmarks).
-
-Options of build:
-  --source DIR         snapshot directory: standards.json, tags.json, manufacturers.json, modules.json
-  --out TARGET         a local directory, or s3://bucket/prefix (objects go to <prefix>/o/, the pointer to
-                       <prefix>/current.json)
-  --endpoint URL       S3-compatible endpoint; AWS when absent. npm start prints its own local one
-                       (export CATALOGUE_S3_ENDPOINT=…). Credentials and region come from the usual AWS
-                       environment and profiles.
-  --dry-run            report what would be added and removed (objects and bytes); write nothing
-  --verbose, -v        also list every index key (list variant or detail) whose object changes, and
-                       every object uploaded (or, with --dry-run, that would be)
-  --retention DUR      how long a superseded version stays readable before collection: 0 or a number with
-                       a unit ms, s, m, h or d (default 24h). Open cursors pin a version for this long.
-  --concurrency N      uploads in flight (default 16 for a directory, 48 for S3)
-
-Options of generate:
-  --modules N          number of modules (nonnegative integer)
-  --seed S             any integer; the same seed gives the same snapshot
-  --out DIR            directory to write the four snapshot files to
-
-Examples (docs/publishing.md walks through them):
-  cp -r fixtures/catalogue my-catalogue          # then edit my-catalogue/*.json
-  npm run catalogue -- validate --source my-catalogue
-  npm run catalogue -- build --source my-catalogue --out s3://catalogue --endpoint "$CATALOGUE_S3_ENDPOINT" --dry-run
-  npm run catalogue -- build --source my-catalogue --out s3://my-bucket/catalogue
-
-Output:
-  A progress bar on stderr when it is a terminal; then one summary line on stdout: version, objects
-  added/unchanged/removed, bytes added/removed, version files removed, seconds.
-
-Exit codes:
-  0  done (for validate: the snapshot is valid)
-  1  the snapshot is invalid; every problem is printed on stderr and nothing is written
-  2  usage error (unknown command or option, missing or malformed value)
-  3  publishing failed (storage unreachable, access denied…); the previous version stays current.
-     The message says what to do: run the same build again for a passing fault (network, timeout,
-     throttling), or what to fix first (credentials, permissions, bucket, endpoint, server, disk)
-  4  another publish holds the target (one publisher at a time); nothing was written. Run it again
-     once the other has finished; a publish whose process is gone is taken over at once on the same
-     machine, else once its lease has run out (about 90 s after it stopped)
-`;
-
-class UsageError extends Error {
-  override name = 'UsageError';
-}
+export { EXIT } from './exit.js';
 
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
@@ -129,20 +69,12 @@ const OPTIONS = {
   concurrency: { type: 'string' },
   modules: { type: 'string' },
   seed: { type: 'string' },
+  json: { type: 'boolean' },
+  to: { type: 'string' },
+  force: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean' },
 } as const;
-
-/**
- * "; did you mean X?" when one of `candidates` is close enough to a mistyped `input` to be what was meant (two
- * edits, a swap of neighbours included, or a third of its letters for long words; one for words of up to
- * three letters), else ''. Edit distance from `leven`.
- * @example didYouMean('biuld', ['build', 'repair']) // → '; did you mean build?'
- */
-function didYouMean(input: string, candidates: readonly string[], format = (match: string) => match): string {
-  const maxDistance = input.length <= 3 ? 1 : Math.max(2, Math.floor(input.length / 3));
-  const match = closestMatch(input, candidates, { maxDistance });
-  return match === undefined ? '' : `; did you mean ${format(match)}?`;
-}
 
 /**
  * Unknown options answered with the closest option of the command (of any command when there is none yet):
@@ -157,7 +89,11 @@ function checkOptionNames(argv: readonly string[]): void {
     tokens: true,
   });
   const command = tokens.find((token) => token.kind === 'positional')?.value;
-  const names = [...(command && ALLOWED[command] ? ALLOWED[command] : Object.keys(OPTIONS)), 'help'];
+  const names = [
+    ...(command && ALLOWED[command] ? ALLOWED[command] : Object.keys(OPTIONS)),
+    'help',
+    'version',
+  ];
   for (const token of tokens) {
     if (token.kind !== 'option' || token.name in OPTIONS) continue;
     throw new UsageError(
@@ -166,10 +102,15 @@ function checkOptionNames(argv: readonly string[]): void {
   }
 }
 
+const BUILD_OPTIONS = ['source', 'out', 'endpoint', 'dry-run', 'verbose', 'retention', 'concurrency'];
 const ALLOWED: Record<string, readonly string[]> = {
-  build: ['source', 'out', 'endpoint', 'dry-run', 'verbose', 'retention', 'concurrency'],
-  repair: ['source', 'out', 'endpoint', 'dry-run', 'verbose', 'retention', 'concurrency'],
+  build: BUILD_OPTIONS,
+  publish: BUILD_OPTIONS,
+  repair: BUILD_OPTIONS,
   validate: ['source'],
+  versions: ['out', 'endpoint', 'json'],
+  rollback: ['out', 'endpoint', 'to'],
+  unlock: ['out', 'endpoint', 'force'],
   generate: ['modules', 'seed', 'out'],
 };
 
@@ -183,27 +124,64 @@ export interface CommandOptions {
   builder?: string;
 }
 
+/**
+ * What to say of the live version after a failed publish: the previous one, still; or, when the pointer
+ * moved meanwhile (another publish made its version live), that version, by name and publisher.
+ */
+async function liveAfterFailure(target: PublishTarget, error: Error): Promise<string> {
+  const still = 'the previous version is still current';
+  if (!(error instanceof PointerMovedError)) return still;
+  try {
+    const live = await readLiveVersion(target.store, target.prefix);
+    if (live === null) return still;
+    const entry = (await readHistory(target.store, target.prefix)).versions.find((e) => e.version === live);
+    const by = entry?.published ? ` (published by ${entry.published.by}, ${entry.published.via})` : '';
+    return `version ${live} is current${by}: another publish made it current while this one ran, and this one's version was not`;
+  } catch {
+    return still;
+  }
+}
+
+/** Open `--out` (a usage error when it is malformed). */
+async function openOut(values: Record<string, string | boolean | undefined>): Promise<PublishTarget> {
+  const out = required('out', values.out as string | undefined);
+  try {
+    return await openTarget(out, values.endpoint as string | undefined);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}
+
+/** `--source` names a directory, or a usage error says what it names instead. */
+async function checkSource(values: Record<string, string | boolean | undefined>): Promise<string> {
+  const source = required('source', values.source as string | undefined);
+  const problem = await sourceDirectoryProblem(source);
+  if (problem !== undefined) throw new UsageError(`--source ${source}: ${problem}`);
+  return source;
+}
+
 async function build(
   values: Record<string, string | boolean | undefined>,
   repair: boolean,
   options: CommandOptions,
 ): Promise<number> {
   const source = required('source', values.source as string | undefined);
-  const out = required('out', values.out as string | undefined);
   const retentionMs =
     values.retention === undefined ? DEFAULT_RETENTION_MS : parseRetention(values.retention as string);
   const concurrency =
     values.concurrency === undefined
       ? undefined
       : parseInteger('concurrency', values.concurrency as string, 1);
-  let target: Awaited<ReturnType<typeof openTarget>>;
+  const target = await openOut(values);
   try {
-    target = await openTarget(out, values.endpoint as string | undefined);
+    await checkSource(values);
   } catch (error) {
-    throw new UsageError((error as Error).message);
+    target.close();
+    throw error;
   }
+  // A bar on a terminal; elsewhere (a CI log, a pipe) a line every 5 s once a step lasts that long.
+  const progress = publishProgress(process.stderr, { quietStart: true });
   try {
-    const progress = terminalProgress(process.stderr);
     const outcome = await publishSnapshot(source, target, {
       ...(options.builder !== undefined && { builder: options.builder }),
       retentionMs,
@@ -211,9 +189,11 @@ async function build(
       dryRun: values['dry-run'] === true,
       repair,
       explain: values.verbose === true,
-      ...(progress && { progress }),
+      progress,
+      record: { by: whoAmI(), via: 'cli' },
       warn: (message) => process.stderr.write(`warning: ${message}\n`),
     });
+    progress.close();
     if (outcome.ok) {
       const { summary } = outcome;
       if (values.verbose) for (const line of explainLines(summary)) process.stdout.write(`${line}\n`);
@@ -226,9 +206,15 @@ async function build(
     }
     const error = outcome.error as Error;
     if (error instanceof PublishBusyError) {
+      const invalid = impossibility(error.holder, new Date());
+      const hint =
+        !error.holder || invalid !== undefined
+          ? `; that lock cannot be a publish's (${invalid ?? 'no holder could be read'}): if no publish is running, ` +
+            `\`npm run catalogue -- unlock --out ${values.out as string}\` clears it`
+          : '';
       process.stderr.write(
         `publish refused: ${error.message}; target: ${target.location}\n` +
-          'nothing was written; run this publish again once the other one has finished\n',
+          `nothing was written; run this publish again once the other one has finished${hint}\n`,
       );
       return EXIT.busy;
     }
@@ -240,16 +226,17 @@ async function build(
     process.stderr.write(
       `publish failed: ${error.message}${cause?.message ? ` (${cause.message})` : ''}; ` +
         `target: ${target.location}\n` +
-        `the previous version is still current; ${advice}\n`,
+        `${await liveAfterFailure(target, error)}; ${advice}\n`,
     );
     return EXIT.publishFailed;
   } finally {
+    progress.close();
     target.close();
   }
 }
 
 async function validate(values: Record<string, string | boolean | undefined>): Promise<number> {
-  const source = required('source', values.source as string | undefined);
+  const source = await checkSource(values);
   const loaded = await loadSnapshot(source);
   if (!loaded.ok) {
     printProblems(loaded.problems);
@@ -258,7 +245,7 @@ async function validate(values: Record<string, string | boolean | undefined>): P
   const { standards, tags, manufacturers, modules } = loaded.snapshot;
   process.stdout.write(
     `${source}: valid (${modules.length} modules, ${manufacturers.length} manufacturers, ` +
-      `${standards.length} standards, ${tags.length} tags)\n`,
+      `${standards.length} standards, ${tags.length} tags)\nsnapshot digest ${loaded.digest}\n`,
   );
   return EXIT.ok;
 }
@@ -283,6 +270,12 @@ export async function main(argv: readonly string[], options: CommandOptions = {}
     checkOptionNames(argv);
     const { values, positionals } = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true });
     const command = positionals[0];
+    if (values.version && !values.help) {
+      process.stdout.write(
+        `catalogue builder ${packageJson.version} (${packageJson.name}), Node.js ${process.version}\n`,
+      );
+      return EXIT.ok;
+    }
     if (values.help || command === 'help' || command === undefined) {
       process.stdout.write(HELP);
       return command === undefined && !values.help ? EXIT.usage : EXIT.ok;
@@ -296,15 +289,37 @@ export async function main(argv: readonly string[], options: CommandOptions = {}
       );
     }
     for (const name of Object.keys(values)) {
-      if (!allowed.includes(name) && name !== 'help') {
+      if (!allowed.includes(name) && name !== 'help' && name !== 'version') {
         throw new UsageError(
           `--${name} does not apply to ${command} (${command} takes ${allowed.map((option) => `--${option}`).join(', ')})`,
         );
       }
     }
-    if (command === 'build' || command === 'repair')
+    if (command === 'build' || command === 'publish' || command === 'repair')
       return await build(values, command === 'repair', options);
     if (command === 'validate') return await validate(values);
+    if (command === 'versions' || command === 'rollback' || command === 'unlock') {
+      const target = await openOut(values);
+      try {
+        if (command === 'versions') return await versionsCommand(target, values.json === true);
+        if (command === 'rollback') return await rollbackCommand(target, values.to as string | undefined);
+        return await unlockCommand(target, values.force === true);
+      } catch (error) {
+        const cause = (error as Error).cause as Error | undefined;
+        const { advice } = explainPublishFailure(error, {
+          description: target.description,
+          endpoint: values.endpoint as string | undefined,
+          again: `run ${command} again`,
+        });
+        process.stderr.write(
+          `${command} failed: ${(error as Error).message}${cause?.message ? ` (${cause.message})` : ''}; ` +
+            `target: ${target.location}\n${advice}\n`,
+        );
+        return EXIT.publishFailed;
+      } finally {
+        target.close();
+      }
+    }
     return await generate(values);
   } catch (error) {
     const usage =

@@ -7,10 +7,11 @@
 import type { WritableObjectStore } from '../store/objects/interface.js';
 import { publishCatalogue } from './publish/publish.js';
 import { type CurrentVersion, readCurrentVersion } from './publish/read.js';
-import type { PublishOptions, PublishSummary } from './publish/types.js';
+import type { PublishOptions, PublishRecord, PublishSummary } from './publish/types.js';
 import { loadSnapshot } from './snapshot/load.js';
 import type { Problem } from './snapshot/problems.js';
 import type { Snapshot } from './snapshot/snapshot.js';
+import type { SnapshotSource } from './snapshot/source.js';
 
 /** Where to publish: an object store and a key prefix ('' or ending in '/'). */
 export interface SnapshotTarget {
@@ -20,8 +21,10 @@ export interface SnapshotTarget {
 
 export type PublishSnapshotOptions = Omit<
   PublishOptions,
-  'store' | 'prefix' | 'snapshot' | 'sourceDigests' | 'current'
+  'store' | 'prefix' | 'snapshot' | 'sourceDigests' | 'current' | 'record'
 > & {
+  /** Who publishes and how (the version records it, with the snapshot's digest: history.ts). */
+  record?: Omit<PublishRecord, 'snapshot'>;
   /**
    * Called once the snapshot is valid, before anything is written, with what the target holds now (e.g. to
    * warn that a first publish of a big catalogue takes minutes).
@@ -34,6 +37,8 @@ export type PublishSnapshotOutcome =
       ok: true;
       summary: PublishSummary;
       snapshot: Snapshot;
+      /** The snapshot digest (builder/snapshot/source.ts). */
+      digest: string;
       /** Modules whose own fields were not checked again: unchanged since the current version. */
       unchanged: number;
     }
@@ -46,17 +51,17 @@ export type PublishSnapshotOutcome =
   | { ok: false; reason: 'failed'; error: unknown };
 
 /**
- * Validate the snapshot in `source` and publish it to `target`.
+ * Validate the snapshot in `source` (a directory, or an upload's files) and publish it to `target`.
  * @example
  * const outcome = await publishSnapshot('fixtures/catalogue', { store: new DirectoryObjectStore('out'), prefix: '' });
  * if (outcome.ok) console.log(outcome.summary.version);
  */
 export async function publishSnapshot(
-  source: string,
+  source: SnapshotSource,
   target: SnapshotTarget,
   options: PublishSnapshotOptions = {},
 ): Promise<PublishSnapshotOutcome> {
-  const { builder, progress, onValid, ...publish } = options;
+  const { builder, progress, onValid, record, ...publish } = options;
   progress?.note('reading the current version');
   // A failure is reported as the publish's own, after the snapshot's problems if it has any.
   let unreadable: { error: unknown } | undefined;
@@ -64,7 +69,7 @@ export async function publishSnapshot(
     unreadable = { error };
     return undefined;
   });
-  progress?.note(`validating ${source}`);
+  progress?.note(`validating ${typeof source === 'string' ? source : source.name}`);
   const manifest = options.repair ? undefined : current?.manifest;
   const loaded = await loadSnapshot(source, {
     ...(builder !== undefined && { builder }),
@@ -87,8 +92,15 @@ export async function publishSnapshot(
       ...(builder !== undefined && { builder }),
       ...(loaded.sourceDigests && { sourceDigests: loaded.sourceDigests }),
       ...(progress && { progress }),
+      ...(record && { record: { ...record, snapshot: loaded.digest } }),
     });
-    return { ok: true, summary, snapshot: loaded.snapshot, unchanged: loaded.unchanged ?? 0 };
+    return {
+      ok: true,
+      summary,
+      snapshot: loaded.snapshot,
+      digest: loaded.digest,
+      unchanged: loaded.unchanged ?? 0,
+    };
   } catch (error) {
     return { ok: false, reason: 'failed', error };
   }

@@ -190,6 +190,14 @@ export class Alarms extends Construct {
     }
   }
 
+  /** Send `alarm`'s changes to the topic too (when there is one): alarms of other constructs. */
+  notify(alarm: cloudwatch.Alarm): void {
+    if (!this.topic) return;
+    const action = new actions.SnsAction(this.topic);
+    alarm.addAlarmAction(action);
+    alarm.addOkAction(action);
+  }
+
   all(): cloudwatch.Alarm[] {
     return [
       this.errorRate,

@@ -33,6 +33,8 @@ export const NUMBER_SETTINGS = [
   'unauthorizedPerMinuteThreshold',
   'wafRateLimitPer5Min',
   'adminMaxKeysPerOwner',
+  'uploadBuilderMemorySize',
+  'uploadBuilderTimeoutSeconds',
 ] as const;
 
 const PRICE_CLASSES: Record<string, PriceClass> = {

@@ -137,7 +137,24 @@ export interface CatalogueStackProps extends StackProps {
    * @default 600
    */
   readonly unauthorizedPerMinuteThreshold?: number;
+  /**
+   * Memory of the upload builder Lambda in MB (CPU scales with it: a vCPU per 1,769 MB). A full build of
+   * 100,000 modules peaks at ~1.5 GB (test/bench/README.md, section 11).
+   * @default 3008
+   */
+  readonly uploadBuilderMemorySize?: number;
+  /**
+   * Timeout of the upload builder Lambda in seconds (Lambda's maximum is 900).
+   * @default 900
+   */
+  readonly uploadBuilderTimeoutSeconds?: number;
 }
+
+/**
+ * Where snapshots are uploaded and reports written, at the bucket's root (fixed: the publisher's application
+ * and the upload policy name them).
+ */
+export const UPLOAD_PREFIXES = { incomingPrefix: 'incoming/', reportsPrefix: 'reports/' } as const;
 
 /** Every setting with its default applied; optional ones stay optional. */
 export type ResolvedProps = Required<
@@ -159,9 +176,10 @@ export type ResolvedProps = Required<
     | 'p99DurationThresholdMs'
     | 'unauthorizedPerMinuteThreshold'
     | 'adminMaxKeysPerOwner'
+    | 'uploadBuilderMemorySize'
+    | 'uploadBuilderTimeoutSeconds'
   >
-> &
-  Pick<
+> & { incomingPrefix: string; reportsPrefix: string } & Pick<
     CatalogueStackProps,
     | 'domainName'
     | 'certificateArn'
@@ -189,6 +207,8 @@ export const DEFAULTS = {
   p99DurationThresholdMs: 2_000,
   unauthorizedPerMinuteThreshold: 600,
   adminMaxKeysPerOwner: 10,
+  uploadBuilderMemorySize: 3008,
+  uploadBuilderTimeoutSeconds: 900,
 } as const satisfies Partial<ResolvedProps>;
 
 /** Retention values CloudWatch Logs accepts (the numeric values of `RetentionDays`, without INFINITE). */
@@ -239,6 +259,9 @@ export function resolveProps(props: CatalogueStackProps): ResolvedProps {
     unauthorizedPerMinuteThreshold:
       props.unauthorizedPerMinuteThreshold ?? DEFAULTS.unauthorizedPerMinuteThreshold,
     adminMaxKeysPerOwner: props.adminMaxKeysPerOwner ?? DEFAULTS.adminMaxKeysPerOwner,
+    uploadBuilderMemorySize: props.uploadBuilderMemorySize ?? DEFAULTS.uploadBuilderMemorySize,
+    uploadBuilderTimeoutSeconds: props.uploadBuilderTimeoutSeconds ?? DEFAULTS.uploadBuilderTimeoutSeconds,
+    ...UPLOAD_PREFIXES,
     domainName: props.domainName,
     certificateArn: props.certificateArn,
     webAclArn: props.webAclArn,
@@ -259,6 +282,16 @@ export function resolveProps(props: CatalogueStackProps): ResolvedProps {
     throw new Error(
       `cataloguePrefix must not be under docs/, where the API reference is deployed (got '${r.cataloguePrefix}')`,
     );
+  }
+  for (const prefix of Object.values(UPLOAD_PREFIXES)) {
+    if (
+      r.cataloguePrefix.startsWith(prefix) ||
+      (r.cataloguePrefix !== '' && prefix.startsWith(r.cataloguePrefix))
+    ) {
+      throw new Error(
+        `cataloguePrefix must not contain or be under ${prefix}, where snapshots are uploaded and reports written (got '${r.cataloguePrefix}')`,
+      );
+    }
   }
   if ((r.domainName === undefined) !== (r.certificateArn === undefined)) {
     throw new Error('domainName and certificateArn must be given together');
@@ -318,5 +351,7 @@ export function resolveProps(props: CatalogueStackProps): ResolvedProps {
     );
   }
   integerIn('p99DurationThresholdMs', r.p99DurationThresholdMs, 1, r.timeoutSeconds * 1000);
+  integerIn('uploadBuilderMemorySize', r.uploadBuilderMemorySize, 1024, 10_240);
+  integerIn('uploadBuilderTimeoutSeconds', r.uploadBuilderTimeoutSeconds, 120, 900);
   return resolved;
 }

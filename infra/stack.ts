@@ -13,6 +13,7 @@ import { ProxyFunction } from './proxy-function.js';
 import { PublisherRole } from './publisher.js';
 import { ApiReference } from './reference.js';
 import { Storage } from './storage.js';
+import { UPLOAD_EVENT_SOURCE, UploadBuilder } from './upload-builder.js';
 
 export type { CatalogueStackProps } from './props.js';
 
@@ -25,6 +26,7 @@ export class CatalogueStack extends Stack {
   readonly alarms: Alarms;
   readonly publisher: PublisherRole;
   readonly admin: AdminApi;
+  readonly uploads: UploadBuilder;
 
   constructor(scope: Construct, id: string, props: CatalogueStackProps = {}) {
     // Validate before anything is created, so a bad setting fails with its own message.
@@ -102,6 +104,18 @@ export class CatalogueStack extends Stack {
       logRetentionDays: s.logRetentionDays,
       removalPolicy: s.removalPolicy,
     });
+    // Publishing by upload: the builder in the bucket's region, triggered by a completed snapshot upload.
+    this.uploads = new UploadBuilder(this, 'Uploads', {
+      bucket,
+      cataloguePrefix: s.cataloguePrefix,
+      incomingPrefix: s.incomingPrefix,
+      reportsPrefix: s.reportsPrefix,
+      memorySize: s.uploadBuilderMemorySize,
+      timeoutSeconds: s.uploadBuilderTimeoutSeconds,
+      logRetentionDays: s.logRetentionDays,
+      removalPolicy: s.removalPolicy,
+    });
+    this.alarms.notify(this.uploads.failureAlarm);
 
     const distributionDomain = this.edge.distribution.distributionDomainName;
     const outputs: Record<string, { value: string; description: string }> = {
@@ -153,6 +167,31 @@ export class CatalogueStack extends Stack {
       AdminLogGroupName: {
         value: this.admin.logGroup.logGroupName,
         description: 'Admin API log group: one audit line per call',
+      },
+      UploadUri: {
+        value: `s3://${bucket.bucketName}/${s.incomingPrefix}`,
+        description: 'Where to upload a snapshot (<this><name>.tar.gz): it is validated and published',
+      },
+      ReportsUri: {
+        value: `s3://${bucket.bucketName}/${s.reportsPrefix}`,
+        description: "Where each upload's report is written (<this><name>.json)",
+      },
+      UploadPolicyArn: {
+        value: this.uploads.uploadPolicy.managedPolicyArn,
+        description:
+          "The only permission the publisher's application needs: upload snapshots, read their reports",
+      },
+      UploadEventPattern: {
+        value: JSON.stringify({ source: [UPLOAD_EVENT_SOURCE] }),
+        description: "EventBridge pattern of the upload builder's events on the default bus (one per upload)",
+      },
+      UploadBuilderFunctionName: {
+        value: this.uploads.function.functionName,
+        description: 'The upload builder Lambda function',
+      },
+      UploadBuilderLogGroupName: {
+        value: this.uploads.logGroup.logGroupName,
+        description: 'The upload builder log group (progress and one line per upload)',
       },
       ProxyFunctionName: { value: this.proxy.function.functionName, description: 'Proxy Lambda function' },
       ProxyLogGroupName: { value: this.proxy.logGroup.logGroupName, description: 'Proxy Lambda log group' },

@@ -11,8 +11,12 @@ import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import dynalite from 'dynalite';
 import S3rver from 's3rver';
 import { s3Client } from '../aws/sdk.js';
+import type { S3EventNotification } from '../builder/upload/event.js';
 import { installS3rverConditionalWrites } from './s3rver-conditional.js';
 import { installS3rverDes } from './s3rver-des.js';
+import { forwardS3rverEvents } from './s3rver-events.js';
+
+export type { S3EventNotification } from '../builder/upload/event.js';
 
 export interface LocalServer {
   endpoint: string;
@@ -39,22 +43,42 @@ export interface ServerOptions {
   port?: number;
 }
 
+/** The local S3: a {@link LocalServer} with its bucket, and the event notifications S3 would send. */
+export interface LocalS3 extends LocalServer {
+  bucket: string;
+  /**
+   * Call `listener` with every event notification (an object created — by a PUT, a copy or a completed
+   * multipart upload — or deleted), shaped as S3 delivers them to a subscribed function; across restarts.
+   * Returns the function that unsubscribes.
+   */
+  onEvent(listener: (notification: S3EventNotification) => void): () => void;
+}
+
 /**
  * An s3rver on 127.0.0.1 with `bucket` created (if missing). Listings of any length work on Node ≥ 17
- * (see `s3rver-des.ts`), and PUTs honour S3's conditional writes (`s3rver-conditional.ts`).
+ * (see `s3rver-des.ts`), PUTs honour S3's conditional writes (`s3rver-conditional.ts`), and its event
+ * notifications are S3's (`s3rver-events.ts`).
  */
-export async function startS3(
-  bucket = 'catalogue-test',
-  options: ServerOptions = {},
-): Promise<LocalServer & { bucket: string }> {
+export async function startS3(bucket = 'catalogue-test', options: ServerOptions = {}): Promise<LocalS3> {
   installS3rverDes();
   const temporary = !options.directory;
   const directory = options.directory ?? mkdtempSync(join(tmpdir(), 'cat-s3-'));
   let port = options.port ?? 0;
   let s3rver: S3rver | undefined;
+  const listeners = new Set<(notification: S3EventNotification) => void>();
+  const emit = (notification: S3EventNotification) => {
+    for (const listener of listeners) {
+      try {
+        listener(notification);
+      } catch {
+        // A listener's fault is its own: s3rver and the other listeners carry on.
+      }
+    }
+  };
   const start = async () => {
     s3rver = new S3rver({ port, address: '127.0.0.1', silent: true, directory });
     installS3rverConditionalWrites(s3rver);
+    forwardS3rverEvents(s3rver, emit);
     const info = (await s3rver.run()) as AddressInfo;
     port = info.port;
   };
@@ -79,6 +103,10 @@ export async function startS3(
     bucket,
     stop,
     start,
+    onEvent(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
     async dispose() {
       await stop();
       if (temporary) rmSync(directory, { recursive: true, force: true });

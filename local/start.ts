@@ -20,10 +20,12 @@ import { AdminTables } from '../admin/dynamo.js';
 import { partnerDefaults } from '../admin/settings.js';
 import { createTables } from '../admin/tables.js';
 import { dynamoClient, s3Client } from '../aws/sdk.js';
+import { whoAmI } from '../builder/exit.js';
 import { publishSnapshot, type SnapshotTarget } from '../builder/publish-snapshot.js';
 import { explainPublishFailure } from '../builder/report/failure.js';
 import { firstPublishNotice, formatBytes, publishProgress, summaryLine } from '../builder/report/progress.js';
 import { formatProblem } from '../builder/snapshot/problems.js';
+import { sourceDigest } from '../builder/snapshot/source.js';
 import { createHttpServer } from '../proxy/adapters/http.js';
 import { createProxy, logJson } from '../proxy/app.js';
 import { loadConfig } from '../proxy/config.js';
@@ -42,10 +44,10 @@ import {
   type PublishedState,
   readPublishedRecord,
   servedFrom,
-  sourceDigest,
   writePublishedRecord,
 } from './published.js';
-import { type LocalServer, startDynamo, startS3 } from './servers.js';
+import { type LocalS3, type LocalServer, startDynamo, startS3 } from './servers.js';
+import { startUploadLoop } from './uploads.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 // Local state (s3rver and dynalite data, the cursor secret, the lock, the publish record and the dev key);
@@ -131,8 +133,10 @@ async function main(): Promise<void> {
   const bucket = env.CATALOGUE_BUCKET ?? 'catalogue';
   let s3Endpoint = env.S3_ENDPOINT;
   const ownS3 = !s3Endpoint;
+  let localS3: LocalS3 | undefined;
   if (!s3Endpoint) {
     const s3 = await startS3(bucket, { directory: join(LOCAL, 's3') });
+    localS3 = s3;
     servers.push(s3);
     s3Endpoint = s3.endpoint;
   } else {
@@ -276,6 +280,18 @@ async function main(): Promise<void> {
       keysTable: config.keysTable,
       countersTable: config.countersTable,
     }),
+    ...startUploadLoop({
+      store: new S3ObjectStore({
+        client: s3Client({ endpoint: config.s3Endpoint, maxAttempts: 5 }),
+        bucket: config.bucket,
+      }),
+      bucket: config.bucket,
+      prefix: config.prefix,
+      endpoint: s3Endpoint,
+      onEvent: localS3?.onEvent,
+      known: served.version,
+      log: (line) => console.error(line),
+    }),
     'Ctrl-C stops it.',
     '',
   ];
@@ -298,6 +314,7 @@ async function publish(
   try {
     outcome = await publishSnapshot(source, into, {
       progress,
+      record: { by: whoAmI(), via: 'npm start' },
       warn: (message) => console.error(`warning: ${message}`),
       onValid: (snapshot, current) => {
         const modules = snapshot.modules.length;

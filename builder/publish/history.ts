@@ -1,8 +1,10 @@
 /**
  * The publication log (`<prefix>versions/log.json`): when each retained version became current and when it
- * was superseded. Garbage collection reads it to keep superseded versions readable for the retention period
- * (open cursors pin a version's objects). The pointer stays the truth about what is current; the log is
- * reconciled with it on every publish, so a publish killed between the two writes heals on the next run.
+ * was superseded, and who published it from which snapshot (`npm run catalogue -- versions` lists it).
+ * Garbage collection reads it to keep superseded versions readable for the retention period (open cursors
+ * pin a version's objects), and a rollback may make any version in it current again (rollback.ts). The
+ * pointer stays the truth about what is current; the log is reconciled with it on every publish, so a
+ * publish killed between the two writes heals on the next run.
  */
 import { OBJECT_ID_PATTERN, VERSIONS_DIR } from '../../store/layout.js';
 
@@ -14,6 +16,52 @@ export interface HistoryEntry {
   current_since: string | null;
   /** ISO time another version replaced it; null while current. */
   superseded_at: string | null;
+  /** Who published it and from what; absent for versions published before the log recorded it. */
+  published?: VersionRecord;
+  /** The last rollback that made it current again (rollback.ts). */
+  restored?: { at: string; by: string };
+}
+
+/** How a version was published: by whom, through what, from which snapshot, and what it holds. */
+export interface VersionRecord {
+  /** ISO time of the publish that made it current. */
+  at: string;
+  /** Who: `user@host` for the CLI and npm start; the uploader's AWS principal for an upload. */
+  by: string;
+  via: 'cli' | 'upload' | 'npm start';
+  /** The snapshot digest (builder/snapshot/source.ts snapshotDigest), or null when unknown. */
+  snapshot: string | null;
+  /** For an upload: the uploaded object as published (builder/upload/). */
+  upload?: UploadStamp;
+  counts: VersionCounts;
+}
+
+/** An uploaded snapshot object as the builder published it. */
+export interface UploadStamp {
+  key: string;
+  etag: string;
+  /** ISO time S3 completed the upload. */
+  last_modified: string;
+  /** S3's event sequencer of the upload, when it came from an event. */
+  sequencer?: string;
+}
+
+export interface VersionCounts {
+  modules: number;
+  manufacturers: number;
+  standards: number;
+  tags: number;
+  /** Objects the version references, and their bytes. */
+  objects: number;
+  bytes: number;
+}
+
+/** What a publish or a rollback says of the version it makes current. */
+export interface BecomingCurrent {
+  /** A publish: its record (kept as it is when the version is current already). */
+  published?: VersionRecord;
+  /** A rollback: who made it current again. */
+  restored?: { by: string };
 }
 
 export interface History {
@@ -48,14 +96,27 @@ export function parseHistory(bytes: Buffer | undefined): History {
  * @example
  * advanceHistory(EMPTY_HISTORY, null, 'v1', t).versions // → [{ version: 'v1', current_since: t, superseded_at: null }]
  */
-export function advanceHistory(history: History, previous: string | null, next: string, now: Date): History {
+export function advanceHistory(
+  history: History,
+  previous: string | null,
+  next: string,
+  now: Date,
+  becoming: BecomingCurrent = {},
+): History {
   const at = now.toISOString();
+  const known = history.versions.find((entry) => entry.version === next);
   if (previous === next) {
-    const known = history.versions.some((entry) => entry.version === next);
     const versions = history.versions.map((entry) =>
       entry.version === next ? { ...entry, superseded_at: null } : entry,
     );
-    if (!known) versions.push({ version: next, current_since: null, superseded_at: null });
+    if (!known) {
+      versions.push({
+        version: next,
+        current_since: null,
+        superseded_at: null,
+        ...(becoming.published && { published: becoming.published }),
+      });
+    }
     return { format: 1, versions };
   }
   const versions: HistoryEntry[] = [];
@@ -72,7 +133,15 @@ export function advanceHistory(history: History, previous: string | null, next: 
   if (previous !== null && !sawPrevious) {
     versions.push({ version: previous, current_since: null, superseded_at: at });
   }
-  versions.push({ version: next, current_since: at, superseded_at: null });
+  // A version published again keeps nothing of its earlier stay but what says where it came from.
+  const published = becoming.published ?? known?.published;
+  versions.push({
+    version: next,
+    current_since: at,
+    superseded_at: null,
+    ...(published && { published }),
+    ...(becoming.restored && { restored: { at, by: becoming.restored.by } }),
+  });
   return { format: 1, versions };
 }
 

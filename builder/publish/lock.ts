@@ -45,6 +45,8 @@ export interface LockHolder {
   started_at: string;
   renewed_at: string;
   expires_at: string;
+  /** Set on a lock `npm run catalogue -- unlock` broke (breakPublishLock): who broke it. */
+  broken_by?: string;
 }
 
 /** Another publish holds the target: nothing was written by this one. */
@@ -58,7 +60,7 @@ export class PublishBusyError extends Error {
       holder
         ? `another publish holds ${target}: ${holder.host} pid ${holder.pid}, started ${holder.started_at}, ` +
             `its lease runs to ${holder.expires_at}`
-        : `another publish holds ${target}`,
+        : `another publish holds ${target}, or something that is not a lock stands where the lock belongs`,
     );
   }
 }
@@ -181,7 +183,8 @@ export async function acquirePublishLock(
     if (taken.ok) {
       etag = taken.etag;
       const who = lastHolder ? `${lastHolder.host} pid ${lastHolder.pid}` : 'an unknown publisher';
-      options.warn?.(`took over the publish lock of ${target} from ${who}: ${stale}`);
+      const why = lastHolder?.broken_by ? `it was broken by ${lastHolder.broken_by}` : stale;
+      options.warn?.(`took over the publish lock of ${target} from ${who}: ${why}`);
     }
   }
   if (etag === undefined) throw new PublishBusyError(target, lastHolder);
@@ -230,4 +233,108 @@ export async function acquirePublishLock(
       }
     },
   };
+}
+
+/**
+ * What holds a target's publish lock, as `npm run catalogue -- unlock` judges it:
+ * - `free`: no lock;
+ * - `invalid`: a lock no publish can have written, so nothing protects it — unreadable, a lease impossibly
+ *   far ahead (a publish sets it {@link LEASE_MS} past each renewal), a renewal in the future, or a directory
+ *   where the lock object belongs;
+ * - `stale`: a publish that is gone (its lease has run out, or its process on this machine ended): the next
+ *   publish takes it over by itself;
+ * - `live`: a publish that may be running.
+ */
+export type LockState =
+  | { state: 'free' }
+  | { state: 'invalid'; reason: string; holder?: LockHolder; etag?: string; directory?: string }
+  | { state: 'stale'; reason: string; holder: LockHolder; etag: string }
+  | { state: 'live'; holder: LockHolder; etag: string };
+
+/**
+ * Why the lock `holder` describes cannot have been written by a publish, or undefined when it could.
+ * @example impossibility({ ...holder, expires_at: '2099-01-01T00:00:00Z' }, new Date('2026-01-01')) // → 'its lease runs to 2099-…'
+ */
+export function impossibility(holder: LockHolder | undefined, now: Date): string | undefined {
+  if (!holder) return 'it is unreadable (not a lock a publish writes)';
+  const expires = Date.parse(holder.expires_at);
+  const renewed = Date.parse(holder.renewed_at);
+  if (Number.isNaN(expires)) return `its lease end "${holder.expires_at}" is not a time`;
+  if (expires > now.getTime() + LEASE_MS + CLOCK_SKEW_MS) {
+    return (
+      `its lease runs to ${holder.expires_at}, further ahead than any publish sets it ` +
+      `(${LEASE_MS / 1000} s past its last renewal)`
+    );
+  }
+  if (!Number.isNaN(renewed) && renewed > now.getTime() + CLOCK_SKEW_MS) {
+    return `it says it was renewed at ${holder.renewed_at}, in the future`;
+  }
+  return undefined;
+}
+
+/**
+ * Read and judge the publish lock of `prefix` ({@link LockState}). `directoryAt` names the file-system path
+ * of the lock's key when the target is a directory (a directory standing there is found that way).
+ */
+export async function inspectPublishLock(
+  store: WritableObjectStore,
+  prefix: string,
+  options: { now?: () => Date; directoryAt?: (key: string) => Promise<boolean> } = {},
+): Promise<LockState> {
+  const now = (options.now ?? (() => new Date()))();
+  const key = `${prefix}${LOCK_KEY}`;
+  const read = await store.get(key);
+  if (!read.ok) {
+    if (await options.directoryAt?.(key)) {
+      return { state: 'invalid', reason: 'it is a directory, not a lock a publish writes', directory: key };
+    }
+    return { state: 'free' };
+  }
+  const holder = parseHolder(read.body);
+  const impossible = impossibility(holder, now);
+  if (impossible !== undefined) {
+    return { state: 'invalid', reason: impossible, ...(holder && { holder }), etag: read.etag };
+  }
+  const stale = staleness(holder, now);
+  return stale !== undefined
+    ? { state: 'stale', reason: stale, holder: holder!, etag: read.etag }
+    : { state: 'live', holder: holder!, etag: read.etag };
+}
+
+/**
+ * Break the lock judged as `lock` (from {@link inspectPublishLock}): replace it, only while it is still the
+ * one judged (a conditional write), by a lock whose lease ran out long ago, naming who broke it. The next
+ * publish takes that over at once; a publish still holding the broken lock finds it lost at its next guarded
+ * step and stops (PublishLockLostError). Never deletes: an unconditional delete could remove a lock a
+ * publish took in between. A directory standing where the lock belongs is for the caller to remove.
+ * @returns false when the lock changed since it was judged (judge it again)
+ */
+export async function breakPublishLock(
+  store: WritableObjectStore,
+  prefix: string,
+  lock: Extract<LockState, { etag?: string }>,
+  options: { by: string; now?: () => Date },
+): Promise<boolean> {
+  if (lock.etag === undefined) return false;
+  const now = (options.now ?? (() => new Date()))().getTime();
+  const long = new Date(now - 2 * (LEASE_MS + CLOCK_SKEW_MS)).toISOString();
+  const broken = {
+    owner: randomUUID(),
+    host: hostname(),
+    machine: MACHINE,
+    pid: process.pid,
+    process: PROCESS,
+    started_at: long,
+    renewed_at: long,
+    expires_at: new Date(now - LEASE_MS - 2 * CLOCK_SKEW_MS).toISOString(),
+    broken_by: options.by,
+    broken_at: new Date(now).toISOString(),
+  };
+  const written = await store.putIf(
+    `${prefix}${LOCK_KEY}`,
+    Buffer.from(`${JSON.stringify(broken, null, 1)}\n`),
+    { ifMatch: lock.etag },
+    { contentType: 'application/json' },
+  );
+  return written.ok;
 }

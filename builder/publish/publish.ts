@@ -10,7 +10,7 @@ import type { WritableObjectStore } from '../../store/objects/interface.js';
 import { buildNextVersion } from './build.js';
 import { collectGarbage } from './collect.js';
 import { abandonedUploads, collectTemporaryFiles, UploadJournal } from './leftovers.js';
-import { acquirePublishLock, type PublishLock } from './lock.js';
+import { acquirePublishLock, PublishBusyError, type PublishLock } from './lock.js';
 import { type CurrentVersion, readCurrentVersion } from './read.js';
 import type { Counts, PublishOptions, PublishSummary } from './types.js';
 import { writeObjects, writeVersion } from './write.js';
@@ -35,13 +35,30 @@ export async function publishCatalogue(options: PublishOptions): Promise<Publish
   }
 }
 
-/** Take the target's publish lock (lock.ts): at once, or PublishBusyError naming the publish that holds it. */
-export function takePublishLock(
+/** How often a publish waiting for a busy target (lockWaitMs) tries the lock again. */
+export const LOCK_RETRY_MS = 5_000;
+
+/**
+ * Take the target's publish lock (lock.ts): at once, or PublishBusyError naming the publish that holds it —
+ * after trying again every {@link LOCK_RETRY_MS} for up to `lockWaitMs` when one is given.
+ */
+export async function takePublishLock(
   store: WritableObjectStore,
   prefix: string,
-  options: Pick<PublishOptions, 'now' | 'warn'> = {},
+  options: Pick<PublishOptions, 'now' | 'warn' | 'lockWaitMs' | 'progress'> & { retryMs?: number } = {},
 ): Promise<PublishLock> {
-  return acquirePublishLock(store, prefix, prefix ? `the target (prefix ${prefix})` : 'the target', options);
+  const target = prefix ? `the target (prefix ${prefix})` : 'the target';
+  const giveUpAt = performance.now() + (options.lockWaitMs ?? 0);
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await acquirePublishLock(store, prefix, target, options);
+    } catch (error) {
+      const retryMs = options.retryMs ?? LOCK_RETRY_MS;
+      if (!(error instanceof PublishBusyError) || performance.now() + retryMs > giveUpAt) throw error;
+      if (attempt === 0) options.progress?.note(`waiting for the other publish to finish (${error.message})`);
+      await new Promise((resolve) => setTimeout(resolve, retryMs));
+    }
+  }
 }
 
 /**
@@ -81,6 +98,7 @@ async function publishHolding(
   } else if (lock) {
     current = await currentUnderLock(options.store, prefix, current);
   }
+  if (lock) await options.underLock?.(current);
   if (current.pointerBytes && !current.pointer) {
     const at = `${prefix}${POINTER_KEY}`;
     options.warn?.(`the pointer ${at} is unreadable or of an older format; replacing it`);
@@ -114,6 +132,7 @@ async function publishHolding(
   return {
     dryRun: options.dryRun ?? false,
     version: version.pointer.version,
+    record: written.record,
     previousVersion: current.pointer?.version ?? null,
     pointerChanged: written.pointerChanged,
     mode: next.mode,

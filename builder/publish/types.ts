@@ -2,6 +2,7 @@
 import type { WritableObjectStore } from '../../store/objects/interface.js';
 import type { IndexEntry } from '../../store/pointer.js';
 import type { Snapshot } from '../snapshot/snapshot.js';
+import type { VersionRecord } from './history.js';
 import type { CurrentVersion } from './read.js';
 
 export const DEFAULT_RETENTION_MS = 24 * 60 * 60 * 1000;
@@ -44,6 +45,22 @@ export interface PublishOptions {
   repair?: boolean;
   /** Report every index key whose entry changes, and every object to upload (`--verbose`). */
   explain?: boolean;
+  /**
+   * Who publishes and from what, recorded with the version in the publication log (history.ts); the time
+   * and the counts are added by the publish.
+   */
+  record?: PublishRecord;
+  /**
+   * When another publish holds the target, try again every few seconds for up to this long before giving
+   * up with PublishBusyError (the upload builder waits out a CLI publish). Default 0: refused at once.
+   */
+  lockWaitMs?: number;
+  /**
+   * Called once the lock is held and the current version read again, before anything is written: throwing
+   * abandons the publish with nothing written (the upload builder re-checks that its upload is still the
+   * newest, builder/upload/).
+   */
+  underLock?: (current: CurrentVersion) => Promise<void>;
   /** The clock for the publication log and retention (tests inject one). */
   now?: () => Date;
   progress?: PublishProgress;
@@ -57,9 +74,14 @@ export interface IndexChange {
   after?: IndexEntry;
 }
 
+/** What a publisher says of a publish it makes (history.ts VersionRecord without the time and counts). */
+export type PublishRecord = Omit<VersionRecord, 'at' | 'counts'>;
+
 export interface PublishSummary {
   dryRun: boolean;
   version: string;
+  /** What the version is: who published it from what (written to the publication log when `record` was given), its counts. */
+  record: VersionRecord;
   previousVersion: string | null;
   /** The pointer was (or, in a dry run, would be) replaced. */
   pointerChanged: boolean;

@@ -10,7 +10,14 @@ import { DependencyError } from '../../store/errors.js';
 import { objectKeyFor, POINTER_KEY } from '../../store/layout.js';
 import type { RenderedObject } from '../render/jobs.js';
 import type { BuiltVersion, NextVersion } from './build.js';
-import { advanceHistory, HISTORY_FILE, type History, parseHistory, partitionHistory } from './history.js';
+import {
+  advanceHistory,
+  HISTORY_FILE,
+  type History,
+  parseHistory,
+  partitionHistory,
+  type VersionRecord,
+} from './history.js';
 import { JOURNAL_BATCH, type UploadJournal } from './leftovers.js';
 import type { PublishLock } from './lock.js';
 import { encodeManifest, manifestKey } from './manifest.js';
@@ -85,6 +92,30 @@ export interface WrittenVersion {
   pointerChanged: boolean;
   /** The publication log after this publish: the retained superseded versions. */
   kept: History;
+  /** The version's record in the log (an already current version keeps the one it had). */
+  record: VersionRecord;
+}
+
+/** The record of the version a publish makes current: who and what from the options, counts from the version. */
+function versionRecord(version: BuiltVersion, options: PublishOptions, now: Date): VersionRecord {
+  const { snapshot } = options;
+  let bytes = 0;
+  for (const { size } of version.manifest.objects.values()) bytes += size;
+  return {
+    at: now.toISOString(),
+    by: options.record?.by ?? 'unknown',
+    via: options.record?.via ?? 'cli',
+    snapshot: options.record?.snapshot ?? null,
+    ...(options.record?.upload && { upload: options.record.upload }),
+    counts: {
+      modules: snapshot.modules.length,
+      manufacturers: snapshot.manufacturers.length,
+      standards: snapshot.standards.length,
+      tags: snapshot.tags.length,
+      objects: version.manifest.objects.size,
+      bytes,
+    },
+  };
 }
 
 /**
@@ -102,16 +133,20 @@ export async function writeVersion(
   const { pointer, pointerBytes } = version;
   const historyBytes = await readObject(store, `${prefix}${HISTORY_FILE}`);
   const now = (options.now ?? (() => new Date()))();
+  const published = versionRecord(version, options, now);
+  // Recorded in the log when the caller says who publishes (the CLI, npm start, an upload).
   const advanced = advanceHistory(
     parseHistory(historyBytes),
     current.pointer?.version ?? null,
     pointer.version,
     now,
+    options.record ? { published } : {},
   );
   const { kept } = partitionHistory(advanced, now, options.retentionMs ?? DEFAULT_RETENTION_MS);
+  const record = kept.versions.find((entry) => entry.version === pointer.version)?.published ?? published;
   const nextHistoryBytes = Buffer.from(`${JSON.stringify(kept, null, 1)}\n`);
   const pointerChanged = !current.pointerBytes?.equals(pointerBytes);
-  if (options.dryRun) return { pointerChanged, kept };
+  if (options.dryRun) return { pointerChanged, kept, record };
 
   const json = { contentType: 'application/json' };
   await lock?.ensure();
@@ -142,5 +177,5 @@ export async function writeVersion(
     );
     if (!written.ok) throw new PointerMovedError(key);
   }
-  return { pointerChanged, kept };
+  return { pointerChanged, kept, record };
 }

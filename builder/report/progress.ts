@@ -141,6 +141,12 @@ export interface LineSink {
 export interface LogProgressOptions {
   /** At most one line per interval (default 5 s). */
   intervalMs?: number;
+  /**
+   * Say nothing of a step or phase until it has lasted the interval (the CLI in a log: a quick publish prints
+   * its summary line alone, a long one a line every interval). Default false: each step is named at its start
+   * (npm start).
+   */
+  quietStart?: boolean;
   /** Milliseconds from any origin; tests inject one. */
   now?: () => number;
   /**
@@ -187,11 +193,14 @@ export function logProgress(sink: LineSink, options: LogProgressOptions = {}): C
   let started = 0;
   let printedAt = 0;
   let printedDone = 0;
+  /** A line of the current phase was written (with quietStart, its end is said only then). */
+  let shown = false;
   let estimate: RemainingEstimate | undefined;
   let cancel: (() => void) | undefined;
   const write = (text: string) => {
     sink.write(`${text}\n`);
     printedAt = now();
+    shown = true;
   };
   const seconds = () => Math.round((now() - started) / 1000);
   const line = () => {
@@ -215,16 +224,20 @@ export function logProgress(sink: LineSink, options: LogProgressOptions = {}): C
   return {
     note(name) {
       step = name;
+      shown = false;
       begin();
-      write(`${name}…`);
+      if (options.quietStart) printedAt = now();
+      else write(`${name}…`);
     },
     start(name, planned) {
       phase = name;
       total = planned;
       done = printedDone = 0;
+      shown = false;
       begin();
       estimate = remainingEstimate(total, started);
-      write(`${phase}: ${count(total)} to do… (objects)`);
+      if (options.quietStart) printedAt = now();
+      else write(`${phase}: ${count(total)} to do… (objects)`);
     },
     update(value) {
       done = value;
@@ -233,7 +246,7 @@ export function logProgress(sink: LineSink, options: LogProgressOptions = {}): C
       if (phase !== undefined && due()) line();
     },
     stop() {
-      if (phase !== undefined && done !== printedDone) line();
+      if (phase !== undefined && done !== printedDone && (shown || !options.quietStart)) line();
       phase = undefined;
       step = undefined;
       estimate = undefined;

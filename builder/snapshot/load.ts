@@ -1,15 +1,22 @@
-/** Reading a snapshot directory: the four files, parsed, then validated as a whole. */
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+/** Reading a snapshot (a directory, or an upload's files): the four files, parsed, then validated as a whole. */
 import { sourceDigests } from '../render/digests.js';
 import type { Problem } from './problems.js';
 import { SNAPSHOT_FILES, type Snapshot } from './snapshot.js';
+import {
+  jsonSyntaxReason,
+  readSourceFile,
+  type SnapshotSource,
+  snapshotDigest,
+  sourceDirectoryProblem,
+} from './source.js';
 import { type RawSnapshot, validateSnapshot } from './validate.js';
 
 export type LoadOutcome =
   | {
       ok: true;
       snapshot: Snapshot;
+      /** The snapshot digest of the four files (source.ts snapshotDigest): what a version records it came from. */
+      digest: string;
       /** With the `builder` option: each module's source digest, for the publish (builder/publish/reuse.ts). */
       sourceDigests?: string[];
       /** With the `builder` option: modules whose own fields were not checked again, validated before. */
@@ -57,32 +64,36 @@ export function unchangedModules(
 }
 
 /**
- * Read and validate the snapshot in `directory`. A missing or unparseable file is a problem like any other,
- * reported together with the problems of the files that did load.
+ * Read and validate the snapshot in `source` (a directory, or an upload's files). A missing or unparseable
+ * file is a problem like any other, reported together with the problems of the files that did load; a
+ * directory that is not there (or is a file) is one problem, naming it.
  * @example
  * const loaded = await loadSnapshot('fixtures/catalogue');
  * if (!loaded.ok) for (const p of loaded.problems) console.error(formatProblem(p));
  */
-export async function loadSnapshot(directory: string, options: LoadOptions = {}): Promise<LoadOutcome> {
+export async function loadSnapshot(source: SnapshotSource, options: LoadOptions = {}): Promise<LoadOutcome> {
+  if (typeof source === 'string') {
+    const reason = await sourceDirectoryProblem(source);
+    if (reason) return { ok: false, problems: [{ file: source, reason }] };
+  }
   const raw: RawSnapshot = {};
   const problems: Problem[] = [];
-  let modulesText: Buffer | undefined;
+  const files = new Map<string, Buffer>();
   for (const [kind, file] of Object.entries(SNAPSHOT_FILES) as [keyof Snapshot, string][]) {
-    let bytes: Buffer;
-    try {
-      bytes = await readFile(join(directory, file));
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      problems.push({ file, reason: code === 'ENOENT' ? 'file is missing' : `cannot be read: ${code}` });
+    const read = await readSourceFile(source, file);
+    if (!read.ok) {
+      problems.push({ file, reason: read.reason });
       continue;
     }
-    if (kind === 'modules') modulesText = bytes;
+    files.set(file, read.bytes);
+    const text = read.bytes.toString('utf8');
     try {
-      raw[kind] = JSON.parse(bytes.toString('utf8'));
+      raw[kind] = JSON.parse(text);
     } catch (error) {
-      problems.push({ file, reason: `is not valid JSON: ${(error as Error).message}` });
+      problems.push({ file, reason: jsonSyntaxReason(text, error as Error) });
     }
   }
+  const modulesText = files.get(SNAPSHOT_FILES.modules);
   const { builder } = options;
   let digests: string[] | undefined;
   let unchanged: Set<number> | undefined;
@@ -94,6 +105,7 @@ export async function loadSnapshot(directory: string, options: LoadOptions = {})
   if (!validated.ok) return { ok: false, problems: [...problems, ...validated.problems] };
   return {
     ...validated,
+    digest: snapshotDigest((file) => files.get(file)),
     ...(digests && { sourceDigests: digests }),
     ...(unchanged && { unchanged: unchanged.size }),
   };

@@ -4,6 +4,7 @@
  * are refused with a reason of their own, at any depth.
  */
 import { JACK_SIGNALS, TAG_TYPES } from '../../store/schema.js';
+import { didYouMean } from '../report/suggest.js';
 import { describeValue, type Problem } from './problems.js';
 import { SNAPSHOT_FILES, type Snapshot } from './snapshot.js';
 
@@ -135,7 +136,11 @@ function checkFields(
 ) {
   for (const key in record) {
     if (Object.hasOwn(record, key) && !Object.hasOwn(schema, key) && !FORBIDDEN_KEY.test(key)) {
-      report(`${path}${key}`, `unknown field (allowed: ${Object.keys(schema).join(', ')})`);
+      const fields = Object.keys(schema);
+      const missing = fields.filter((field) => !Object.hasOwn(record, field));
+      // The suggestion is among the fields the record lacks: a misspelt field leaves its right name missing.
+      const hint = didYouMean(key, missing.length > 0 ? missing : fields);
+      report(`${path}${key}`, `unknown field${hint || ` (allowed: ${fields.join(', ')})`}`);
     }
   }
   for (const field in schema) {

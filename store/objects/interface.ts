@@ -25,6 +25,10 @@ export interface ListedObject {
   /** The object key. */
   key: string;
   size: number;
+  /** The object's ETag, where the store's listing says it (S3, memory). */
+  etag?: string;
+  /** When the object was last written, where the store's listing says it (S3: to the second; memory). */
+  lastModified?: Date;
 }
 
 /**

@@ -59,7 +59,7 @@ export class MemoryObjectStore implements WritableObjectStore {
     const keys = [...this.#objects.keys()].filter((key) => key.startsWith(prefix)).sort();
     for (const key of keys) {
       const object = this.#objects.get(key);
-      if (object) yield { key, size: object.body.byteLength };
+      if (object) yield { key, size: object.body.byteLength, etag: object.etag };
     }
   }
 

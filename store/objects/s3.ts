@@ -152,7 +152,13 @@ export class S3ObjectStore implements WritableObjectStore {
         throw fault('list', prefix, error);
       }
       for (const object of page.Contents ?? []) {
-        if (object.Key !== undefined) yield { key: object.Key, size: object.Size ?? 0 };
+        if (object.Key === undefined) continue;
+        yield {
+          key: object.Key,
+          size: object.Size ?? 0,
+          ...(object.ETag !== undefined && { etag: object.ETag }),
+          ...(object.LastModified !== undefined && { lastModified: object.LastModified }),
+        };
       }
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (token);

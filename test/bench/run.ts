@@ -8,6 +8,7 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { generateSnapshot, writeSnapshot } from '../../builder/synthetic/generate.js';
 import { benchBuild } from './build.js';
+import { benchBuilderFunction } from './builder-function.js';
 import { benchCalls } from './calls.js';
 import { killAll } from './children.js';
 import { benchCoding } from './coding.js';
@@ -36,6 +37,7 @@ const TITLES: Record<Section, string> = {
   8: '8. Hot calls: AWS SDK vs lean signed requests',
   9: '9. Latency as on AWS (injected service latencies)',
   10: '10. The Lambda function: asset size, import, cold start, CPU per warm request, memory under a flood',
+  11: '11. The upload builder as Lambda runs it: a publish by upload, full and incremental',
 };
 
 async function main(): Promise<number> {
@@ -105,6 +107,7 @@ async function main(): Promise<number> {
   // Reuses section 1's build of the bench catalogue when it is there.
   await attempt(7, () => benchScale(settings, join(WORK, 'build')));
   await attempt(10, () => benchFunction(settings, snapshot, snapshotDir));
+  await attempt(11, () => benchBuilderFunction(settings));
   closeClient();
 
   const seconds = (performance.now() - started) / 1000;

@@ -44,7 +44,8 @@ async function bodyOf(request: IncomingMessage): Promise<Buffer> {
  * // spawn the runtime interface client with AWS_LAMBDA_RUNTIME_API=api.address, then:
  * const { body, endedAt } = await api.invoke(functionUrlEvent);
  */
-export async function startRuntimeApi(): Promise<RuntimeApi> {
+export async function startRuntimeApi(options: { deadlineMs?: number } = {}): Promise<RuntimeApi> {
+  const deadlineMs = options.deadlineMs ?? 30_000;
   let sequence = 0;
   const queue: Pending[] = [];
   const inFlight = new Map<string, Pending>();
@@ -59,7 +60,7 @@ export async function startRuntimeApi(): Promise<RuntimeApi> {
     response.writeHead(200, {
       'content-type': 'application/json',
       'lambda-runtime-aws-request-id': next.id,
-      'lambda-runtime-deadline-ms': String(Date.now() + 30_000),
+      'lambda-runtime-deadline-ms': String(Date.now() + deadlineMs),
       'lambda-runtime-invoked-function-arn': 'arn:aws:lambda:us-east-1:123456789012:function:bench',
       'lambda-runtime-trace-id': `Root=1-00000000-${next.id.padStart(24, '0')};Sampled=0`,
     });

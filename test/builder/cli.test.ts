@@ -26,7 +26,13 @@ describe('usage errors', () => {
   it.each([
     [['biuld', '--source', 'x', '--out', 'y'], 'unknown command biuld; did you mean build?'],
     [['valdate', '--source', 'x'], 'unknown command valdate; did you mean validate?'],
-    [['publish'], 'unknown command publish (commands: build, repair, validate, generate)'],
+    // publish is build under the docs' word for it.
+    [['publish'], '--source is required'],
+    [['pubilsh'], 'unknown command pubilsh; did you mean publish?'],
+    [
+      ['deploy'],
+      'unknown command deploy (commands: build, publish, repair, validate, versions, rollback, unlock, generate)',
+    ],
     [['build', '--sourc', 'x', '--out', 'y'], "unknown option '--sourc'; did you mean '--source'?"],
     [
       ['build', '--source', 'x', '--out', 'y', '--dryrun'],
@@ -47,6 +53,27 @@ describe('usage errors', () => {
     expect(code).toBe(EXIT.usage);
     expect(stdout).toBe('');
     expect(stderr).toBe(`${message}\nrun with --help for usage\n`);
+  });
+
+  it('--version: the package and Node.js versions', async () => {
+    const { code, stdout } = await run(['--version']);
+
+    expect(code).toBe(EXIT.ok);
+    expect(stdout).toBe(`catalogue builder 0.1.0 (catalogue-read-api), Node.js ${process.version}\n`);
+  });
+
+  it('a --source that is missing or a file is named as such, in one line', async () => {
+    const missing = await run(['validate', '--source', '/no/such/catalogue']);
+    const file = await run(['publish', '--source', 'package.json', '--out', '/tmp/x']);
+
+    expect(missing.code).toBe(EXIT.usage);
+    expect(missing.stderr).toBe(
+      '--source /no/such/catalogue: no such directory\nrun with --help for usage\n',
+    );
+    expect(file.code).toBe(EXIT.usage);
+    expect(file.stderr).toMatch(
+      /^--source package\.json: is not a directory: name the folder that holds standards\.json, tags\.json, manufacturers\.json and modules\.json\n/,
+    );
   });
 
   it('--help shows the walk-through of a first publish', async () => {

@@ -42,6 +42,7 @@ const OUTPUTS: Record<string, string> = {
   KeysTableName: 'TestStack-Keys-1',
   CountersTableName: 'TestStack-Counters-1',
   ProxyLogGroupName: '/aws/lambda/TestStack-Proxy-1',
+  UploadBuilderLogGroupName: '/aws/lambda/TestStack-Uploads-1',
 };
 
 /**
@@ -112,7 +113,7 @@ describe('tear down', () => {
 
     expect(run.code).toBe(0);
     const described = run.calls.filter((call) => call.startsWith('aws cloudformation describe-stacks'));
-    expect(described).toHaveLength(5);
+    expect(described).toHaveLength(6);
     expect(described.every((call) => call.includes('--stack-name TestStack'))).toBe(true);
     const destroy = run.calls.findIndex((call) => call.startsWith('npx'));
     expect(run.calls[destroy]).toBe('npx cdk destroy -c stackName=TestStack TestStack (in infra)');
@@ -134,6 +135,8 @@ describe('tear down', () => {
       'aws dynamodb delete-table --table-name TestStack-Counters-1',
       `aws logs describe-log-groups --log-group-name-prefix /aws/lambda/TestStack-Proxy-1 --query length(logGroups[?logGroupName=='/aws/lambda/TestStack-Proxy-1']) --output text`,
       'aws logs delete-log-group --log-group-name /aws/lambda/TestStack-Proxy-1',
+      `aws logs describe-log-groups --log-group-name-prefix /aws/lambda/TestStack-Uploads-1 --query length(logGroups[?logGroupName=='/aws/lambda/TestStack-Uploads-1']) --output text`,
+      'aws logs delete-log-group --log-group-name /aws/lambda/TestStack-Uploads-1',
     ]);
   });
 

@@ -1,4 +1,5 @@
 /** Shared helpers of the builder tests: the fixture, temporary directories and directory fingerprints. */
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -91,4 +92,13 @@ export function versionOn(
     }
   }
   return { pointer, version: pointer.version, entries, objectIds };
+}
+
+/** A snapshot as a publisher uploads it: its files archived by `tar czf archive -C dir .` (GNU tar). */
+export function snapshotArchive(
+  snapshot: Partial<Record<keyof Snapshot, unknown>>,
+  raw: Partial<Record<keyof Snapshot, string | null>> = {},
+): Buffer {
+  const directory = writeSnapshotFiles(snapshot, raw);
+  return execFileSync('tar', ['czf', '-', '-C', directory, '.']);
 }

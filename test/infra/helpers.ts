@@ -101,25 +101,30 @@ export function allowedActions(template: Template, roleId: string): string[] {
     .flatMap((statement) => (Array.isArray(statement.Action) ? statement.Action : [statement.Action]));
 }
 
-/**
- * The bundled proxy (`index.mjs`) in the cloud assembly, with its size: the asset whose esbuild metafile names
- * `proxy/lambda.ts` as its entry (the admin function's asset is another).
- */
-export function bundledProxy(assemblyDir: string): { path: string; bytes: number; mapBytes: number } {
-  for (const entry of readdirSync(assemblyDir)) {
-    const path = join(assemblyDir, entry, 'index.mjs');
-    const meta = join(assemblyDir, entry, 'index.meta.json');
-    if (
-      entry.startsWith('asset.') &&
-      existsSync(path) &&
-      existsSync(meta) &&
-      readFileSync(meta, 'utf8').includes('proxy/lambda.ts')
-    ) {
-      const map = `${path}.map`;
-      return { path, bytes: statSync(path).size, mapBytes: existsSync(map) ? statSync(map).size : 0 };
-    }
+/** The bundled Lambda asset (`index.mjs`) in the cloud assembly whose entry point is `entry`, with its size. */
+function bundledAsset(assemblyDir: string, entry: string): { path: string; bytes: number; mapBytes: number } {
+  for (const name of readdirSync(assemblyDir)) {
+    const path = join(assemblyDir, name, 'index.mjs');
+    const meta = join(assemblyDir, name, 'index.meta.json');
+    if (!name.startsWith('asset.') || !existsSync(path) || !existsSync(meta)) continue;
+    const outputs = Object.values(
+      JSON.parse(readFileSync(meta, 'utf8')).outputs as Record<string, { entryPoint?: string }>,
+    );
+    if (!outputs.some((output) => output.entryPoint?.endsWith(entry))) continue;
+    const map = `${path}.map`;
+    return { path, bytes: statSync(path).size, mapBytes: existsSync(map) ? statSync(map).size : 0 };
   }
-  throw new Error(`no bundled index.mjs under ${assemblyDir}`);
+  throw new Error(`no bundled index.mjs of ${entry} under ${assemblyDir}`);
+}
+
+/** The bundled proxy (`index.mjs`) in the cloud assembly, with its size. */
+export function bundledProxy(assemblyDir: string): { path: string; bytes: number; mapBytes: number } {
+  return bundledAsset(assemblyDir, 'proxy/lambda.ts');
+}
+
+/** The bundled upload builder (`index.mjs`) in the cloud assembly, with its size. */
+export function bundledBuilder(assemblyDir: string): { path: string; bytes: number; mapBytes: number } {
+  return bundledAsset(assemblyDir, 'builder/lambda.ts');
 }
 
 export { loadViewerRequest } from './viewer-request-code.js';

@@ -45,7 +45,8 @@ describe('with every option', () => {
     });
     const topic = { Ref: logicalId(template, 'AWS::SNS::Topic', 'AlarmsTopic') };
     const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm')).map((r) => r.Properties);
-    expect(alarms).toHaveLength(6);
+    // The proxy's six and the upload builder's failed build.
+    expect(alarms).toHaveLength(7);
     for (const alarm of alarms) {
       expect(alarm.AlarmActions).toEqual([topic]);
       expect(alarm.OKActions).toEqual([topic]);

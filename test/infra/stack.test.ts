@@ -79,12 +79,15 @@ describe('catalogue bucket', () => {
   it('aborts incomplete uploads but never expires live objects (the builder collects garbage)', () => {
     const rules = template.toJSON().Resources[ids.bucket].Properties.LifecycleConfiguration.Rules;
 
+    // Only uploaded snapshots and their reports expire (infra/upload-builder.ts), never the catalogue prefix.
     expect(rules).toEqual([
       {
         Id: 'abort-incomplete-uploads',
         AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 },
         Status: 'Enabled',
       },
+      { Id: 'expire-uploads', Prefix: 'incoming/', ExpirationInDays: 7, Status: 'Enabled' },
+      { Id: 'expire-reports', Prefix: 'reports/', ExpirationInDays: 90, Status: 'Enabled' },
     ]);
   });
 
@@ -436,9 +439,9 @@ describe('function URL and origin access control', () => {
         ],
       ],
     };
-    const permissions = Object.values(template.findResources('AWS::Lambda::Permission')).map(
-      (r) => r.Properties,
-    );
+    const permissions = Object.values(template.findResources('AWS::Lambda::Permission'))
+      .map((r) => r.Properties)
+      .filter((properties) => properties.Principal !== 's3.amazonaws.com'); // the upload trigger
 
     expect(permissions).toHaveLength(2);
     expect(permissions).toEqual(
@@ -738,12 +741,17 @@ describe('IAM', () => {
   });
 
   it('grants nothing else to anyone', () => {
-    // The proxy, the publisher, the admin API, and CDK's BucketDeployment handler of the reference
-    // (test/infra/reference.test.ts); the one managed policy is the admin API's caller policy (below).
-    template.resourceCountIs('AWS::IAM::Role', 4);
-    template.resourceCountIs('AWS::IAM::Policy', 4);
-    template.resourceCountIs('AWS::IAM::ManagedPolicy', 1);
+    // The proxy, the publisher, the admin API, CDK's BucketDeployment handler of the reference
+    // (test/infra/reference.test.ts), the upload builder and CDK's bucket-notifications handler
+    // (test/infra/upload-builder.test.ts); the two managed policies are the admin API's caller policy and the
+    // publisher's application's upload permission, attached to nothing by the stack.
+    template.resourceCountIs('AWS::IAM::Role', 6);
+    template.resourceCountIs('AWS::IAM::Policy', 6);
+    template.resourceCountIs('AWS::IAM::ManagedPolicy', 2);
     template.resourceCountIs('AWS::IAM::User', 0);
+    for (const managed of Object.values(template.findResources('AWS::IAM::ManagedPolicy'))) {
+      expect(managed.Properties.Roles ?? managed.Properties.Users ?? managed.Properties.Groups).toBeUndefined();
+    }
   });
 });
 
@@ -753,8 +761,8 @@ describe('alarms', () => {
       (r) => r.Properties.AlarmName === `Catalogue-${name}`,
     )?.Properties;
 
-  it('creates the six alarms, without actions when no e-mail is given', () => {
-    template.resourceCountIs('AWS::CloudWatch::Alarm', 6);
+  it("creates the seven alarms (the upload builder's included), without actions when no e-mail is given", () => {
+    template.resourceCountIs('AWS::CloudWatch::Alarm', 7);
     template.resourceCountIs('AWS::SNS::Topic', 0);
     for (const properties of Object.values(template.findResources('AWS::CloudWatch::Alarm')).map(
       (r) => r.Properties,
@@ -983,7 +991,9 @@ describe('key-administration API', () => {
   });
 
   it("outputs its URL and the managed policy the publisher's application attaches: invoke this URL, nothing else", () => {
-    const policy = Object.values(template.findResources('AWS::IAM::ManagedPolicy'))[0]!.Properties;
+    const policy = template.toJSON().Resources[
+      logicalId(template, 'AWS::IAM::ManagedPolicy', 'AdminCallerPolicy')
+    ].Properties;
     expect(policy.PolicyDocument.Statement).toEqual([
       {
         Sid: 'InvokeAdminUrl',

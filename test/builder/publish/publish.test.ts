@@ -265,7 +265,8 @@ describe('the CLI', () => {
     ],
     [['build', '--source', 'x', '--out', 's3://B/x'], 'expected s3://bucket or s3://bucket/prefix'],
     [['validate', '--source', 'x', '--out', 'y'], '--out does not apply to validate'],
-    [['publish'], 'unknown command publish'],
+    [['publish'], '--source is required'], // publish is build
+    [['publish', '--source', '/no/such/dir', '--out', 'y'], '--source /no/such/dir: no such directory'],
     [
       ['generate', '--modules', 'many', '--seed', '1', '--out', 'y'],
       '--modules many: expected an integer ≥ 0',

@@ -128,6 +128,32 @@ describe('logProgress', () => {
     expect(lines).toEqual(['rendering: 74,000 to do… (objects)\n']);
   });
 
+  it('quietStart (the CLI in a log): nothing until a step or phase has lasted the interval, then a line every interval', () => {
+    const { lines, sink, options, tick } = recorder();
+    const progress = logProgress(sink, { ...options, quietStart: true });
+
+    progress.note('reading the current version');
+    progress.note('validating my-catalogue'); // quick steps: nothing
+    progress.start('rendering and uploading', 900);
+    progress.update(100);
+    progress.stop(); // a quick phase: not even its end
+    progress.note('listing what the target holds');
+    tick(3000); // not due
+    tick(2000); // 5 s into the step
+    progress.start('rendering and uploading', 80_000);
+    progress.update(8_000);
+    tick(); // 5 s into the phase
+    progress.update(80_000);
+    progress.stop();
+    progress.close();
+
+    expect(lines).toEqual([
+      'listing what the target holds: 5 s so far\n',
+      'rendering and uploading: 8,000 / 80,000 objects (10 %), 5 s, about 45 s left\n',
+      'rendering and uploading: 80,000 / 80,000 objects (100 %), 5 s\n',
+    ]);
+  });
+
   it('starts no timer until it is used', () => {
     const { sink, options, timer } = recorder();
 

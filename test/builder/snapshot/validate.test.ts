@@ -62,9 +62,21 @@ const cases: [
   [
     'an unparseable file',
     noChange,
-    // The parser's own words follow; they differ between Node versions.
-    /^standards\.json: is not valid JSON: Expected property name or '}' in JSON at position 2/,
+    // Where, as a line and column; then the parser's own words, which differ between Node versions.
+    /^standards\.json: is not valid JSON: line 1, column 3: Expected property name or '}'/,
     { standards: '[{' },
+  ],
+  [
+    'a trailing comma, said with its line and column (V8 gives no position for it)',
+    noChange,
+    "standards.json: is not valid JSON: line 3, column 1: Unexpected token ']' (JSON allows no comma before it)",
+    { standards: '[\n{"id": 0, "name": "Eurorack", "height_mm": 128.5},\n]' },
+  ],
+  [
+    'a byte-order mark',
+    noChange,
+    'tags.json: is not valid JSON: it starts with a byte-order mark (U+FEFF); save it as UTF-8 without one',
+    { tags: '\ufeff[]' },
   ],
   [
     'a file that is not an array',
@@ -179,6 +191,24 @@ const cases: [
     },
     'manufacturers.json: record 1: country: must be an ISO 3166-1 alpha-2 code (two capital letters) or null ' +
       '(got string "Germany")',
+  ],
+  [
+    'a misspelt field: the closest missing one suggested',
+    (raw) => {
+      const module = module0(raw);
+      module.manufactuer_id = module.manufacturer_id;
+      delete module.manufacturer_id;
+    },
+    'modules.json: record 101: manufactuer_id: unknown field; did you mean manufacturer_id?',
+  ],
+  [
+    'a misspelt field inside a jack',
+    (raw) => {
+      const jack = (module0(raw).ins as Record<string, unknown>[])[0]!;
+      jack.singal = jack.signal;
+      delete jack.signal;
+    },
+    'modules.json: record 101: ins[0].singal: unknown field; did you mean signal?',
   ],
   [
     'an unknown field',

@@ -1,0 +1,24 @@
+/**
+ * The exit codes of `npm run catalogue` (docs/publishing.md, "Exit codes"): 0 ok, 1 validation failed, 2 usage,
+ * 3 publish failed, 4 another publish holds the target, 5 a rollback refused; a new outcome gets a new code.
+ */
+export const EXIT = { ok: 0, invalid: 1, usage: 2, publishFailed: 3, busy: 4, refused: 5 } as const;
+
+/** A mistake in the command line: exit 2 with the message and a pointer to --help. */
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+/**
+ * Who runs this publish, as the version records it: `user@host`.
+ * @example whoAmI() // → 'alice@laptop'
+ */
+export function whoAmI(): string {
+  let user: string | undefined;
+  try {
+    user = process.getBuiltinModule('node:os').userInfo().username;
+  } catch {
+    user = process.env.USER ?? process.env.USERNAME;
+  }
+  return `${user || 'someone'}@${process.getBuiltinModule('node:os').hostname()}`;
+}

@@ -1,0 +1,185 @@
+/**
+ * Rollback: make a retained version live again, in seconds. Nothing is rebuilt or uploaded: holding the
+ * publish lock (lock.ts), it checks that the version is in the publication log and that everything it
+ * references is still in the target, records the change in the log, then writes the version's own pointer
+ * copy as the pointer — only over the pointer it read (a conditional write). The version it replaces is
+ * superseded now, so it stays readable for the retention period: cursors of a walk on it keep working.
+ * Retention is respected as any publish respects it: nothing is collected here; the next publish collects
+ * what has left retention.
+ */
+import { OBJECTS_DIR, objectKeyFor, POINTER_KEY } from '../../store/layout.js';
+import type { WritableObjectStore } from '../../store/objects/interface.js';
+import { parsePointer } from '../../store/pointer.js';
+import { advanceHistory, HISTORY_FILE, type HistoryEntry, parseHistory } from './history.js';
+import type { PublishLock } from './lock.js';
+import { decodeManifest, manifestKey } from './manifest.js';
+import { TaskPool } from './pool.js';
+import { takePublishLock } from './publish.js';
+import { readCurrentVersion, readObject, versionKey } from './read.js';
+import { PointerMovedError } from './write.js';
+
+export interface RollbackOptions {
+  /** The version to make live; by default the one that was live before the live one. */
+  to?: string;
+  /** Who rolls back (recorded in the log). */
+  by: string;
+  /** Object reads in flight while checking (default 32). */
+  concurrency?: number;
+  now?: () => Date;
+  warn?: (message: string) => void;
+}
+
+export type RollbackOutcome =
+  | {
+      ok: true;
+      version: string;
+      previous: string | null;
+      /** It was live already: nothing was written. */
+      already: boolean;
+      /** Its log entry after the rollback (who published it, from what). */
+      entry: HistoryEntry | undefined;
+      /** Objects checked to be in place (those the live version does not share with it). */
+      checked: number;
+      seconds: number;
+    }
+  | { ok: false; reason: 'no-previous' | 'not-retained' | 'incomplete'; message: string };
+
+/** Above this many objects to check one by one, the target's objects are listed instead (1,000 a request). */
+const LIST_ABOVE = 2000;
+
+/** The version that was live before the live one: the latest superseded in the log. */
+function previousOf(versions: readonly HistoryEntry[], live: string | null): HistoryEntry | undefined {
+  let previous: HistoryEntry | undefined;
+  for (const entry of versions) {
+    if (entry.version === live || entry.superseded_at === null) continue;
+    if (!previous || entry.superseded_at > previous.superseded_at!) previous = entry;
+  }
+  return previous;
+}
+
+/** The ids among `objectIds` that the target lacks: read one byte of each, or list `o/` when they are many. */
+async function missingObjects(
+  store: WritableObjectStore,
+  prefix: string,
+  objectIds: readonly string[],
+  concurrency: number,
+): Promise<string[]> {
+  if (objectIds.length > LIST_ABOVE) {
+    const present = new Set<string>();
+    const from = prefix.length + OBJECTS_DIR.length;
+    for await (const { key } of store.list(objectKeyFor(prefix, ''))) present.add(key.slice(from));
+    return objectIds.filter((id) => !present.has(id));
+  }
+  const missing: string[] = [];
+  const pool = new TaskPool(concurrency);
+  for (const id of objectIds) {
+    await pool.run(async () => {
+      const read = await store.get(objectKeyFor(prefix, id), { range: [0, 1] });
+      if (!read.ok) missing.push(id);
+    });
+  }
+  await pool.drain();
+  return missing;
+}
+
+/**
+ * Make `options.to` (or the previous version) live again. Throws PublishBusyError when another publish holds
+ * the target, PointerMovedError when the pointer moved meanwhile, a DependencyError on a store fault.
+ * @example const outcome = await rollback(store, 'catalogue/', { by: 'alice@laptop' });
+ */
+export async function rollback(
+  store: WritableObjectStore,
+  prefix: string,
+  options: RollbackOptions,
+): Promise<RollbackOutcome> {
+  const started = performance.now();
+  const lock: PublishLock = await takePublishLock(store, prefix, options);
+  try {
+    const current = await readCurrentVersion(store, prefix);
+    const live = current.pointer?.version ?? null;
+    const historyBytes = await readObject(store, `${prefix}${HISTORY_FILE}`);
+    const history = parseHistory(historyBytes);
+    const retained = history.versions.map((entry) => entry.version);
+    const target = options.to ?? previousOf(history.versions, live)?.version;
+    if (target === undefined) {
+      return {
+        ok: false,
+        reason: 'no-previous',
+        message: `no version before ${live ?? 'the live one'} is retained: there is nothing to roll back to`,
+      };
+    }
+    const seconds = () => (performance.now() - started) / 1000;
+    const entryOf = (version: string) => history.versions.find((entry) => entry.version === version);
+    if (target === live) {
+      return {
+        ok: true,
+        version: target,
+        previous: live,
+        already: true,
+        entry: entryOf(target),
+        checked: 0,
+        seconds: seconds(),
+      };
+    }
+    if (!retained.includes(target)) {
+      return {
+        ok: false,
+        reason: 'not-retained',
+        message:
+          `version ${target} is not retained here (it was collected once its retention ran out, or was never ` +
+          `published to this target); retained: ${retained.join(', ') || 'none'}`,
+      };
+    }
+    const gone = (what: string) => ({
+      ok: false as const,
+      reason: 'incomplete' as const,
+      message:
+        `version ${target} cannot be made live: ${what}; its objects are gone (collected, or removed from ` +
+        'the target). Publish its snapshot again instead',
+    });
+    const pointerBytes = await readObject(store, versionKey(prefix, target));
+    const pointer = pointerBytes && parsePointer(pointerBytes);
+    if (!pointerBytes || !pointer || pointer.version !== target)
+      return gone('its pointer copy is missing or unreadable');
+    const manifest = decodeManifest(await readObject(store, manifestKey(prefix, target)), target);
+    if (!manifest) return gone('its manifest is missing or unreadable');
+    const shared = current.manifest?.objects;
+    const toCheck = [...manifest.objects.keys()].filter((id) => !shared?.has(id));
+    for (const shard of pointer.shards) if (!manifest.objects.has(shard)) toCheck.push(shard);
+    const missing = await missingObjects(store, prefix, toCheck, options.concurrency ?? 32);
+    if (missing.length > 0) {
+      return gone(
+        `${missing.length} of the ${toCheck.length} objects it does not share with the live version are missing (e.g. ${objectKeyFor(prefix, missing[0]!)})`,
+      );
+    }
+
+    // The log first, then the pointer (as a publish writes them): a rollback killed in between heals on the
+    // next publish, which takes the pointer as the truth.
+    const now = (options.now ?? (() => new Date()))();
+    const advanced = advanceHistory(history, live, target, now, { restored: { by: options.by } });
+    await lock.ensure();
+    await store.put(`${prefix}${HISTORY_FILE}`, Buffer.from(`${JSON.stringify(advanced, null, 1)}\n`), {
+      contentType: 'application/json',
+    });
+    await lock.ensure();
+    const key = `${prefix}${POINTER_KEY}`;
+    const written = await store.putIf(
+      key,
+      pointerBytes,
+      current.pointerEtag === undefined ? { ifNoneMatch: '*' } : { ifMatch: current.pointerEtag },
+      { contentType: 'application/json' },
+    );
+    if (!written.ok) throw new PointerMovedError(key);
+    return {
+      ok: true,
+      version: target,
+      previous: live,
+      already: false,
+      entry: advanced.versions.find((entry) => entry.version === target),
+      checked: toCheck.length,
+      seconds: seconds(),
+    };
+  } finally {
+    await lock.release();
+  }
+}

@@ -1,0 +1,231 @@
+/**
+ * Publishing by upload: one S3 event for an object under the incoming prefix → checked, read, validated and
+ * published through the same entry point as the CLI (publishSnapshot: lock, digests, incremental build,
+ * pointer last, collection) → a report (report.ts). The AWS Lambda function (builder/lambda.ts) and
+ * `npm start` (local/uploads.ts) both call this with the events their S3 delivers.
+ *
+ * The steps, each a value or a fault:
+ * 1. the event's object, as the listing of the incoming prefix shows it now: gone (handled already, or
+ *    expired) or overwritten since (its ETag differs: the newer write's own event publishes it) → nothing;
+ * 2. a newer upload in the incoming prefix (order.ts) → `superseded`;
+ * 3. the object read (the ETag still the event's), the archive read (archive.ts), the snapshot validated →
+ *    or `invalid`, with every problem;
+ * 4. the publish: waiting up to `lockWaitMs` for another publish (a CLI's) to finish, then, holding the
+ *    lock, checking again that no newer upload came in (else `superseded`, nothing written) → `published`
+ *    (or `unchanged`), recording in the version who uploaded what (history.ts);
+ * 5. the report object written.
+ * A store fault is `failed` (reported, then thrown again by the callers so the upload is retried).
+ */
+import { POINTER_KEY } from '../../store/layout.js';
+import type { WritableObjectStore } from '../../store/objects/interface.js';
+import { parsePointer } from '../../store/pointer.js';
+import type { PublishProgress } from '../publish/types.js';
+import { publishSnapshot } from '../publish-snapshot.js';
+import { readSnapshotArchive, UPLOAD_LIMITS, UPLOAD_NAME } from './archive.js';
+import { bareEtag, objectKeyOf, type S3EventRecord } from './event.js';
+import { type ListedUpload, newestAfter } from './order.js';
+import { reportKeyFor, reportProblems, type UploadReport } from './report.js';
+
+export interface UploadSettings {
+  /** The whole bucket: uploads, reports and the catalogue are keys in it. */
+  store: WritableObjectStore;
+  /** Key prefix of the published catalogue: '' or ending in '/'. */
+  prefix: string;
+  /** Where uploads arrive, e.g. `incoming/`. */
+  incomingPrefix: string;
+  /** Where reports go, e.g. `reports/`. */
+  reportsPrefix: string;
+  /** The builder's fingerprint (builder/publish/reuse.ts). */
+  builder?: string;
+  /** How long to wait for another publish of the target to finish (default 0: fail at once). */
+  lockWaitMs?: number;
+  retentionMs?: number;
+  concurrency?: number;
+  progress?: PublishProgress;
+  warn?: (message: string) => void;
+}
+
+/** A newer upload came in: this one is not published. */
+class SupersededError extends Error {
+  override name = 'SupersededError';
+  constructor(readonly by: string) {
+    super(`a newer upload, ${by}, came in`);
+  }
+}
+
+/** The uploads in the incoming prefix now, by key (S3's listing: ETag and LastModified). */
+async function listUploads(
+  settings: UploadSettings,
+): Promise<Map<string, ListedUpload & { etag: string; size: number }>> {
+  const uploads = new Map<string, ListedUpload & { etag: string; size: number }>();
+  for await (const object of settings.store.list(settings.incomingPrefix)) {
+    if (!object.key.endsWith('.tar.gz') || !object.lastModified) continue;
+    uploads.set(object.key, {
+      key: object.key,
+      lastModified: object.lastModified,
+      etag: bareEtag(object.etag ?? ''),
+      size: object.size,
+    });
+  }
+  return uploads;
+}
+
+/** The version the pointer names now, or null (none, unreadable, or the store failing). */
+async function liveVersion(settings: UploadSettings): Promise<string | null> {
+  try {
+    const read = await settings.store.get(`${settings.prefix}${POINTER_KEY}`);
+    return (read.ok && parsePointer(read.body)?.version) || null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Handle one S3 event record: publish its upload, or say why not. Resolves to the report (also written to the
+ * reports prefix), or undefined when the record needs none (not an upload; its object gone or overwritten).
+ * Throws only when the report itself cannot be written.
+ * @example
+ * const report = await publishUpload(event.Records[0], { store, prefix: 'catalogue/', incomingPrefix: 'incoming/', reportsPrefix: 'reports/' });
+ */
+export async function publishUpload(
+  record: S3EventRecord,
+  settings: UploadSettings,
+): Promise<UploadReport | undefined> {
+  const key = objectKeyOf(record);
+  if (!record.eventName.startsWith('ObjectCreated:') || !key.startsWith(settings.incomingPrefix)) return;
+  const startedAt = new Date();
+  const started = performance.now();
+  const reportKey = reportKeyFor(settings.incomingPrefix, settings.reportsPrefix, key);
+  const report: UploadReport = {
+    upload: key,
+    etag: record.s3.object.eTag ? bareEtag(record.s3.object.eTag) : null,
+    uploaded_at: null,
+    uploaded_by: record.userIdentity?.principalId ?? null,
+    outcome: 'failed',
+    version: null,
+    previous_version: null,
+    snapshot: null,
+    counts: null,
+    changes: null,
+    problems: [],
+    problem_count: 0,
+    superseded_by: null,
+    error: null,
+    started_at: startedAt.toISOString(),
+    finished_at: startedAt.toISOString(),
+    seconds: 0,
+    report: reportKey,
+  };
+  const finish = async (fields: Partial<UploadReport>): Promise<UploadReport> => {
+    Object.assign(report, fields);
+    // What is live when this upload did not make it: named, whoever published it.
+    if (report.version === null) report.version = await liveVersion(settings);
+    report.finished_at = new Date().toISOString();
+    report.seconds = (performance.now() - started) / 1000;
+    await settings.store.put(reportKey, Buffer.from(`${JSON.stringify(report, null, 1)}\n`), {
+      contentType: 'application/json',
+    });
+    return report;
+  };
+
+  const name = key.slice(settings.incomingPrefix.length);
+  if (!UPLOAD_NAME.test(name)) {
+    const problems = [
+      {
+        file: key,
+        reason: `an upload's name is letters, digits, ".", "_" and "-", then .tar.gz (${UPLOAD_NAME})`,
+      },
+    ];
+    return finish({ outcome: 'invalid', problems: reportProblems(problems), problem_count: 1 });
+  }
+  try {
+    // 1. The object as it is now.
+    const uploads = await listUploads(settings);
+    const own = uploads.get(key);
+    if (!own || (report.etag !== null && own.etag !== report.etag)) return undefined;
+    report.etag = own.etag;
+    report.uploaded_at = own.lastModified.toISOString();
+    // 2. A newer upload is published instead.
+    const newer = newestAfter(own, uploads.values());
+    if (newer) return finish({ outcome: 'superseded', superseded_by: newer.key });
+    // 3. Read and validate.
+    if (own.size > UPLOAD_LIMITS.compressedBytes) {
+      const problems = [
+        {
+          file: key,
+          reason: `is ${own.size} bytes; an upload may have at most ${UPLOAD_LIMITS.compressedBytes}`,
+        },
+      ];
+      return finish({ outcome: 'invalid', problems: reportProblems(problems), problem_count: 1 });
+    }
+    const read = await settings.store.get(key);
+    if (!read.ok || bareEtag(read.etag) !== own.etag) return undefined;
+    const archive = readSnapshotArchive(read.body, key);
+    if (!archive.ok) {
+      return finish({
+        outcome: 'invalid',
+        problems: reportProblems(archive.problems),
+        problem_count: archive.problems.length,
+      });
+    }
+    // 4. Publish, through the CLI's entry point.
+    const outcome = await publishSnapshot(
+      { name: key, files: archive.files },
+      { store: settings.store, prefix: settings.prefix },
+      {
+        ...(settings.builder !== undefined && { builder: settings.builder }),
+        ...(settings.retentionMs !== undefined && { retentionMs: settings.retentionMs }),
+        ...(settings.concurrency !== undefined && { concurrency: settings.concurrency }),
+        ...(settings.progress && { progress: settings.progress }),
+        ...(settings.warn && { warn: settings.warn }),
+        lockWaitMs: settings.lockWaitMs ?? 0,
+        underLock: async () => {
+          const again = newestAfter(own, (await listUploads(settings)).values());
+          if (again) throw new SupersededError(again.key);
+        },
+        record: {
+          by: report.uploaded_by ?? 'an unknown uploader',
+          via: 'upload',
+          upload: {
+            key,
+            etag: own.etag,
+            last_modified: own.lastModified.toISOString(),
+            ...(record.s3.object.sequencer !== undefined && { sequencer: record.s3.object.sequencer }),
+          },
+        },
+      },
+    );
+    if (!outcome.ok && outcome.reason === 'invalid') {
+      return finish({
+        outcome: 'invalid',
+        problems: reportProblems(outcome.problems),
+        problem_count: outcome.problems.length,
+      });
+    }
+    if (!outcome.ok) {
+      if (outcome.error instanceof SupersededError) {
+        return finish({ outcome: 'superseded', superseded_by: outcome.error.by });
+      }
+      throw outcome.error;
+    }
+    const { summary } = outcome;
+    return finish({
+      outcome: summary.pointerChanged ? 'published' : 'unchanged',
+      version: summary.version,
+      previous_version: summary.previousVersion,
+      snapshot: outcome.digest,
+      counts: summary.record.counts,
+      changes: {
+        objects_added: summary.objects.added,
+        bytes_added: summary.bytes.added,
+        objects_removed: summary.objects.removed,
+        bytes_removed: summary.bytes.removed,
+        build: summary.mode,
+      },
+    });
+  } catch (error) {
+    const cause = (error as Error).cause as Error | undefined;
+    const message = `${(error as Error).message}${cause?.message ? ` (${cause.message})` : ''}`;
+    return finish({ outcome: 'failed', error: message });
+  }
+}

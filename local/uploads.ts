@@ -1,0 +1,164 @@
+/**
+ * `npm start` accepts snapshot uploads as the deployed stack does: an object created under the incoming
+ * prefix of its local S3 (`aws s3 cp snapshot.tar.gz s3://catalogue/incoming/…` against the printed
+ * endpoint) is published by the same code as the stack's builder function (builder/upload/publish-upload.ts),
+ * one upload at a time as the function's reserved concurrency of 1 runs them, and tried again after a failed
+ * publish as Lambda retries an asynchronous invocation. And it says when a new version goes live, whoever
+ * made it live (an upload, the CLI, a rollback): it watches the pointer.
+ */
+import { readHistory, readLiveVersion } from '../builder/publish/versions.js';
+import { logProgress } from '../builder/report/progress.js';
+import type { S3EventNotification, S3EventRecord } from '../builder/upload/event.js';
+import { publishUpload, type UploadSettings } from '../builder/upload/publish-upload.js';
+import { reportLine, type UploadReport } from '../builder/upload/report.js';
+import type { WritableObjectStore } from '../store/objects/interface.js';
+
+export interface LocalUploadOptions extends Omit<UploadSettings, 'lockWaitMs' | 'progress'> {
+  bucket: string;
+  /** Where lines go (npm start: stderr). */
+  log: (line: string) => void;
+  /** Delays before trying a failed upload again (default: 5 s, then 20 s). */
+  retryDelaysMs?: readonly number[];
+  /** How long an upload waits for another publish (a CLI's) to release the target (default 10 min). */
+  lockWaitMs?: number;
+  /** Called with each report (tests). */
+  onReport?: (report: UploadReport) => void;
+}
+
+export interface LocalUploads {
+  /** Stop taking uploads; resolves once the one in progress (if any) is done. */
+  close(): Promise<void>;
+}
+
+/** Problem lines printed for a refused upload; the report object holds every one. */
+const PRINTED_PROBLEMS = 10;
+
+/**
+ * Publish every upload `onEvent` announces, one at a time.
+ * @example const uploads = acceptUploads(s3.onEvent, { store, bucket, prefix: '', incomingPrefix: 'incoming/', reportsPrefix: 'reports/', log: console.error });
+ */
+export function acceptUploads(
+  onEvent: (listener: (notification: S3EventNotification) => void) => () => void,
+  options: LocalUploadOptions,
+): LocalUploads {
+  const { bucket, log, retryDelaysMs = [5_000, 20_000], onReport, ...settings } = options;
+  let closed = false;
+  let queue: Promise<void> = Promise.resolve();
+  const handle = async (record: S3EventRecord, attempt: number): Promise<void> => {
+    if (closed) return;
+    const progress = logProgress({ write: (text: string) => log(text.trimEnd()) });
+    let report: UploadReport | undefined;
+    try {
+      report = await publishUpload(record, {
+        ...settings,
+        progress,
+        lockWaitMs: options.lockWaitMs ?? 600_000,
+      });
+    } catch (error) {
+      log(`upload ${record.s3.object.key}: its report could not be written: ${(error as Error).message}`);
+    } finally {
+      progress.close();
+    }
+    if (!report) return;
+    onReport?.(report);
+    log(`upload ${reportLine(report)}`);
+    for (const problem of report.problems.slice(0, PRINTED_PROBLEMS)) log(`  ${problem.message}`);
+    if (report.problem_count > PRINTED_PROBLEMS)
+      log(`  … and ${report.problem_count - PRINTED_PROBLEMS} more in ${report.report}`);
+    const delay = retryDelaysMs[attempt];
+    if (report.outcome === 'failed' && delay !== undefined && !closed) {
+      log(`upload ${report.upload}: trying again in ${Math.round(delay / 1000)} s`);
+      await new Promise((resolve) => setTimeout(resolve, delay).unref());
+      await handle(record, attempt + 1);
+    }
+  };
+  const unsubscribe = onEvent((notification) => {
+    for (const record of notification.Records) {
+      const relevant =
+        record.s3.bucket.name === bucket &&
+        record.eventName.startsWith('ObjectCreated:') &&
+        record.s3.object.key.startsWith(settings.incomingPrefix);
+      if (relevant) queue = queue.then(() => handle(record, 0));
+    }
+  });
+  return {
+    async close() {
+      closed = true;
+      unsubscribe();
+      await queue;
+    },
+  };
+}
+
+/**
+ * Say when the pointer names a new version (checked every `intervalMs` with a conditional read), with who
+ * made it live: `Catalogue: version X is live (published by alice@laptop, cli, from snapshot 3f9a…)`.
+ * Returns the function that stops watching.
+ */
+export function watchLiveVersion(
+  store: WritableObjectStore,
+  prefix: string,
+  options: { log: (line: string) => void; known: string | null; intervalMs?: number },
+): () => void {
+  let known = options.known;
+  let busy = false;
+  const check = async () => {
+    if (busy) return;
+    busy = true;
+    try {
+      const live = await readLiveVersion(store, prefix);
+      if (live === null || live === known) return;
+      known = live;
+      const entry = (await readHistory(store, prefix)).versions.find((e) => e.version === live);
+      const how = entry?.restored
+        ? `made live again by ${entry.restored.by} (rollback)`
+        : entry?.published
+          ? `published by ${entry.published.by}, ${entry.published.via}${entry.published.snapshot ? `, from snapshot ${entry.published.snapshot.slice(0, 12)}` : ''}`
+          : 'its publisher is not recorded';
+      options.log(`Catalogue: version ${live} is live (${how})`);
+    } catch {
+      // The local S3 stopping (Ctrl-C) or a passing fault: the next tick tries again.
+    } finally {
+      busy = false;
+    }
+  };
+  const timer = setInterval(() => void check(), options.intervalMs ?? 1000);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
+/** The incoming and reports prefixes of `npm start`, as the deployed stack's defaults (infra/props.ts). */
+export const LOCAL_UPLOAD_PREFIXES = { incomingPrefix: 'incoming/', reportsPrefix: 'reports/' } as const;
+
+/**
+ * npm start's upload loop: publish uploads into its own S3 (when it runs one: `onEvent`), and say when a new
+ * version goes live. Returns the lines for the ready screen.
+ */
+export function startUploadLoop(options: {
+  store: WritableObjectStore;
+  bucket: string;
+  prefix: string;
+  endpoint: string;
+  onEvent: ((listener: (notification: S3EventNotification) => void) => () => void) | undefined;
+  known: string | null;
+  log: (line: string) => void;
+}): string[] {
+  const { store, bucket, prefix, endpoint, log } = options;
+  watchLiveVersion(store, prefix, { log, known: options.known });
+  if (!options.onEvent) {
+    return ['Uploads: not taken (S3_ENDPOINT names another S3, which sends npm start no events)'];
+  }
+  acceptUploads(options.onEvent, {
+    store,
+    bucket,
+    prefix,
+    ...LOCAL_UPLOAD_PREFIXES,
+    log,
+    warn: (message) => log(`warning: ${message}`),
+  });
+  const incoming = `s3://${bucket}/${LOCAL_UPLOAD_PREFIXES.incomingPrefix}`;
+  return [
+    `Uploads: a snapshot uploaded to ${incoming}<name>.tar.gz is published; its report in s3://${bucket}/${LOCAL_UPLOAD_PREFIXES.reportsPrefix}<name>.json`,
+    `  tar czf snapshot.tar.gz -C my-catalogue . && aws s3 cp snapshot.tar.gz ${incoming}$(date -u +%Y%m%dT%H%M%SZ).tar.gz --endpoint-url ${endpoint}`,
+  ];
+}

@@ -1,0 +1,203 @@
+/**
+ * Publishing by upload (builder/upload/publish-upload.ts) against s3rver, with the event notifications s3rver
+ * sends (local/servers.ts onEvent): an upload publishes and records where it came from; an invalid one
+ * publishes nothing and reports every problem; the newest upload wins, also against one waiting for the lock;
+ * an overwritten or vanished upload is left to its own event.
+ */
+import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { s3Client } from '../../../aws/sdk.js';
+import { takePublishLock } from '../../../builder/publish/publish.js';
+import { readHistory, readLiveVersion } from '../../../builder/publish/versions.js';
+import type { S3EventRecord } from '../../../builder/upload/event.js';
+import { publishUpload, type UploadSettings } from '../../../builder/upload/publish-upload.js';
+import type { UploadReport } from '../../../builder/upload/report.js';
+import { type LocalS3, startS3 } from '../../../local/servers.js';
+import { S3ObjectStore } from '../../../store/objects/s3.js';
+import { removeTemporaryDirectories, smallSnapshot, snapshotArchive } from '../../helpers/builder.js';
+
+let s3: LocalS3;
+let client: S3Client;
+let settings: UploadSettings;
+const events: S3EventRecord[] = [];
+beforeAll(async () => {
+  s3 = await startS3('uploads-test');
+  s3.onEvent((notification) => events.push(...notification.Records));
+  client = s3Client({ endpoint: s3.endpoint });
+  settings = {
+    store: new S3ObjectStore({ client, bucket: s3.bucket }),
+    prefix: 'catalogue/',
+    incomingPrefix: 'incoming/',
+    reportsPrefix: 'reports/',
+  };
+});
+afterAll(async () => {
+  client.destroy();
+  await s3.dispose();
+  removeTemporaryDirectories();
+});
+
+/** Upload `body` as `incoming/<name>` and the event s3rver sent for it. */
+async function upload(name: string, body: Buffer): Promise<S3EventRecord> {
+  const key = `incoming/${name}`;
+  const before = events.length;
+  await client.send(new PutObjectCommand({ Bucket: s3.bucket, Key: key, Body: body }));
+  const record = events.slice(before).find((event) => event.s3.object.key === key);
+  if (!record) throw new Error(`no event for ${key}`);
+  return record;
+}
+
+const live = () => readLiveVersion(settings.store, settings.prefix);
+async function catalogueKeys(): Promise<string[]> {
+  const keys: string[] = [];
+  for await (const { key } of settings.store.list('catalogue/')) keys.push(key);
+  return keys.sort();
+}
+
+describe('publishing by upload', () => {
+  it('publishes a valid upload, records who uploaded what, and reports it', async () => {
+    const record = await upload('0001-first.tar.gz', snapshotArchive(smallSnapshot(20)));
+
+    const report = (await publishUpload(record, settings)) as UploadReport;
+
+    expect(report).toMatchObject({
+      upload: 'incoming/0001-first.tar.gz',
+      outcome: 'published',
+      previous_version: null,
+      uploaded_by: record.userIdentity?.principalId,
+      counts: { modules: 20, manufacturers: expect.any(Number), objects: expect.any(Number) },
+      changes: { build: 'full', objects_removed: 0 },
+      problems: [],
+      problem_count: 0,
+      report: 'reports/0001-first.json',
+    });
+    expect(report.snapshot).toMatch(/^[0-9a-f]{64}$/);
+    expect(await live()).toBe(report.version);
+    const stored = await settings.store.get('reports/0001-first.json');
+    expect(stored.ok && JSON.parse(stored.body.toString())).toEqual(report);
+    const entry = (await readHistory(settings.store, 'catalogue/')).versions.find(
+      (e) => e.version === report.version,
+    );
+    expect(entry?.published).toMatchObject({
+      by: record.userIdentity?.principalId,
+      via: 'upload',
+      snapshot: report.snapshot,
+      upload: { key: 'incoming/0001-first.tar.gz', etag: report.etag, sequencer: record.s3.object.sequencer },
+      counts: report.counts,
+    });
+  });
+
+  it('an invalid upload publishes nothing and reports every problem', async () => {
+    const before = await catalogueKeys();
+    const broken = smallSnapshot(20);
+    broken.modules[0]!.hp = -1;
+    (broken.modules[1] as unknown as Record<string, unknown>).manufactuer_id = 3;
+    broken.modules[2]!.manufacturer_id = 999;
+    const record = await upload('0002-broken.tar.gz', snapshotArchive(broken, { tags: '[1,]' }));
+
+    const report = (await publishUpload(record, settings)) as UploadReport;
+
+    expect(report.outcome).toBe('invalid');
+    expect(report.problems.map((problem) => problem.message)).toEqual([
+      "tags.json: is not valid JSON: line 1, column 4: Unexpected token ']' (JSON allows no comma before it)",
+      'modules.json: record 101: hp: must be a positive integer (got number -1)',
+      `modules.json: record ${broken.modules[1]!.id}: manufactuer_id: unknown field; did you mean manufacturer_id?`,
+      `modules.json: record ${broken.modules[2]!.id}: manufacturer_id: references manufacturer 999, which is not in manufacturers.json`,
+    ]);
+    expect(report.problem_count).toBe(4);
+    expect(report.version).toBe(await live()); // names what stays live
+    expect(await catalogueKeys()).toEqual(before);
+  });
+
+  it('a damaged archive is refused the same way', async () => {
+    const record = await upload('0003-cut.tar.gz', snapshotArchive(smallSnapshot(20)).subarray(0, 300));
+
+    const report = (await publishUpload(record, settings)) as UploadReport;
+
+    expect(report.outcome).toBe('invalid');
+    expect(report.problems[0]?.message).toMatch(/^incoming\/0003-cut\.tar\.gz: cannot be decompressed/);
+  });
+
+  it('of two uploads, the older one is superseded and the newer published', async () => {
+    const older = await upload('0004-a.tar.gz', snapshotArchive(smallSnapshot(21)));
+    const newer = await upload('0004-b.tar.gz', snapshotArchive(smallSnapshot(22)));
+
+    const first = (await publishUpload(older, settings)) as UploadReport;
+    const second = (await publishUpload(newer, settings)) as UploadReport;
+
+    expect(first).toMatchObject({ outcome: 'superseded', superseded_by: 'incoming/0004-b.tar.gz' });
+    expect(second).toMatchObject({ outcome: 'published', counts: { modules: 22 } });
+    expect(await live()).toBe(second.version);
+    // The older one's event, delivered late, still never publishes over the newer.
+    expect(await publishUpload(older, settings)).toMatchObject({ outcome: 'superseded' });
+    expect(await live()).toBe(second.version);
+  });
+
+  it('an upload overwritten under the same name leaves its event to the newer write; a vanished one to nobody', async () => {
+    const first = await upload('0005-same.tar.gz', snapshotArchive(smallSnapshot(23)));
+    const second = await upload('0005-same.tar.gz', snapshotArchive(smallSnapshot(24)));
+
+    expect(await publishUpload(first, settings)).toBeUndefined();
+    expect(await publishUpload(second, settings)).toMatchObject({
+      outcome: 'published',
+      counts: { modules: 24 },
+    });
+    expect(
+      await publishUpload(
+        { ...first, s3: { ...first.s3, object: { ...first.s3.object, key: 'incoming/gone.tar.gz' } } },
+        settings,
+      ),
+    ).toBeUndefined();
+  });
+
+  it('waits for a publish holding the target; a newer upload arriving meanwhile wins under the lock', async () => {
+    const liveBefore = await live();
+    const lock = await takePublishLock(settings.store, 'catalogue/');
+    const waiting = await upload('0006-a.tar.gz', snapshotArchive(smallSnapshot(25)));
+    const started = performance.now();
+    const outcome = publishUpload(waiting, { ...settings, lockWaitMs: 30_000 });
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const newer = await upload('0006-b.tar.gz', snapshotArchive(smallSnapshot(26)));
+    await lock.release();
+
+    expect(await outcome).toMatchObject({ outcome: 'superseded', superseded_by: 'incoming/0006-b.tar.gz' });
+    expect(performance.now() - started).toBeGreaterThan(1000);
+    expect(await live()).toBe(liveBefore);
+    expect(await publishUpload(newer, settings)).toMatchObject({
+      outcome: 'published',
+      counts: { modules: 26 },
+    });
+  }, 30_000);
+
+  it('a publish still holding the target after the wait is a failure, reported, the live version named', async () => {
+    const liveBefore = await live();
+    const lock = await takePublishLock(settings.store, 'catalogue/');
+    try {
+      const record = await upload('0007-busy.tar.gz', snapshotArchive(smallSnapshot(27)));
+      const report = (await publishUpload(record, settings)) as UploadReport;
+
+      expect(report.outcome).toBe('failed');
+      expect(report.error).toMatch(/^another publish holds the target \(prefix catalogue\/\)/);
+      expect(report.version).toBe(liveBefore);
+    } finally {
+      await lock.release();
+    }
+  });
+
+  it('ignores what is not an upload, and refuses an upload named outside the rules', async () => {
+    const other = await upload('0008-notes.txt', Buffer.from('hi'));
+    expect(
+      await publishUpload(
+        { ...other, s3: { ...other.s3, object: { ...other.s3.object, key: 'catalogue/x' } } },
+        settings,
+      ),
+    ).toBeUndefined();
+    const odd = await upload('bad name!.tar.gz', snapshotArchive(smallSnapshot(20)));
+
+    const report = (await publishUpload(odd, settings)) as UploadReport;
+
+    expect(report.outcome).toBe('invalid');
+    expect(report.report).toBe('reports/bad name!.json');
+    expect(report.problems[0]?.reason).toMatch(/^an upload's name is letters, digits/);
+  });
+});
