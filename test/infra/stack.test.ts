@@ -750,7 +750,9 @@ describe('IAM', () => {
     template.resourceCountIs('AWS::IAM::ManagedPolicy', 2);
     template.resourceCountIs('AWS::IAM::User', 0);
     for (const managed of Object.values(template.findResources('AWS::IAM::ManagedPolicy'))) {
-      expect(managed.Properties.Roles ?? managed.Properties.Users ?? managed.Properties.Groups).toBeUndefined();
+      expect(
+        managed.Properties.Roles ?? managed.Properties.Users ?? managed.Properties.Groups,
+      ).toBeUndefined();
     }
   });
 });
@@ -991,9 +993,9 @@ describe('key-administration API', () => {
   });
 
   it("outputs its URL and the managed policy the publisher's application attaches: invoke this URL, nothing else", () => {
-    const policy = template.toJSON().Resources[
-      logicalId(template, 'AWS::IAM::ManagedPolicy', 'AdminCallerPolicy')
-    ].Properties;
+    const policy =
+      template.toJSON().Resources[logicalId(template, 'AWS::IAM::ManagedPolicy', 'AdminCallerPolicy')]
+        .Properties;
     expect(policy.PolicyDocument.Statement).toEqual([
       {
         Sid: 'InvokeAdminUrl',
