@@ -25,11 +25,7 @@ export function githubSlug(heading: string): string {
  * @example pageAnchor('Licence and attribution (CC BY 4.0)') // → '/section/licence-and-attribution-(cc-by-4.0)'
  */
 export function pageAnchor(heading: string): string {
-  return `/section/${heading
-    .trim()
-    .toLowerCase()
-    .replace(/[`'"]/g, '')
-    .replace(/\s+/g, '-')}`;
+  return `/section/${heading.trim().toLowerCase().replace(/[`'"]/g, '').replace(/\s+/g, '-')}`;
 }
 
 /** The `## ` sections of a page, in order, each with its heading and its text (the heading line included). */
