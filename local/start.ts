@@ -25,13 +25,15 @@ import { type AdminOptions, partnerDefaults, registerKey } from '../proxy/admin/
 import { createTables } from '../proxy/admin/tables.js';
 import { createProxy, logJson } from '../proxy/app.js';
 import { loadConfig } from '../proxy/config.js';
+import { generateApiKey } from '../proxy/keys/hash.js';
+import { FREE_TIER_LIMITS } from '../proxy/keys/interface.js';
 import { POINTER_KEY } from '../store/layout.js';
 import { S3ObjectStore } from '../store/objects/s3.js';
 import { parsePointer } from '../store/pointer.js';
 import { DEV_KEY_FILE, devKeyFor, parseDevKeys } from './dev-keys.js';
 import { localDiskFor, localDiskForModules } from './disk.js';
 import { withReference } from './docs.js';
-import { localCommandHints, pasteLines } from './hints.js';
+import { localCommandHints, partnerKeyHint, pasteLines } from './hints.js';
 import { lockDataDirectory } from './lock.js';
 import {
   decideStart,
@@ -247,6 +249,12 @@ async function main(): Promise<void> {
     `A free-tier dev key (${devKey.record.keyId}, ${keyOrigin}): ${devKey.key}`,
     'Paste into another shell:',
     ...pasteLines({ key: devKey.key, url: base, s3Endpoint }),
+    ...partnerKeyHint({
+      seeded: devKeys.filter(({ tier }) => tier === 'partner').length,
+      limits: partnerDefaults(env),
+      key: generateApiKey(),
+      free: FREE_TIER_LIMITS,
+    }),
     'Try:',
     `  curl -s -H "Authorization: Bearer ${devKey.key}" "${base}/modules?limit=2"`,
     ...localCommandHints({
