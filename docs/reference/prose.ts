@@ -56,6 +56,7 @@ export interface ProsePage {
  * // → '## Paging\n\nSee keys (docs/keys.md) and [paging](#/section/paging).'
  */
 export function pageProse(pages: readonly ProsePage[]): string {
+  for (const page of pages) refuseStrayTags(page);
   const kept = pages.map((page) => ({
     ...page,
     sections: sections(page.markdown).filter((section) => !NOT_ON_THE_PAGE.has(section.heading)),
@@ -87,6 +88,30 @@ export function pageProse(pages: readonly ProsePage[]): string {
       );
     })
     .join('\n\n');
+}
+
+/** HTML the pages may use: what the page's own descriptions use, and inline markup. */
+const HTML_TAGS = new Set(['details', 'summary', 'code', 'br', 'kbd', 'sub', 'sup']);
+
+/**
+ * Fails on a `<word>` outside code that a Markdown renderer would take for an HTML tag: on the page it opens an
+ * element that swallows every section after it (and GitHub drops it). Write it in code, or `&lt;word&gt;`.
+ * @example refuseStrayTags({ file: 'docs/api.md', markdown: 'by <publisher>' }) // throws: docs/api.md:1: …
+ */
+export function refuseStrayTags(page: ProsePage): void {
+  let fence = false;
+  page.markdown.split('\n').forEach((line, index) => {
+    if (/^\s*(```|~~~)/.test(line)) fence = !fence;
+    if (fence) return;
+    const outsideCode = line.replace(/(`+)[\s\S]*?\1/g, '');
+    for (const match of outsideCode.matchAll(/<\/?([A-Za-z][\w-]*)[^>]*>/g)) {
+      if (!HTML_TAGS.has(match[1]!.toLowerCase())) {
+        throw new Error(
+          `${page.file}:${index + 1}: ${match[0]} would be read as an HTML tag (the reference page would lose every section after it): write it in code, or as &lt;${match[1]}&gt;`,
+        );
+      }
+    }
+  });
 }
 
 /**
