@@ -81,6 +81,8 @@ const REDOC_OPTIONS = {
       { lang: 'TypeScript', label: 'TypeScript' },
     ],
   },
+  // Response examples unfolded: the records of an answer, not `{ … }`.
+  jsonSamplesExpandLevel: 'all',
 };
 
 /**

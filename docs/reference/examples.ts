@@ -89,8 +89,13 @@ export const ENDPOINTS: readonly Endpoint[] = [
       { name: 'reserved-q', summary: 'The reserved parameter q', target: '/modules?q=vco' },
     ],
     client: {
-      code: `const page = await client.modules.listPage({ limit: 2, fields: ['name', 'hp'] });
-for (const module of page.data) console.log(module.id, module.name, module.hp);`,
+      code: `const page = await client.modules.listPage({
+  limit: 2,
+  fields: ['name', 'hp'],
+});
+for (const module of page.data) {
+  console.log(module.id, module.name, module.hp);
+}`,
       prints: (body) => records(body).map((m) => line(m.id, m.name, m.hp)),
     },
   },
@@ -120,8 +125,11 @@ for (const module of page.data) console.log(module.id, module.name, module.hp);`
     ],
     missing: { name: 'no-such-module', summary: 'No module with this id', target: '/modules/999999' },
     client: {
-      code: `const module = await client.modules.get(101, { include: ['tags'] });
-console.log(module.name, module.hp, module.tags.map((tag) => tag.name).join(', '));`,
+      code: `const module = await client.modules.get(101, {
+  include: ['tags'],
+});
+const tags = module.tags.map((tag) => tag.name);
+console.log(module.name, module.hp, tags.join(', '));`,
       prints: (body) => [line(record(body).name, record(body).hp, names(record(body).tags))],
     },
   },
@@ -139,8 +147,13 @@ console.log(module.name, module.hp, module.tags.map((tag) => tag.name).join(', '
       { name: 'invalid-sort', summary: 'A sort value in the wrong case', target: '/manufacturers?sort=NAME' },
     ],
     client: {
-      code: `const page = await client.manufacturers.listPage({ limit: 3, sort: 'name' });
-for (const manufacturer of page.data) console.log(manufacturer.id, manufacturer.name, manufacturer.country);`,
+      code: `const page = await client.manufacturers.listPage({
+  limit: 3,
+  sort: 'name',
+});
+for (const maker of page.data) {
+  console.log(maker.id, maker.name, maker.country);
+}`,
       prints: (body) => records(body).map((m) => line(m.id, m.name, m.country)),
     },
   },
@@ -168,8 +181,11 @@ for (const manufacturer of page.data) console.log(manufacturer.id, manufacturer.
       target: '/manufacturers/999999',
     },
     client: {
-      code: `const manufacturer = await client.manufacturers.get(12, { include: ['modules'] });
-console.log(manufacturer.name, manufacturer.modules.map((module) => module.name).join(', '));`,
+      code: `const maker = await client.manufacturers.get(12, {
+  include: ['modules'],
+});
+const names = maker.modules.map((module) => module.name);
+console.log(maker.name, names.join(', '));`,
       prints: (body) => [line(record(body).name, names(record(body).modules))],
     },
   },
@@ -178,7 +194,9 @@ console.log(manufacturer.name, manufacturer.modules.map((module) => module.name)
     reads: [{ name: 'all', summary: 'Every standard', target: '/standards' }],
     invalid: [{ name: 'invalid-limit', summary: 'A limit of 0', target: '/standards?limit=0' }],
     client: {
-      code: 'for await (const standard of client.standards.list()) console.log(standard.id, standard.name);',
+      code: `for await (const standard of client.standards.list()) {
+  console.log(standard.id, standard.name);
+}`,
       prints: (body) => records(body).map((s) => line(s.id, s.name)),
     },
   },
@@ -190,8 +208,13 @@ console.log(manufacturer.name, manufacturer.modules.map((module) => module.name)
       { name: 'repeated-parameter', summary: 'A parameter given twice', target: '/tags?limit=5&limit=10' },
     ],
     client: {
-      code: `const page = await client.tags.listPage({ limit: 5, sort: 'name' });
-for (const tag of page.data) console.log(tag.id, tag.name, tag.type);`,
+      code: `const page = await client.tags.listPage({
+  limit: 5,
+  sort: 'name',
+});
+for (const tag of page.data) {
+  console.log(tag.id, tag.name, tag.type);
+}`,
       prints: (body) => records(body).map((t) => line(t.id, t.name, t.type)),
     },
   },
@@ -265,19 +288,24 @@ function typescriptSample(
   if (method === 'get') {
     const code = `import { CatalogueClient } from '@catalogue/read-api-client';
 
-// baseUrl and apiKey from the environment: CATALOGUE_URL and CATALOGUE_KEY
+// baseUrl and apiKey: from CATALOGUE_URL, CATALOGUE_KEY
 const client = new CatalogueClient();
 ${endpoint.client.code}`;
     return { code, prints: endpoint.client.prints(body) };
   }
   const target = success.request.target.replace(/^\/v1/, '');
   const head = method === 'head';
-  const code = `// The client sends GET only (it revalidates with If-None-Match, which a HEAD would cost as much as); with fetch:
-const response = await fetch(\`\${process.env['CATALOGUE_URL']}${target}\`, {
+  const code = `// The client sends GET only (it revalidates with
+// If-None-Match instead); with fetch:
+const base = process.env['CATALOGUE_URL'];
+const key = process.env['CATALOGUE_KEY'];
+const target = '${target}';
+const response = await fetch(\`\${base}\${target}\`, {
   method: '${method.toUpperCase()}',
-  headers: { authorization: \`Bearer \${process.env['CATALOGUE_KEY']}\` },
+  headers: { authorization: \`Bearer \${key}\` },
 });
-console.log(response.status, response.headers.get('${head ? 'content-length' : 'allow'}'));`;
+const header = response.headers.get('${head ? 'content-length' : 'allow'}');
+console.log(response.status, header);`;
   return { code, prints: [line(success.status, success.headers[head ? 'content-length' : 'allow'])] };
 }
 

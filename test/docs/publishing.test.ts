@@ -140,17 +140,26 @@ it('runs the first publish as written: copy, edit, validate, dry run, publish, s
   } finally {
     await stop(first);
   }
-  const again = await startNpm(local, NO_SEEDED_KEYS);
+  // Restarted as the ready screen suggests for more requests: with a partner-tier key of its own making.
+  const hint = /^ {2}CATALOGUE_DEV_KEYS=(partner:pk_live_[A-Za-z0-9_-]{22}) npm start$/m.exec(first.output());
+  expect(hint, "the ready screen's partner-key line").not.toBeNull();
+  const again = await startNpm(local, { ...NO_SEEDED_KEYS, CATALOGUE_DEV_KEYS: hint![1]! });
   let served: string;
+  let partnerLimit: string | null;
   try {
     const { exports } = again;
     const response = await fetch(`${exports.CATALOGUE_URL}/modules?fields=name&limit=1`, {
       headers: { authorization: `Bearer ${exports.CATALOGUE_KEY}` },
     });
     served = await response.text();
+    const partner = await fetch(`${exports.CATALOGUE_URL}/tags?limit=1`, {
+      headers: { authorization: `Bearer ${hint![1]!.slice('partner:'.length)}` },
+    });
+    partnerLimit = partner.headers.get('x-ratelimit-limit-minute');
   } finally {
     await stop(again);
   }
+  expect(partnerLimit).toBe('600');
 
   // Assess: each console block shows what its step printed; npm start's transcripts show lines it printed.
   const printedBy = output.split(/^@@block (\d+)@@\n/m);
