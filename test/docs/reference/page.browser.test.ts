@@ -248,17 +248,39 @@ describe('/docs in Chromium', () => {
     );
   }
 
+  /**
+   * The text of `locator` once it shows every one of `texts` (Redoc renders after a click, and the machine may
+   * be busy), or as it is after 10 s: the assertions that follow say what is missing.
+   */
+  async function textShowing(locator: Locator, texts: readonly string[]): Promise<string> {
+    let text = '';
+    for (const until = Date.now() + 10_000; Date.now() < until; ) {
+      // biome-ignore lint/performance/useDomNodeTextContent: Playwright's innerText, the text as rendered.
+      text = await locator.innerText();
+      if (texts.every((expected) => text.includes(expected))) break;
+      await new Promise((done) => setTimeout(done, 100));
+    }
+    return text;
+  }
+
   /** Show the request samples of `section` in `language` (Redoc keeps the choice for every operation). */
-  async function showSample(section: Locator, language: string): Promise<string> {
+  async function showSample(
+    section: Locator,
+    language: string,
+    expected: readonly string[] = [],
+  ): Promise<string> {
     const button = section.getByRole('button', { name: /^(curl|TypeScript)$/ }).first();
     // biome-ignore lint/performance/useDomNodeTextContent: Playwright's innerText, the text as rendered.
     if ((await button.innerText()).trim() !== language) {
       await button.click();
-      await page.getByRole('menuitem', { name: language, exact: true }).filter({ visible: true }).click();
+      // The menu may open past the viewport's edge, where a pointer cannot reach: the item's own click.
+      await page
+        .getByRole('menuitem', { name: language, exact: true })
+        .filter({ visible: true })
+        .dispatchEvent('click');
       await section.getByRole('button', { name: language, exact: true }).first().waitFor();
     }
-    // biome-ignore lint/performance/useDomNodeTextContent: Playwright's innerText, the text as rendered.
-    return section.innerText();
+    return textShowing(section, expected);
   }
 
   it('shows for every operation its curl sample, its TypeScript sample and a real example of its answer', async () => {
@@ -276,8 +298,13 @@ describe('/docs in Chromium', () => {
       expect(text, operationId).toContain(path);
       expect(text, operationId).toContain(method.toUpperCase());
       expect(text, operationId).toContain('bearerAuth');
-      expect(await showSample(section, 'curl'), operationId).toContain(curl!.source.split('\n')[0]);
-      const shownTypescript = await showSample(section, 'TypeScript');
+      const curlLine = curl!.source.split('\n')[0]!;
+      expect(await showSample(section, 'curl', [curlLine]), operationId).toContain(curlLine);
+      const typescriptLines = typescript!.source
+        .split('\n')
+        .filter((l) => /console\.log|\/\/ |new Catalogue|fetch\(/.test(l))
+        .map((l) => l.trim());
+      const shownTypescript = await showSample(section, 'TypeScript', typescriptLines);
       for (const line of typescript!.source
         .split('\n')
         .filter((l) => /console\.log|\/\/ |new Catalogue|fetch\(/.test(l))) {
@@ -289,8 +316,7 @@ describe('/docs in Chromium', () => {
       expect(requestId, operationId).toBeDefined();
       const exchange = section.locator('details').first();
       if ((await exchange.getAttribute('open')) === null) await exchange.locator('summary').click();
-      // biome-ignore lint/performance/useDomNodeTextContent: Playwright's innerText, the text as rendered.
-      const exchangeText = await exchange.innerText();
+      const exchangeText = await textShowing(exchange, [`x-request-id: ${requestId}`]);
       expect(exchangeText, operationId).toMatch(/HTTP\/1\.1 (200 OK|204 No Content)/);
       expect(exchangeText, operationId).toContain(`x-request-id: ${requestId}`);
 
@@ -307,8 +333,7 @@ describe('/docs in Chromium', () => {
       // OPTIONS: its 204 has no body; the samples of its first status with one.
       await responsePanel.getByText(status, { exact: true }).first().click();
       const [first] = Object.values(response.content!['application/json']!.examples!);
-      // biome-ignore lint/performance/useDomNodeTextContent: Playwright's innerText, the text as rendered.
-      const samples = await responsePanel.innerText();
+      const samples = await textShowing(responsePanel, [first!.description.replaceAll('`', '')]);
       // Redoc names the examples in a list when there are several.
       if (Object.keys(response.content!['application/json']!.examples!).length > 1) {
         expect(samples, operationId).toContain(first!.summary);
