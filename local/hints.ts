@@ -81,7 +81,7 @@ export function pasteLines(stack: { key: string; url: string; s3Endpoint: string
  * How to walk a large catalogue without waiting out 429s: the free dev key allows 60 requests a minute, so a
  * walk of 25,000 modules (250 pages of 100) would take minutes. A partner-tier key is one restart away, with a
  * key made up for the purpose; when one is seeded already, its limits.
- * @example partnerKeyHint({ seeded: 0, limits: { minute: 600, month: 1000000 }, key: 'pk_live_…' })
+ * @example partnerKeyHint({ seeded: 0, limits: { minute: 600, month: 1000000 }, key: 'pk_live_…', free: { minute: 60, month: 5000 } })
  * // → ['More requests (a partner-tier key, 600/minute and 1000000/month instead of 60 and 5000): restart with',
  * //    '  CATALOGUE_DEV_KEYS=partner:pk_live_… npm start']
  */
@@ -91,10 +91,11 @@ export function partnerKeyHint(options: {
   limits: { minute: number; month: number };
   /** A fresh key to suggest. */
   key: string;
-  free?: { minute: number; month: number };
+  /** The free tier's limits, to compare. */
+  free: { minute: number; month: number };
 }): string[] {
   const { minute, month } = options.limits;
-  const free = options.free ?? { minute: 60, month: 5000 };
+  const { free } = options;
   if (options.seeded > 0) {
     return [`Partner-tier key(s) from CATALOGUE_DEV_KEYS: ${minute}/minute and ${month}/month each.`];
   }

@@ -55,12 +55,13 @@ describe('npm start command hints', () => {
 
   it('says how to get a partner-tier key, one restart away, unless one is seeded already', () => {
     const limits = { minute: 600, month: 1_000_000 };
+    const free = { minute: 60, month: 5000 };
 
-    expect(partnerKeyHint({ seeded: 0, limits, key: 'pk_live_PPPPPPPPPPPPPPPPPPPPPP' })).toEqual([
+    expect(partnerKeyHint({ seeded: 0, limits, key: 'pk_live_PPPPPPPPPPPPPPPPPPPPPP', free })).toEqual([
       'More requests (a partner-tier key, 600/minute and 1000000/month instead of 60 and 5000): restart with',
       '  CATALOGUE_DEV_KEYS=partner:pk_live_PPPPPPPPPPPPPPPPPPPPPP npm start',
     ]);
-    expect(partnerKeyHint({ seeded: 1, limits, key: 'pk_live_x' })).toEqual([
+    expect(partnerKeyHint({ seeded: 1, limits, key: 'pk_live_x', free })).toEqual([
       'Partner-tier key(s) from CATALOGUE_DEV_KEYS: 600/minute and 1000000/month each.',
     ]);
   });
