@@ -4,16 +4,22 @@
  */
 import { type EtagCache, keyIdentity, MemoryEtagCache } from './cache.js';
 import { DEFAULT_MAX_RETRY_AFTER_SECONDS, type Sleep, sleep } from './retry.js';
+import { apiKeyOf, baseUrlOf, loggerOf, WARNING_PREFIX } from './settings.js';
 import { type ShapeCheck, Transport } from './transport.js';
 import type {
   CallOptions,
   ListParams,
+  Logger,
   Manufacturer,
-  ManufacturerDetail,
+  ManufacturerDetailOf,
   ManufacturerGetOptions,
-  Module,
+  ManufacturerRelation,
+  ModuleDetailOf,
+  ModuleField,
   ModuleGetOptions,
   ModuleListParams,
+  ModuleOf,
+  ModuleRelation,
   Page,
   RateLimit,
   RetryEvent,
@@ -22,20 +28,32 @@ import type {
 } from './types.js';
 
 export interface CatalogueClientOptions {
-  /** Ends in `/v1`, e.g. `http://127.0.0.1:8787/v1` (`npm start`) or `https://<domain>/v1`. */
-  baseUrl: string;
-  /** `pk_live_…`. Keep it on servers: never in browser code, URLs or logs. */
-  apiKey: string;
+  /**
+   * Ends in `/v1`, e.g. `http://127.0.0.1:8787/v1` (`npm start`) or `https://<domain>/v1`.
+   * @default the `CATALOGUE_URL` environment variable
+   */
+  baseUrl?: string | undefined;
+  /**
+   * `pk_live_…`. Keep it on servers: never in browser code, URLs or logs.
+   * @default the `CATALOGUE_KEY` environment variable
+   */
+  apiKey?: string | undefined;
   /** Retries after a 429, 502, 503, 504 or network failure (default 3); other errors are never retried. */
   maxRetries?: number | undefined;
   /** A 429 whose `Retry-After` is longer than this (seconds, default 60) is thrown at once instead of waited out. */
   maxRetryAfter?: number | undefined;
   /**
-   * Called before each retry with the failed attempt's status and code, the retry's number and the wait, so
-   * that a 429's `Retry-After` or a backoff is never waited out silently. What it throws rejects the call.
-   * @example onRetry: (r) => console.warn(`HTTP ${r.status} ${r.code}: retry ${r.attempt} in ${r.waitMs} ms`)
+   * Called before each retry with the failed attempt's status and code, the retry's number and the wait: an
+   * event for your code (the warning through `logger` is sent as well). What it throws rejects the call.
+   * @example onRetry: (r) => metrics.count(`catalogue.retry.${r.code}`)
    */
   onRetry?: ((event: RetryEvent) => void) | undefined;
+  /**
+   * Where warnings go — each wait before a retry (a 429's `Retry-After`, a backoff), a deprecated name, an
+   * answer marked `Deprecation` — so that nothing is waited out silently. `false` silences them.
+   * @default console
+   */
+  logger?: Logger | false | undefined;
   /** Another `fetch` (default: the global one). */
   fetch?: typeof fetch | undefined;
   /** The ETag cache: `false` for none; default a {@link MemoryEtagCache} of 1000 entries, for this client. */
@@ -49,21 +67,65 @@ export interface CatalogueClientOptions {
 /** The list calls of one endpoint. */
 export interface ListResource<T, P extends ListParams> {
   /**
-   * Every record, page after page, following `next_cursor` until it is `null`.
+   * Every record, page after page, following the cursor until the last page.
    * @example for await (const tag of client.tags.list({ sort: 'name' })) console.log(tag.name);
    */
   list(params?: P): AsyncGenerator<T, void, undefined>;
   /**
-   * One page: `{ data, next_cursor }`. Pass `next_cursor` back as `cursor`, with the same filters and sort.
-   * @example const { data, next_cursor } = await client.tags.listPage({ limit: 10 });
+   * One page: `{ data, nextCursor }`. Pass `nextCursor` back as `cursor`, with the same filters and sort.
+   * @example const { data, nextCursor } = await client.tags.listPage({ limit: 10 });
    */
   listPage(params?: P): Promise<Page<T>>;
+}
+
+/**
+ * The calls of `/modules`: the records' type follows `fields` and `include` (a literal list narrows it: with
+ * `fields: ['name']` a record is `{ id, name }`, with `include: ['tags']` it has `tags`).
+ */
+export interface ModuleResource {
+  /**
+   * Every module, page after page.
+   * @example for await (const m of client.modules.list({ manufacturerId: 1, fields: ['name'] })) m.name;
+   */
+  list<
+    const F extends readonly ModuleField[] | undefined = undefined,
+    const I extends readonly ModuleRelation[] | undefined = undefined,
+  >(params?: ModuleListParams<F, I>): AsyncGenerator<ModuleOf<F, I>, void, undefined>;
+  /**
+   * One page: `{ data, nextCursor }`.
+   * @example const { data } = await client.modules.listPage({ limit: 2, fields: ['name', 'hp'] }); // data[0]: { id, name, hp }
+   */
+  listPage<
+    const F extends readonly ModuleField[] | undefined = undefined,
+    const I extends readonly ModuleRelation[] | undefined = undefined,
+  >(params?: ModuleListParams<F, I>): Promise<Page<ModuleOf<F, I>>>;
+  /**
+   * One module: every top-level field, and the relations asked for. A missing one throws `CatalogueApiError`
+   * with code `not_found`.
+   * @example const m = await client.modules.get(101, { include: ['tags'] }); m.name.length; m.tags.length;
+   */
+  get<const I extends readonly ModuleRelation[] | undefined = undefined>(
+    id: number,
+    options?: ModuleGetOptions<I>,
+  ): Promise<ModuleDetailOf<I>>;
+}
+
+/** The calls of `/manufacturers`. */
+export interface ManufacturerResource extends ListResource<Manufacturer, ListParams> {
+  /**
+   * One manufacturer; `include: ['modules']` adds its modules.
+   * @example const m = await client.manufacturers.get(1, { include: ['modules'] }); m.modules.length;
+   */
+  get<const I extends readonly ManufacturerRelation[] | undefined = undefined>(
+    id: number,
+    options?: ManufacturerGetOptions<I>,
+  ): Promise<ManufacturerDetailOf<I>>;
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/** `{"data": [records], "page": {"next_cursor": string | null}}` */
+/** `{"data": [records], "page": {"next_cursor": string | null}}` as a {@link Page}. */
 function listShape<T>(body: unknown): Page<T> | undefined {
   // Destructured, not dotted: the fields come from an index signature (noPropertyAccessFromIndexSignature).
   if (!isRecord(body)) return undefined;
@@ -72,7 +134,8 @@ function listShape<T>(body: unknown): Page<T> | undefined {
   const { next_cursor: next } = page;
   if (next !== null && typeof next !== 'string') return undefined;
   if (!data.every(isRecord)) return undefined;
-  return { data: data as T[], next_cursor: next };
+  // next_cursor: the 0.1 name, kept until 0.3.0 (Page's @deprecated).
+  return { data: data as T[], nextCursor: next, next_cursor: next };
 }
 
 /** `{"data": {record}}` */
@@ -84,15 +147,18 @@ function detailShape<T>(body: unknown): T | undefined {
   return typeof id === 'number' ? (data as T) : undefined;
 }
 
+/** The API's names of the client's parameters that differ (the client's are camelCase). */
+const API_NAMES: Readonly<Record<string, string>> = { manufacturerId: 'manufacturer_id' };
+
 /**
- * The query string of `params`: names sorted, lists as sorted comma-joined sets (the API treats them as
- * sets, so equal requests share one URL and one cache entry), `signal` and `undefined` left out.
- * @example queryOf({ sort: 'name', fields: ['name', 'hp'], hp: 8 }) // → 'fields=hp,name&hp=8&sort=name'
+ * The query string of `params`: the API's names, sorted; lists as sorted comma-joined sets (the API treats
+ * them as sets, so equal requests share one URL and one cache entry); `signal` and `undefined` left out.
+ * @example queryOf({ sort: 'name', fields: ['name', 'hp'], manufacturerId: 1 }) // → 'fields=hp,name&manufacturer_id=1&sort=name'
  */
 export function queryOf(params: object): string {
   const parts: string[] = [];
-  for (const name of Object.keys(params).sort()) {
-    const value = (params as Record<string, unknown>)[name];
+  const named = Object.entries(params).map(([name, value]) => [API_NAMES[name] ?? name, value] as const);
+  for (const [name, value] of named.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     if (name === 'signal' || value === undefined) continue;
     let text: string;
     if (Array.isArray(value)) {
@@ -111,56 +177,61 @@ export function queryOf(params: object): string {
 /**
  * A client of the Catalogue Read API.
  * @example
- * const client = new CatalogueClient({ baseUrl: 'http://127.0.0.1:8787/v1', apiKey: process.env.CATALOGUE_KEY! });
- * for await (const m of client.modules.list({ manufacturer_id: 1, sort: 'name', limit: 100 })) console.log(m.name);
- * const module = await client.modules.get(101, { include: ['ins'] });
+ * // baseUrl and apiKey from CATALOGUE_URL and CATALOGUE_KEY (or pass them: { baseUrl, apiKey })
+ * const client = new CatalogueClient();
+ * for await (const m of client.modules.list({ manufacturerId: 1, sort: 'name', limit: 100 })) console.log(m.name);
+ * const module = await client.modules.get(101, { include: ['ins'] }); // module.ins: Jack[]
  */
 export class CatalogueClient {
-  readonly modules: ListResource<Module, ModuleListParams> & {
-    /** One module; `include` adds relations. A missing one throws `CatalogueApiError` with code `not_found`. */
-    get(id: number, options?: ModuleGetOptions): Promise<Module>;
-  };
-  readonly manufacturers: ListResource<Manufacturer, ListParams> & {
-    /** One manufacturer; `include: ['modules']` adds its modules. */
-    get(id: number, options?: ManufacturerGetOptions): Promise<ManufacturerDetail>;
-  };
+  readonly modules: ModuleResource;
+  readonly manufacturers: ManufacturerResource;
   readonly standards: ListResource<Standard, ListParams>;
   readonly tags: ListResource<Tag, ListParams>;
 
   #rateLimit: RateLimit | undefined;
   readonly #transport: Transport;
+  readonly #logger: Logger;
+  /** Deprecated names this client has warned about (once each). */
+  readonly #warned = new Set<string>();
 
-  constructor(options: CatalogueClientOptions) {
+  constructor(options: CatalogueClientOptions = {}) {
     const maxRetries = options.maxRetries ?? 3;
     if (!Number.isSafeInteger(maxRetries) || maxRetries < 0) {
       throw new RangeError('maxRetries must be a nonnegative integer');
     }
-    if (!options.apiKey) throw new TypeError('apiKey is required');
-    const baseUrl = new URL(options.baseUrl).href.replace(/\/+$/, '');
+    const apiKey = apiKeyOf(options.apiKey);
+    const baseUrl = baseUrlOf(options.baseUrl);
+    this.#logger = loggerOf(options.logger);
     let identity: Promise<string> | undefined;
     this.#transport = new Transport({
       baseUrl,
-      apiKey: options.apiKey,
+      apiKey,
       maxRetries,
       maxRetryAfterSeconds: options.maxRetryAfter ?? DEFAULT_MAX_RETRY_AFTER_SECONDS,
       fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
       cache: options.cache === false ? undefined : (options.cache ?? new MemoryEtagCache()),
       identity: () => {
-        identity ??= keyIdentity(options.apiKey);
+        identity ??= keyIdentity(apiKey);
         return identity;
       },
       sleep: options.sleep ?? sleep,
       random: options.random ?? Math.random,
       now: options.now ?? Date.now,
       onRetry: options.onRetry,
+      logger: this.#logger,
       onRateLimit: (rateLimit) => {
         this.#rateLimit = rateLimit;
       },
     });
-    const module = this.#detail<Module, ModuleGetOptions>('/modules');
-    const manufacturer = this.#detail<ManufacturerDetail, ManufacturerGetOptions>('/manufacturers');
-    this.modules = { ...this.#list<Module, ModuleListParams>('/modules'), get: module };
-    this.manufacturers = { ...this.#list<Manufacturer, ListParams>('/manufacturers'), get: manufacturer };
+    // The generic signatures of ModuleResource describe what these untyped calls return.
+    this.modules = {
+      ...this.#list<never, ModuleListParams>('/modules'),
+      get: this.#detail<never, CallOptions>('/modules'),
+    } as unknown as ModuleResource;
+    this.manufacturers = {
+      ...this.#list<Manufacturer, ListParams>('/manufacturers'),
+      get: this.#detail<never, CallOptions>('/manufacturers'),
+    } as unknown as ManufacturerResource;
     this.standards = this.#list<Standard, ListParams>('/standards');
     this.tags = this.#list<Tag, ListParams>('/tags');
   }
@@ -170,10 +241,29 @@ export class CatalogueClient {
     return this.#rateLimit && { ...this.#rateLimit };
   }
 
+  /** The parameters as sent: a deprecated name becomes the current one, with a warning the first time. */
+  #current<P extends ListParams>(params: P): P {
+    if (!('manufacturer_id' in params) || params.manufacturer_id === undefined) return params;
+    const { manufacturer_id: old, ...rest } = params as P & ModuleListParams;
+    if (rest.manufacturerId !== undefined && rest.manufacturerId !== old) {
+      throw new TypeError(
+        `manufacturerId (${rest.manufacturerId}) and its deprecated name manufacturer_id (${old}) differ`,
+      );
+    }
+    if (!this.#warned.has('manufacturer_id')) {
+      this.#warned.add('manufacturer_id');
+      this.#logger.warn(
+        `${WARNING_PREFIX} manufacturer_id is deprecated since 0.2.0: use manufacturerId (removed in 0.3.0)`,
+      );
+    }
+    return { ...rest, manufacturerId: old } as P;
+  }
+
   #list<T, P extends ListParams>(path: string): ListResource<T, P> {
     const transport = this.#transport;
-    const listPage = (params: P = {} as P): Promise<Page<T>> =>
-      transport.get(path, queryOf(params), listShape as ShapeCheck<Page<T>>, params.signal);
+    // async: a wrong parameter rejects the call, as every other failure does.
+    const listPage = async (params: P = {} as P): Promise<Page<T>> =>
+      transport.get(path, queryOf(this.#current(params)), listShape as ShapeCheck<Page<T>>, params.signal);
     return {
       listPage,
       async *list(params: P = {} as P) {
@@ -181,7 +271,7 @@ export class CatalogueClient {
         do {
           const page = await listPage({ ...params, cursor });
           yield* page.data;
-          cursor = page.next_cursor ?? undefined;
+          cursor = page.nextCursor ?? undefined;
         } while (cursor !== undefined);
       },
     };

@@ -177,6 +177,13 @@ export interface components {
             tags?: components["schemas"]["TagRef"][];
             panels?: components["schemas"]["Panel"][];
         } & WithRequired<components["schemas"]["ModuleFields"], "id">;
+        /** @description A module as its detail answers it: every top-level field, and the relations asked for with `include`. */
+        ModuleRecord: {
+            ins?: components["schemas"]["Jack"][];
+            outs?: components["schemas"]["Jack"][];
+            tags?: components["schemas"]["TagRef"][];
+            panels?: components["schemas"]["Panel"][];
+        } & WithRequired<components["schemas"]["ModuleFields"], "id" | "name" | "manufacturer_id" | "hp" | "standard" | "depth_mm" | "power_12v_ma" | "power_m12v_ma" | "power_5v_ma" | "description">;
         /** @description A module's top-level fields, as a manufacturer lists them. */
         ModuleSummary: WithRequired<components["schemas"]["ModuleFields"], "id" | "name" | "manufacturer_id" | "hp" | "standard" | "depth_mm" | "power_12v_ma" | "power_m12v_ma" | "power_5v_ma" | "description">;
         Manufacturer: {
@@ -233,7 +240,7 @@ export interface components {
             page: components["schemas"]["Page"];
         };
         ModuleDetail: {
-            data: components["schemas"]["Module"];
+            data: components["schemas"]["ModuleRecord"];
         };
         ManufacturerDetailEnvelope: {
             data: components["schemas"]["ManufacturerDetail"];

@@ -1,12 +1,14 @@
 /**
  * One logical GET: conditional request from the ETag cache, retries (429 after `Retry-After`, 502/503/504
- * and network failures with backoff), rate-limit headers, and the answer checked for shape before anyone
- * sees it. Everything else about the API lives in `client.ts`.
+ * and network failures with backoff, each told to `onRetry` and warned about through the logger), rate-limit
+ * headers, a warning for an answer marked `Deprecation`, and the answer checked for shape before anyone sees
+ * it. Everything else about the API lives in `client.ts`.
  */
 import type { EtagCache } from './cache.js';
 import { CatalogueApiError, CLIENT_ERROR_CODES } from './errors.js';
 import { BACKOFF_STATUSES, backoffDelay, parseRetryAfter, type Sleep } from './retry.js';
-import type { RateLimit, RetryEvent } from './types.js';
+import { WARNING_PREFIX } from './settings.js';
+import type { Logger, RateLimit, RetryEvent } from './types.js';
 
 export interface TransportOptions {
   baseUrl: string;
@@ -23,6 +25,8 @@ export interface TransportOptions {
   onRateLimit: (rateLimit: RateLimit) => void;
   /** Told before each retry; what it throws rejects the call. */
   onRetry: ((event: RetryEvent) => void) | undefined;
+  /** Warned before each retry, and the first time a path answers with `Deprecation`. */
+  logger: Logger;
 }
 
 /** Checks a parsed body; `undefined` means the shape is wrong. */
@@ -58,8 +62,37 @@ class NetworkFailure {
   constructor(readonly cause: unknown) {}
 }
 
+/**
+ * The warning before a retry: what failed, how long the client waits, which retry follows.
+ * @example retryWarning({ status: 429, code: 'rate_limit_exceeded', attempt: 1, waitMs: 17000, url: 'http://h/v1/tags', requestId: 'req_x' }, 3)
+ * // → '[@catalogue/read-api-client] GET /v1/tags: 429 rate_limit_exceeded (req_x); waiting 17 s before retry 1 of 3'
+ */
+export function retryWarning(event: RetryEvent, maxRetries: number): string {
+  const { pathname, search } = new URL(event.url);
+  const failed = event.status === 0 ? event.code : `${event.status} ${event.code}`;
+  const wait = event.waitMs >= 1000 ? `${Math.round(event.waitMs / 100) / 10} s` : `${event.waitMs} ms`;
+  return `${WARNING_PREFIX} GET ${pathname}${search}: ${failed}${event.requestId ? ` (${event.requestId})` : ''}; waiting ${wait} before retry ${event.attempt} of ${maxRetries}`;
+}
+
 export class Transport {
+  /** Paths whose `Deprecation` has been warned about (once each). */
+  readonly #deprecated = new Set<string>();
+
   constructor(readonly options: TransportOptions) {}
+
+  /** An answer marked deprecated (RFC 9745, with RFC 8594's `Sunset`): warned about once per path. */
+  #noticeDeprecation(url: string, headers: Headers): void {
+    const deprecation = headers.get('deprecation');
+    if (deprecation === null) return;
+    const { pathname } = new URL(url);
+    if (this.#deprecated.has(pathname)) return;
+    this.#deprecated.add(pathname);
+    const sunset = headers.get('sunset');
+    const link = /<([^>]*)>\s*;[^,]*rel="?deprecation"?/i.exec(headers.get('link') ?? '')?.[1];
+    this.options.logger.warn(
+      `${WARNING_PREFIX} GET ${pathname} answers with Deprecation: ${deprecation}${sunset ? `; it may stop working after ${sunset}` : ''}${link ? `; see ${link}` : ''}`,
+    );
+  }
 
   /**
    * GET `path?query` and return its checked body; throws {@link CatalogueApiError}, or the signal's reason.
@@ -73,14 +106,17 @@ export class Transport {
     const cached = cacheKey ? await options.cache?.get(cacheKey) : undefined;
     /** Tell `onRetry`, then wait before retry number `attempt + 1`. */
     const retryAfterWait = async (attempt: number, waitMs: number, failed: CatalogueApiError) => {
-      options.onRetry?.({
+      const event: RetryEvent = {
         status: failed.status,
         code: failed.code,
         attempt: attempt + 1,
         waitMs,
         url,
         requestId: failed.requestId,
-      });
+      };
+      // Never waited out silently: a script that waits 60 s for a 429 says so.
+      options.logger.warn(retryWarning(event, options.maxRetries));
+      options.onRetry?.(event);
       await options.sleep(waitMs, signal);
     };
     for (let attempt = 0; ; attempt++) {
@@ -99,6 +135,7 @@ export class Transport {
         }
         const rateLimit = rateLimitOf(response.headers);
         if (rateLimit) options.onRateLimit(rateLimit);
+        this.#noticeDeprecation(url, response.headers);
         if (response.status === 304 && cached) return this.#checked(cached.body, 304, response, check);
         try {
           text = await response.text();

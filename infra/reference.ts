@@ -1,8 +1,9 @@
 /**
  * The API reference at `https://<domain>/docs`: the page and the OpenAPI document that docs/reference/build.ts
  * builds at synth, deployed with the stack to the catalogue bucket under `docs/`, and served by two cache
- * behaviours of the distribution straight from S3 (origin access control): no viewer function, no Lambda,
- * cached at the edge, compressed, with the API's security headers and the page's own Content-Security-Policy.
+ * behaviours of the distribution straight from S3 (origin access control): no Lambda, cached at the edge,
+ * compressed, with the API's security headers and the page's own Content-Security-Policy. The `/docs/*`
+ * behaviour has a small viewer function (docs-request.js) that sends a visitor of `/docs/` to `/docs`.
  *
  * Bucket layout (`/docs` and `/docs/openapi.json` cannot both be keys of one S3 folder, so each behaviour has
  * its own origin path):
@@ -10,6 +11,7 @@
  *   docs/files/docs/openapi.json    ← GET /docs/openapi.json   (origin path /docs/files, behaviour /docs/*)
  */
 import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { Aws, Stack, Validations } from 'aws-cdk-lib';
 import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -19,6 +21,9 @@ import { Construct } from 'constructs';
 import { REFERENCE, type ReferenceSite } from '../docs/reference/build.js';
 import { globalName, securityHeadersBehavior } from './edge.js';
 import { prefixWildcardFinding } from './nag.js';
+
+/** The viewer-request function of the `/docs/*` behaviour (plain JS, tested in test/infra and test/proof). */
+export const DOCS_REQUEST_CODE = fileURLToPath(new URL('./docs-request.js', import.meta.url));
 
 /** Where the reference lives in the bucket; the catalogue's prefix may not overlap it (props.ts). */
 export const REFERENCE_PREFIX = 'docs/';
@@ -49,6 +54,8 @@ class ReferenceOrigin extends cloudfront.OriginBase {
 export class ApiReference extends Construct {
   readonly responseHeaders: cloudfront.ResponseHeadersPolicy;
   readonly originAccessControl: cloudfront.S3OriginAccessControl;
+  /** `/docs/` → 301 `/docs`; every other path of `/docs/*` to S3 unchanged. */
+  readonly docsRequest: cloudfront.Function;
 
   constructor(scope: Construct, id: string, props: ApiReferenceProps) {
     super(scope, id);
@@ -80,10 +87,20 @@ export class ApiReference extends Construct {
       new ReferenceOrigin(bucket, oacId, `/${REFERENCE_PREFIX}page`),
       behaviour,
     );
+    this.docsRequest = new cloudfront.Function(this, 'DocsRequest', {
+      comment: 'Catalogue API reference: /docs/ is a permanent redirect to /docs',
+      runtime: cloudfront.FunctionRuntime.JS_2_0,
+      code: cloudfront.FunctionCode.fromFile({ filePath: DOCS_REQUEST_CODE }),
+    });
     distribution.addBehavior(
       `${REFERENCE.page.path}/*`,
       new ReferenceOrigin(bucket, oacId, `/${REFERENCE_PREFIX}files`),
-      behaviour,
+      {
+        ...behaviour,
+        functionAssociations: [
+          { function: this.docsRequest, eventType: cloudfront.FunctionEventType.VIEWER_REQUEST },
+        ],
+      },
     );
 
     // Read access for this distribution to docs/ only: the catalogue's objects stay unreachable through it.

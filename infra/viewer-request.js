@@ -28,7 +28,7 @@ const BEARER = /^bearer$/i;
 const KEY_PATTERN = /^pk_live_[A-Za-z0-9_-]{22}$/;
 const MISSING = {
   code: 'missing_authorization',
-  message: 'Send the header Authorization: Bearer <API key>.',
+  message: 'Send the header Authorization: Bearer <API key>; the API reference is at /docs.',
 };
 const MALFORMED = {
   code: 'malformed_authorization',

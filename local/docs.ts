@@ -1,8 +1,9 @@
 /**
  * `/docs` for `npm start`: the API reference page and its OpenAPI document (docs/reference/build.ts), answered
- * without a key — as the deployed distribution answers them from the bucket — with the headers it sends there.
- * Every other request, and any method but GET and HEAD on these two paths, goes to the proxy unchanged: a key
- * is still required everywhere under /v1, and a POST to /docs is the API's 405.
+ * without a key — as the deployed distribution answers them from the bucket — with the headers it sends there;
+ * `/docs/` is a permanent redirect to `/docs`, as the distribution's docs-request.js answers it. Every other
+ * request, and any method but GET and HEAD on these paths, goes to the proxy unchanged: a key is still
+ * required everywhere else (`/` included: its 401 names `/docs`), and a POST to /docs is the API's 405.
  */
 import { readFile } from 'node:fs/promises';
 import { buildReference, REFERENCE, type ReferenceSite, referenceHeaders } from '../docs/reference/build.js';
@@ -34,6 +35,21 @@ async function load(site: ReferenceSite): Promise<Map<string, Served>> {
   return served;
 }
 
+/** `/docs/`, a folder's address: the page's own is `/docs` (infra/docs-request.js answers the same). */
+const TO_THE_PAGE: ProxyResponse = {
+  status: 301,
+  headers: {
+    location: REFERENCE.page.path,
+    'cache-control': 'public, max-age=300',
+    'strict-transport-security': 'max-age=31536000; includeSubDomains',
+    'x-content-type-options': 'nosniff',
+    'x-frame-options': 'DENY',
+    'referrer-policy': 'no-referrer',
+    'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
+  },
+  body: undefined,
+};
+
 const NOT_BUILT: ProxyResponse = {
   status: 503,
   headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' },
@@ -54,8 +70,11 @@ export function withReference(
     return undefined;
   });
   return async (request: ProxyRequest) => {
+    if (request.method !== 'GET' && request.method !== 'HEAD') return handle(request);
+    if (request.path === `${REFERENCE.page.path}/`)
+      return { ...TO_THE_PAGE, headers: { ...TO_THE_PAGE.headers } };
     const own = request.path === REFERENCE.page.path || request.path === REFERENCE.openapi.path;
-    if (!own || (request.method !== 'GET' && request.method !== 'HEAD')) return handle(request);
+    if (!own) return handle(request);
     const served = (await answers)?.get(request.path);
     if (!served) return NOT_BUILT;
     if (ifNoneMatchMatches(request.headers['if-none-match'], served.headers.etag!)) {

@@ -76,3 +76,31 @@ export function pasteLines(stack: { key: string; url: string; s3Endpoint: string
     `  export CATALOGUE_S3_ENDPOINT=${shellWord(stack.s3Endpoint)}`,
   ];
 }
+
+/**
+ * How to walk a large catalogue without waiting out 429s: the free dev key allows 60 requests a minute, so a
+ * walk of 25,000 modules (250 pages of 100) would take minutes. A partner-tier key is one restart away, with a
+ * key made up for the purpose; when one is seeded already, its limits.
+ * @example partnerKeyHint({ seeded: 0, limits: { minute: 600, month: 1000000 }, key: 'pk_live_…', free: { minute: 60, month: 5000 } })
+ * // → ['More requests (a partner-tier key, 600/minute and 1000000/month instead of 60 and 5000): restart with',
+ * //    '  CATALOGUE_DEV_KEYS=partner:pk_live_… npm start']
+ */
+export function partnerKeyHint(options: {
+  /** Partner keys seeded from CATALOGUE_DEV_KEYS. */
+  seeded: number;
+  limits: { minute: number; month: number };
+  /** A fresh key to suggest. */
+  key: string;
+  /** The free tier's limits, to compare. */
+  free: { minute: number; month: number };
+}): string[] {
+  const { minute, month } = options.limits;
+  const { free } = options;
+  if (options.seeded > 0) {
+    return [`Partner-tier key(s) from CATALOGUE_DEV_KEYS: ${minute}/minute and ${month}/month each.`];
+  }
+  return [
+    `More requests (a partner-tier key, ${minute}/minute and ${month}/month instead of ${free.minute} and ${free.month}): restart with`,
+    `  CATALOGUE_DEV_KEYS=partner:${shellWord(options.key)} npm start`,
+  ];
+}

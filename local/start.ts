@@ -32,12 +32,12 @@ import { loadConfig } from '../proxy/config.js';
 import { POINTER_KEY } from '../store/layout.js';
 import { S3ObjectStore } from '../store/objects/s3.js';
 import { parsePointer } from '../store/pointer.js';
-import { FREE_TIER_LIMITS } from '../tables/keys.js';
+import { FREE_TIER_LIMITS, generateApiKey } from '../tables/keys.js';
 import { type LocalAdmin, localAdminLines, startLocalAdmin } from './admin.js';
 import { DEV_KEY_FILE, devKeyFor, parseDevKeys } from './dev-keys.js';
 import { localDiskFor, localDiskForModules } from './disk.js';
 import { withReference } from './docs.js';
-import { localCommandHints, pasteLines } from './hints.js';
+import { localCommandHints, partnerKeyHint, pasteLines } from './hints.js';
 import { lockDataDirectory } from './lock.js';
 import {
   decideStart,
@@ -268,6 +268,12 @@ async function main(): Promise<void> {
     'Paste into another shell:',
     ...pasteLines({ key: devKey.key, url: base, s3Endpoint }),
     ...localAdminLines(admin),
+    ...partnerKeyHint({
+      seeded: devKeys.filter(({ tier }) => tier === 'partner').length,
+      limits: partnerDefaults(env),
+      key: generateApiKey(),
+      free: FREE_TIER_LIMITS,
+    }),
     'Try:',
     `  curl -s -H "Authorization: Bearer ${devKey.key}" "${base}/modules?limit=2"`,
     ...localCommandHints({

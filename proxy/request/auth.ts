@@ -20,7 +20,11 @@ export function parseAuthorization(header: string | undefined): AuthorizationOut
   if (header === undefined || header === '') {
     return {
       ok: false,
-      error: apiError('missing_authorization', 'Send the header Authorization: Bearer <API key>.'),
+      error: apiError(
+        'missing_authorization',
+        // Also what a lost visitor of `/` reads: where to learn how to get and send a key.
+        'Send the header Authorization: Bearer <API key>; the API reference is at /docs.',
+      ),
     };
   }
   const space = header.indexOf(' ');

@@ -2,9 +2,13 @@
  * The client as a consumer meets it (client/package.json): built by tsdown, packed by `npm pack`, linted by
  * publint and @arethetypeswrong/cli, installed from the tarball (offline: it has no dependencies) into a scratch
  * project outside the repository, and used there against the real local stack (proxy on node:http, catalogue on
- * s3rver, keys and quota on dynalite): an ESM script, a CommonJS script, a strict type-check under NodeNext and
- * Bundler resolution (lib ES2020), every TypeScript example of client/README.md type-checked and run, and the
- * CommonJS build evaluated in a bare context that has nothing but web-platform globals (as in a worker).
+ * s3rver, keys and quota on dynalite): an ESM script (configured from CATALOGUE_URL and CATALOGUE_KEY), a
+ * CommonJS script, a strict type-check under NodeNext and Bundler resolution (lib ES2020), the type tests of the
+ * detail and the narrowed list types (test/client/types.test.ts's cases, here with `@ts-expect-error` and an
+ * exact-equality check of its own), every TypeScript example of client/README.md and every TypeScript sample of
+ * the reference page type-checked under the strict flags the README advertises and run, each printing what it
+ * shows (`// →` lines, the page's `// ` lines), and the CommonJS build evaluated in a bare context that has
+ * nothing but web-platform globals (as in a worker).
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -18,12 +22,15 @@ import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTables } from '../../admin/tables.js';
 import { dynamoClient } from '../../aws/sdk.js';
+import { operationExamples } from '../../docs/reference/examples.js';
 import { type LocalServer, startDynamo } from '../../local/servers.js';
 import { createHttpServer } from '../../proxy/adapters/http.js';
 import { createProxy } from '../../proxy/app.js';
 import { loadConfig } from '../../proxy/config.js';
 import { registerKey } from '../helpers/admin.js';
+import { OPENAPI_PATH } from '../helpers/openapi.js';
 import { CURSOR_SECRET, PREFIX, type Stack, startStack } from '../helpers/proxy.js';
+import { linesShow } from '../helpers/shown.js';
 
 const run = promisify(execFile);
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -118,7 +125,7 @@ afterAll(async () => {
 async function node(file: string): Promise<string> {
   const { stdout } = await run(process.execPath, [file], {
     cwd: scratch,
-    env: childEnv({ CATALOGUE_KEY: KEY, CATALOGUE_BASE_URL: baseUrl }),
+    env: childEnv({ CATALOGUE_KEY: KEY, CATALOGUE_URL: baseUrl }),
     timeout: 60_000,
   });
   return stdout;
@@ -153,6 +160,72 @@ function readmeExamples(): string[] {
   return [...readme.matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((match) => match[1]!);
 }
 
+/** What an example says it prints: its `// → ` lines, in order. */
+function shownOutput(code: string): string[] {
+  return [...code.matchAll(/^\s*\/\/ → (.*)$/gm)].map((match) => match[1]!);
+}
+
+/** The README's strictest settings for a consumer, for programs that run on Node.js. */
+const STRICT_NODE = {
+  ...STRICT,
+  target: 'ES2022',
+  module: 'NodeNext',
+  moduleResolution: 'NodeNext',
+  types: ['node'],
+  typeRoots: [join(ROOT, 'node_modules/@types')],
+  // The declaration files (the package's and @types/node) are checked without skipLibCheck above.
+  skipLibCheck: true,
+};
+
+/** Type-check `programs` (file name → code) in the scratch project under STRICT_NODE; '' when they compile. */
+async function typeCheckPrograms(name: string, programs: Record<string, string>): Promise<string> {
+  for (const [file, code] of Object.entries(programs)) writeFileSync(join(scratch, file), code);
+  writeFileSync(
+    join(scratch, `tsconfig.${name}.json`),
+    JSON.stringify({ compilerOptions: STRICT_NODE, files: Object.keys(programs) }),
+  );
+  return typeCheck(`tsconfig.${name}.json`);
+}
+
+/**
+ * Compile each program to JavaScript as a consumer would, aimed at the test stack, and run them one after the
+ * other in one Node.js process (one start instead of one each): what each printed with console.log, by file.
+ */
+async function runPrograms(programs: Record<string, string>): Promise<Record<string, string[]>> {
+  const files: string[] = [];
+  for (const [name, code] of Object.entries(programs)) {
+    const file = name.replace(/\.mts$/, '.mjs');
+    const javascript = ts.transpileModule(code.replaceAll(DOCUMENTED_BASE, baseUrl), {
+      compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
+    }).outputText;
+    writeFileSync(join(scratch, file), javascript);
+    files.push(file);
+  }
+  writeFileSync(
+    join(scratch, 'run-programs.mjs'),
+    `import { format } from 'node:util';
+const printed = {};
+const log = console.log;
+for (const file of process.argv.slice(2)) {
+  const lines = (printed[file] = []);
+  console.log = (...args) => lines.push(...format(...args).split('\\n'));
+  await import(\`./\${file}\`);
+}
+console.log = log;
+process.stdout.write(JSON.stringify(printed));
+`,
+  );
+  const { stdout } = await run(process.execPath, ['run-programs.mjs', ...files], {
+    cwd: scratch,
+    env: childEnv({ CATALOGUE_KEY: KEY, CATALOGUE_URL: baseUrl }),
+    timeout: 120_000,
+  });
+  const printed = JSON.parse(stdout) as Record<string, string[]>;
+  return Object.fromEntries(
+    Object.keys(programs).map((name) => [name, printed[name.replace(/\.mts$/, '.mjs')] ?? []]),
+  );
+}
+
 describe('the npm package', () => {
   it('packs dist/, README.md, LICENSE and package.json only, within its size budget', () => {
     // Not asserted beyond the budget (sizes change with the code): reported for the issue and the README.
@@ -160,6 +233,7 @@ describe('the npm package', () => {
       `${PACKAGE.name}: ${packed.filename}, packed ${packed.size} B, unpacked ${packed.unpackedSize} B`,
     );
     expect(packed.files.map((file) => file.path).sort()).toEqual([
+      'CHANGELOG.md',
       'LICENSE',
       'README.md',
       'dist/index.cjs',
@@ -201,7 +275,8 @@ describe('a consumer project with the tarball installed', () => {
     writeFileSync(
       join(scratch, 'esm.mjs'),
       `import { CatalogueApiError, CatalogueClient } from '${PACKAGE.name}';
-const client = new CatalogueClient({ baseUrl: process.env.CATALOGUE_BASE_URL, apiKey: process.env.CATALOGUE_KEY });
+// baseUrl and apiKey from CATALOGUE_URL and CATALOGUE_KEY
+const client = new CatalogueClient();
 const tags = [];
 for await (const tag of client.tags.list({ sort: 'name', limit: 7 })) tags.push(tag.name);
 const module = await client.modules.get(101, { include: ['tags'] });
@@ -224,7 +299,7 @@ console.log(JSON.stringify({ tags: tags.length, module: module.name, tagsOf101: 
       `const { CatalogueApiError, CatalogueClient, MemoryEtagCache } = require('${PACKAGE.name}');
 (async () => {
   const cache = new MemoryEtagCache({ maxEntries: 10 });
-  const client = new CatalogueClient({ baseUrl: process.env.CATALOGUE_BASE_URL, apiKey: process.env.CATALOGUE_KEY, cache });
+  const client = new CatalogueClient({ baseUrl: process.env.CATALOGUE_URL, apiKey: process.env.CATALOGUE_KEY, cache });
   const first = await client.manufacturers.get(1, { include: ['modules'] });
   const again = await client.manufacturers.get(1, { include: ['modules'] });
   const bad = await client.modules.listPage({ limit: 1000 }).catch((error) => error);
@@ -252,6 +327,8 @@ export async function use(client: CatalogueClient): Promise<string[]> {
   const names: string[] = [];
   const options: ModuleListParams = { manufacturer_id: 1, fields: ['name', 'hp'], include: ['tags'] };
   for await (const module of client.modules.list(options)) names.push(module.name ?? String(module.id));
+  const detail = await client.modules.get(1, { include: ['tags'] });
+  names.push(detail.name, ...detail.tags.map((tag) => tag.name));
   const page: Page<Tag> = await client.tags.listPage({ limit: 5, cursor: undefined });
   const first = page.data[0];
   if (first) names.push(first.name);
@@ -267,6 +344,7 @@ export async function use(client: CatalogueClient): Promise<string[]> {
 export const client = new CatalogueClient({ baseUrl: 'http://127.0.0.1:8787/v1', apiKey: 'pk_live_x', onRetry: () => {} });
 `;
     const imports = `CatalogueApiError, CatalogueClient, type ModuleListParams, type Page, type RetryEvent, type Tag`;
+    writeFileSync(join(scratch, 'type-cases.ts'), TYPE_CASES);
     writeFileSync(join(scratch, 'consumer.mts'), use(`import { ${imports} } from '${PACKAGE.name}';`));
     writeFileSync(join(scratch, 'consumer.cts'), use(`import { ${imports} } from '${PACKAGE.name}';`));
     writeFileSync(join(scratch, 'consumer.ts'), use(`import { ${imports} } from '${PACKAGE.name}';`));
@@ -294,7 +372,7 @@ export const client = new CatalogueClient({ baseUrl: 'http://127.0.0.1:8787/v1',
           module: 'ESNext',
           moduleResolution: 'Bundler',
         },
-        files: ['consumer.ts'],
+        files: ['consumer.ts', 'type-cases.ts'],
       }),
     );
 
@@ -302,51 +380,93 @@ export const client = new CatalogueClient({ baseUrl: 'http://127.0.0.1:8787/v1',
     expect(await typeCheck('tsconfig.bundler.json')).toBe('');
   }, 240_000);
 
-  it("type-checks every example of the package's README and runs each against the fixture: each prints data", async () => {
+  it("type-checks the README's examples and the reference page's TypeScript samples under the flags the README advertises, and each prints what it shows", async () => {
     const examples = readmeExamples();
     expect(examples.length).toBeGreaterThanOrEqual(6);
-    const files = examples.map((code, index) => {
-      const file = `readme-${index + 1}.mts`;
-      writeFileSync(join(scratch, file), code);
-      return file;
-    });
-    writeFileSync(
-      join(scratch, 'tsconfig.readme.json'),
-      JSON.stringify({
-        // The examples read `process.env.CATALOGUE_KEY` as most code does; the package's own types are checked
-        // under noPropertyAccessFromIndexSignature and without skipLibCheck above, so here the declaration
-        // files (the package's and @types/node) need not be checked again.
-        compilerOptions: {
-          ...STRICT,
-          noPropertyAccessFromIndexSignature: false,
-          skipLibCheck: true,
-          target: 'ES2022',
-          lib: ['ES2022'],
-          module: 'NodeNext',
-          moduleResolution: 'NodeNext',
-          types: ['node'],
-          typeRoots: [join(ROOT, 'node_modules/@types')],
-        },
-        files,
-      }),
-    );
-    expect(await typeCheck('tsconfig.readme.json')).toBe('');
+    const document = JSON.parse(readFileSync(OPENAPI_PATH, 'utf8'));
+    const samples = [...(await operationExamples(document))].map(([operationId, examples]) => ({
+      file: `page-${operationId}.mts`,
+      ...examples.typescript,
+    }));
+    expect(samples).toHaveLength(18);
+    const programs = {
+      ...Object.fromEntries(examples.map((code, index) => [`readme-${index + 1}.mts`, code])),
+      ...Object.fromEntries(samples.map(({ file, code }) => [file, code])),
+    };
+
+    expect(await typeCheckPrograms('examples', programs)).toBe('');
+    const printed = await runPrograms(programs);
 
     for (const [index, code] of examples.entries()) {
-      // As a consumer would run it after compiling: the same program as JavaScript, aimed at the test stack.
-      const javascript = ts.transpileModule(code.replaceAll(DOCUMENTED_BASE, baseUrl), {
-        compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
-      }).outputText;
-      const file = `readme-${index + 1}.mjs`;
-      writeFileSync(join(scratch, file), javascript);
-
-      const lines = (await node(file)).trim().split('\n');
-
-      expect(lines.length, `example ${index + 1} prints data`).toBeGreaterThan(0);
-      expect(lines.join('\n'), `example ${index + 1}`).not.toMatch(/undefined|NaN|^$/m);
+      const lines = printed[`readme-${index + 1}.mts`]!;
+      const shown = shownOutput(code);
+      expect(shown.length, `README example ${index + 1} shows what it prints (// → lines)`).toBeGreaterThan(
+        0,
+      );
+      expect(
+        linesShow(shown, lines),
+        `README example ${index + 1} prints:\n${lines.join('\n')}\nit shows:\n${shown.join('\n')}`,
+      ).toBe(true);
     }
+    for (const { file, prints } of samples) expect(printed[file], file).toEqual(prints);
   }, 240_000);
+
+  it('marks the names it renamed @deprecated in both declaration files', () => {
+    for (const file of ['index.d.ts', 'index.d.cts']) {
+      const declarations = readFileSync(join(scratch, 'node_modules', PACKAGE.name, 'dist', file), 'utf8');
+      for (const name of ['next_cursor', 'manufacturer_id']) {
+        expect(declarations, `${file}: ${name}`).toMatch(
+          new RegExp(`@deprecated Since 0\\.2\\.0[^/]*\\*/\\s*${name}\\??:`),
+        );
+      }
+    }
+  });
 });
+
+/**
+ * test/client/types.test.ts's cases as a consumer's file: `@ts-expect-error` where a field or relation was not
+ * asked for, and exact type equality without any library.
+ */
+const TYPE_CASES = `import type { CatalogueClient, Jack, Manufacturer, Module, ModuleField, ModuleListItem, ModuleSummary, TagRef } from '${PACKAGE.name}';
+type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
+function same<A, B>(_: Equal<A, B>): void {}
+
+export async function typeCases(client: CatalogueClient): Promise<void> {
+  const module = await client.modules.get(101);
+  same<typeof module, Module>(true);
+  const length: number = module.name.length;
+  same<typeof module.depth_mm, number | null>(true);
+  // @ts-expect-error -- tags were not asked for
+  module.tags;
+  const withTags = await client.modules.get(101, { include: ['tags', 'ins'] });
+  same<typeof withTags.tags, TagRef[]>(true);
+  same<typeof withTags.ins, Jack[]>(true);
+  // @ts-expect-error -- outs were not asked for
+  withTags.outs;
+
+  const page = await client.modules.listPage({ fields: ['name'] });
+  const item = page.data[0];
+  if (item) same<typeof item, { id: number; name: string }>(true);
+  same<typeof page.nextCursor, string | null>(true);
+  const both = await client.modules.listPage({ fields: ['name', 'hp'], include: ['tags'] });
+  const first = both.data[0];
+  if (first) {
+    same<typeof first, ModuleListItem<'name' | 'hp', 'tags'>>(true);
+    // @ts-expect-error -- manufacturer_id was not among the fields
+    first.manufacturer_id;
+  }
+  for await (const all of client.modules.list({ sort: 'name' })) same<typeof all, Module>(true);
+  const chosen: ModuleField[] = ['name'];
+  for await (const some of client.modules.list({ fields: chosen })) same<typeof some.name, string | undefined>(true);
+  // @ts-expect-error -- not a module field (relations come with include)
+  await client.modules.listPage({ fields: ['ins'] });
+
+  const maker = await client.manufacturers.get(1, { include: ['modules'] });
+  same<typeof maker.modules, ModuleSummary[]>(true);
+  same<Awaited<ReturnType<typeof client.manufacturers.get>>, Manufacturer>(true);
+  void length;
+}
+`;
 
 describe('a runtime with nothing but fetch and Web Crypto', () => {
   it('runs the CommonJS build in a bare context (no process, require, Buffer or node: modules)', async () => {

@@ -1,7 +1,8 @@
 /**
  * The client against a scripted local server: 429 waits out Retry-After (real time checked), 503 backs off
- * with bounded full jitter, other 4xx are never retried, aborts reject promptly with their reason, and
- * malformed answers become `invalid_response`.
+ * with bounded full jitter, every wait is warned about through the logger (never silent), other 4xx are never
+ * retried, aborts reject promptly with their reason, malformed answers become `invalid_response`, a deprecated
+ * parameter name still works with a warning, and an answer marked `Deprecation` is warned about once.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
@@ -22,10 +23,13 @@ const TAGS = {
 
 let api: ScriptedServer;
 let waits: number[];
+/** What the clients warned about, through their logger. */
+let warnings: string[];
 
 beforeEach(async () => {
   api = await startScripted();
   waits = [];
+  warnings = [];
 });
 afterEach(async () => {
   await api.close();
@@ -38,6 +42,7 @@ function client(options: Partial<CatalogueClientOptions> & { real?: boolean } = 
     baseUrl: api.baseUrl,
     apiKey: KEY,
     cache: false,
+    logger: { warn: (message) => warnings.push(message) },
     ...(real
       ? {}
       : {
@@ -71,6 +76,29 @@ describe('429', () => {
     expect(page.data).toHaveLength(1);
     expect(api.requests).toHaveLength(2);
     expect(api.requests[1]!.at - api.requests[0]!.at).toBeGreaterThanOrEqual(1000);
+    // Not in silence: the logger was told before the wait.
+    expect(warnings).toEqual([
+      '[@catalogue/read-api-client] GET /v1/tags: 429 rate_limit_exceeded (req_rate_limit_exceeded); waiting 1 s before retry 1 of 3',
+    ]);
+  });
+
+  it('warns through console by default, and not at all with logger: false', async () => {
+    const limited = errorAnswer(429, 'rate_limit_exceeded', { 'retry-after': '2', ...RATE_HEADERS(0) });
+    api.script(limited, TAGS, limited, TAGS);
+    const warned: unknown[] = [];
+    const original = console.warn;
+    console.warn = (...args: unknown[]) => warned.push(args.join(' '));
+    try {
+      await client({ logger: undefined }).tags.listPage();
+      await client({ logger: false }).tags.listPage();
+    } finally {
+      console.warn = original;
+    }
+
+    expect(waits).toEqual([2000, 2000]);
+    expect(warned).toEqual([
+      '[@catalogue/read-api-client] GET /v1/tags: 429 rate_limit_exceeded (req_rate_limit_exceeded); waiting 2 s before retry 1 of 3',
+    ]);
   });
 
   it('waits exactly Retry-After, up to maxRetries, then throws with retryAfter', async () => {
@@ -120,6 +148,14 @@ describe('503', () => {
     expect(page.data[0]?.name).toBe('Analog');
     expect(waits).toEqual([500, 1000, 2000, 4000, 8000, 8000]);
     expect(Math.max(...waits)).toBe(BACKOFF.capMs);
+    expect(warnings.map((warning) => warning.replace(/.*; /, ''))).toEqual([
+      'waiting 500 ms before retry 1 of 6',
+      'waiting 1 s before retry 2 of 6',
+      'waiting 2 s before retry 3 of 6',
+      'waiting 4 s before retry 4 of 6',
+      'waiting 8 s before retry 5 of 6',
+      'waiting 8 s before retry 6 of 6',
+    ]);
   });
 
   it('draws each wait from [0, ceiling): the jitter scales it', async () => {
@@ -146,11 +182,16 @@ describe('503', () => {
         sleep: async (ms) => {
           waits.push(ms);
         },
+        logger: { warn: (message) => warnings.push(message) },
       }).tags.listPage(),
     );
 
     expect(waits).toEqual([500, 1000]);
     expect(error).toMatchObject({ status: 0, code: 'network_error' });
+    expect(warnings).toEqual([
+      '[@catalogue/read-api-client] GET /v1/tags: network_error; waiting 500 ms before retry 1 of 2',
+      '[@catalogue/read-api-client] GET /v1/tags: network_error; waiting 1 s before retry 2 of 2',
+    ]);
     api = await startScripted();
   });
 });
@@ -203,6 +244,7 @@ describe('onRetry', () => {
         random: () => 1,
         sleep: async () => {},
         onRetry: (event) => told.push(event),
+        logger: false,
       }).tags.listPage(),
     );
 
@@ -377,7 +419,7 @@ describe('requests', () => {
 
     const ids: number[] = [];
     for await (const module of tested.modules.list({
-      manufacturer_id: 1,
+      manufacturerId: 1,
       hp: 8,
       standard: 0,
       tag: 3,
@@ -394,6 +436,49 @@ describe('requests', () => {
       '/v1/modules?fields=hp,name&hp=8&include=ins,tags&limit=2&manufacturer_id=1&sort=name&standard=0&tag=3';
     expect(api.requests.map((r) => r.url)).toEqual([first, first.replace('?', '?cursor=AbC-_1&')]);
     expect(api.requests[0]!.headers.authorization).toBe(`Bearer ${KEY}`);
+  });
+
+  it('still sends the deprecated manufacturer_id (as manufacturer_id), warning once per client', async () => {
+    const empty = { status: 200, body: { data: [], page: { next_cursor: null } } };
+    api.script(empty, empty, empty);
+    const tested = client();
+
+    const page = await tested.modules.listPage({ manufacturer_id: 12 });
+    await tested.modules.listPage({ manufacturer_id: 12, manufacturerId: 12 });
+    const conflicting = await tested.modules
+      .listPage({ manufacturer_id: 12, manufacturerId: 13 })
+      .catch((e) => e);
+
+    expect(page).toEqual({ data: [], nextCursor: null, next_cursor: null });
+    expect(api.requests.map((r) => r.url)).toEqual([
+      '/v1/modules?manufacturer_id=12',
+      '/v1/modules?manufacturer_id=12',
+    ]);
+    expect(conflicting).toBeInstanceOf(TypeError);
+    expect(warnings).toEqual([
+      '[@catalogue/read-api-client] manufacturer_id is deprecated since 0.2.0: use manufacturerId (removed in 0.3.0)',
+    ]);
+  });
+
+  it('warns once per path about an answer marked Deprecation, naming its Sunset and notice', async () => {
+    const deprecated = {
+      ...TAGS,
+      headers: {
+        deprecation: '@1798761600',
+        sunset: 'Thu, 01 Jul 2027 00:00:00 GMT',
+        link: '<https://example.org/docs#/section/changes-to-the-api>; rel="deprecation"',
+      },
+    };
+    api.script(deprecated, deprecated, TAGS);
+    const tested = client();
+
+    await tested.tags.listPage();
+    await tested.tags.listPage({ limit: 5 });
+    await tested.tags.listPage();
+
+    expect(warnings).toEqual([
+      '[@catalogue/read-api-client] GET /v1/tags answers with Deprecation: @1798761600; it may stop working after Thu, 01 Jul 2027 00:00:00 GMT; see https://example.org/docs#/section/changes-to-the-api',
+    ]);
   });
 
   it('get sends include and returns the record itself', async () => {

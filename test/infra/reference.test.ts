@@ -1,13 +1,16 @@
 /**
  * infra/reference.ts: the API reference at https://<domain>/docs is served from the bucket's docs/ prefix by two
- * cache behaviours (S3 origins with origin access control, no viewer function, no Lambda, cached, compressed),
+ * cache behaviours (S3 origins with origin access control, no Lambda, cached, compressed; `/docs/*` with the
+ * viewer function that sends /docs/ to /docs, infra/docs-request.js),
  * with the API's security headers and the page's own CSP, deployed with the stack; the distribution can read
  * docs/ and nothing else of the bucket.
  */
+import { readFileSync } from 'node:fs';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildReferenceSync } from '../../docs/reference/build.js';
 import { resolveProps } from '../../infra/props.js';
+import { DOCS_REQUEST_CODE } from '../../infra/reference.js';
 import { logicalId, synth } from './helpers.js';
 
 /** CloudFront's managed CachingOptimized policy. */
@@ -23,14 +26,24 @@ beforeAll(() => {
 });
 
 describe('the /docs behaviours', () => {
-  it('serve /docs and /docs/* from S3 through origin access control, cached, with no function or Lambda', () => {
+  it('serve /docs and /docs/* from S3 through origin access control, cached, with no Lambda', () => {
     const behaviours = distribution.CacheBehaviors as Record<string, unknown>[];
     const policy = logicalId(template, 'AWS::CloudFront::ResponseHeadersPolicy', 'ReferenceSecurityHeaders');
     const origins = distribution.Origins as { Id: string; OriginPath?: string }[];
 
     expect(behaviours.map((b) => b.PathPattern)).toEqual(['/docs', '/docs/*']);
-    for (const behaviour of behaviours) {
+    const docsRequest = logicalId(template, 'AWS::CloudFront::Function', 'ReferenceDocsRequest');
+    const functions = [
+      {},
+      {
+        FunctionAssociations: [
+          { EventType: 'viewer-request', FunctionARN: { 'Fn::GetAtt': [docsRequest, 'FunctionARN'] } },
+        ],
+      },
+    ];
+    for (const [index, behaviour] of behaviours.entries()) {
       expect(behaviour).toEqual({
+        ...functions[index],
         PathPattern: behaviour.PathPattern,
         TargetOriginId: behaviour.TargetOriginId,
         ViewerProtocolPolicy: 'https-only',
@@ -80,6 +93,16 @@ describe('the /docs behaviours', () => {
     });
     expect(referenceCsp.ContentSecurityPolicy).toMatch(/^default-src 'none'; script-src 'sha256-[^;]+; /);
     expect(apiCsp.ContentSecurityPolicy).toBe("default-src 'none'; frame-ancestors 'none'");
+  });
+});
+
+describe('the /docs/* function', () => {
+  it('runs infra/docs-request.js on the JS 2.0 runtime, published', () => {
+    template.hasResourceProperties('AWS::CloudFront::Function', {
+      AutoPublish: true,
+      FunctionCode: readFileSync(DOCS_REQUEST_CODE, 'utf8'),
+      FunctionConfig: Match.objectLike({ Runtime: 'cloudfront-js-2.0' }),
+    });
   });
 });
 

@@ -501,8 +501,8 @@ describe('function URL and origin access control', () => {
         (r) => r.Properties.OriginAccessControlConfig.Name,
       ),
     ];
-    // The API's function, headers policy and OAC; the reference's headers policy and OAC.
-    expect(names).toHaveLength(5);
+    // The API's function, headers policy and OAC; the reference's function, headers policy and OAC.
+    expect(names).toHaveLength(6);
     for (const name of names) expect(JSON.stringify(name)).toContain('{"Ref":"AWS::Region"}');
   });
 });

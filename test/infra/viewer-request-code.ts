@@ -1,4 +1,7 @@
-/** infra/viewer-request.js evaluated as CloudFront evaluates it, without loading the CDK. */
+/**
+ * The CloudFront Functions (infra/viewer-request.js, infra/docs-request.js) evaluated as CloudFront evaluates
+ * them, without loading the CDK.
+ */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { runInNewContext } from 'node:vm';
@@ -8,10 +11,23 @@ export const VIEWER_REQUEST_FILE = fileURLToPath(new URL('../../infra/viewer-req
 
 export type ViewerRequestHandler = (event: unknown) => Record<string, unknown>;
 
-/** The CloudFront Function's `handler`, evaluated from infra/viewer-request.js in a fresh context. */
+/** The same file as `DOCS_REQUEST_CODE` of infra/reference.ts. */
+export const DOCS_REQUEST_FILE = fileURLToPath(new URL('../../infra/docs-request.js', import.meta.url));
+
+/** A CloudFront Function's `handler`, evaluated from its file in a fresh context. */
+function loadFunction(file: string): ViewerRequestHandler {
+  const code = readFileSync(file, 'utf8');
+  return runInNewContext(`${code}\n;handler`, {}, { filename: file }) as ViewerRequestHandler;
+}
+
+/** The API behaviour's function (infra/viewer-request.js). */
 export function loadViewerRequest(): ViewerRequestHandler {
-  const code = readFileSync(VIEWER_REQUEST_FILE, 'utf8');
-  return runInNewContext(`${code}\n;handler`, {}, { filename: VIEWER_REQUEST_FILE }) as ViewerRequestHandler;
+  return loadFunction(VIEWER_REQUEST_FILE);
+}
+
+/** The `/docs/*` behaviour's function (infra/docs-request.js). */
+export function loadDocsRequest(): ViewerRequestHandler {
+  return loadFunction(DOCS_REQUEST_FILE);
 }
 
 export type CloudFrontHeaders = Record<string, { value: string; multiValue?: { value: string }[] }>;

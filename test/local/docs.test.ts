@@ -1,7 +1,8 @@
 /**
- * local/docs.ts: /docs and /docs/openapi.json are answered from the reference without a key (GET, HEAD, 304);
- * every other request, and other methods on those paths, reach the proxy unchanged; a failed build is a 503
- * on /docs only.
+ * local/docs.ts: /docs and /docs/openapi.json are answered from the reference without a key (GET, HEAD, 304),
+ * /docs/ is a redirect to /docs; every other request, and other methods on those paths, reach the proxy
+ * unchanged; a failed build is a 503 on /docs only. (The redirect's agreement with the edge's is
+ * test/proof/lost-visitor.test.ts.)
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
@@ -67,10 +68,12 @@ describe('withReference', () => {
     const serve = withReference(handle, site);
     const others = [
       request('GET', '/v1/modules'),
-      request('GET', '/docs/'),
+      request('GET', '/'),
       request('GET', '/docs/index.html'),
+      request('GET', '/docs//'),
       request('GET', '/v1/docs'),
       request('POST', '/docs'),
+      request('POST', '/docs/'),
       request('OPTIONS', '/docs/openapi.json'),
       request('DELETE', '/docs/openapi.json'),
     ];
@@ -78,6 +81,20 @@ describe('withReference', () => {
     for (const other of others) expect(await serve(other)).toBe(PROXIED);
 
     expect(seen).toEqual(others);
+  });
+
+  it('sends a visitor of /docs/ to /docs (GET and HEAD), with no body and nothing asked of the proxy', async () => {
+    const { seen, handle } = proxy();
+    const serve = withReference(handle, site);
+
+    for (const method of ['GET', 'HEAD']) {
+      const answer = await serve(request(method, '/docs/'));
+
+      expect(answer).toMatchObject({ status: 301, body: undefined });
+      expect(answer.headers.location).toBe('/docs');
+      expect(answer.headers['x-frame-options']).toBe('DENY');
+    }
+    expect(seen).toEqual([]);
   });
 
   it('answers 503 on /docs when the page could not be built, and the API still works', async () => {

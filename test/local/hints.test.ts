@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { localCommandHints, pasteLines, shellWord } from '../../local/hints.js';
+import { localCommandHints, partnerKeyHint, pasteLines, shellWord } from '../../local/hints.js';
 
 const STACK = {
   source: 'fixtures/catalogue',
@@ -50,6 +50,19 @@ describe('npm start command hints', () => {
       '  export CATALOGUE_KEY=pk_live_AAAAAAAAAAAAAAAAAAAAAA',
       '  export CATALOGUE_URL=http://127.0.0.1:8787/v1',
       '  export CATALOGUE_S3_ENDPOINT=http://127.0.0.1:40001',
+    ]);
+  });
+
+  it('says how to get a partner-tier key, one restart away, unless one is seeded already', () => {
+    const limits = { minute: 600, month: 1_000_000 };
+    const free = { minute: 60, month: 5000 };
+
+    expect(partnerKeyHint({ seeded: 0, limits, key: 'pk_live_PPPPPPPPPPPPPPPPPPPPPP', free })).toEqual([
+      'More requests (a partner-tier key, 600/minute and 1000000/month instead of 60 and 5000): restart with',
+      '  CATALOGUE_DEV_KEYS=partner:pk_live_PPPPPPPPPPPPPPPPPPPPPP npm start',
+    ]);
+    expect(partnerKeyHint({ seeded: 1, limits, key: 'pk_live_x', free })).toEqual([
+      'Partner-tier key(s) from CATALOGUE_DEV_KEYS: 600/minute and 1000000/month each.',
     ]);
   });
 

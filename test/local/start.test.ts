@@ -52,6 +52,9 @@ describe('npm start', () => {
           /^ {2}npm run catalogue -- build --source \S+ --out s3:\/\/catalogue --endpoint http:\/\/127\.0\.0\.1:\d+$/m,
         );
         expect(started.output()).not.toContain('NodeVersionSupportWarning');
+        expect(started.output()).toContain(
+          'Partner-tier key(s) from CATALOGUE_DEV_KEYS: 600/minute and 1000000/month each.',
+        );
         const modules = await get(`${started.base}/modules`, started.freshKey);
         expect(modules.status).toBe(200);
         expect(JSON.parse(modules.body).data).toHaveLength(50);

@@ -1,7 +1,8 @@
 /**
- * docs/reference/build.ts: the page is rendered from proxy/openapi.json into the cache once per input, holds
- * no remote script, stylesheet, font or image, carries the prose of the document, and its CSP allows exactly
- * its own inline scripts.
+ * docs/reference/build.ts: the page is rendered from the document of docs/reference/document.ts (the contract,
+ * proxy/openapi.json, with prose, samples and examples) into the cache once per input, holds no remote
+ * script, stylesheet, font or image, and its CSP allows exactly its own inline scripts. The served document is
+ * the contract with additions only.
  */
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -18,6 +19,32 @@ import {
 const cache = mkdtempSync(join(tmpdir(), 'cat-reference-'));
 afterAll(() => rmSync(cache, { recursive: true, force: true }));
 
+/**
+ * A document without what the page adds to the contract: the prose after the contract's own description,
+ * operation descriptions, samples, and response examples (responses resolved, as the page inlines them).
+ */
+// biome-ignore lint/suspicious/noExplicitAny: a JSON document walked freely.
+function withoutAdditions(document: any): unknown {
+  const copy = structuredClone(document);
+  copy.info.description = '';
+  for (const item of Object.values(copy.paths) as Record<string, Record<string, unknown>>[]) {
+    for (const operation of Object.values(item) as Record<string, unknown>[]) {
+      delete operation.description;
+      delete operation['x-codeSamples'];
+      const responses = operation.responses as Record<string, Record<string, unknown>>;
+      for (const [status, response] of Object.entries(responses)) {
+        const ref = response.$ref as string | undefined;
+        const resolved = ref
+          ? structuredClone(copy.components.responses[ref.replace('#/components/responses/', '')])
+          : response;
+        delete resolved.content?.['application/json']?.examples;
+        responses[status] = resolved;
+      }
+    }
+  }
+  return copy;
+}
+
 describe('buildReference', () => {
   it('renders one self-contained page and copies the document beside it, once per input', async () => {
     const site = await buildReference({ cacheDirectory: cache });
@@ -29,7 +56,11 @@ describe('buildReference', () => {
       `reference page: ${statSync(site.page).size} bytes, document ${statSync(site.openapi).size} bytes`,
     );
     expect(again).toEqual(site);
-    expect(readFileSync(site.openapi, 'utf8')).toBe(readFileSync(OPENAPI_DOCUMENT, 'utf8'));
+    const served = JSON.parse(readFileSync(site.openapi, 'utf8'));
+    const contract = JSON.parse(readFileSync(OPENAPI_DOCUMENT, 'utf8'));
+    expect(withoutAdditions(served)).toEqual(withoutAdditions(contract));
+    expect(served.info.description.startsWith(contract.info.description)).toBe(true);
+    expect(html).toContain('x-codeSamples');
     expect(html).toContain('<title>Catalogue Read API — reference</title>');
     expect(html).toContain('<link rel="icon" href="data:," />');
     // Nothing in the markup the browser would load from elsewhere (what the scripts load at run time is

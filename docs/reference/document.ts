@@ -1,0 +1,168 @@
+/**
+ * The OpenAPI document the reference page is rendered from: `proxy/openapi.json` (the contract) with, added
+ * when the page is built,
+ * - the manual's prose (docs/api.md, the versioning policy, the API changelog: prose.ts), so the page says
+ *   everything the manual promises a consumer and the two cannot disagree;
+ * - for every operation a curl line and a TypeScript sample (`x-codeSamples`, Redoc's request samples), real
+ *   response examples for every status with a body (OpenAPI `examples`: success and every error), and the
+ *   real exchange of its first example and of its revalidation (a 304) in its description — all produced by
+ *   the proxy from the fixture (examples.ts, exchanges.ts).
+ *
+ * `tsx docs/reference/document.ts <out.json>` writes it (docs/reference/build.ts runs that in its own process).
+ */
+import { readFile, writeFile } from 'node:fs/promises';
+import { STATUS_CODES } from 'node:http';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { type OperationExamples, operationExamples } from './examples.js';
+import type { Exchange } from './exchanges.js';
+import { pageProse } from './prose.js';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/** The contract, and the pages whose sections the page carries, in the page's order. */
+export const SOURCES = {
+  openapi: 'proxy/openapi.json',
+  prose: ['docs/api.md', 'docs/versioning.md', 'docs/changelog.md'],
+} as const;
+
+type Json = Record<string, unknown>;
+
+interface Operation extends Json {
+  operationId: string;
+  description?: string;
+  responses: Record<string, Json>;
+}
+
+interface Document extends Json {
+  info: Json & { description: string };
+  paths: Record<string, Record<string, Operation>>;
+  components: Json & { responses: Record<string, Json> };
+}
+
+/**
+ * An exchange as HTTP/1.1 text: the request line and headers, then the status line and headers, and the body
+ * when `withBody`.
+ * @example httpText(exchange, false) // → 'GET /v1/tags HTTP/1.1\nAuthorization: Bearer pk_live_…\n\nHTTP/1.1 200 OK\n…'
+ */
+export function httpText(exchange: Exchange, withBody: boolean): string {
+  const { request } = exchange;
+  const sent = Object.entries(request.headers).map(([name, value]) => `${headerCase(name)}: ${value}`);
+  const received = Object.entries(exchange.headers).map(([name, value]) => `${name}: ${value}`);
+  return [
+    `${request.method} ${request.target} HTTP/1.1`,
+    ...sent,
+    '',
+    `HTTP/1.1 ${exchange.status} ${STATUS_CODES[exchange.status] ?? ''}`.trimEnd(),
+    ...received,
+    ...(withBody && exchange.body ? ['', exchange.body] : []),
+  ].join('\n');
+}
+
+/** `if-none-match` → `If-None-Match`, as a consumer writes it. */
+const headerCase = (name: string) =>
+  name.replace(/(^|-)([a-z])/g, (_, dash: string, c: string) => dash + c.toUpperCase());
+
+/** Markdown of an exchange that unfolds: its title, then the HTTP text. */
+const unfolding = (title: string, text: string, open: boolean) =>
+  `<details${open ? ' open' : ''}>\n<summary>${title}</summary>\n\n\`\`\`http\n${text}\n\`\`\`\n\n</details>`;
+
+/**
+ * The description of an operation: its own, then the real exchanges of its first example (status line and
+ * headers; the bodies are the response samples): unfolded for HEAD and OPTIONS, whose answers have no body.
+ */
+function exampleDescription(examples: OperationExamples, own: string | undefined): string {
+  const first = examples.success[0]!.exchange;
+  const parts = [
+    own ?? '',
+    unfolding(
+      `Example: the status and headers the API answered to the samples' request (the fixture catalogue, when this page was built)`,
+      httpText(first, false),
+      first.body === undefined,
+    ),
+  ];
+  if (examples.notModified) {
+    parts.push(
+      unfolding(
+        'Example: asked again with its <code>ETag</code> in <code>If-None-Match</code> (the client does it for you), while the data has not changed',
+        httpText(examples.notModified, false),
+        false,
+      ),
+    );
+  }
+  return parts.filter((part) => part !== '').join('\n\n');
+}
+
+function resolved(document: Document, response: Json): Json {
+  const ref = response.$ref;
+  if (typeof ref !== 'string') return response;
+  const name = ref.replace('#/components/responses/', '');
+  const target = document.components.responses[name];
+  if (!target) throw new Error(`proxy/openapi.json: ${ref} names no response`);
+  return structuredClone(target);
+}
+
+/** The operation with its samples, examples and example exchanges. */
+function withExamples(document: Document, operation: Operation, examples: OperationExamples): void {
+  const { code, prints } = examples.typescript;
+  operation['x-codeSamples'] = [
+    { lang: 'curl', label: 'curl', source: examples.curl },
+    {
+      lang: 'TypeScript',
+      label: 'TypeScript',
+      source: `${code}\n${prints.map((printed) => `// ${printed}`).join('\n')}`,
+    },
+  ];
+  operation.description = exampleDescription(examples, operation.description);
+  for (const named of [...examples.success, ...examples.errors]) {
+    const { exchange } = named;
+    if (exchange.body === undefined) continue;
+    const status = String(exchange.status);
+    const declared = operation.responses[status];
+    if (!declared) {
+      throw new Error(
+        `${operation.operationId}: the proxy answered ${exchange.request.method} ${exchange.request.target} with ${status}, which proxy/openapi.json does not document for it`,
+      );
+    }
+    const response = resolved(document, declared);
+    operation.responses[status] = response;
+    const media = (response.content as Record<string, Json> | undefined)?.['application/json'];
+    if (!media)
+      throw new Error(
+        `${operation.operationId}: response ${status} has a body but no application/json content`,
+      );
+    const examplesOf = (media.examples ?? {}) as Record<string, Json>;
+    examplesOf[named.name] = {
+      summary: named.summary,
+      description: `\`${exchange.request.method} ${exchange.request.target}\``,
+      value: JSON.parse(exchange.body),
+    };
+    media.examples = examplesOf;
+  }
+}
+
+/**
+ * The document of the page, from the repository's files and the proxy's answers.
+ * @example const document = await referenceDocument(); // document.paths['/tags'].get['x-codeSamples'] → [curl, TypeScript]
+ */
+export async function referenceDocument(): Promise<Document> {
+  const document = JSON.parse(await readFile(`${ROOT}${SOURCES.openapi}`, 'utf8')) as Document;
+  const pages = await Promise.all(
+    SOURCES.prose.map(async (file) => ({ file, markdown: await readFile(`${ROOT}${file}`, 'utf8') })),
+  );
+  document.info.description = `${document.info.description.trimEnd()}\n\n${pageProse(pages)}\n`;
+  const examples = await operationExamples(document);
+  for (const item of Object.values(document.paths)) {
+    for (const operation of Object.values(item)) {
+      const found = examples.get(operation.operationId);
+      if (!found) throw new Error(`${operation.operationId}: no examples`);
+      withExamples(document, operation, found);
+    }
+  }
+  return document;
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const out = process.argv[2];
+  if (!out) throw new Error('usage: tsx docs/reference/document.ts <out.json>');
+  await writeFile(out, `${JSON.stringify(await referenceDocument(), null, 2)}\n`);
+}
