@@ -201,11 +201,10 @@ export class ProxyFunction extends Construct {
         // not define.
         banner:
           "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
-        // The function carries no AWS SDK: its calls are lean signed requests (aws/signed.ts). The SDK's
-        // command classes are reachable only through a dynamic import that the lean wiring never runs (the
-        // SDK transport behind the meter's `client` option, proxy/quota/dynamo-transport.ts); leaving
-        // `@aws-sdk/*` out keeps them out of the asset. test/infra/stack.test.ts checks that nothing imports
-        // a package at load time.
+        // The function carries no AWS SDK: the request path's one client is lean signed requests
+        // (aws/signed.ts), and proxy/ imports only the SDK's types. Leaving `@aws-sdk/*` out keeps an
+        // accidental import from bundling it: test/infra/stack.test.ts checks that nothing imports a package
+        // at load time.
         externalModules: ['@aws-sdk/*'],
         // index.meta.json beside the bundle: what each part weighs (bench section 10, the size budget).
         metafile: true,

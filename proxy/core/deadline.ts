@@ -54,6 +54,15 @@ function slotFor(timeoutMs: number): Slot {
 }
 
 /**
+ * A signal that aborts `timeoutMs` (plus at most {@link SLOT_MS}) from now, shared by every caller in the same
+ * slot: a deadline inside a call that already runs under {@link callWithDeadline}, at no timer of its own.
+ * @example transport.updateItem(input, deadlineSignal(1500))
+ */
+export function deadlineSignal(timeoutMs: number): AbortSignal {
+  return slotFor(timeoutMs).signal;
+}
+
+/**
  * Run `call` with an abort signal that fires at the deadline (`timeoutMs`, plus at most {@link SLOT_MS}), and
  * stop waiting at that moment even if the implementation ignores the signal. Any failure becomes a
  * {@link DependencyError} of `dependency`, so the caller can answer with that dependency's 503. A call that

@@ -24,7 +24,7 @@ let store: DynamoKeyStore;
 beforeAll(async () => {
   db = await dynamoFixture();
   admin = { client: db.client, keysTable: db.keysTable, countersTable: db.countersTable };
-  store = new DynamoKeyStore({ client: db.client, table: db.keysTable });
+  store = new DynamoKeyStore({ transport: db.transport, table: db.keysTable });
 });
 afterAll(async () => {
   await db?.dispose();

@@ -15,7 +15,7 @@ let meter: DynamoQuotaMeter;
 beforeAll(async () => {
   db = await dynamoFixture();
   admin = { client: db.client, keysTable: db.keysTable, countersTable: db.countersTable };
-  meter = new DynamoQuotaMeter({ client: db.client, table: db.countersTable });
+  meter = new DynamoQuotaMeter({ transport: db.transport, table: db.countersTable });
 });
 afterAll(async () => {
   await db?.dispose();

@@ -3,100 +3,82 @@
  * answers with that dependency's code at the step where it fails, fails closed, and never leaks a rejection.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { credentialProvider } from '../../../aws/sdk.js';
 import type { ConfigOutcome } from '../../../proxy/config.js';
 import { hashApiKey } from '../../../proxy/keys/hash.js';
 import type { KeyRecord, KeyStore } from '../../../proxy/keys/interface.js';
 import type { QuotaMeter } from '../../../proxy/quota/interface.js';
 import { DependencyError } from '../../../store/errors.js';
 import type { GetOptions, GetOutcome, ObjectStore } from '../../../store/objects/interface.js';
-import { LeanS3ObjectStore } from '../../../store/objects/s3-lean.js';
 import { KEYS, objectsOf, PREFIX, type Stack, startStack, testConfig } from '../../helpers/proxy.js';
 
 let stack: Stack;
-let lean: LeanS3ObjectStore;
 beforeAll(async () => {
   stack = await startStack(objectsOf(['modules?sort=id'], [101]));
-  lean = new LeanS3ObjectStore({
-    bucket: stack.s3.bucket,
-    endpoint: stack.s3.endpoint,
-    region: 'us-east-1',
-    credentials: credentialProvider(stack.s3.endpoint),
-  });
 });
 afterAll(async () => {
-  await lean?.close();
   await stack?.dispose();
 });
-
-/** The object store over s3rver through each hot-path client (HOT_PATH_CLIENT): the SDK's, or lean. */
-const stores = { sdk: () => stack.objects, lean: () => lean };
 
 const auth = { authorization: `Bearer ${KEYS.main}` };
 const never = <T>() => new Promise<T>(() => {});
 const codeOf = (answer: { json(): { error?: { code: string } } }) => answer.json()?.error?.code;
 
-describe.each(Object.keys(stores) as (keyof typeof stores)[])(
-  'object store down (s3rver stopped, %s client)',
-  (client) => {
-    it('answers 503 origin_unavailable where a read is needed, 304 for a cursor page still, and recovers', async () => {
-      const handle = stack.handler({
-        config: testConfig({ pointerTtlMs: 60_000, dependencyTimeoutMs: 1_000 }),
-        objects: stores[client](),
-      });
-      const first = await stack.call('GET', '/v1/modules?limit=10', auth, handle);
-      const cursor = first.json().page.next_cursor;
-      const page = await stack.call('GET', `/v1/modules?limit=10&cursor=${cursor}`, auth, handle);
-      const remaining = () => stack.call('OPTIONS', '/v1/modules', auth, handle);
-      await stack.s3.stop();
-      try {
-        const before = Number((await remaining()).headers['x-ratelimit-remaining-month']);
-        for (const target of [
-          '/v1/modules?limit=11',
-          '/v1/modules/101',
-          `/v1/modules?limit=10&cursor=${cursor}`,
-        ]) {
-          const answer = await stack.call('GET', target, auth, handle);
-          expect(answer.status, target).toBe(503);
-          expect(codeOf(answer)).toBe('origin_unavailable');
-          expect(answer.headers['x-ratelimit-limit-month']).toBeUndefined();
-        }
-        // Not counted: the OPTIONS after the failures sees only itself counted.
-        expect(Number((await remaining()).headers['x-ratelimit-remaining-month'])).toBe(before - 1);
-        // A cursor page's 304 needs no read at all; answers that need none still work.
-        const cached = await stack.call(
-          'GET',
-          `/v1/modules?limit=10&cursor=${cursor}`,
-          { ...auth, 'if-none-match': page.headers.etag! },
-          handle,
-        );
-        expect(cached.status).toBe(304);
-        expect((await stack.call('GET', '/v1/modules?limit=0', auth, handle)).status).toBe(400);
-        expect((await stack.call('GET', '/v1/nope', auth, handle)).status).toBe(404);
-      } finally {
-        await stack.s3.start();
-      }
-      expect((await stack.call('GET', '/v1/modules?limit=11', auth, handle)).status).toBe(200);
+describe('object store down (s3rver stopped)', () => {
+  it('answers 503 origin_unavailable where a read is needed, 304 for a cursor page still, and recovers', async () => {
+    const handle = stack.handler({
+      config: testConfig({ pointerTtlMs: 60_000, dependencyTimeoutMs: 1_000 }),
     });
-
-    it('a pointer that cannot be re-checked is 503 origin_unavailable too', async () => {
-      const handle = stack.handler({
-        config: testConfig({ pointerTtlMs: 0, dependencyTimeoutMs: 1_000 }),
-        objects: stores[client](),
-      });
-      expect((await stack.call('GET', '/v1/modules/101', auth, handle)).status).toBe(200);
-      await stack.s3.stop();
-      try {
-        const answer = await stack.call('GET', '/v1/modules/999999', auth, handle);
-        expect(answer.status).toBe(503);
+    const first = await stack.call('GET', '/v1/modules?limit=10', auth, handle);
+    const cursor = first.json().page.next_cursor;
+    const page = await stack.call('GET', `/v1/modules?limit=10&cursor=${cursor}`, auth, handle);
+    const remaining = () => stack.call('OPTIONS', '/v1/modules', auth, handle);
+    await stack.s3.stop();
+    try {
+      const before = Number((await remaining()).headers['x-ratelimit-remaining-month']);
+      for (const target of [
+        '/v1/modules?limit=11',
+        '/v1/modules/101',
+        `/v1/modules?limit=10&cursor=${cursor}`,
+      ]) {
+        const answer = await stack.call('GET', target, auth, handle);
+        expect(answer.status, target).toBe(503);
         expect(codeOf(answer)).toBe('origin_unavailable');
-      } finally {
-        await stack.s3.start();
+        expect(answer.headers['x-ratelimit-limit-month']).toBeUndefined();
       }
-      expect((await stack.call('GET', '/v1/modules/999999', auth, handle)).status).toBe(404);
+      // Not counted: the OPTIONS after the failures sees only itself counted.
+      expect(Number((await remaining()).headers['x-ratelimit-remaining-month'])).toBe(before - 1);
+      // A cursor page's 304 needs no read at all; answers that need none still work.
+      const cached = await stack.call(
+        'GET',
+        `/v1/modules?limit=10&cursor=${cursor}`,
+        { ...auth, 'if-none-match': page.headers.etag! },
+        handle,
+      );
+      expect(cached.status).toBe(304);
+      expect((await stack.call('GET', '/v1/modules?limit=0', auth, handle)).status).toBe(400);
+      expect((await stack.call('GET', '/v1/nope', auth, handle)).status).toBe(404);
+    } finally {
+      await stack.s3.start();
+    }
+    expect((await stack.call('GET', '/v1/modules?limit=11', auth, handle)).status).toBe(200);
+  });
+
+  it('a pointer that cannot be re-checked is 503 origin_unavailable too', async () => {
+    const handle = stack.handler({
+      config: testConfig({ pointerTtlMs: 0, dependencyTimeoutMs: 1_000 }),
     });
-  },
-);
+    expect((await stack.call('GET', '/v1/modules/101', auth, handle)).status).toBe(200);
+    await stack.s3.stop();
+    try {
+      const answer = await stack.call('GET', '/v1/modules/999999', auth, handle);
+      expect(answer.status).toBe(503);
+      expect(codeOf(answer)).toBe('origin_unavailable');
+    } finally {
+      await stack.s3.start();
+    }
+    expect((await stack.call('GET', '/v1/modules/999999', auth, handle)).status).toBe(404);
+  });
+});
 
 describe('nothing published, configuration incomplete', () => {
   it('no pointer under the prefix is 503 configuration_error', async () => {
