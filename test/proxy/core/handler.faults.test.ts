@@ -2,14 +2,26 @@
  * The 503 family and timeouts: each dependency fails for real (s3rver stopped) or hangs, and the proxy
  * answers with that dependency's code at the step where it fails, fails closed, and never leaks a rejection.
  */
+import { DeleteObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { decodeCursor, encodeCursor } from '../../../proxy/catalogue/cursor.js';
 import type { ConfigOutcome } from '../../../proxy/config.js';
 import { hashApiKey } from '../../../proxy/keys/hash.js';
 import type { KeyRecord, KeyStore } from '../../../proxy/keys/interface.js';
 import type { QuotaMeter } from '../../../proxy/quota/interface.js';
 import { DependencyError } from '../../../store/errors.js';
+import { digest128 } from '../../../store/layout.js';
 import type { GetOptions, GetOutcome, ObjectStore } from '../../../store/objects/interface.js';
-import { KEYS, objectsOf, PREFIX, type Stack, startStack, testConfig } from '../../helpers/proxy.js';
+import { S3ObjectStore } from '../../../store/objects/s3.js';
+import {
+  CURSOR_SECRET,
+  KEYS,
+  objectsOf,
+  PREFIX,
+  type Stack,
+  startStack,
+  testConfig,
+} from '../../helpers/proxy.js';
 
 let stack: Stack;
 beforeAll(async () => {
@@ -188,14 +200,16 @@ describe('precedence among failures', () => {
       known: () => known,
       lookup: () => Promise.reject(new DependencyError('keys', 'down')),
     });
-    const served = stack.handler({ config: down, keys: knowing(record!) });
+    // The key store fails at once; the object reads need the time a loaded machine takes (not `down`'s 60 ms).
+    const patient = testConfig({ dependencyTimeoutMs: 2_000 });
+    const served = stack.handler({ config: patient, keys: knowing(record!) });
     expect((await stack.call('GET', '/v1/modules', auth, served)).status).toBe(200);
-    const refused = stack.handler({ config: down, keys: knowing(null) });
+    const refused = stack.handler({ config: patient, keys: knowing(null) });
     expect(codeOf(await stack.call('GET', '/v1/modules', auth, refused))).toBe('invalid_key');
     // What it does not know, it looks up: here that fails.
     const unsure: KeyStore = { ...knowing(null), known: () => undefined };
     expect(
-      codeOf(await stack.call('GET', '/v1/modules', auth, stack.handler({ config: down, keys: unsure }))),
+      codeOf(await stack.call('GET', '/v1/modules', auth, stack.handler({ config: patient, keys: unsure }))),
     ).toBe('authentication_unavailable');
   });
 
@@ -207,21 +221,48 @@ describe('precedence among failures', () => {
 });
 
 describe('cursors whose object is gone', () => {
-  it('a cursor of a collected version is 400 invalid_parameter, asking to start again', async () => {
+  /** Requests counted so far, as the meter's headers say (the OPTIONS counts itself). */
+  const counted = async () =>
+    10_000_000 -
+    Number((await stack.call('OPTIONS', '/v1/modules', auth)).headers['x-ratelimit-remaining-month']);
+
+  it('a cursor page of the current version whose object S3 lost: 503 origin_unavailable, retryable, not counted', async () => {
     const cursor = (await stack.call('GET', '/v1/modules?limit=10')).json().page.next_cursor;
-    const objectId = stack.index.lists['modules?sort=id']![0];
-    const collected: ObjectStore = {
-      get: (key: string, options?: GetOptions): Promise<GetOutcome> =>
-        key === `${PREFIX}o/${objectId}`
-          ? Promise.resolve({ ok: false, reason: 'not-found' })
-          : stack.objects.get(key, options),
-    };
-    const answer = await stack.call(
-      'GET',
-      `/v1/modules?cursor=${cursor}`,
-      auth,
-      stack.handler({ objects: collected }),
+    const key = `${PREFIX}o/${stack.index.lists['modules?sort=id']![0]}`;
+    const sdk = new S3ObjectStore({ client: stack.client, bucket: stack.s3.bucket });
+    const kept = await sdk.get(key);
+    if (!kept.ok) throw new Error(`${key} is not in s3rver`);
+    // Really gone: S3 answers NoSuchKey to the page's range read.
+    await stack.client.send(new DeleteObjectCommand({ Bucket: stack.s3.bucket, Key: key }));
+    try {
+      const before = await counted();
+      const answer = await stack.call('GET', `/v1/modules?limit=10&cursor=${cursor}`, auth);
+      expect(answer.status).toBe(503);
+      expect(codeOf(answer)).toBe('origin_unavailable');
+      expect(answer.headers['x-ratelimit-limit-month']).toBeUndefined();
+      expect(stack.logs.at(-1)).toMatchObject({
+        status: 503,
+        error: expect.stringContaining('current version'),
+      });
+      // Only the OPTIONS after it was counted.
+      expect(await counted()).toBe(before + 1);
+    } finally {
+      await sdk.put(key, kept.body);
+    }
+    // Once the store has it again, the same cursor is served: the consumer was right to retry.
+    expect((await stack.call('GET', `/v1/modules?limit=10&cursor=${cursor}`, auth)).status).toBe(200);
+  });
+
+  it('a cursor of a collected version (its object gone and not the current one) is 400 invalid_parameter, asking to start again', async () => {
+    const cursor = (await stack.call('GET', '/v1/modules?limit=10')).json().page.next_cursor;
+    const state = decodeCursor(cursor, 'modules?sort=id', CURSOR_SECRET)!;
+    // The same page of a version published before, collected since: another object, not in the store.
+    const collected = encodeCursor(
+      { ...state, objectId: digest128('an earlier version of the list') },
+      'modules?sort=id',
+      CURSOR_SECRET,
     );
+    const answer = await stack.call('GET', `/v1/modules?limit=10&cursor=${collected}`, auth);
     expect(answer.status).toBe(400);
     expect(answer.json().error).toMatchObject({
       code: 'invalid_parameter',
