@@ -2,8 +2,9 @@
  * The proxy Lambda (bundled from `proxy/lambda.ts`), its least-privilege role, its log group, the cursor
  * secret it is configured with, and the function URL CloudFront reaches it through.
  */
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Duration, type RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { Duration, type RemovalPolicy, Stack, Stage, Validations } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
@@ -18,6 +19,11 @@ import { prefixWildcardFinding } from './nag.js';
 export const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** The proxy's Lambda entry point (exports `handler`). */
 export const PROXY_ENTRY = fileURLToPath(new URL('../proxy/lambda.ts', import.meta.url));
+/**
+ * The bundle's esbuild metafile (what each input weighs: the size budget of test/infra/stack.test.ts and bench
+ * section 10), written beside the cloud assembly's files as `<stack>` + this, never into the asset.
+ */
+export const METAFILE_SUFFIX = '.proxy-function.meta.json';
 
 export interface ProxyFunctionProps {
   readonly bucket: s3.IBucket;
@@ -206,8 +212,14 @@ export class ProxyFunction extends Construct {
         // accidental import from bundling it: test/infra/stack.test.ts checks that nothing imports a package
         // at load time.
         externalModules: ['@aws-sdk/*'],
-        // index.meta.json beside the bundle: what each part weighs (bench section 10, the size budget).
-        metafile: true,
+        // The metafile (what each part weighs) goes into the cloud assembly's directory, not the asset: the
+        // asset holds only what the function loads (index.mjs, and its source map for --enable-source-maps).
+        esbuildArgs: {
+          '--metafile': join(
+            Stage.of(this)?.assetOutdir ?? '.',
+            `${Stack.of(this).artifactId}${METAFILE_SUFFIX}`,
+          ),
+        },
         minify: true,
         sourceMap: true,
         sourceMapMode: SourceMapMode.DEFAULT,

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { App, RemovalPolicy } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { PriceClass } from 'aws-cdk-lib/aws-cloudfront';
+import { METAFILE_SUFFIX } from '../../infra/proxy-function.js';
 import { CatalogueStack, type CatalogueStackProps } from '../../infra/stack.js';
 
 /** A stack with every optional setting changed from its default. */
@@ -102,12 +103,28 @@ export function allowedActions(template: Template, roleId: string): string[] {
 }
 
 /** The bundled proxy (`index.mjs`) in the cloud assembly, with its size. */
-export function bundledProxy(assemblyDir: string): { path: string; bytes: number; mapBytes: number } {
+export function bundledProxy(assemblyDir: string): {
+  path: string;
+  bytes: number;
+  mapBytes: number;
+  /** Every file of the asset's directory: what Lambda receives. */
+  files: string[];
+  /** esbuild's metafile of the bundle, written beside the assembly's files (infra/proxy-function.ts). */
+  metafile: string;
+} {
   for (const entry of readdirSync(assemblyDir)) {
     const path = join(assemblyDir, entry, 'index.mjs');
     if (entry.startsWith('asset.') && existsSync(path)) {
       const map = `${path}.map`;
-      return { path, bytes: statSync(path).size, mapBytes: existsSync(map) ? statSync(map).size : 0 };
+      const metafiles = readdirSync(assemblyDir).filter((name) => name.endsWith(METAFILE_SUFFIX));
+      if (metafiles.length !== 1) throw new Error(`expected one *${METAFILE_SUFFIX} in ${assemblyDir}`);
+      return {
+        path,
+        bytes: statSync(path).size,
+        mapBytes: existsSync(map) ? statSync(map).size : 0,
+        files: readdirSync(join(assemblyDir, entry)).sort(),
+        metafile: join(assemblyDir, metafiles[0]!),
+      };
     }
   }
   throw new Error(`no bundled index.mjs under ${assemblyDir}`);
