@@ -17,6 +17,7 @@ import type { CounterTransport } from '../../proxy/quota/dynamo-transport.js';
 import { POINTER_KEY } from '../../store/layout.js';
 import type { GetOptions, GetOutcome, ObjectStore } from '../../store/objects/interface.js';
 import { LeanS3ObjectStore } from '../../store/objects/s3-lean.js';
+import { costComparisonMarkdown } from './cost-model.js';
 import type { Stack } from './e2e.js';
 import { AUTH, type Picks } from './mix.js';
 import { progress, type SectionResult } from './report.js';
@@ -331,6 +332,7 @@ export async function benchCalls(stack: Stack, picks: Picks): Promise<SectionRes
     const weightSum = weights.reduce((a, b) => a + b, 0);
     const blend = (pick: (c: (typeof cost)[number]) => number) =>
       cost.reduce((sum, c, i) => sum + pick(c) * weights[i]!, 0) / weightSum;
+    const blendedBytes = rows.reduce((sum, r, i) => sum + r.bytes * weights[i]!, 0) / weightSum;
 
     const countRow = (c: Counts) => [
       fmt.s(c.dataReads).replace(/\.0$/, ''),
@@ -422,6 +424,14 @@ export async function benchCalls(stack: Stack, picks: Picks): Promise<SectionRes
       '',
       ...PRICE_SOURCES.map((s) => `- ${s}`),
       '',
+      '### Cost per month against an always-on deployment',
+      '',
+      costComparisonMarkdown({
+        lambdaUsd: blend((c) => c.lambda) / 1e6,
+        dynamoUsd: blend((c) => c.dynamo) / 1e6,
+        s3Usd: blend((c) => c.s3) / 1e6,
+        bytes: blendedBytes,
+      }),
     ].join('\n');
     const listRow = rows[0]!;
     return {

@@ -29,11 +29,11 @@ const TITLES: Record<Section, string> = {
   1: '1. Build',
   2: '2. Proxy core vs the static limit',
   3: '3. End to end vs a dynamic peer (json-server)',
-  4: '4. Dependency calls per request and cost per million requests',
+  4: '4. Dependency calls per request, cost per million requests and per month against an always-on deployment',
   5: '5. Memory under sustained load',
   6: '6. Content coding: CPU and bytes per response',
   7: '7. Scale: cold start, pointer and shards, a 100,000-module catalogue',
-  8: '8. Hot calls: AWS SDK vs lean signed requests',
+  8: "8. Hot calls: the request path's lean signed requests vs the AWS SDK",
   9: '9. Latency as on AWS (injected service latencies)',
   10: '10. The Lambda function: asset size, import, cold start, CPU per warm request, memory under a flood',
 };
