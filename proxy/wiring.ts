@@ -24,7 +24,7 @@ import { hashApiKey } from './keys/hash.js';
 import type { KeyStore } from './keys/interface.js';
 import { newRequestId } from './log/request-id.js';
 import { logJson } from './log/sink.js';
-import { DynamoQuotaMeter, writeTimeoutFor } from './quota/dynamo.js';
+import { DynamoQuotaMeter } from './quota/dynamo.js';
 import { LeanCounterTransport } from './quota/dynamo-lean.js';
 import type { QuotaMeter } from './quota/interface.js';
 import { parseAuthorization } from './request/auth.js';
@@ -171,7 +171,8 @@ export function wireProxy(
         new DynamoQuotaMeter({
           transport: dynamo,
           table: c.countersTable,
-          writeTimeoutMs: writeTimeoutFor(c.dependencyTimeoutMs),
+          // A write unanswered by then is looked for within the handler's longer metering deadline.
+          writeTimeoutMs: c.dependencyTimeoutMs,
         });
     }
     if (c.cursorSecretArn !== undefined && c.cursorSecret === '')

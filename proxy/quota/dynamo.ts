@@ -30,21 +30,12 @@ export interface DynamoQuotaMeterOptions {
   /** How calls reach DynamoDB: lean signed requests (LeanCounterTransport), as on Lambda. */
   transport: CounterTransport;
   /**
-   * How long a request's writes wait for their answers before one counts as lost (then the item is read to
-   * tell whether it landed). Shorter than the caller's deadline, so that read fits before it:
-   * {@link writeTimeoutFor} of the dependency timeout.
+   * How long a request's writes wait for their answers before one counts as lost, and the item is read to tell
+   * whether it landed: DEPENDENCY_TIMEOUT_MS, like every call. The caller's signal must leave time for that
+   * read after it (the handler's metering deadline is a quarter longer: core/deadline.ts, meteringDeadlineMs).
    * @default - none: the writes run until the caller's signal ends them, and a timeout leaves no time to read
    */
   writeTimeoutMs?: number;
-}
-
-/**
- * The write timeout for a caller's deadline of `dependencyTimeoutMs`: three quarters of it, leaving a quarter
- * (500 ms at the default 2 s) for the consistent read after a lost answer.
- * @example writeTimeoutFor(2000) // → 1500
- */
-export function writeTimeoutFor(dependencyTimeoutMs: number): number {
-  return Math.max(1, Math.floor((dependencyTimeoutMs * 3) / 4));
 }
 
 /** The counter item of one key and month, as far as metering needs it. */

@@ -11,7 +11,7 @@ import { loadConfig } from '../../proxy/config.js';
 import type { ProxyHandler, ProxyResponse } from '../../proxy/core/types.js';
 import { CachedKeyStore } from '../../proxy/keys/cached.js';
 import { DynamoKeyStore } from '../../proxy/keys/dynamo.js';
-import { DynamoQuotaMeter, writeTimeoutFor } from '../../proxy/quota/dynamo.js';
+import { DynamoQuotaMeter } from '../../proxy/quota/dynamo.js';
 import { LeanCounterTransport } from '../../proxy/quota/dynamo-lean.js';
 import type { CounterTransport } from '../../proxy/quota/dynamo-transport.js';
 import { POINTER_KEY } from '../../store/layout.js';
@@ -140,7 +140,7 @@ function wire(stack: Stack): Wired {
     quota: new DynamoQuotaMeter({
       transport: counted,
       table: c.countersTable,
-      writeTimeoutMs: writeTimeoutFor(c.dependencyTimeoutMs),
+      writeTimeoutMs: c.dependencyTimeoutMs,
     }),
     log: () => {},
   });
