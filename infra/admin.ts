@@ -13,6 +13,7 @@ import { LogLevel, NodejsFunction, OutputFormat, SourceMapMode } from 'aws-cdk-l
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { KEYS_SCHEMA } from '../tables/schema.js';
+import { metafileArgs } from './metafile.js';
 import { REPO_ROOT } from './proxy-function.js';
 
 /** The admin function's entry point (exports `handler`). */
@@ -125,6 +126,8 @@ export class AdminApi extends Construct {
           "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
         // The SDK's DynamoDB client is bundled, at the version the lockfile pins (not the runtime's copy).
         externalModules: [],
+        // What each part weighs, beside the assembly (infra/metafile.ts), not in the asset.
+        esbuildArgs: metafileArgs(this, 'admin-function'),
         minify: true,
         sourceMap: true,
         sourceMapMode: SourceMapMode.DEFAULT,

@@ -9,12 +9,23 @@
 import { App, Tags, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { settingsFromContext } from './context.js';
+import { SettingsError } from './props.js';
 import { CatalogueStack } from './stack.js';
 
 const app = new App();
-const { stackName, props } = settingsFromContext((key) => app.node.tryGetContext(key));
-const stack = new CatalogueStack(app, stackName, props);
-Tags.of(stack).add('project', 'catalogue-read-api');
+try {
+  const { stackName, props } = settingsFromContext(
+    (key) => app.node.tryGetContext(key),
+    Object.keys(app.node.getAllContext()),
+  );
+  const stack = new CatalogueStack(app, stackName, props);
+  Tags.of(stack).add('project', 'catalogue-read-api');
+} catch (error) {
+  // Settings are answered like a CLI's options: one line per problem, no stack trace, exit code 1.
+  if (!(error instanceof SettingsError)) throw error;
+  for (const problem of error.problems) process.stderr.write(`catalogue stack settings: ${problem}\n`);
+  process.exit(1);
+}
 // cdk-nag runs on every synth and deploy: an unacknowledged finding stops synthesis with a report.
 Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
 app.synth();

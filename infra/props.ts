@@ -1,6 +1,6 @@
 /**
  * The stack's settings: every one optional, each with its default here and in its doc comment, and one
- * validation that throws a message naming the setting before any resource is created.
+ * validation that names every bad setting, one line each, before any resource is created.
  */
 import { RemovalPolicy, type StackProps, Token } from 'aws-cdk-lib';
 import { PriceClass } from 'aws-cdk-lib/aws-cloudfront';
@@ -223,10 +223,22 @@ const PRINCIPAL_ARN = /^arn:aws[a-z-]*:iam::\d{12}:(?:root|role\/[\w+=,.@/-]+|us
 const DOMAIN_NAME = /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
 const EMAIL = /^[^@\s]+@[^@\s]+\.[^@\s]+$/;
 
-function integerIn(name: string, value: number, min: number, max: number): void {
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new Error(`${name} must be an integer between ${min} and ${max} (got ${value})`);
+/**
+ * Settings that cannot be used, one problem a line (`app.ts` prints them as they are, without a stack trace).
+ * @example new SettingsError(['memorySize must be an integer between 128 and 10240 (got 64)'])
+ */
+export class SettingsError extends Error {
+  override name = 'SettingsError';
+  constructor(readonly problems: readonly string[]) {
+    super(problems.join('\n'));
   }
+}
+
+/** The problem with an integer setting outside [min, max], if any. */
+function integerIn(name: string, value: number, min: number, max: number): string | undefined {
+  return !Number.isInteger(value) || value < min || value > max
+    ? `${name} must be an integer between ${min} and ${max} (got ${value})`
+    : undefined;
 }
 
 /** A string that is a literal (not a deploy-time token) and does not match `pattern`. */
@@ -235,7 +247,7 @@ function badLiteral(value: string | undefined, pattern: RegExp): boolean {
 }
 
 /**
- * Apply the defaults and check every setting; throws an `Error` naming the first bad one.
+ * Apply the defaults and check every setting; throws a {@link SettingsError} naming every bad one.
  * The numeric bounds of the proxy settings are those of `proxy/config.ts`, so the stack never deploys a
  * configuration the proxy would refuse with `configuration_error`.
  * @example resolveProps({}).cataloguePrefix === 'catalogue/'
@@ -271,15 +283,16 @@ export function resolveProps(props: CatalogueStackProps): ResolvedProps {
     reservedConcurrency: props.reservedConcurrency,
   };
   const r = resolved;
+  const problems: (string | undefined)[] = [];
 
   if (!PREFIX_PATTERN.test(r.cataloguePrefix)) {
-    throw new Error(
+    problems.push(
       `cataloguePrefix must be '' or path segments each ending in '/', of letters, digits and !_.'()- (got '${r.cataloguePrefix}')`,
     );
   }
   // The API reference is deployed under docs/ with pruning: the catalogue must live elsewhere.
   if (r.cataloguePrefix.startsWith('docs/')) {
-    throw new Error(
+    problems.push(
       `cataloguePrefix must not be under docs/, where the API reference is deployed (got '${r.cataloguePrefix}')`,
     );
   }
@@ -288,70 +301,72 @@ export function resolveProps(props: CatalogueStackProps): ResolvedProps {
       r.cataloguePrefix.startsWith(prefix) ||
       (r.cataloguePrefix !== '' && prefix.startsWith(r.cataloguePrefix))
     ) {
-      throw new Error(
+      problems.push(
         `cataloguePrefix must not contain or be under ${prefix}, where snapshots are uploaded and reports written (got '${r.cataloguePrefix}')`,
       );
     }
   }
   if ((r.domainName === undefined) !== (r.certificateArn === undefined)) {
-    throw new Error('domainName and certificateArn must be given together');
+    problems.push('domainName and certificateArn must be given together');
   }
   if (badLiteral(r.domainName, DOMAIN_NAME)) {
-    throw new Error(
-      `domainName must be a lower-case DNS name such as api.example.com (got '${r.domainName}')`,
-    );
+    problems.push(`domainName must be a lower-case DNS name such as api.example.com (got '${r.domainName}')`);
   }
   if (badLiteral(r.certificateArn, CERTIFICATE_ARN)) {
-    throw new Error(`certificateArn must be the ARN of an ACM certificate (got '${r.certificateArn}')`);
+    problems.push(`certificateArn must be the ARN of an ACM certificate (got '${r.certificateArn}')`);
   }
   const certificateRegion = r.certificateArn?.match(CERTIFICATE_ARN)?.[1];
   if (certificateRegion !== undefined && certificateRegion !== 'us-east-1') {
-    throw new Error(
+    problems.push(
       `certificateArn must be a certificate in us-east-1, the only region CloudFront uses (got ${certificateRegion})`,
     );
   }
   if (badLiteral(r.alarmEmail, EMAIL)) {
-    throw new Error(`alarmEmail must be an e-mail address (got '${r.alarmEmail}')`);
+    problems.push(`alarmEmail must be an e-mail address (got '${r.alarmEmail}')`);
   }
   if (badLiteral(r.publisherPrincipalArn, PRINCIPAL_ARN)) {
-    throw new Error(
+    problems.push(
       `publisherPrincipalArn must be the ARN of an IAM role, user or account root (got '${r.publisherPrincipalArn}')`,
     );
   }
-  integerIn('memorySize', r.memorySize, 128, 10_240);
-  integerIn('timeoutSeconds', r.timeoutSeconds, 1, 900);
+  problems.push(integerIn('memorySize', r.memorySize, 128, 10_240));
+  problems.push(integerIn('timeoutSeconds', r.timeoutSeconds, 1, 900));
   if (r.reservedConcurrency !== undefined)
-    integerIn('reservedConcurrency', r.reservedConcurrency, 1, 100_000);
+    problems.push(integerIn('reservedConcurrency', r.reservedConcurrency, 1, 100_000));
   if (!RETENTION_VALUES.includes(r.logRetentionDays)) {
-    throw new Error(
+    problems.push(
       `logRetentionDays must be one of ${RETENTION_VALUES.join(', ')} (got ${r.logRetentionDays})`,
     );
   }
-  integerIn('accessLogRetentionDays', r.accessLogRetentionDays, 1, 3_650);
-  integerIn('keyCacheTtlMs', r.keyCacheTtlMs, 0, 3_600_000);
-  integerIn('pointerTtlMs', r.pointerTtlMs, 0, 3_600_000);
-  integerIn('dependencyTimeoutMs', r.dependencyTimeoutMs, 1, 60_000);
+  problems.push(integerIn('accessLogRetentionDays', r.accessLogRetentionDays, 1, 3_650));
+  problems.push(integerIn('keyCacheTtlMs', r.keyCacheTtlMs, 0, 3_600_000));
+  problems.push(integerIn('pointerTtlMs', r.pointerTtlMs, 0, 3_600_000));
+  problems.push(integerIn('dependencyTimeoutMs', r.dependencyTimeoutMs, 1, 60_000));
   if (r.wafRateLimitPer5Min !== undefined) {
     if (r.webAclArn !== undefined)
-      throw new Error('webAclArn and wafRateLimitPer5Min exclude each other: give one web ACL or the other');
+      problems.push('webAclArn and wafRateLimitPer5Min exclude each other: give one web ACL or the other');
     // AWS WAF's bounds of a rate-based rule's limit.
-    integerIn('wafRateLimitPer5Min', r.wafRateLimitPer5Min, 10, 2_000_000_000);
+    problems.push(integerIn('wafRateLimitPer5Min', r.wafRateLimitPer5Min, 10, 2_000_000_000));
   }
-  integerIn('unauthorizedPerMinuteThreshold', r.unauthorizedPerMinuteThreshold, 1, 100_000_000);
+  problems.push(
+    integerIn('unauthorizedPerMinuteThreshold', r.unauthorizedPerMinuteThreshold, 1, 100_000_000),
+  );
   // The bound of admin/settings.ts: the owner's ledger holds one entry per usable key.
-  integerIn('adminMaxKeysPerOwner', r.adminMaxKeysPerOwner, 1, 100);
+  problems.push(integerIn('adminMaxKeysPerOwner', r.adminMaxKeysPerOwner, 1, 100));
   if (r.timeoutSeconds * 1000 <= 4 * r.dependencyTimeoutMs) {
-    throw new Error(
+    problems.push(
       `timeoutSeconds (${r.timeoutSeconds}) must exceed four dependency timeouts (4 × ${r.dependencyTimeoutMs} ms)`,
     );
   }
   if (!(r.errorRateThresholdPercent > 0 && r.errorRateThresholdPercent <= 100)) {
-    throw new Error(
+    problems.push(
       `errorRateThresholdPercent must be above 0 and at most 100 (got ${r.errorRateThresholdPercent})`,
     );
   }
-  integerIn('p99DurationThresholdMs', r.p99DurationThresholdMs, 1, r.timeoutSeconds * 1000);
-  integerIn('uploadBuilderMemorySize', r.uploadBuilderMemorySize, 1024, 10_240);
-  integerIn('uploadBuilderTimeoutSeconds', r.uploadBuilderTimeoutSeconds, 120, 900);
+  problems.push(integerIn('p99DurationThresholdMs', r.p99DurationThresholdMs, 1, r.timeoutSeconds * 1000));
+  problems.push(integerIn('uploadBuilderMemorySize', r.uploadBuilderMemorySize, 1024, 10_240));
+  problems.push(integerIn('uploadBuilderTimeoutSeconds', r.uploadBuilderTimeoutSeconds, 120, 900));
+  const found = problems.filter((problem): problem is string => problem !== undefined);
+  if (found.length > 0) throw new SettingsError(found);
   return resolved;
 }

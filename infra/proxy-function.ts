@@ -12,6 +12,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
+import { metafileArgs } from './metafile.js';
 import { prefixWildcardFinding } from './nag.js';
 
 /** The repository root: the bundler resolves `proxy/` and `node_modules/` from here. */
@@ -201,14 +202,14 @@ export class ProxyFunction extends Construct {
         // not define.
         banner:
           "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
-        // The function carries no AWS SDK: its calls are lean signed requests (aws/signed.ts). The SDK's
-        // command classes are reachable only through a dynamic import that the lean wiring never runs (the
-        // SDK transport behind the meter's `client` option, proxy/quota/dynamo-transport.ts); leaving
-        // `@aws-sdk/*` out keeps them out of the asset. test/infra/stack.test.ts checks that nothing imports
-        // a package at load time.
+        // The function carries no AWS SDK: the request path's one client is lean signed requests
+        // (aws/signed.ts), and proxy/ imports only the SDK's types. Leaving `@aws-sdk/*` out keeps an
+        // accidental import from bundling it: test/infra/stack.test.ts checks that nothing imports a package
+        // at load time.
         externalModules: ['@aws-sdk/*'],
-        // index.meta.json beside the bundle: what each part weighs (bench section 10, the size budget).
-        metafile: true,
+        // The metafile (what each part weighs) goes into the cloud assembly's directory, not the asset: the
+        // asset holds only what the function loads (index.mjs, and its source map for --enable-source-maps).
+        esbuildArgs: metafileArgs(this, 'proxy-function'),
         minify: true,
         sourceMap: true,
         sourceMapMode: SourceMapMode.DEFAULT,

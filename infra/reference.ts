@@ -12,9 +12,10 @@
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { Aws, Stack, Validations } from 'aws-cdk-lib';
+import { Aws, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as s3deploy from 'aws-cdk-lib/aws-s3-deployment';
 import { Construct } from 'constructs';
@@ -37,6 +38,11 @@ export interface ApiReferenceProps {
   /** The catalogue bucket (private; only `docs/` is granted to the distribution). */
   readonly bucket: s3.IBucket;
   readonly distribution: cloudfront.Distribution;
+  /**
+   * Retention of the deployment handler's log group, in days (a `RetentionDays` value).
+   * @default 30
+   */
+  readonly logRetentionDays?: number;
 }
 
 /** An S3 origin read through origin access control, whose grant the construct below scopes to `docs/`. */
@@ -56,6 +62,8 @@ export class ApiReference extends Construct {
   readonly originAccessControl: cloudfront.S3OriginAccessControl;
   /** `/docs/` → 301 `/docs`; every other path of `/docs/*` to S3 unchanged. */
   readonly docsRequest: cloudfront.Function;
+  /** Where the deployment handler logs (otherwise CDK makes one that outlives the stack, kept 731 days). */
+  readonly deploymentLogs: logs.LogGroup;
 
   constructor(scope: Construct, id: string, props: ApiReferenceProps) {
     super(scope, id);
@@ -118,6 +126,12 @@ export class ApiReference extends Construct {
       }),
     );
 
+    // The handler logs only deployments: nothing to keep once the stack is gone, so it goes with the stack
+    // (CloudFormation deletes it after the deployments' last invocation, which depends on it).
+    this.deploymentLogs = new logs.LogGroup(this, 'DeploymentLogs', {
+      retention: props.logRetentionDays ?? logs.RetentionDays.ONE_MONTH,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
     // Deployed with the stack; each deployment prunes only its own prefix and invalidates its own paths.
     const deploy = (
       name: string,
@@ -136,6 +150,7 @@ export class ApiReference extends Construct {
         distribution,
         distributionPaths: [path],
         memoryLimit: 256,
+        logGroup: this.deploymentLogs,
       });
     deploy(
       'Page',

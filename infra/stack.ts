@@ -76,6 +76,7 @@ export class CatalogueStack extends Stack {
       site: buildReferenceSync(),
       bucket,
       distribution: this.edge.distribution,
+      logRetentionDays: s.logRetentionDays,
     });
 
     this.alarms = new Alarms(this, 'Alarms', {

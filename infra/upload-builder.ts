@@ -20,6 +20,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as s3n from 'aws-cdk-lib/aws-s3-notifications';
 import { Construct } from 'constructs';
+import { metafileArgs } from './metafile.js';
 import { prefixWildcardFinding } from './nag.js';
 import { REPO_ROOT } from './proxy-function.js';
 
@@ -161,7 +162,8 @@ export class UploadBuilder extends Construct {
         // Everything bundled, the AWS SDK included: the builder runs the exact client versions it is tested
         // with, not the runtime's.
         externalModules: [],
-        metafile: true,
+        // What each part weighs, beside the assembly (infra/metafile.ts), not in the asset.
+        esbuildArgs: metafileArgs(this, 'upload-builder'),
         minify: true,
         sourceMap: true,
         sourceMapMode: SourceMapMode.DEFAULT,

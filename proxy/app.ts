@@ -1,25 +1,16 @@
 /**
- * `createProxy`: the proxy wired to the clients HOT_PATH_CLIENT names — lean signed requests (the default,
- * and all the Lambda function carries: proxy/lambda.ts), or the AWS SDK's clients — for `npm start`, the
- * tests and the benchmarks. Off Lambda the lean clients sign with the SDK's credential chain (a profile, SSO…);
- * the function signs with the credentials Lambda puts in its environment.
+ * `createProxy`: the proxy for `npm start`, the tests and the benchmarks, wired exactly as the Lambda function
+ * is (proxy/lambda.ts): the request path's one client, lean signed requests (aws/signed.ts). Off Lambda they
+ * sign with the SDK's credential chain (a profile, SSO…; loopback credentials for a local server); the function
+ * signs with the credentials Lambda puts in its environment.
  */
-import { credentialProvider, dynamoClient, s3Client } from '../aws/sdk.js';
-import { S3ObjectStore } from '../store/objects/s3.js';
-import { type ConfigOutcome, DEFAULT_HOT_PATH_CLIENT } from './config.js';
+import { credentialProvider } from '../aws/sdk.js';
+import type { ConfigOutcome } from './config.js';
 import type { ProxyHandler } from './core/types.js';
-import { SdkCounterTransport } from './quota/dynamo-transport.js';
-import { leanClients, type ProxyOverrides, type RequestPathClients, wireProxy } from './wiring.js';
+import { type ProxyOverrides, wireProxy } from './wiring.js';
 
 export { logJson } from './log/sink.js';
 export { cachedKeys, type ProxyOverrides } from './wiring.js';
-
-/** The SDK's clients for the object read, key lookups and metering; the cursor secret stays a lean call. */
-const sdkClients: RequestPathClients = {
-  objects: (c) => new S3ObjectStore({ client: s3Client({ endpoint: c.s3Endpoint }), bucket: c.bucket }),
-  dynamo: (c) => new SdkCounterTransport(dynamoClient({ endpoint: c.dynamodbEndpoint })),
-  cursorSecret: (c, arn) => leanClients(credentialProvider).cursorSecret(c, arn),
-};
 
 /**
  * The proxy for a configuration. An incomplete configuration still yields a handler: it answers
@@ -27,8 +18,5 @@ const sdkClients: RequestPathClients = {
  * @example const handle = createProxy(loadConfig());
  */
 export function createProxy(config: ConfigOutcome, overrides: ProxyOverrides = {}): ProxyHandler {
-  const client = config.ok
-    ? (config.config.hotPathClient ?? DEFAULT_HOT_PATH_CLIENT)
-    : DEFAULT_HOT_PATH_CLIENT;
-  return wireProxy(config, client === 'sdk' ? sdkClients : leanClients(credentialProvider), overrides);
+  return wireProxy(config, credentialProvider, overrides);
 }

@@ -49,18 +49,7 @@ export interface ProxyConfig {
   dependencyTimeoutMs: number;
   /** Bound of the in-memory cache of immutable bytes (index shards, ranges, composed and coded answers); 0 disables it. */
   byteCacheBytes: number;
-  /**
-   * Client of the request path's calls (the S3 object read, the metering write, key lookups): `lean` signed
-   * requests (aws/signed.ts), the only one the Lambda function carries, or the AWS SDK clients (`npm start`
-   * and tests only). The cursor secret is always read with a lean signed request.
-   */
-  hotPathClient?: HotPathClient;
 }
-
-export const HOT_PATH_CLIENTS = ['lean', 'sdk'] as const;
-export type HotPathClient = (typeof HOT_PATH_CLIENTS)[number];
-/** Bench sections 8 and 10: the lean client spends a fraction of the SDK's CPU per call and passes the same tests. */
-export const DEFAULT_HOT_PATH_CLIENT: HotPathClient = 'lean';
 
 export type ConfigOutcome = { ok: true; config: ProxyConfig } | { ok: false; problems: string[] };
 
@@ -112,14 +101,6 @@ export function loadConfig(env: Env = process.env): ConfigOutcome {
     return value;
   };
 
-  const choice = <T extends string>(name: string, values: readonly T[], fallback: T): T => {
-    const value = optional(name);
-    if (value === undefined) return fallback;
-    if ((values as readonly string[]).includes(value)) return value as T;
-    problems.push(`${name} must be one of ${values.join(', ')}`);
-    return fallback;
-  };
-
   const prefix = optional('CATALOGUE_PREFIX') ?? '';
   // Deployed: the ARN of the secret, read at cold start (no secret in the function's configuration).
   // Local runs and tests: the value itself.
@@ -157,7 +138,6 @@ export function loadConfig(env: Env = process.env): ConfigOutcome {
     dependencyTimeoutMs: integer('DEPENDENCY_TIMEOUT_MS', 2_000, 1, 60_000),
     // MB; by default a quarter of the Lambda's memory (64 MB outside Lambda).
     byteCacheBytes: integer('BYTE_CACHE_MB', defaultByteCacheBytes(env) / MB, 0, 65_536) * MB,
-    hotPathClient: choice('HOT_PATH_CLIENT', HOT_PATH_CLIENTS, DEFAULT_HOT_PATH_CLIENT),
   };
   return problems.length > 0 ? { ok: false, problems } : { ok: true, config };
 }

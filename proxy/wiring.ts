@@ -1,7 +1,8 @@
 /**
- * Wiring: the proxy core with its real dependencies, built from the configuration and a set of clients. The
- * Lambda function wires the lean clients (proxy/lambda.ts: signed requests, credentials from the environment,
- * nothing of the AWS SDK); `createProxy` (app.ts) can wire the SDK's instead, for `npm start` and the tests.
+ * Wiring: the proxy core with its real dependencies, built from the configuration. The request path has one
+ * client, everywhere: lean signed requests (aws/signed.ts) for the S3 read, key lookups, metering and the cursor
+ * secret. Only the credentials differ: the Lambda function signs with those Lambda puts in its environment
+ * (proxy/lambda.ts), `createProxy` (app.ts: `npm start`, tests, benchmarks) with the SDK's credential chain.
  * An incomplete or unusable configuration still yields a handler: it answers `503 configuration_error` (after
  * 405 and the Authorization header checks) and the problems are logged once — never a crash at import.
  */
@@ -25,7 +26,6 @@ import { newRequestId } from './log/request-id.js';
 import { logJson } from './log/sink.js';
 import { DynamoQuotaMeter } from './quota/dynamo.js';
 import { LeanCounterTransport } from './quota/dynamo-lean.js';
-import type { CounterTransport } from './quota/dynamo-transport.js';
 import type { QuotaMeter } from './quota/interface.js';
 import { parseAuthorization } from './request/auth.js';
 import { requestParser } from './request/plan.js';
@@ -42,46 +42,8 @@ export interface ProxyOverrides {
   quota?: QuotaMeter;
 }
 
-/** The clients of the request path's calls. */
-export interface RequestPathClients {
-  /** Reads the catalogue's bucket. */
-  objects(config: ProxyConfig): ObjectStore;
-  /** DynamoDB, for key lookups and metering alike (one connection pool for both). */
-  dynamo(config: ProxyConfig): CounterTransport;
-  /** Reads the cursor secret named by `arn`. */
-  cursorSecret(config: ProxyConfig, arn: string): () => Promise<string>;
-}
-
-/**
- * The lean clients: one signed request per call (aws/signed.ts), signed with what `credentials` gives for
- * each endpoint (undefined: AWS's own).
- * @example leanClients(() => () => environmentCredentials()!)
- */
-export function leanClients(
-  credentials: (endpoint: string | undefined) => CredentialSource,
-): RequestPathClients {
-  return {
-    objects: (c) =>
-      new LeanS3ObjectStore({
-        bucket: c.bucket,
-        endpoint: c.s3Endpoint,
-        region: regionOf(c),
-        credentials: credentials(c.s3Endpoint),
-      }),
-    dynamo: (c) =>
-      new LeanCounterTransport({
-        endpoint: c.dynamodbEndpoint,
-        region: regionOf(c),
-        credentials: credentials(c.dynamodbEndpoint),
-      }),
-    cursorSecret: (c, arn) =>
-      secretReader(arn, {
-        timeoutMs: c.dependencyTimeoutMs,
-        endpoint: c.secretsManagerEndpoint,
-        credentials: credentials(c.secretsManagerEndpoint),
-      }),
-  };
-}
+/** What signs the request path's calls to `endpoint` (undefined: AWS's own). */
+export type RequestPathCredentials = (endpoint: string | undefined) => CredentialSource;
 
 function regionOf(config: ProxyConfig): string {
   return config.region ?? 'us-east-1';
@@ -151,12 +113,12 @@ class EarlyPointerStore implements ObjectStore {
 }
 
 /**
- * The proxy for a configuration, with `clients` for what `overrides` does not replace.
- * @example const handle = wireProxy(loadConfig(), leanClients(() => () => environmentCredentials()!));
+ * The proxy for a configuration, its calls signed with `credentials`, for what `overrides` does not replace.
+ * @example const handle = wireProxy(loadConfig(), () => () => environmentCredentials()!);
  */
 export function wireProxy(
   config: ConfigOutcome,
-  clients: RequestPathClients,
+  credentials: RequestPathCredentials,
   overrides: ProxyOverrides = {},
 ): ProxyHandler {
   const log = overrides.log ?? logJson;
@@ -184,20 +146,43 @@ export function wireProxy(
   let readSecret: (() => Promise<string>) | undefined;
   try {
     objects = new EarlyPointerStore(
-      overrides.objects ?? clients.objects(c),
+      overrides.objects ??
+        new LeanS3ObjectStore({
+          bucket: c.bucket,
+          endpoint: c.s3Endpoint,
+          region: regionOf(c),
+          credentials: credentials(c.s3Endpoint),
+        }),
       `${c.prefix}${POINTER_KEY}`,
       c.dependencyTimeoutMs,
       Math.max(c.pointerTtlMs, 1),
     );
     if (!overrides.keys || !overrides.quota) {
-      const dynamo = clients.dynamo(c);
+      // One connection pool for key lookups and metering alike.
+      const dynamo = new LeanCounterTransport({
+        endpoint: c.dynamodbEndpoint,
+        region: regionOf(c),
+        credentials: credentials(c.dynamodbEndpoint),
+      });
       dependencies.keys =
         overrides.keys ?? cachedKeys(new DynamoKeyStore({ transport: dynamo, table: c.keysTable }), c);
       dependencies.quota =
-        overrides.quota ?? new DynamoQuotaMeter({ transport: dynamo, table: c.countersTable });
+        overrides.quota ??
+        new DynamoQuotaMeter({
+          transport: dynamo,
+          table: c.countersTable,
+          // A write unanswered by then is looked for within the handler's longer metering deadline.
+          writeTimeoutMs: c.dependencyTimeoutMs,
+        });
     }
     if (c.cursorSecretArn !== undefined && c.cursorSecret === '')
-      readSecret = overrides.fetchCursorSecret ?? clients.cursorSecret(c, c.cursorSecretArn);
+      readSecret =
+        overrides.fetchCursorSecret ??
+        secretReader(c.cursorSecretArn, {
+          timeoutMs: c.dependencyTimeoutMs,
+          endpoint: c.secretsManagerEndpoint,
+          credentials: credentials(c.secretsManagerEndpoint),
+        });
   } catch (error) {
     // A value the checks of loadConfig let through but a client cannot use: answered, not thrown.
     return incomplete([`a client could not be built: ${(error as Error)?.message ?? String(error)}`]);

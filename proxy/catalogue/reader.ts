@@ -232,9 +232,10 @@ export class Catalogue {
 
   /**
    * A cursor page from the range its cursor pins. The cursor is intact (its HMAC), so whatever goes wrong
-   * from here is the store's fault — a read that fails, bytes that fail their check or do not decode — and
-   * never `invalid_parameter`; only a range whose object is gone (collected after its retention period)
-   * tells the consumer to start the walk again.
+   * from here is the store's fault — a read that fails, bytes that fail their check or do not decode, an
+   * object of the current version that is missing — and never `invalid_parameter`; only a range whose object
+   * is gone and not the current version's (collected after its version's retention period) tells the
+   * consumer to start the walk again.
    */
   async #composeLaterPage(plan: ListPlan, state: CursorState, etag: string): Promise<ReadOutcome> {
     const range = [state.rangeStart, state.rangeEnd] as const;
@@ -242,12 +243,7 @@ export class Catalogue {
       state.digest === undefined
         ? await this.#read(state.objectId, range)
         : await this.#range(state.objectId, range, state.digest);
-    if (!bytes)
-      return {
-        ok: false,
-        reason: 'refused',
-        error: apiError('invalid_parameter', `${INVALID_CURSOR_MESSAGE} It has expired.`),
-      };
+    if (!bytes) return this.#goneObject(plan, state.objectId);
     const { objectId, offset, rangeStart, digest } = state;
     const page: PageRequest = {
       bytes,
@@ -261,6 +257,34 @@ export class Catalogue {
     const body = originBytes(() => composeListPage(page, this.#cursorFor(plan)));
     if (digest !== undefined) this.#cache.set(cacheKey.cursorPage(etag), { body, etag }, body.byteLength);
     return { ok: true, etag, body };
+  }
+
+  /**
+   * A cursor's object that the store does not have. The current version's (its index names that object for
+   * the cursor's variant: a publish, a rollback or a store that lost it) must be there: the store's fault,
+   * `503 origin_unavailable`, retryable and not counted. Any other object belonged to a superseded version;
+   * the builder collects an object only once no retained version references it, so it is taken as collected:
+   * `400 invalid_parameter`, the walk must start again. (The proxy reads no version list: an object a retained
+   * superseded version still references, lost by the store, is answered the same way, and starting again on
+   * the current version is then right too.) Costs the pointer and one shard, both usually held, and only on
+   * this path.
+   */
+  async #goneObject(plan: ListPlan, objectId: string): Promise<ReadOutcome> {
+    const current = await this.#pointer.current();
+    if (!current.ok)
+      return {
+        ok: false,
+        reason: 'refused',
+        error: apiError('configuration_error', 'No catalogue is published.'),
+      };
+    const entry = await this.#entry(current.pointer, this.#factsOf(plan));
+    if (Array.isArray(entry) && entry[0] === objectId)
+      throw new DependencyError('objects', `object ${objectId} of the current version is missing`);
+    return {
+      ok: false,
+      reason: 'refused',
+      error: apiError('invalid_parameter', `${INVALID_CURSOR_MESSAGE} It has expired.`),
+    };
   }
 
   /**

@@ -54,6 +54,25 @@ function slotFor(timeoutMs: number): Slot {
 }
 
 /**
+ * The deadline of the metering step for a dependency timeout of `timeoutMs`: the meter's writes wait
+ * `timeoutMs` for their answers, like every call; a write whose answer is lost (no answer in time included) is
+ * then looked for with one consistent read, within a quarter more (proxy/quota/dynamo.ts).
+ * @example meteringDeadlineMs(2000) // → 2500
+ */
+export function meteringDeadlineMs(timeoutMs: number): number {
+  return timeoutMs + Math.ceil(timeoutMs / 4);
+}
+
+/**
+ * A signal that aborts `timeoutMs` (plus at most {@link SLOT_MS}) from now, shared by every caller in the same
+ * slot: a deadline inside a call that already runs under {@link callWithDeadline}, at no timer of its own.
+ * @example transport.updateItem(input, deadlineSignal(1500))
+ */
+export function deadlineSignal(timeoutMs: number): AbortSignal {
+  return slotFor(timeoutMs).signal;
+}
+
+/**
  * Run `call` with an abort signal that fires at the deadline (`timeoutMs`, plus at most {@link SLOT_MS}), and
  * stop waiting at that moment even if the implementation ignores the signal. Any failure becomes a
  * {@link DependencyError} of `dependency`, so the caller can answer with that dependency's 503. A call that

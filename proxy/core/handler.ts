@@ -41,7 +41,7 @@ import type { MeterOutcome } from '../quota/interface.js';
 import { parseAuthorization } from '../request/auth.js';
 import { requestParser } from '../request/plan.js';
 import type { RouteName } from '../request/routes.js';
-import { callWithDeadline } from './deadline.js';
+import { callWithDeadline, meteringDeadlineMs } from './deadline.js';
 import type {
   ProxyDependencies,
   ProxyHandler,
@@ -158,7 +158,7 @@ export function createHandler(deps: ProxyDependencies): ProxyHandler {
 
     let meter: MeterOutcome;
     try {
-      meter = await callWithDeadline('quota', timeoutMs, (signal) =>
+      meter = await callWithDeadline('quota', meteringDeadlineMs(timeoutMs), (signal) =>
         deps.quota.meter(key, deps.now(), { signal }),
       );
     } catch (error) {

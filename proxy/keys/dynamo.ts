@@ -1,31 +1,22 @@
 /** Key records in DynamoDB: one GetItem by `sha256(key)` per uncached lookup. */
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DependencyError } from '../../store/errors.js';
 import { type KeyRecord, keyRecordFromItem } from '../../tables/keys.js';
 import { KEYS_SCHEMA } from '../../tables/schema.js';
-import { type CounterTransport, type Item, SdkCounterTransport } from '../quota/dynamo-transport.js';
+import type { CounterTransport, Item } from '../quota/dynamo-transport.js';
 import type { KeyStore } from './interface.js';
 
-export type DynamoKeyStoreOptions = {
+export interface DynamoKeyStoreOptions {
   /** The keys table (its contract: tables/schema.ts, tables/keys.ts). */
   table: string;
-} & (
-  | {
-      /** An SDK client: the same as `transport: new SdkCounterTransport(client)`. */
-      client: DynamoDBClient;
-    }
-  | {
-      /** How GetItem reaches DynamoDB: lean signed requests (LeanCounterTransport, as on Lambda) or the SDK. */
-      transport: Pick<CounterTransport, 'getItem'>;
-    }
-);
+  /** How GetItem reaches DynamoDB: lean signed requests (LeanCounterTransport), as on Lambda. */
+  transport: Pick<CounterTransport, 'getItem'>;
+}
 
 /**
  * Looks keys up by hash. Eventually consistent reads are enough: the cache in front already delays
  * revocation by its TTL, and DynamoDB replicas converge well within it.
  * @example
- * const keys = new DynamoKeyStore({ client: dynamoClient({ endpoint }), table: 'catalogue-keys' });
- * const lean = new DynamoKeyStore({ transport: new LeanCounterTransport({ region, credentials }), table: 'catalogue-keys' });
+ * const keys = new DynamoKeyStore({ transport: new LeanCounterTransport({ region, credentials }), table: 'catalogue-keys' });
  * const record = await keys.lookup(hashApiKey(presentedKey), { signal: AbortSignal.timeout(1000) });
  */
 export class DynamoKeyStore implements KeyStore {
@@ -33,7 +24,7 @@ export class DynamoKeyStore implements KeyStore {
   readonly #table: string;
 
   constructor(options: DynamoKeyStoreOptions) {
-    this.#transport = 'transport' in options ? options.transport : new SdkCounterTransport(options.client);
+    this.#transport = options.transport;
     this.#table = options.table;
   }
 

@@ -2,47 +2,42 @@
  * Exact quota metering in DynamoDB: one counter item per key per calendar month holds the month count and
  * the count of the current minute window. Each admission is one conditional UpdateItem that checks both
  * windows and increments both counters atomically, so concurrent requests can never overshoot a limit.
- * The calls go through a CounterTransport (the SDK client, or lean signed requests: HOT_PATH_CLIENT), so
- * this logic exists once for both.
+ * The calls go through a CounterTransport (lean signed requests, dynamo-lean.ts).
  *
  * At most once, whatever the network does: a write is never sent again once it may have landed (the
- * transports resend a write only after throttling, which DynamoDB did not apply). Each write also records
- * the request's own token in the item, in a ring of the last {@link RECENT_WRITES} writes (`w0` newest);
- * when a write's answer is lost (a reset, a timeout, a 5xx), one consistent read tells whether that write
- * landed (its token is in the ring): then the request is admitted, counted once. Otherwise — it did not
- * land, or more than RECENT_WRITES writes of the key followed it before the read, or the read failed — the
- * request is answered `503 quota_unavailable`, counted at most once (once if its write landed unseen). Cost:
- * ~170 bytes more per item (still one WCU per write: the item stays under 1 KB), nothing on the request
- * path; one read only after a lost answer.
+ * transport resends a write only after throttling, which DynamoDB did not apply). Each write also records
+ * the request's own token in the item, among the last writes and in a slot of its own; when a write's answer
+ * is lost (a reset, a cut or mis-sized body, a 5xx, or no answer by the write's own deadline), one consistent
+ * read tells whether that write landed (its token is still there): then the request is admitted, counted
+ * once. Otherwise — it did not land, or later writes replaced its token before the read, or the read failed —
+ * the request is answered `503 quota_unavailable`, counted at most once (once if its write landed unseen).
+ * Cost: the item stays under 1 KB with a month of day counts (one WCU per write), the write's answer carries only what it
+ * changed; one read only after a lost answer.
  */
-import { randomBytes } from 'node:crypto';
-import type { DynamoDBClient, UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
+import { randomBytes, randomInt } from 'node:crypto';
+import type { UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
 import { DependencyError } from '../../store/errors.js';
 import { counterKey, dayAttribute } from '../../tables/counters.js';
 import type { KeyRecord, Limits } from '../../tables/keys.js';
 import { COUNTER_RETENTION_SECONDS, COUNTERS_SCHEMA } from '../../tables/schema.js';
-import {
-  type CounterTransport,
-  type Item,
-  SdkCounterTransport,
-  UnansweredWriteError,
-} from './dynamo-transport.js';
+import { deadlineSignal } from '../core/deadline.js';
+import type { CounterTransport, Item } from './dynamo-transport.js';
 import type { MeterOutcome, QuotaMeter } from './interface.js';
 import { minuteWindowStart, nextMonthStart, retryAfterSeconds } from './windows.js';
 
-export type DynamoQuotaMeterOptions = {
+export interface DynamoQuotaMeterOptions {
   /** The counters table (its contract: tables/schema.ts, tables/counters.ts). */
   table: string;
-} & (
-  | {
-      /** An SDK client: the same as `transport: new SdkCounterTransport(client)`. */
-      client: DynamoDBClient;
-    }
-  | {
-      /** How calls reach DynamoDB: the SDK (SdkCounterTransport) or lean signed requests (LeanCounterTransport). */
-      transport: CounterTransport;
-    }
-);
+  /** How calls reach DynamoDB: lean signed requests (LeanCounterTransport), as on Lambda. */
+  transport: CounterTransport;
+  /**
+   * How long a request's writes wait for their answers before one counts as lost, and the item is read to tell
+   * whether it landed: DEPENDENCY_TIMEOUT_MS, like every call. The caller's signal must leave time for that
+   * read after it (the handler's metering deadline is a quarter longer: core/deadline.ts, meteringDeadlineMs).
+   * @default - none: the writes run until the caller's signal ends them, and a timeout leaves no time to read
+   */
+  writeTimeoutMs?: number;
+}
 
 /** The counter item of one key and month, as far as metering needs it. */
 interface Counters {
@@ -62,28 +57,71 @@ type Step =
 /** Writes per request before giving up; only clocks far apart could use more than three. */
 const MAX_WRITES = 5;
 
-/** Writes whose tokens the item keeps (`w0` … `w7`): a lost answer is recognised up to this many writes late. */
-const RECENT_WRITES = 8;
+/**
+ * Where the counter item keeps the tokens of recent writes, two ways (each write records its token in both):
+ * - the last {@link RECENT_WRITES} writes of the key, newest first (`w0` … `w7`), shifted by every write: a lost
+ *   answer is recognised for certain while fewer than 8 writes followed it — enough when every request has a
+ *   connection of its own (Lambda: one request per container);
+ * - one of {@link TOKEN_SLOTS} slots (`s0` … `s39`) per write, which a meter takes in turn from a random start:
+ *   a container's own writes take a slot again only 40 writes later, so a burst that queues behind one
+ *   process's connections (npm start) is still recognised, and other containers' writes take it only by chance.
+ * Both keep the tokens within 700 bytes, and the item under 1 KB with 31 day counts (one WCU). Recognition in a
+ * burst is measured in test/proxy/quota/dynamo.faults.test.ts and quoted in docs/keys.md.
+ */
+export const RECENT_WRITES = 8;
+export const TOKEN_SLOTS = 40;
 const RECENT = Array.from({ length: RECENT_WRITES }, (_, i) => `w${i}`);
-/** Shifts the ring by one and puts the request's token first (each right side reads the item as it was). */
+const SLOT_NAMES = Array.from({ length: TOKEN_SLOTS }, (_, i) => `s${i}`);
+/**
+ * Records the request's token: shifts the recent writes by one and puts it first (each right side reads the
+ * item as it was), and puts it in its slot.
+ */
 const RECORD_WRITE = [
   ...RECENT.slice(1)
     .map((name, i) => `${name} = if_not_exists(${RECENT[i]}, :none)`)
     .reverse(),
   'w0 = :token',
+  '#slot = :token',
 ].join(', ');
 
-/** Random per process: with a counter, it makes every request's token unique across all containers. */
-const PROCESS_TOKEN = randomBytes(9).toString('base64url');
-let requestCounter = 0;
+/** Random bits per token: a write that did not land is taken for another's once in 2^48 lost answers. */
+const TOKEN_BYTES = 6;
+let tokenPool = Buffer.alloc(0);
+let tokenAt = 0;
 
 /**
- * A token naming one request's writes (recorded in the item's ring); at most one of them is ever applied.
- * @example requestToken() // → 'hR3x…Kq0' (12 random characters, then a base-36 counter)
+ * A token naming one request's writes (recorded in its slot); at most one of them is ever applied. Random,
+ * drawn from a pool (one `randomBytes` call per 512 requests).
+ * @example requestToken() // → 'hR3xq_K0' (8 base64url characters: 48 random bits)
  */
 function requestToken(): string {
-  requestCounter = (requestCounter + 1) % Number.MAX_SAFE_INTEGER;
-  return `${PROCESS_TOKEN}${requestCounter.toString(36)}`;
+  if (tokenAt + TOKEN_BYTES > tokenPool.byteLength) {
+    tokenPool = randomBytes(512 * TOKEN_BYTES);
+    tokenAt = 0;
+  }
+  tokenAt += TOKEN_BYTES;
+  return tokenPool.toString('base64url', tokenAt - TOKEN_BYTES, tokenAt);
+}
+
+/** A request's mark in the item: its token, in its slot. */
+interface Mark {
+  token: string;
+  slot: string;
+}
+
+/** One request as its writes and reads see it. */
+interface MeteredRequest {
+  /** The counter item: `<key id>#<YYYY-MM>` (tables/counters.ts). */
+  pk: string;
+  /** The attribute counting the request's day of the month (`d01` … `d31`). */
+  day: string;
+  mark: Mark;
+  limits: Limits;
+  expiresAt: number;
+  /** Ends the writes: their own deadline (before the caller's), or the caller's. */
+  writeSignal: AbortSignal | undefined;
+  /** The caller's: ends everything, the read after a lost answer included. */
+  signal: AbortSignal | undefined;
 }
 
 /**
@@ -91,14 +129,14 @@ function requestToken(): string {
  * DynamoDB documents as "may have succeeded". A 4xx answer (throttling, validation, access) was not applied.
  */
 function outcomeUnknown(error: unknown): boolean {
-  const shape = error as { status?: number; $metadata?: { httpStatusCode?: number } };
-  const status = shape.status ?? shape.$metadata?.httpStatusCode;
+  const status = (error as { status?: number }).status;
   return status === undefined || status >= 500;
 }
 
-function countersFrom(item: Item): Counters {
+/** The counters in `item`; `minute` when the item does not carry it (an answer with only what a write updated). */
+function countersFrom(item: Item, minute?: number): Counters {
   const counters: Counters = {
-    minute: Number(item.minute?.N),
+    minute: item.minute ? Number(item.minute.N) : (minute ?? Number.NaN),
     minuteCount: Number(item.minute_count?.N),
     monthCount: Number(item.month_count?.N),
   };
@@ -137,8 +175,7 @@ function rateLimitState(counters: Counters | undefined, minute: number, limits: 
 
 /**
  * @example
- * const meter = new DynamoQuotaMeter({ client: dynamoClient({ endpoint }), table: 'catalogue-counters' });
- * const lean = new DynamoQuotaMeter({ transport: new LeanCounterTransport({ endpoint, region, credentials }),
+ * const meter = new DynamoQuotaMeter({ transport: new LeanCounterTransport({ endpoint, region, credentials }),
  *   table: 'catalogue-counters' });
  * const result = await meter.meter(keyRecord, new Date(), { signal: AbortSignal.timeout(1000) });
  * if (!result.ok) console.log(`429, Retry-After: ${result.retryAfterSeconds}`);
@@ -146,10 +183,14 @@ function rateLimitState(counters: Counters | undefined, minute: number, limits: 
 export class DynamoQuotaMeter implements QuotaMeter {
   readonly #transport: CounterTransport;
   readonly #table: string;
+  readonly #writeTimeoutMs: number | undefined;
+  /** The slot of this meter's next request: its requests take the slots in turn, from a random start. */
+  #nextSlot = randomInt(TOKEN_SLOTS);
 
   constructor(options: DynamoQuotaMeterOptions) {
-    this.#transport = 'transport' in options ? options.transport : new SdkCounterTransport(options.client);
+    this.#transport = options.transport;
     this.#table = options.table;
+    this.#writeTimeoutMs = options.writeTimeoutMs;
   }
 
   async meter(key: KeyRecord, now: Date, options: { signal?: AbortSignal } = {}): Promise<MeterOutcome> {
@@ -164,14 +205,24 @@ export class DynamoQuotaMeter implements QuotaMeter {
     if (limits.month < 1) return refuse('month', undefined);
     if (limits.minute < 1) return refuse('minute', undefined);
 
-    const pk = counterKey(key.keyId, now);
-    const day = dayAttribute(now);
-    const expiresAt = nextMonthStart(now) + COUNTER_RETENTION_SECONDS;
-    const token = requestToken();
+    const { signal } = options;
+    const slot = this.#nextSlot;
+    this.#nextSlot = (slot + 1) % TOKEN_SLOTS;
+    const request: MeteredRequest = {
+      pk: counterKey(key.keyId, now),
+      day: dayAttribute(now),
+      mark: { token: requestToken(), slot: SLOT_NAMES[slot]! },
+      limits,
+      expiresAt: nextMonthStart(now) + COUNTER_RETENTION_SECONDS,
+      // The writes end at their own deadline, before the caller's: a lost answer then leaves time to read.
+      writeSignal:
+        this.#writeTimeoutMs === undefined || signal?.aborted ? signal : deadlineSignal(this.#writeTimeoutMs),
+      signal,
+    };
     // Optimistic first step: almost every request lands in a minute window that is already open.
     let step: Step = { write: 'count', minute };
     for (let writes = 1; writes <= MAX_WRITES && 'write' in step; writes++) {
-      const outcome = await this.#write(pk, day, token, step, limits, expiresAt, options.signal);
+      const outcome = await this.#write(request, step);
       if (outcome.ok) {
         return { ok: true, ...rateLimitState(outcome.counters, minute, limits) };
       }
@@ -184,7 +235,7 @@ export class DynamoQuotaMeter implements QuotaMeter {
           step = { write: 'open', minute };
           continue;
         }
-        state = await this.#read(pk, options.signal);
+        state = await this.#read(request.pk, signal);
       }
       step = nextStep(state, minute, limits);
     }
@@ -204,23 +255,21 @@ export class DynamoQuotaMeter implements QuotaMeter {
    * forward (`open` requires `minute < :m`), so a late request can never reset a newer window.
    */
   async #write(
-    pk: string,
-    day: string,
-    token: string,
+    request: MeteredRequest,
     step: { write: 'count' | 'open'; minute: number },
-    limits: Limits,
-    expiresAt: number,
-    signal: AbortSignal | undefined,
   ): Promise<{ ok: true; counters: Counters } | { ok: false; state: State }> {
+    const { pk, mark, limits } = request;
     const common = {
       TableName: this.#table,
       Key: { [COUNTERS_SCHEMA.partitionKey]: { S: pk } },
-      ReturnValues: 'ALL_NEW',
+      // Only what the write changed: the counters and the tokens it moved (the other slots stay unread).
+      ReturnValues: 'UPDATED_NEW',
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       // The day's count (d01…d31) rides on the same write: per-day usage costs the request path nothing more.
-      ExpressionAttributeNames: { '#minute': 'minute', '#day': day },
+      ExpressionAttributeNames: { '#minute': 'minute', '#slot': mark.slot, '#day': request.day },
     } satisfies Partial<UpdateItemCommandInput>;
-    // Every write names its request (the ring w0…): when its answer is lost, the item tells whether it landed.
+    // Every write names its request (its token first among the recent writes, and in its slot): when its
+    // answer is lost, the item tells whether it landed.
     const input: UpdateItemCommandInput =
       step.write === 'count'
         ? {
@@ -233,7 +282,7 @@ export class DynamoQuotaMeter implements QuotaMeter {
               ':m': { N: String(step.minute) },
               ':minuteLimit': { N: String(limits.minute) },
               ':monthLimit': { N: String(limits.month) },
-              ':token': { S: token },
+              ':token': { S: mark.token },
               ':none': { S: '-' },
             },
           }
@@ -247,44 +296,51 @@ export class DynamoQuotaMeter implements QuotaMeter {
               ':zero': { N: '0' },
               ':m': { N: String(step.minute) },
               ':monthLimit': { N: String(limits.month) },
-              ':expires': { N: String(expiresAt) },
-              ':token': { S: token },
+              ':expires': { N: String(request.expiresAt) },
+              ':token': { S: mark.token },
               ':none': { S: '-' },
             },
           };
     let outcome: Awaited<ReturnType<CounterTransport['updateItem']>>;
     try {
-      outcome = await this.#transport.updateItem(input, signal);
+      outcome = await this.#transport.updateItem(input, request.writeSignal);
     } catch (error) {
       if (error instanceof DependencyError) throw error;
-      const failure = error instanceof UnansweredWriteError ? error.sent : error;
-      const name = (failure as { name?: string }).name ?? 'error';
+      const name = (error as { name?: string }).name ?? 'error';
       if (outcomeUnknown(error)) {
         // It may have landed, so it is not sent again: recognise our own write, or give up.
-        const landed = await this.#landed(pk, token, signal);
+        const landed = await this.#landed(pk, mark, request.signal);
         if (landed) return { ok: true, counters: landed };
       }
       throw new DependencyError('quota', `quota write failed (${name})`, { cause: error });
     }
-    if (outcome.ok) return { ok: true, counters: countersFrom(outcome.attributes) };
+    if (outcome.ok) return { ok: true, counters: countersFrom(outcome.attributes, step.minute) };
     return { ok: false, state: outcome.item ? countersFrom(outcome.item) : 'unknown' };
   }
 
   /**
-   * After a write whose answer was lost: the counters, when the item's ring of recent writes holds ours (it
-   * landed); undefined when it does not or the item cannot be read (not landed, landed and followed by more
-   * than RECENT_WRITES others, or not known: the request is then refused with 503, counted at most once).
-   * The counters are the item's now, at most RECENT_WRITES − 1 requests later than ours: its rate-limit
-   * headers may promise a little less than its own answer would have.
+   * After a write whose answer was lost: the counters, when the item still holds the request's token among
+   * the recent writes or in its slot (it landed); undefined when it does not or the item cannot be read (not
+   * landed; landed and its token replaced by later writes before the read; or not known: the request is then
+   * refused with 503, counted at most once).
+   * The counters are the item's now, perhaps a few requests later than ours: its rate-limit headers may
+   * promise a little less than its own answer would have.
    */
-  async #landed(pk: string, token: string, signal: AbortSignal | undefined): Promise<Counters | undefined> {
+  async #landed(pk: string, mark: Mark, signal: AbortSignal | undefined): Promise<Counters | undefined> {
     if (signal?.aborted) return undefined;
     try {
       const item = await this.#transport.getItem(
-        { TableName: this.#table, Key: { [COUNTERS_SCHEMA.partitionKey]: { S: pk } }, ConsistentRead: true },
+        {
+          TableName: this.#table,
+          Key: { [COUNTERS_SCHEMA.partitionKey]: { S: pk } },
+          ConsistentRead: true,
+          ProjectionExpression: `#minute, minute_count, month_count, ${RECENT.join(', ')}, #slot`,
+          ExpressionAttributeNames: { '#minute': 'minute', '#slot': mark.slot },
+        },
         signal,
       );
-      return item && RECENT.some((name) => item[name]?.S === token) ? countersFrom(item) : undefined;
+      const holds = (name: string) => item?.[name]?.S === mark.token;
+      return item && (holds(mark.slot) || RECENT.some(holds)) ? countersFrom(item) : undefined;
     } catch {
       return undefined;
     }
@@ -299,6 +355,8 @@ export class DynamoQuotaMeter implements QuotaMeter {
           TableName: this.#table,
           Key: { [COUNTERS_SCHEMA.partitionKey]: { S: pk } },
           ConsistentRead: true,
+          ProjectionExpression: '#minute, minute_count, month_count',
+          ExpressionAttributeNames: { '#minute': 'minute' },
         },
         signal,
       );

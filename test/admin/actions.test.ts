@@ -34,7 +34,7 @@ const owner = () => `user_${process.pid}_${++ownerCount}`;
 beforeAll(async () => {
   db = await dynamoFixture();
   admin = { client: db.client, keysTable: db.keysTable, countersTable: db.countersTable };
-  store = new DynamoKeyStore({ client: db.client, table: db.keysTable });
+  store = new DynamoKeyStore({ transport: db.transport, table: db.keysTable });
 });
 afterAll(async () => {
   await db?.dispose();

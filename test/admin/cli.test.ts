@@ -353,7 +353,7 @@ describe('keys CLI: managing a key', () => {
   it('says when a key was last used, from the counters the meter writes anyway', async () => {
     const keyId = await issue('free');
     const record = (await findKey(db, keyId))!;
-    await new DynamoQuotaMeter({ client: db.client, table: db.countersTable }).meter(
+    await new DynamoQuotaMeter({ transport: db.transport, table: db.countersTable }).meter(
       record,
       new Date('2026-11-24T09:05:31Z'),
     );

@@ -21,7 +21,7 @@ beforeAll(async () => {
   db = await dynamoFixture();
   admin = { client: db.client, keysTable: db.keysTable, countersTable: db.countersTable };
   tables = new AdminTables(admin);
-  meter = new DynamoQuotaMeter({ client: db.client, table: db.countersTable });
+  meter = new DynamoQuotaMeter({ transport: db.transport, table: db.countersTable });
 });
 afterAll(async () => {
   await db?.dispose();

@@ -1,24 +1,23 @@
 /**
  * Section 4: dependency calls per request, by request type, and what a million requests cost on AWS.
- * The proxy runs in this process, wired as proxy/app.ts wires it (the object store and the meter's transport
- * of HOT_PATH_CLIENT; CachedKeyStore over DynamoKeyStore) against the stack's s3rver and dynalite, with
- * counters: an ObjectStore wrapper (every get), a wrapped DynamoDB client `send` (every SDK command, by
- * table) and, for the lean client, a wrapped metering transport.
+ * The proxy runs in this process, wired as proxy/app.ts wires it (the request path's one client, lean signed
+ * requests, for the object store, the key lookups and the meter; CachedKeyStore over DynamoKeyStore) against
+ * the stack's s3rver and dynalite, with counters: an ObjectStore wrapper (every get) and a DynamoDB transport
+ * wrapper (every call, by table).
  */
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { credentialProvider, dynamoClient, regionOf, s3Client } from '../../aws/sdk.js';
+import { credentialProvider, regionOf } from '../../aws/sdk.js';
 import { createProxy } from '../../proxy/app.js';
-import { DEFAULT_HOT_PATH_CLIENT, loadConfig } from '../../proxy/config.js';
+import { loadConfig } from '../../proxy/config.js';
 import type { ProxyHandler, ProxyResponse } from '../../proxy/core/types.js';
 import { CachedKeyStore } from '../../proxy/keys/cached.js';
 import { DynamoKeyStore } from '../../proxy/keys/dynamo.js';
 import { DynamoQuotaMeter } from '../../proxy/quota/dynamo.js';
 import { LeanCounterTransport } from '../../proxy/quota/dynamo-lean.js';
-import { type CounterTransport, SdkCounterTransport } from '../../proxy/quota/dynamo-transport.js';
+import type { CounterTransport } from '../../proxy/quota/dynamo-transport.js';
 import { POINTER_KEY } from '../../store/layout.js';
 import type { GetOptions, GetOutcome, ObjectStore } from '../../store/objects/interface.js';
-import { S3ObjectStore } from '../../store/objects/s3.js';
 import { LeanS3ObjectStore } from '../../store/objects/s3-lean.js';
+import { costComparisonMarkdown } from './cost-model.js';
 import type { Stack } from './e2e.js';
 import { AUTH, type Picks } from './mix.js';
 import { progress, type SectionResult } from './report.js';
@@ -87,77 +86,61 @@ class CountingObjectStore implements ObjectStore {
   }
 }
 
-function countSends(client: DynamoDBClient, counts: Counts, keysTable: string, countersTable: string): void {
-  const send = client.send.bind(client) as (...args: unknown[]) => Promise<unknown>;
-  (client as unknown as { send: (...args: unknown[]) => Promise<unknown> }).send = (...args: unknown[]) => {
-    const command = args[0] as { constructor: { name: string }; input: { TableName?: string } };
-    const name = command.constructor.name;
-    const tableName = command.input.TableName;
-    if (name === 'GetItemCommand' && tableName === keysTable) counts.keyGets++;
-    else if (name === 'UpdateItemCommand' && tableName === countersTable) counts.counterWrites++;
-    else if (name === 'GetItemCommand' && tableName === countersTable) counts.counterReads++;
-    else counts.otherDynamo++;
-    return send(...args);
-  };
-}
-
 interface Wired {
   handle: ProxyHandler;
   counts: Counts;
   close(): void;
 }
 
-/** Counts the meter's calls when they go lean (the SDK's are counted by countSends). */
-function countTransport(transport: CounterTransport, counts: Counts): CounterTransport {
+/** Counts the DynamoDB calls of the request path by table: key lookups, metering writes and reads. */
+function countTransport(
+  transport: CounterTransport,
+  counts: Counts,
+  tables: { keysTable: string; countersTable: string },
+): CounterTransport {
   return {
     updateItem(input, signal) {
-      counts.counterWrites++;
+      if (input.TableName === tables.countersTable) counts.counterWrites++;
+      else counts.otherDynamo++;
       return transport.updateItem(input, signal);
     },
     getItem(input, signal) {
-      counts.counterReads++;
+      if (input.TableName === tables.keysTable) counts.keyGets++;
+      else if (input.TableName === tables.countersTable) counts.counterReads++;
+      else counts.otherDynamo++;
       return transport.getItem(input, signal);
     },
   };
 }
 
-/** The proxy as proxy/app.ts builds it (hot-path client included), with counters in front of S3 and DynamoDB. */
+/** The proxy as proxy/app.ts builds it, with counters in front of S3 and DynamoDB. */
 function wire(stack: Stack): Wired {
   const config = loadConfig(stack.env);
   if (!config.ok) throw new Error(config.problems.join('; '));
   const c = config.config;
   const counts = zero();
-  const s3 = s3Client({ endpoint: c.s3Endpoint });
-  const dynamo = dynamoClient({ endpoint: c.dynamodbEndpoint });
-  countSends(dynamo, counts, c.keysTable, c.countersTable);
-  const lean = (c.hotPathClient ?? DEFAULT_HOT_PATH_CLIENT) === 'lean';
-  const leanObjects =
-    lean &&
-    new LeanS3ObjectStore({
-      bucket: STACK_BUCKET,
-      endpoint: c.s3Endpoint,
-      region: regionOf(),
-      credentials: credentialProvider(c.s3Endpoint),
-    });
-  const leanCounters =
-    lean &&
-    new LeanCounterTransport({
-      endpoint: c.dynamodbEndpoint,
-      region: regionOf(),
-      credentials: credentialProvider(c.dynamodbEndpoint),
-    });
+  const objects = new LeanS3ObjectStore({
+    bucket: STACK_BUCKET,
+    endpoint: c.s3Endpoint,
+    region: regionOf(),
+    credentials: credentialProvider(c.s3Endpoint),
+  });
+  const dynamo = new LeanCounterTransport({
+    endpoint: c.dynamodbEndpoint,
+    region: regionOf(),
+    credentials: credentialProvider(c.dynamodbEndpoint),
+  });
+  const counted = countTransport(dynamo, counts, c);
   const handle = createProxy(config, {
-    objects: new CountingObjectStore(
-      leanObjects || new S3ObjectStore({ client: s3, bucket: STACK_BUCKET }),
-      counts,
-    ),
-    keys: new CachedKeyStore(new DynamoKeyStore({ client: dynamo, table: c.keysTable }), {
+    objects: new CountingObjectStore(objects, counts),
+    keys: new CachedKeyStore(new DynamoKeyStore({ transport: counted, table: c.keysTable }), {
       ttlMs: c.keyCacheTtlMs,
       maxEntries: c.keyCacheMaxEntries,
     }),
     quota: new DynamoQuotaMeter({
-      transport: leanCounters ? countTransport(leanCounters, counts) : new SdkCounterTransport(dynamo),
+      transport: counted,
       table: c.countersTable,
+      writeTimeoutMs: c.dependencyTimeoutMs,
     }),
     log: () => {},
   });
@@ -165,10 +148,8 @@ function wire(stack: Stack): Wired {
     handle,
     counts,
     close() {
-      s3.destroy();
-      dynamo.destroy();
-      if (leanObjects) void leanObjects.close();
-      if (leanCounters) void leanCounters.close();
+      void objects.close();
+      void dynamo.close();
     },
   };
 }
@@ -351,6 +332,7 @@ export async function benchCalls(stack: Stack, picks: Picks): Promise<SectionRes
     const weightSum = weights.reduce((a, b) => a + b, 0);
     const blend = (pick: (c: (typeof cost)[number]) => number) =>
       cost.reduce((sum, c, i) => sum + pick(c) * weights[i]!, 0) / weightSum;
+    const blendedBytes = rows.reduce((sum, r, i) => sum + r.bytes * weights[i]!, 0) / weightSum;
 
     const countRow = (c: Counts) => [
       fmt.s(c.dataReads).replace(/\.0$/, ''),
@@ -360,7 +342,7 @@ export async function benchCalls(stack: Stack, picks: Picks): Promise<SectionRes
       (c.counterReads + c.otherDynamo).toFixed(2),
     ];
     const markdown = [
-      `The proxy in the bench process, wired like proxy/app.ts (the object store over s3rver and DynamoQuotaMeter over dynalite through the hot-path client, HOT_PATH_CLIENT=${process.env.HOT_PATH_CLIENT ?? DEFAULT_HOT_PATH_CLIENT}; CachedKeyStore, 30 s TTL, over DynamoKeyStore; pointer re-checked every 5 s), with a counting ObjectStore wrapper, a wrapped DynamoDB \`client.send\` and, for the lean client, a wrapped metering transport. Each request type was sent 3 times to warm the caches, then ${N} times in sequence; the table shows calls per request (means), the median handler time and the median CPU time of a call.`,
+      `The proxy in the bench process, wired like proxy/app.ts (the object store over s3rver, DynamoKeyStore and DynamoQuotaMeter over dynalite, all through the request path's one client, lean signed requests; CachedKeyStore, 30 s TTL; pointer re-checked every 5 s), with a counting ObjectStore wrapper and a counting DynamoDB transport wrapper. Each request type was sent 3 times to warm the caches, then ${N} times in sequence; the table shows calls per request (means), the median handler time and the median CPU time of a call.`,
       '',
       table(
         [
@@ -390,7 +372,7 @@ export async function benchCalls(stack: Stack, picks: Picks): Promise<SectionRes
       '',
       '### Cost model per million requests',
       '',
-      `Billed Lambda duration = proxy CPU time + waits on dependencies, rounded up to the millisecond. CPU time: the "proxy CPU ms per request" above (median over the ${N} calls of this process's \`process.cpuUsage()\` around each call: the core plus the hot-path client's work for its S3 and DynamoDB calls — signing, serialising, parsing — but no HTTP server; HOT_PATH_CLIENT=${process.env.HOT_PATH_CLIENT ?? DEFAULT_HOT_PATH_CLIENT}, key lookups on the SDK), × ${ASSUMPTIONS.cpuSlowdown.toFixed(2)} because a ${ASSUMPTIONS.lambdaMemoryMb} MB function gets ${ASSUMPTIONS.lambdaMemoryMb}/1769 of a vCPU (Graviton and this EPYC taken as equally fast per core). Dependency waits are assumptions (not measured here): S3 GET ${ASSUMPTIONS.s3GetMs} ms, DynamoDB UpdateItem ${ASSUMPTIONS.dynamoWriteMs} ms, GetItem ${ASSUMPTIONS.dynamoReadMs} ms (in-region p50s); the proxy makes them one after the other (object read, then meter). Memory ${ASSUMPTIONS.lambdaMemoryMb} MB (infra/props.ts default), arm64. Transfer: response bytes + ${ASSUMPTIONS.extraHeaderBytes} B of edge headers. Every request is one CloudFront HTTPS request and one viewer-request function invocation.`,
+      `Billed Lambda duration = proxy CPU time + waits on dependencies, rounded up to the millisecond. CPU time: the "proxy CPU ms per request" above (median over the ${N} calls of this process's \`process.cpuUsage()\` around each call: the core plus the lean client's work for its S3 and DynamoDB calls — signing, serialising, parsing — but no HTTP server), × ${ASSUMPTIONS.cpuSlowdown.toFixed(2)} because a ${ASSUMPTIONS.lambdaMemoryMb} MB function gets ${ASSUMPTIONS.lambdaMemoryMb}/1769 of a vCPU (Graviton and this EPYC taken as equally fast per core). Dependency waits are assumptions (not measured here): S3 GET ${ASSUMPTIONS.s3GetMs} ms, DynamoDB UpdateItem ${ASSUMPTIONS.dynamoWriteMs} ms, GetItem ${ASSUMPTIONS.dynamoReadMs} ms (in-region p50s); the proxy makes them one after the other (object read, then meter). Memory ${ASSUMPTIONS.lambdaMemoryMb} MB (infra/props.ts default), arm64. Transfer: response bytes + ${ASSUMPTIONS.extraHeaderBytes} B of edge headers. Every request is one CloudFront HTTPS request and one viewer-request function invocation.`,
       '',
       table(
         [
@@ -442,6 +424,14 @@ export async function benchCalls(stack: Stack, picks: Picks): Promise<SectionRes
       '',
       ...PRICE_SOURCES.map((s) => `- ${s}`),
       '',
+      '### Cost per month against an always-on deployment',
+      '',
+      costComparisonMarkdown({
+        lambdaUsd: blend((c) => c.lambda) / 1e6,
+        dynamoUsd: blend((c) => c.dynamo) / 1e6,
+        s3Usd: blend((c) => c.s3) / 1e6,
+        bytes: blendedBytes,
+      }),
     ].join('\n');
     const listRow = rows[0]!;
     return {

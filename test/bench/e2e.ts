@@ -364,7 +364,7 @@ export async function benchPeer(
 
     const markdown = [
       `Stack: \`test/bench/servers/stack.ts\` runs s3rver and dynalite (local/servers.ts) in one child process (tables created, one partner key registered with huge limits); ` +
-        `\`test/bench/servers/proxy-app.ts\` runs \`createProxy(loadConfig())\` — the production wiring: S3ObjectStore, CachedKeyStore over DynamoKeyStore (30 s TTL), DynamoQuotaMeter (one conditional UpdateItem per request), 5 s pointer re-check — behind \`createHttpServer\`, in another. ` +
+        `\`test/bench/servers/proxy-app.ts\` runs \`createProxy(loadConfig())\` — the production wiring: the request path's one client (lean signed requests) for LeanS3ObjectStore, CachedKeyStore over DynamoKeyStore (30 s TTL), DynamoQuotaMeter (one conditional UpdateItem per request), 5 s pointer re-check — behind \`createHttpServer\`, in another. ` +
         'Peer: `test/bench/servers/json-server.ts` runs json-server 0.17.4 (its default middlewares without the logger, as `json-server --quiet db.json`) over a db.json of the same catalogue (modules with the top-level fields the API shows by default, manufacturers, standards, tags), in a third.',
       '',
       `Catalogue in s3rver: ${
@@ -429,7 +429,7 @@ export async function benchPeer(
       `CPU per response is each child's \`process.cpuUsage()\` over a run divided by the responses of that run (median over rounds). ` +
         `Per filtered, sorted page json-server spends ${fmt.ms(peerCpu)} ms of CPU (it filters and sorts the whole collection on every request); the stack spends ${fmt.ms(proxyCpu + depsCpu)} ms: ${fmt.ms(depsCpu)} ms in s3rver and dynalite and ${fmt.ms(proxyCpu)} ms in the proxy process${
           reference
-            ? `, of which the core's own work is about ${fmt.ms(referenceCpu)} ms (the reference row: the proxy core of section 2) and the remaining ${fmt.ms(proxyCpu - referenceCpu)} ms is the hot-path clients' work (HOT_PATH_CLIENT=${process.env.HOT_PATH_CLIENT ?? 'lean'}; section 6 compares them) and their HTTP for one S3 GET and one DynamoDB UpdateItem${profile ? ' (see the profile below)' : ''}`
+            ? `, of which the core's own work is about ${fmt.ms(referenceCpu)} ms (the reference row: the proxy core of section 2) and the remaining ${fmt.ms(proxyCpu - referenceCpu)} ms is the request path's client's work (lean signed requests; section 8 compares it with the SDK) and its HTTP for one S3 GET and one DynamoDB UpdateItem${profile ? ' (see the profile below)' : ''}`
             : ''
         }. On AWS, S3 and DynamoDB run elsewhere; the clients' share stays in the function. ` +
         `By CPU per page the stack is ${fmt.x(peerCpu / (proxyCpu + depsCpu))} cheaper than json-server; the throughput ratio also depends on how much of the second core the three stack processes get (json-server is one process).`,

@@ -1,7 +1,7 @@
 /**
  * Section 10: the Lambda function as deployed — the synthesized asset (infra/, esbuild as `cdk synth` runs
  * it) measured as Lambda runs it:
- * - its size, by part (esbuild's metafile beside the bundle);
+ * - its size, by part (esbuild's metafile, beside the cloud assembly's files, not in the asset);
  * - a fresh Node.js process importing it, against one importing an empty module;
  * - spawn → end of the first answer under the official runtime interface client (aws-lambda-ric, against the
  *   Runtime API emulator of runtime-api.ts), against a hello-world streaming handler run the same way;
@@ -48,8 +48,8 @@ const MB = 2 ** 20;
 const summary = (s: number[]) => `${fmt.ms(median(s))} (${fmt.ms(Math.min(...s))}–${fmt.ms(Math.max(...s))})`;
 
 /** What each part of the bundle weighs, from esbuild's metafile: packages, and our folders. */
-async function bundleParts(bundlePath: string): Promise<{ part: string; bytes: number }[]> {
-  const meta = JSON.parse(await readFile(join(dirname(bundlePath), 'index.meta.json'), 'utf8'));
+async function bundleParts(metafile: string): Promise<{ part: string; bytes: number }[]> {
+  const meta = JSON.parse(await readFile(metafile, 'utf8'));
   const output = Object.values(meta.outputs as Record<string, { entryPoint?: string; inputs: object }>).find(
     (o) => o.entryPoint,
   )!;
@@ -77,7 +77,7 @@ export async function benchFunction(
   try {
     progress('10. synthesizing the stack: the Lambda asset as `cdk synth` bundles it');
     const asset = bundledProxy(synth().assemblyDir);
-    const parts = await bundleParts(asset.path);
+    const parts = await bundleParts(asset.metafile);
     const nodes = { 24: nodeBinary(LAMBDA_NODE.version), 22: nodeBinary(PREVIOUS_LAMBDA_NODE.version) };
 
     progress(`10. publishing the ${fmt.int(snapshot.modules.length)}-module snapshot into a directory`);

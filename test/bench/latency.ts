@@ -2,7 +2,7 @@
  * Section 9: latency as on AWS. The delaying TCP proxy of the fault tests (test/helpers/slow-proxy.ts) sits in
  * front of the stack's s3rver and dynalite and adds in-region service latencies (default: S3 15 ms to the
  * first byte, DynamoDB 4 ms); the production wiring (createProxy over loadConfig) answers warm requests
- * through it, once per hot-path client. A last table times the two hot calls one after the other against
+ * through it, on the request path's one client (lean signed requests). A last table times the two hot calls one after the other against
  * both at once: what overlapping the object read with the metering write would save.
  *
  * Could they overlap without breaking "503s are not counted" (DESIGN.md §2)? The handler reads first and
@@ -26,7 +26,7 @@ import { loadConfig } from '../../proxy/config.js';
 import type { ProxyHandler, ProxyResponse } from '../../proxy/core/types.js';
 import { type SlowProxy, startSlowProxy } from '../helpers/slow-proxy.js';
 import type { Stack } from './e2e.js';
-import { CLIENTS, type Client, hotCalls, putBenchObject } from './lean.js';
+import { hotCalls, putBenchObject } from './lean.js';
 import { AUTH, type Picks } from './mix.js';
 import { progress, type SectionResult } from './report.js';
 import { fmt, percentile, table } from './stats.js';
@@ -131,17 +131,16 @@ export async function benchLatency(stack: Stack, picks: Picks): Promise<SectionR
 
     const rows: (string | number)[][] = [];
     const figures: Record<string, { p50: number; p99: number }> = {};
-    for (const client of CLIENTS as readonly Client[]) {
+    {
       const config = loadConfig({
         ...stack.env,
         S3_ENDPOINT: slowS3.endpoint,
         DYNAMODB_ENDPOINT: slowDynamo.endpoint,
-        HOT_PATH_CLIENT: client,
       });
       const handle = createProxy(config, { log: () => {} });
       const kinds = await kindsOf(handle, picks);
       for (const kind of kinds) for (let i = 0; i < 5; i++) await call(handle, kind.target, kind.headers);
-      progress(`9. ${client}: ${calls} warm requests of each of ${kinds.length} kinds, interleaved`);
+      progress(`9. ${calls} warm requests of each of ${kinds.length} kinds, interleaved`);
       const times = kinds.map(() => [] as number[]);
       for (let i = 0; i < calls; i++) {
         for (const [k, kind] of kinds.entries()) {
@@ -149,13 +148,13 @@ export async function benchLatency(stack: Stack, picks: Picks): Promise<SectionR
           const response = await call(handle, kind.target, kind.headers);
           times[k]!.push(performance.now() - started);
           if (response.status !== kind.status)
-            throw new Error(`${client} ${kind.label}: ${response.status} ${response.body?.toString()}`);
+            throw new Error(`${kind.label}: ${response.status} ${response.body?.toString()}`);
         }
       }
       kinds.forEach((kind, k) => {
         const s = summary(times[k]!);
-        figures[`${client}/${kind.label}`] = s;
-        rows.push([kind.label, client, fmt.ms(s.p50), fmt.ms(s.p99)]);
+        figures[kind.label] = s;
+        rows.push([kind.label, fmt.ms(s.p50), fmt.ms(s.p99)]);
       });
     }
 
@@ -167,7 +166,7 @@ export async function benchLatency(stack: Stack, picks: Picks): Promise<SectionR
       `The stack's s3rver and dynalite behind test/helpers/slow-proxy.ts (in the bench process), each chunk held ${s3Ms / 2} ms each way for S3 and ${dynamoMs / 2} ms each way for DynamoDB: about ${s3Ms} ms and ${dynamoMs} ms per round trip on top of the local servers' own time (BENCH_S3_LATENCY_MS, BENCH_DYNAMODB_LATENCY_MS). ` +
         `The proxy is \`createProxy(loadConfig())\` in the bench process (key cache 30 s, pointer re-check every 5 s: those re-checks are in the p99), warmed with 5 requests per kind, then ${calls} rounds of one request of each kind, interleaved; handler time per request.`,
       '',
-      table(['request (warm)', 'hot-path client', 'p50 ms', 'p99 ms'], rows),
+      table(['request (warm)', 'p50 ms', 'p99 ms'], rows),
       '',
       'The hot calls alone through the same delaying proxies (lean client, ranged 8 KiB GET and one meter() UpdateItem), and both as the handler makes them today (read, then meter) or overlapped (both at once):',
       '',
@@ -190,7 +189,7 @@ export async function benchLatency(stack: Stack, picks: Picks): Promise<SectionR
         'It cannot be done without counting before the answer is known: a read that fails after the meter counted needs a compensating decrement, and a 503 stays counted only if that refund fails too. The handler keeps reading first (test/bench/latency.ts explains the trade-off); overlap-with-refund on byte-cache misses is the design if the miss latency matters.',
       '',
     ].join('\n');
-    const firstPage = figures[`lean/hot first page (filtered, sorted)`];
+    const firstPage = figures['hot first page (filtered, sorted)'];
     return {
       markdown,
       commands: [],

@@ -1,22 +1,24 @@
 /**
- * Section 8: the two hot calls through each client, side by side in this one process — the AWS SDK
- * (S3ObjectStore's GetObject, DynamoQuotaMeter over SdkCounterTransport) against lean signed requests over
- * undici (LeanS3ObjectStore, DynamoQuotaMeter over LeanCounterTransport) — against the stack's s3rver and
- * dynalite (their CPU is in their own process, not counted here). Batches alternate between the clients;
- * CPU per call is `process.cpuUsage()` around a batch divided by its calls.
+ * Section 8: why the request path has one client. The two hot calls through the request path's client (lean
+ * signed requests: LeanS3ObjectStore, DynamoQuotaMeter over LeanCounterTransport) and, for reference, through
+ * the AWS SDK (S3ObjectStore's GetObject, the same DynamoQuotaMeter over the SDK's calls of
+ * test/helpers/sdk-dynamo.ts), side by side in this one process, against the stack's s3rver and dynalite
+ * (their CPU is in their own process, not counted here). Batches alternate between the clients; CPU per call
+ * is `process.cpuUsage()` around a batch divided by its calls.
  */
 import { randomBytes } from 'node:crypto';
 import { credentialProvider, dynamoClient, regionOf, s3Client } from '../../aws/sdk.js';
-import { createProxy } from '../../proxy/app.js';
+import { cachedKeys, createProxy } from '../../proxy/app.js';
 import { loadConfig } from '../../proxy/config.js';
 import type { ProxyHandler } from '../../proxy/core/types.js';
+import { DynamoKeyStore } from '../../proxy/keys/dynamo.js';
 import { DynamoQuotaMeter } from '../../proxy/quota/dynamo.js';
 import { LeanCounterTransport } from '../../proxy/quota/dynamo-lean.js';
-import { SdkCounterTransport } from '../../proxy/quota/dynamo-transport.js';
 import type { ObjectStore } from '../../store/objects/interface.js';
 import { S3ObjectStore } from '../../store/objects/s3.js';
 import { LeanS3ObjectStore } from '../../store/objects/s3-lean.js';
 import type { KeyRecord } from '../../tables/keys.js';
+import { sdkCounterTransport } from '../helpers/sdk-dynamo.js';
 import type { Stack } from './e2e.js';
 import { AUTH, type Picks } from './mix.js';
 import { progress, type SectionResult } from './report.js';
@@ -58,7 +60,7 @@ export function hotCalls(client: Client, s3Endpoint: string, dynamoEndpoint: str
     const dynamo = dynamoClient({ endpoint: dynamoEndpoint });
     store = new S3ObjectStore({ client: s3, bucket: STACK_BUCKET });
     meter = new DynamoQuotaMeter({
-      transport: new SdkCounterTransport(dynamo),
+      transport: sdkCounterTransport(dynamo),
       table: STACK_TABLES.countersTable,
     });
     close = async () => {
@@ -179,15 +181,26 @@ export async function measureHotCalls(stack: Stack, calls: number, rounds: numbe
   return { calls, rounds, rows };
 }
 
-/** Whole requests through the production wiring, per client: CPU per request of the proxy process. */
+/**
+ * Whole requests through the production wiring (lean), and through the same wiring with the SDK's clients put
+ * in its place: CPU per request of the proxy process.
+ */
 async function measureRequests(stack: Stack, picks: Picks, calls: number, rounds: number) {
   const target = `/v1/modules?manufacturer_id=${picks.bigMaker}&sort=name`;
-  const handles = Object.fromEntries(
-    CLIENTS.map((client) => [
-      client,
-      createProxy(loadConfig({ ...stack.env, HOT_PATH_CLIENT: client }), { log: () => {} }),
-    ]),
-  ) as Record<Client, ProxyHandler>;
+  const config = loadConfig(stack.env);
+  if (!config.ok) throw new Error(config.problems.join('; '));
+  const c = config.config;
+  const s3 = s3Client({ endpoint: c.s3Endpoint });
+  const dynamo = sdkCounterTransport(dynamoClient({ endpoint: c.dynamodbEndpoint }));
+  const handles: Record<Client, ProxyHandler> = {
+    lean: createProxy(config, { log: () => {} }),
+    sdk: createProxy(config, {
+      log: () => {},
+      objects: new S3ObjectStore({ client: s3, bucket: c.bucket }),
+      keys: cachedKeys(new DynamoKeyStore({ transport: dynamo, table: c.keysTable }), c),
+      quota: new DynamoQuotaMeter({ transport: dynamo, table: c.countersTable }),
+    }),
+  };
   const [path, query] = target.split('?') as [string, string];
   const call = (client: Client) => async () => {
     const response = await handles[client]({ method: 'GET', path, query, headers: AUTH });
@@ -203,6 +216,7 @@ async function measureRequests(stack: Stack, picks: Picks, calls: number, rounds
     for (const client of round % 2 === 0 ? CLIENTS : [...CLIENTS].reverse())
       await batch(call(client), calls, samples[client]);
   }
+  s3.destroy();
   return Object.fromEntries(
     CLIENTS.map((client) => {
       const sorted = Float64Array.from(samples[client].wallMs).sort();
@@ -233,7 +247,7 @@ export async function benchLean(stack: Stack, picks: Picks): Promise<SectionResu
     lines.push([label[call], 'AWS SDK v3', fmt.int(sdk.cpuUs), fmt.ms(sdk.p50), fmt.ms(sdk.p99)]);
     lines.push([
       label[call],
-      'lean (undici + SigV4)',
+      'lean (aws4 + node:http)',
       fmt.int(lean.cpuUs),
       fmt.ms(lean.p50),
       fmt.ms(lean.p99),
@@ -256,7 +270,7 @@ export async function benchLean(stack: Stack, picks: Picks): Promise<SectionResu
   ]);
   lines.push([
     whole,
-    'lean (undici + SigV4)',
+    'lean (aws4 + node:http)',
     fmt.int(requests.lean.cpuUs),
     fmt.ms(requests.lean.p50),
     fmt.ms(requests.lean.p99),
@@ -278,13 +292,13 @@ export async function benchLean(stack: Stack, picks: Picks): Promise<SectionResu
     `Both clients in the bench process, against the stack's s3rver and dynalite (another process, whose CPU is not counted). ` +
       `${figures.rounds} rounds; each round runs a batch of ${figures.calls} sequential calls per client and call, alternating which client goes first. ` +
       'CPU per call: `process.cpuUsage()` (user + system) around a batch divided by its calls, median over the rounds; wall times are per call over all rounds. ' +
-      'SDK: `S3ObjectStore` (GetObject) and `DynamoQuotaMeter` over `SdkCounterTransport`; lean: `LeanS3ObjectStore` and `DynamoQuotaMeter` over `LeanCounterTransport` (aws/signed.ts: `@smithy/signature-v4` + undici `Pool`). The meter logic is the same code for both. ' +
-      'The last rows time whole requests (a warm filtered, sorted first page: cached key, one ranged GET, one UpdateItem) through `createProxy(loadConfig())` with `HOT_PATH_CLIENT=sdk` and `=lean`, in the same alternating batches: the proxy-side CPU of a request, core included.',
+      "Lean, the request path's one client: `LeanS3ObjectStore` and `DynamoQuotaMeter` over `LeanCounterTransport` (aws/signed.ts: `aws4` over `node:http`); SDK, for reference only: `S3ObjectStore` (GetObject) and the same `DynamoQuotaMeter` over the SDK's calls (test/helpers/sdk-dynamo.ts). " +
+      "The last rows time whole requests (a warm filtered, sorted first page: cached key, one ranged GET, one UpdateItem) through `createProxy(loadConfig())`, and through the same wiring with the SDK's clients passed in its place, in the same alternating batches: the proxy-side CPU of a request, core included.",
     '',
     table(['call', 'client', 'CPU µs per call', 'wall p50 ms', 'wall p99 ms'], lines),
     '',
     `Per request (one GET and one metering write) the lean client saves about ${fmt.int(saved)} µs of CPU here; on a 512 MB Lambda (${(1769 / 512).toFixed(2)}× slower CPU) that is about ${fmt.ms((saved * 1769) / 512 / 1000)} ms of billed duration and latency per request. ` +
-      'The proxy uses the lean client by default (`HOT_PATH_CLIENT=lean`); `HOT_PATH_CLIENT=sdk` switches both hot calls back to the SDK.',
+      'The proxy has one client on its request path, the lean one, everywhere (the Lambda function, `npm start`, the tests); the SDK serves the CLIs, the builder and set-up.',
     '',
   ].join('\n');
   return {

@@ -2,21 +2,20 @@
  * The operator's guide (docs/operating.md) as pasted: the tear-down script run against stand-ins of `aws`
  * and `npx` that record their calls (it reads the stack's outputs first, refuses an empty STACK or a missing
  * output before deleting anything, and deletes by the names it read); the `cdk.json` snippet run on a copy;
- * the settings table against infra/context.ts; and every bash block checked by ShellCheck (Debian's
- * `shellcheck`, installed by .ci/run).
+ * the settings table against infra/context.ts; the list of what gets deployed against the synthesized
+ * template; and every bash block checked by ShellCheck (Debian's `shellcheck`, installed by .ci/run).
  */
 import { execFile, execFileSync } from 'node:child_process';
 import { chmodSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, describe, expect, it } from 'vitest';
-import {
-  BOOLEAN_SETTINGS,
-  NUMBER_SETTINGS,
-  STRING_SETTINGS,
-  settingsFromContext,
-} from '../../infra/context.js';
+import { App } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SETTING_NAMES, settingsFromContext, unknownSettings } from '../../infra/context.js';
+import { CatalogueStack, type CatalogueStackProps } from '../../infra/stack.js';
+import { cdkJsonContext } from '../infra/helpers.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const GUIDE = readFileSync(join(ROOT, 'docs', 'operating.md'), 'utf8');
@@ -177,20 +176,89 @@ describe('settings', () => {
   });
 
   it('the settings table names every setting the app reads, and cdk.json holds only flags and settings', () => {
-    const settings = [
-      'stackName',
-      'priceClass',
-      'removalPolicy',
-      ...STRING_SETTINGS,
-      ...BOOLEAN_SETTINGS,
-      ...NUMBER_SETTINGS,
-    ];
     const table = GUIDE.slice(GUIDE.indexOf('| Setting | Default | Meaning |'));
-    for (const setting of settings) expect(table, setting).toContain(`\`${setting}\``);
+    for (const setting of SETTING_NAMES) expect(table, setting).toContain(`\`${setting}\``);
     const { context } = JSON.parse(readFileSync(join(ROOT, 'infra', 'cdk.json'), 'utf8'));
-    for (const key of Object.keys(context)) {
-      if (!key.startsWith('@aws-cdk')) expect(settings, `cdk.json context ${key}`).toContain(key);
+    expect(unknownSettings(Object.keys(context))).toEqual([]);
+  });
+});
+
+/** The values the resource table's optional rows are synthesized with. */
+const OPTIONAL: CatalogueStackProps = { alarmEmail: 'ops@example.com', wafRateLimitPer5Min: 2_000 };
+
+/** The table under "What gets deployed": type → count in the default stack, and per optional setting. */
+function documentedResources(): { base: Map<string, number>; optional: Map<string, Map<string, number>> } {
+  const start = GUIDE.indexOf('<!-- resources:');
+  const rows = GUIDE.slice(start, GUIDE.indexOf('\n\n', GUIDE.indexOf('| Resource type |', start)));
+  const base = new Map<string, number>();
+  const optional = new Map<string, Map<string, number>>();
+  for (const [, type, count, setting] of rows.matchAll(/^\| `([\w:]+)` \| (\d+)(?: with `(\w+)`)? \|/gm)) {
+    if (setting === undefined) base.set(type!, Number(count));
+    else {
+      if (!optional.has(setting)) optional.set(setting, new Map());
+      optional.get(setting)!.set(type!, Number(count));
     }
+  }
+  return { base, optional };
+}
+
+/** The synthesized stack's resources by type (no bundling: the list does not depend on the asset). */
+function synthesizedResources(props: CatalogueStackProps): Map<string, string[]> {
+  const app = new App({ context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [] } });
+  const resources = Template.fromStack(new CatalogueStack(app, 'Listed', props)).toJSON().Resources as Record<
+    string,
+    { Type: string }
+  >;
+  const byType = new Map<string, string[]>();
+  for (const [id, { Type }] of Object.entries(resources)) byType.set(Type, [...(byType.get(Type) ?? []), id]);
+  return byType;
+}
+
+/** What the table and the template disagree on, naming the resources (empty when they agree). */
+function disagreement(documented: Map<string, number>, synthesized: Map<string, string[]>): string[] {
+  const types = new Set([...documented.keys(), ...synthesized.keys()]);
+  return [...types].sort().flatMap((type) => {
+    const listed = documented.get(type) ?? 0;
+    const ids = synthesized.get(type) ?? [];
+    if (listed === ids.length) return [];
+    return [
+      ids.length > listed
+        ? `${type}: the template has ${ids.length} (${ids.join(', ')}), the guide lists ${listed}: describe the extra in docs/operating.md`
+        : `${type}: the guide lists ${listed}, the template has ${ids.length}${ids.length ? ` (${ids.join(', ')})` : ''}: remove or correct the row`,
+    ];
+  });
+}
+
+describe('what gets deployed', () => {
+  let byDefault: Map<string, string[]>;
+  let withOptions: Map<string, string[]>;
+  beforeAll(() => {
+    byDefault = synthesizedResources({});
+    withOptions = synthesizedResources(OPTIONAL);
+  }, 120_000);
+
+  it('the guide lists every resource of the default stack, and says how many', () => {
+    const { base } = documentedResources();
+
+    expect(disagreement(base, byDefault)).toEqual([]);
+    const total = [...base.values()].reduce((sum, n) => sum + n, 0);
+    expect(GUIDE).toContain(
+      `**What gets deployed**: ${total} CloudFormation resources with the default settings`,
+    );
+  });
+
+  it('and what each optional setting adds', () => {
+    const { base, optional } = documentedResources();
+    expect([...optional.keys()].sort()).toEqual(Object.keys(OPTIONAL).sort());
+    const documented = new Map(base);
+    for (const rows of optional.values())
+      for (const [type, count] of rows) documented.set(type, (documented.get(type) ?? 0) + count);
+
+    expect(disagreement(documented, withOptions)).toEqual([]);
+    const total = (rows: Map<string, number>) => [...rows.values()].reduce((sum, n) => sum + n, 0);
+    const prose = GUIDE.replace(/\s+/g, ' ');
+    for (const [setting, rows] of optional)
+      expect(prose).toContain(`${total(base) + total(rows)} with \`${setting}\``);
   });
 });
 

@@ -6,6 +6,13 @@
  *
  * - `flip`: one byte of the body inverted, length and headers kept (bit rot, a bad disk, a buggy middlebox);
  * - `truncate`: the head as sent (its Content-Length too), half the body, then the connection is closed;
+ * - `cut-reset`: the head as sent, half the body, then the connection is reset (a reset mid-body);
+ * - `short-length`: half the body under a Content-Length that says so: an answer that looks whole but is cut
+ *   (a middlebox that got the length wrong); the connection stays usable;
+ * - `long-length`: the whole body under a Content-Length 16 bytes longer, the connection left open: the
+ *   client waits for bytes that never come, until its deadline;
+ * - `hold-after`: the request reaches the server (a write lands), then nothing is answered and the connection
+ *   is left open: the client's deadline passes;
  * - `garbage`: the body replaced by random bytes of the same length, status and headers kept;
  * - `reset-after`: the request reaches the server (a write lands), then the connection is reset before any
  *   byte of the answer is sent: the client never learns the outcome;
@@ -22,8 +29,12 @@ export type FaultAction =
   | 'pass'
   | 'flip'
   | 'truncate'
+  | 'cut-reset'
+  | 'short-length'
+  | 'long-length'
   | 'garbage'
   | 'reset-after'
+  | 'hold-after'
   /** Answered here instead of by the server; with `forward`, after the server has handled the request. */
   | { status: number; body: string; headers?: Record<string, string>; forward?: boolean };
 
@@ -137,6 +148,8 @@ export async function startFaultProxy(options: {
       outgoing.socket?.resetAndDestroy();
       return;
     }
+    // Left unanswered (the socket is destroyed by close()).
+    if (action === 'hold-after') return;
     if (typeof action === 'object') {
       const bytes = Buffer.from(action.body);
       outgoing.writeHead(action.status, { ...action.headers, 'content-length': String(bytes.byteLength) });
@@ -144,10 +157,29 @@ export async function startFaultProxy(options: {
       return;
     }
     const headers = { ...upstream.headers };
+    const half = answerBody.subarray(0, Math.floor(answerBody.byteLength / 2));
+    if (action === 'short-length' || action === 'long-length') delete headers['transfer-encoding'];
+    if (action === 'short-length') {
+      outgoing.writeHead(upstream.statusCode ?? 502, {
+        ...headers,
+        'content-length': String(half.byteLength),
+      });
+      outgoing.end(half);
+      return;
+    }
+    if (action === 'long-length') {
+      outgoing.writeHead(upstream.statusCode ?? 502, {
+        ...headers,
+        'content-length': String(answerBody.byteLength + 16),
+      });
+      outgoing.write(answerBody);
+      return;
+    }
     outgoing.writeHead(upstream.statusCode ?? 502, headers);
-    if (action === 'truncate' && answerBody.byteLength > 1) {
-      outgoing.write(answerBody.subarray(0, Math.floor(answerBody.byteLength / 2)), () => {
-        outgoing.socket?.destroy();
+    if ((action === 'truncate' || action === 'cut-reset') && answerBody.byteLength > 1) {
+      outgoing.write(half, () => {
+        if (action === 'cut-reset') outgoing.socket?.resetAndDestroy();
+        else outgoing.socket?.destroy();
       });
       return;
     }

@@ -1,9 +1,10 @@
 /**
- * The proxy over the real builder output of `fixtures/catalogue`, served from s3rver, with in-memory keys and
+ * The proxy over the real builder output of `fixtures/catalogue`, served from s3rver and read through the
+ * request path's one client (lean signed requests, as the Lambda function reads), with in-memory keys and
  * quota. Every answer is checked against `proxy/openapi.json` before a test sees it.
  */
 import type { S3Client } from '@aws-sdk/client-s3';
-import { s3Client } from '../../aws/sdk.js';
+import { credentialProvider, s3Client } from '../../aws/sdk.js';
 import { renderCatalogue } from '../../builder/render/full.js';
 import { loadSnapshot } from '../../builder/snapshot/load.js';
 import type { Snapshot } from '../../builder/snapshot/snapshot.js';
@@ -20,6 +21,7 @@ import type {
   WritableObjectStore,
 } from '../../store/objects/interface.js';
 import { S3ObjectStore } from '../../store/objects/s3.js';
+import { LeanS3ObjectStore } from '../../store/objects/s3-lean.js';
 import type { CatalogueIndex } from '../../store/pointer.js';
 import { loadResponseValidator, type ResponseValidator } from './openapi.js';
 
@@ -80,7 +82,9 @@ export interface Answer extends ProxyResponse {
 
 export interface Stack {
   s3: LocalServer & { bucket: string };
+  /** The SDK's S3 client, for setting up (publishing, deleting objects), never the request path's reads. */
   client: S3Client;
+  /** What the proxy reads through: the lean S3 client, counted. */
   objects: CountingObjectStore;
   keys: MemoryKeyStore;
   quota: MemoryQuotaMeter;
@@ -140,7 +144,13 @@ export async function startStack(select?: ObjectSelection): Promise<Stack> {
   const client = s3Client({ endpoint: s3.endpoint });
   const store = new S3ObjectStore({ client, bucket: s3.bucket });
   const { snapshot, index, shards } = await publishFixture(store, PREFIX, select);
-  const objects = new CountingObjectStore(store);
+  const lean = new LeanS3ObjectStore({
+    bucket: s3.bucket,
+    endpoint: s3.endpoint,
+    region: 'us-east-1',
+    credentials: credentialProvider(s3.endpoint),
+  });
+  const objects = new CountingObjectStore(lean);
   const keys = new MemoryKeyStore();
   keys.add(KEYS.main, {
     tier: 'partner',
@@ -198,6 +208,7 @@ export async function startStack(select?: ObjectSelection): Promise<Stack> {
     call,
     async dispose() {
       client.destroy();
+      await lean.close();
       await s3.dispose();
     },
   };

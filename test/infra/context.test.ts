@@ -2,8 +2,15 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { PriceClass } from 'aws-cdk-lib/aws-cloudfront';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_STACK_NAME, settingsFromContext } from '../../infra/context.js';
-import { DEFAULTS, resolveProps } from '../../infra/props.js';
+import {
+  closestSetting,
+  DEFAULT_STACK_NAME,
+  SETTING_NAMES,
+  settingsFromContext,
+  unknownSettings,
+} from '../../infra/context.js';
+import { DEFAULTS, resolveProps, SettingsError } from '../../infra/props.js';
+import { cdkJsonContext } from './helpers.js';
 
 const fromContext = (context: Record<string, unknown>) => settingsFromContext((key) => context[key]);
 
@@ -70,7 +77,60 @@ describe('settingsFromContext', () => {
     [{ removalPolicy: 'snapshot' }, "context removalPolicy must be retain or destroy (got 'snapshot')"],
     [{ domainName: { name: 'x' } }, 'context domainName must be a string, number or boolean'],
   ])('refuses %o', (context, message) => {
-    expect(() => fromContext(context)).toThrow(message);
+    expect(() => fromContext(context)).toThrow(new SettingsError([message]));
+  });
+
+  it('names every bad value at once, one line each', () => {
+    expect(() => fromContext({ tracing: 'yes', memorySize: '1GB', removalPolicy: 'snapshot' })).toThrow(
+      new SettingsError([
+        "context tracing must be true or false (got 'yes')",
+        "context memorySize must be a number (got '1GB')",
+        "context removalPolicy must be retain or destroy (got 'snapshot')",
+      ]),
+    );
+  });
+});
+
+describe('context names', () => {
+  /** What the CDK CLI passes besides cdk.json and `-c` (seen in the app's context at `npm run synth`). */
+  const CLI_CONTEXT = [
+    'aws:cdk:enable-path-metadata',
+    'aws:cdk:enable-asset-metadata',
+    'aws:cdk:version-reporting',
+    'aws:cdk:bundling-stacks',
+  ];
+
+  it('takes every setting, the feature flags of cdk.json and what the CDK CLI adds', () => {
+    expect(unknownSettings([...SETTING_NAMES, ...Object.keys(cdkJsonContext()), ...CLI_CONTEXT])).toEqual([]);
+    expect(
+      unknownSettings([
+        'availability-zones:account=123456789012:region=eu-west-1',
+        'acknowledged-issue-numbers',
+      ]),
+    ).toEqual([]);
+  });
+
+  it.each([
+    ['alarmEmial', 'alarmEmail'],
+    ['alarm-email', 'alarmEmail'],
+    ['AlarmEmail', 'alarmEmail'],
+    ['memorysize', 'memorySize'],
+    ['prefix', undefined],
+    ['cataloguePrfix', 'cataloguePrefix'],
+    ['waf', undefined],
+  ])('%s is taken for %s', (name, meant) => {
+    expect(closestSetting(name)).toBe(meant);
+  });
+
+  it('refuses a name that is not a setting, with the closest one, among the other problems', () => {
+    const context: Record<string, unknown> = { alarmEmial: 'ops@example.com', tracing: 'yes', nonsense: '1' };
+    expect(() => settingsFromContext((key) => context[key], Object.keys(context))).toThrow(
+      new SettingsError([
+        "unknown setting 'alarmEmial' (-c alarmEmial=…): did you mean alarmEmail?",
+        "unknown setting 'nonsense' (-c nonsense=…): the settings are listed in docs/operating.md",
+        "context tracing must be true or false (got 'yes')",
+      ]),
+    );
   });
 });
 

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { App, RemovalPolicy } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { PriceClass } from 'aws-cdk-lib/aws-cloudfront';
+import { metafileSuffix } from '../../infra/metafile.js';
 import { CatalogueStack, type CatalogueStackProps } from '../../infra/stack.js';
 
 /** A stack with every optional setting changed from its default. */
@@ -101,45 +102,55 @@ export function allowedActions(template: Template, roleId: string): string[] {
     .flatMap((statement) => (Array.isArray(statement.Action) ? statement.Action : [statement.Action]));
 }
 
-/** The bundled Lambda asset (`index.mjs`) in the cloud assembly whose entry point is `entry`, with its size. */
-function bundledAsset(assemblyDir: string, entry: string): { path: string; bytes: number; mapBytes: number } {
-  for (const name of readdirSync(assemblyDir)) {
-    const path = join(assemblyDir, name, 'index.mjs');
-    const meta = join(assemblyDir, name, 'index.meta.json');
-    if (!name.startsWith('asset.') || !existsSync(path) || !existsSync(meta)) continue;
-    const outputs = Object.values(
-      JSON.parse(readFileSync(meta, 'utf8')).outputs as Record<string, { entryPoint?: string }>,
-    );
-    if (!outputs.some((output) => output.entryPoint?.endsWith(entry))) continue;
+/** A bundled Lambda asset in the cloud assembly. */
+export interface BundledAsset {
+  path: string;
+  bytes: number;
+  mapBytes: number;
+  /** Every file of the asset's directory: what Lambda receives. */
+  files: string[];
+  /** esbuild's metafile of the bundle, written beside the assembly's files (infra/metafile.ts). */
+  metafile: string;
+}
+
+/**
+ * The asset of function `fn` (infra/metafile.ts names): its metafile beside the assembly gives the size of its
+ * index.mjs, and the asset is the one whose index.mjs has that size (the functions' bundles differ by far).
+ */
+function bundledAsset(assemblyDir: string, fn: string): BundledAsset {
+  const metafiles = readdirSync(assemblyDir).filter((name) => name.endsWith(metafileSuffix(fn)));
+  if (metafiles.length !== 1) throw new Error(`expected one *${metafileSuffix(fn)} in ${assemblyDir}`);
+  const metafile = join(assemblyDir, metafiles[0]!);
+  const outputs = JSON.parse(readFileSync(metafile, 'utf8')).outputs as Record<string, { bytes: number }>;
+  const [, output] = Object.entries(outputs).find(([name]) => name.endsWith('index.mjs'))!;
+  for (const entry of readdirSync(assemblyDir)) {
+    const path = join(assemblyDir, entry, 'index.mjs');
+    if (!entry.startsWith('asset.') || !existsSync(path) || statSync(path).size !== output.bytes) continue;
     const map = `${path}.map`;
-    return { path, bytes: statSync(path).size, mapBytes: existsSync(map) ? statSync(map).size : 0 };
+    return {
+      path,
+      bytes: statSync(path).size,
+      mapBytes: existsSync(map) ? statSync(map).size : 0,
+      files: readdirSync(join(assemblyDir, entry)).sort(),
+      metafile,
+    };
   }
-  throw new Error(`no bundled index.mjs of ${entry} under ${assemblyDir}`);
+  throw new Error(`no bundled index.mjs of ${fn} (${output.bytes} bytes) under ${assemblyDir}`);
 }
 
 /** The bundled proxy (`index.mjs`) in the cloud assembly, with its size. */
-export function bundledProxy(assemblyDir: string): { path: string; bytes: number; mapBytes: number } {
-  return bundledAsset(assemblyDir, 'proxy/lambda.ts');
+export function bundledProxy(assemblyDir: string): BundledAsset {
+  return bundledAsset(assemblyDir, 'proxy-function');
 }
 
 /** The bundled upload builder (`index.mjs`) in the cloud assembly, with its size. */
-export function bundledBuilder(assemblyDir: string): { path: string; bytes: number; mapBytes: number } {
-  return bundledAsset(assemblyDir, 'builder/lambda.ts');
+export function bundledBuilder(assemblyDir: string): BundledAsset {
+  return bundledAsset(assemblyDir, 'upload-builder');
+}
+
+/** The bundled admin function (`index.mjs`) in the cloud assembly, with its size. */
+export function bundledAdmin(assemblyDir: string): BundledAsset {
+  return bundledAsset(assemblyDir, 'admin-function');
 }
 
 export { loadViewerRequest } from './viewer-request-code.js';
-
-/** The bundled admin function (`index.mjs`) in the cloud assembly: the asset whose code writes audit lines. */
-export function bundledAdmin(assemblyDir: string): { path: string; bytes: number } {
-  for (const entry of readdirSync(assemblyDir)) {
-    const path = join(assemblyDir, entry, 'index.mjs');
-    if (
-      entry.startsWith('asset.') &&
-      existsSync(path) &&
-      readFileSync(path, 'utf8').includes('admin_audit')
-    ) {
-      return { path, bytes: statSync(path).size };
-    }
-  }
-  throw new Error(`no bundled admin function under ${assemblyDir}`);
-}

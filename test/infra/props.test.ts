@@ -1,7 +1,7 @@
 /** The stack with every optional setting, and the settings it refuses (before any synthesis). */
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { CatalogueStackProps } from '../../infra/props.js';
+import { type CatalogueStackProps, resolveProps, SettingsError } from '../../infra/props.js';
 import { CatalogueStack } from '../../infra/stack.js';
 import {
   ALL_OPTIONS,
@@ -203,8 +203,26 @@ describe('invalid settings', () => {
       { p99DurationThresholdMs: 20_000 },
       'p99DurationThresholdMs must be an integer between 1 and 10000 (got 20000)',
     ],
-  ])('refuses %o', (props, message) => {
-    expect(() => new CatalogueStack(newApp(), 'Invalid', props)).toThrow(message);
+  ])('refuses %o, with that one problem', (props, message) => {
+    const refused = (() => {
+      try {
+        new CatalogueStack(newApp(), 'Invalid', props);
+      } catch (error) {
+        return error;
+      }
+    })();
+    expect(refused).toBeInstanceOf(SettingsError);
+    expect((refused as SettingsError).problems).toEqual([message]);
+  });
+
+  it('names every bad setting at once, one line each', () => {
+    expect(() => resolveProps({ memorySize: 64, alarmEmail: 'ops', keyCacheTtlMs: -1 })).toThrow(
+      new SettingsError([
+        "alarmEmail must be an e-mail address (got 'ops')",
+        'memorySize must be an integer between 128 and 10240 (got 64)',
+        'keyCacheTtlMs must be an integer between 0 and 3600000 (got -1)',
+      ]),
+    );
   });
 });
 

@@ -4,7 +4,6 @@
  */
 import { readFileSync } from 'node:fs';
 import { isBuiltin } from 'node:module';
-import { dirname, join } from 'node:path';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { EVENT_SOURCE } from '../../builder/upload/report.js';
@@ -234,7 +233,9 @@ describe('settings', () => {
 describe('the bundle', () => {
   it('stays within its budget and loads only Node.js built-ins (everything else is bundled)', () => {
     const bundle = bundledBuilder(synthesised.assemblyDir);
-    const meta = JSON.parse(readFileSync(join(dirname(bundle.path), 'index.meta.json'), 'utf8'));
+    const meta = JSON.parse(readFileSync(bundle.metafile, 'utf8'));
+    // Only what Lambda loads is in the asset; the metafile is beside the assembly.
+    expect(bundle.files).toEqual(['index.mjs', 'index.mjs.map']);
     const inputs = Object.values(
       meta.outputs as Record<string, { entryPoint?: string; inputs: object }>,
     ).find((output) => output.entryPoint)!.inputs;

@@ -62,8 +62,8 @@ describe('the local admin API: every action through signed HTTP', () => {
     });
     const key = data(issued).key as string;
     const keyId = data(issued).key_id as string;
-    const store = new DynamoKeyStore({ client: db.client, table: db.keysTable });
-    const meter = new DynamoQuotaMeter({ client: db.client, table: db.countersTable });
+    const store = new DynamoKeyStore({ transport: db.transport, table: db.keysTable });
+    const meter = new DynamoQuotaMeter({ transport: db.transport, table: db.countersTable });
     await meter.meter((await store.lookup(hashApiKey(key)))!, new Date());
 
     const listed = await call('GET', `/keys?owner=${encodeURIComponent(who)}`);

@@ -1,8 +1,8 @@
 /**
  * Integrity end to end, with real servers: the proxy as deployed (createProxy) over s3rver behind a
  * fault-injecting HTTP proxy that damages what S3 answers — one byte flipped (length kept), the body cut
- * short, the body replaced by garbage — and over dynalite for keys and metering, once with each hot-path
- * client. Whatever the damage: never a wrong answer, every failure `503 origin_unavailable` and uncounted,
+ * short, the body replaced by garbage — and over dynalite for keys and metering, through the request path's
+ * one client (lean signed requests). Whatever the damage: never a wrong answer, every failure `503 origin_unavailable` and uncounted,
  * a cursor page's damaged read never blamed on the consumer (no 400), nothing damaged kept in the byte
  * cache (healthy again, every answer is the healthy one), one damaged read read again; and the last known
  * pointer serving through SlowDown on its re-check until its documented bound.
@@ -15,7 +15,7 @@ import { publishCatalogue } from '../../builder/publish/publish.js';
 import { type LocalServer, startDynamo, startS3 } from '../../local/servers.js';
 import { createProxy } from '../../proxy/app.js';
 import { STALE_FACTOR } from '../../proxy/catalogue/pointer.js';
-import { HOT_PATH_CLIENTS, type HotPathClient, loadConfig } from '../../proxy/config.js';
+import { loadConfig } from '../../proxy/config.js';
 import type { ProxyHandler, ProxyResponse, RequestLogLine } from '../../proxy/core/types.js';
 import { S3ObjectStore } from '../../store/objects/s3.js';
 import { registerKey } from '../helpers/admin.js';
@@ -70,7 +70,7 @@ afterAll(async () => {
   await dynamo?.dispose();
 });
 
-function proxyWith(client: HotPathClient, now: () => Date = () => new Date()): ProxyHandler {
+function deployedProxy(now: () => Date = () => new Date()): ProxyHandler {
   const config = loadConfig({
     CATALOGUE_BUCKET: BUCKET,
     CATALOGUE_PREFIX: PREFIX,
@@ -83,7 +83,6 @@ function proxyWith(client: HotPathClient, now: () => Date = () => new Date()): P
     POINTER_TTL_MS: String(POINTER_TTL_MS),
     DEPENDENCY_TIMEOUT_MS: '5000',
     BYTE_CACHE_MB: '16',
-    HOT_PATH_CLIENT: client,
   });
   if (!config.ok) throw new Error(config.problems.join('; '));
   return createProxy(config, { log: (line) => logs.push(line), now });
@@ -112,116 +111,113 @@ async function counted(handle: ProxyHandler): Promise<number> {
 const objectReads = ({ method, url }: { method: string; url: string }) =>
   method === 'GET' && url.includes(`/${PREFIX}o/`);
 
-describe.each(HOT_PATH_CLIENTS)(
-  'integrity with s3rver behind a damaging proxy (%s hot-path client)',
-  (client) => {
-    /** The healthy answers of the targets, and of the cursor page that follows the first page of each. */
-    const healthy = new Map<string, string>();
+describe('integrity with s3rver behind a damaging proxy', () => {
+  /** The healthy answers of the targets, and of the cursor page that follows the first page of each. */
+  const healthy = new Map<string, string>();
 
-    beforeAll(async () => {
-      faults.setRule(undefined);
-      const handle = proxyWith(client);
-      for (const target of targets) {
-        const answer = await get(handle, target);
-        healthy.set(target, seenAs(answer));
-        const cursor = answer.status === 200 ? JSON.parse(answer.body!.toString()).page?.next_cursor : null;
-        if (cursor) {
-          const next = `${target}${target.includes('?') ? '&' : '?'}cursor=${cursor}`;
-          healthy.set(next, seenAs(await get(handle, next)));
-        }
+  beforeAll(async () => {
+    faults.setRule(undefined);
+    const handle = deployedProxy();
+    for (const target of targets) {
+      const answer = await get(handle, target);
+      healthy.set(target, seenAs(answer));
+      const cursor = answer.status === 200 ? JSON.parse(answer.body!.toString()).page?.next_cursor : null;
+      if (cursor) {
+        const next = `${target}${target.includes('?') ? '&' : '?'}cursor=${cursor}`;
+        healthy.set(next, seenAs(await get(handle, next)));
       }
-      expect([...healthy.keys()].some((target) => target.includes('cursor='))).toBe(true);
-    });
+    }
+    expect([...healthy.keys()].some((target) => target.includes('cursor='))).toBe(true);
+  });
 
-    it.each(['flip', 'truncate', 'garbage'] as const)(
-      'every object read %s-damaged: never a wrong answer, 503 origin_unavailable, uncounted; healthy again, nothing damaged was kept',
-      async (action) => {
-        const handle = proxyWith(client);
-        const before = await counted(handle);
-        faults.setRule((request) => (objectReads(request) ? action : undefined));
-        const answers = new Map<string, ProxyResponse>();
-        try {
-          for (const target of healthy.keys()) answers.set(target, await get(handle, target));
-        } finally {
-          faults.setRule(undefined);
-        }
-        for (const [target, answer] of answers) {
-          expect([answer.status, errorCodeOf(answer), envelopeProblem(answer)], target).toEqual([
-            503,
-            'origin_unavailable',
-            undefined,
-          ]);
-          expect(answer.headers['x-ratelimit-limit-month']).toBeUndefined();
-        }
-        // Only the OPTIONS that reads the counter counted: none of the damaged requests.
-        expect(await counted(handle)).toBe(before + 1);
-        expect(logs.at(-2)?.error ?? '').toMatch(/integrity|s3 get|failed/);
-        for (const target of healthy.keys())
-          expect(seenAs(await get(handle, target)), target).toBe(healthy.get(target));
-      },
-    );
-
-    it('one damaged read is read again: the right answer, counted once, and the damage not kept', async () => {
-      const handle = proxyWith(client);
-      const damagedOnce = new Set<string>();
-      faults.setRule((request) => {
-        const read = `${request.url} ${request.headers.range ?? 'whole'}`;
-        if (!objectReads(request) || damagedOnce.has(read)) return undefined;
-        damagedOnce.add(read);
-        return 'flip';
-      });
-      const mark = faults.seen.length;
-      try {
-        for (const target of healthy.keys())
-          expect(seenAs(await get(handle, target)), target).toBe(healthy.get(target));
-      } finally {
-        faults.setRule(undefined);
-      }
-      // Each object read damaged once was read once more, as a transient fault is retried.
-      const reads = faults.seen.slice(mark).filter(objectReads);
-      expect(reads.filter((r) => r.action === 'flip')).toHaveLength(damagedOnce.size);
-      expect(reads).toHaveLength(2 * damagedOnce.size);
-    });
-
-    it("a cursor page's damaged read is the store's fault (503, uncounted), never invalid_parameter; a tampered cursor still is", async () => {
-      const handle = proxyWith(client);
-      const page = [...healthy.keys()].find((target) => target.includes('cursor='))!;
+  it.each(['flip', 'truncate', 'garbage'] as const)(
+    'every object read %s-damaged: never a wrong answer, 503 origin_unavailable, uncounted; healthy again, nothing damaged was kept',
+    async (action) => {
+      const handle = deployedProxy();
       const before = await counted(handle);
-      for (const action of ['garbage', 'truncate', 'flip'] as const) {
-        faults.setRule((request) => (objectReads(request) && request.headers.range ? action : undefined));
-        try {
-          const answer = await get(handle, page);
-          expect([answer.status, errorCodeOf(answer)], action).toEqual([503, 'origin_unavailable']);
-        } finally {
-          faults.setRule(undefined);
-        }
-      }
-      expect(await counted(handle)).toBe(before + 1);
-      const tampered = page.replace(/cursor=(.)/, (_, c: string) => `cursor=${c === 'A' ? 'B' : 'A'}`);
-      expect(errorCodeOf(await get(handle, tampered))).toBe('invalid_parameter');
-      expect(seenAs(await get(handle, page))).toBe(healthy.get(page));
-    });
-
-    it(`SlowDown on the pointer re-check: the last known pointer serves until it is ${STALE_FACTOR} TTLs old`, async () => {
-      const start = Date.now();
-      let clock = start;
-      const handle = proxyWith(client, () => new Date(clock));
-      const target = targets[0]!;
-      expect(seenAs(await get(handle, target))).toBe(healthy.get(target));
-      const slowDown: FaultAction = s3Error(503, 'SlowDown', 'Please reduce your request rate.');
-      faults.setRule(({ url }) => (url.includes('current.json') ? slowDown : undefined));
+      faults.setRule((request) => (objectReads(request) ? action : undefined));
+      const answers = new Map<string, ProxyResponse>();
       try {
-        for (const ttls of [1, 10, STALE_FACTOR - 1]) {
-          clock = start + ttls * POINTER_TTL_MS;
-          expect(seenAs(await get(handle, target)), `${ttls} TTLs`).toBe(healthy.get(target));
-        }
-        clock = start + (STALE_FACTOR + 1) * POINTER_TTL_MS;
-        const late = await get(handle, target);
-        expect([late.status, errorCodeOf(late)]).toEqual([503, 'origin_unavailable']);
+        for (const target of healthy.keys()) answers.set(target, await get(handle, target));
       } finally {
         faults.setRule(undefined);
       }
-      expect(seenAs(await get(handle, target))).toBe(healthy.get(target));
+      for (const [target, answer] of answers) {
+        expect([answer.status, errorCodeOf(answer), envelopeProblem(answer)], target).toEqual([
+          503,
+          'origin_unavailable',
+          undefined,
+        ]);
+        expect(answer.headers['x-ratelimit-limit-month']).toBeUndefined();
+      }
+      // Only the OPTIONS that reads the counter counted: none of the damaged requests.
+      expect(await counted(handle)).toBe(before + 1);
+      expect(logs.at(-2)?.error ?? '').toMatch(/integrity|s3 get|failed/);
+      for (const target of healthy.keys())
+        expect(seenAs(await get(handle, target)), target).toBe(healthy.get(target));
+    },
+  );
+
+  it('one damaged read is read again: the right answer, counted once, and the damage not kept', async () => {
+    const handle = deployedProxy();
+    const damagedOnce = new Set<string>();
+    faults.setRule((request) => {
+      const read = `${request.url} ${request.headers.range ?? 'whole'}`;
+      if (!objectReads(request) || damagedOnce.has(read)) return undefined;
+      damagedOnce.add(read);
+      return 'flip';
     });
-  },
-);
+    const mark = faults.seen.length;
+    try {
+      for (const target of healthy.keys())
+        expect(seenAs(await get(handle, target)), target).toBe(healthy.get(target));
+    } finally {
+      faults.setRule(undefined);
+    }
+    // Each object read damaged once was read once more, as a transient fault is retried.
+    const reads = faults.seen.slice(mark).filter(objectReads);
+    expect(reads.filter((r) => r.action === 'flip')).toHaveLength(damagedOnce.size);
+    expect(reads).toHaveLength(2 * damagedOnce.size);
+  });
+
+  it("a cursor page's damaged read is the store's fault (503, uncounted), never invalid_parameter; a tampered cursor still is", async () => {
+    const handle = deployedProxy();
+    const page = [...healthy.keys()].find((target) => target.includes('cursor='))!;
+    const before = await counted(handle);
+    for (const action of ['garbage', 'truncate', 'flip'] as const) {
+      faults.setRule((request) => (objectReads(request) && request.headers.range ? action : undefined));
+      try {
+        const answer = await get(handle, page);
+        expect([answer.status, errorCodeOf(answer)], action).toEqual([503, 'origin_unavailable']);
+      } finally {
+        faults.setRule(undefined);
+      }
+    }
+    expect(await counted(handle)).toBe(before + 1);
+    const tampered = page.replace(/cursor=(.)/, (_, c: string) => `cursor=${c === 'A' ? 'B' : 'A'}`);
+    expect(errorCodeOf(await get(handle, tampered))).toBe('invalid_parameter');
+    expect(seenAs(await get(handle, page))).toBe(healthy.get(page));
+  });
+
+  it(`SlowDown on the pointer re-check: the last known pointer serves until it is ${STALE_FACTOR} TTLs old`, async () => {
+    const start = Date.now();
+    let clock = start;
+    const handle = deployedProxy(() => new Date(clock));
+    const target = targets[0]!;
+    expect(seenAs(await get(handle, target))).toBe(healthy.get(target));
+    const slowDown: FaultAction = s3Error(503, 'SlowDown', 'Please reduce your request rate.');
+    faults.setRule(({ url }) => (url.includes('current.json') ? slowDown : undefined));
+    try {
+      for (const ttls of [1, 10, STALE_FACTOR - 1]) {
+        clock = start + ttls * POINTER_TTL_MS;
+        expect(seenAs(await get(handle, target)), `${ttls} TTLs`).toBe(healthy.get(target));
+      }
+      clock = start + (STALE_FACTOR + 1) * POINTER_TTL_MS;
+      const late = await get(handle, target);
+      expect([late.status, errorCodeOf(late)]).toEqual([503, 'origin_unavailable']);
+    } finally {
+      faults.setRule(undefined);
+    }
+    expect(seenAs(await get(handle, target))).toBe(healthy.get(target));
+  });
+});

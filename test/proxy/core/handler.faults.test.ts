@@ -2,102 +2,95 @@
  * The 503 family and timeouts: each dependency fails for real (s3rver stopped) or hangs, and the proxy
  * answers with that dependency's code at the step where it fails, fails closed, and never leaks a rejection.
  */
+import { DeleteObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { credentialProvider } from '../../../aws/sdk.js';
+import { decodeCursor, encodeCursor } from '../../../proxy/catalogue/cursor.js';
 import type { ConfigOutcome } from '../../../proxy/config.js';
 import type { KeyStore } from '../../../proxy/keys/interface.js';
 import type { QuotaMeter } from '../../../proxy/quota/interface.js';
 import { DependencyError } from '../../../store/errors.js';
+import { digest128 } from '../../../store/layout.js';
 import type { GetOptions, GetOutcome, ObjectStore } from '../../../store/objects/interface.js';
-import { LeanS3ObjectStore } from '../../../store/objects/s3-lean.js';
-import type { KeyRecord } from '../../../tables/keys.js';
-import { hashApiKey } from '../../../tables/keys.js';
-import { KEYS, objectsOf, PREFIX, type Stack, startStack, testConfig } from '../../helpers/proxy.js';
+import { S3ObjectStore } from '../../../store/objects/s3.js';
+import { hashApiKey, type KeyRecord } from '../../../tables/keys.js';
+import {
+  CURSOR_SECRET,
+  KEYS,
+  objectsOf,
+  PREFIX,
+  type Stack,
+  startStack,
+  testConfig,
+} from '../../helpers/proxy.js';
 
 let stack: Stack;
-let lean: LeanS3ObjectStore;
 beforeAll(async () => {
   stack = await startStack(objectsOf(['modules?sort=id'], [101]));
-  lean = new LeanS3ObjectStore({
-    bucket: stack.s3.bucket,
-    endpoint: stack.s3.endpoint,
-    region: 'us-east-1',
-    credentials: credentialProvider(stack.s3.endpoint),
-  });
 });
 afterAll(async () => {
-  await lean?.close();
   await stack?.dispose();
 });
-
-/** The object store over s3rver through each hot-path client (HOT_PATH_CLIENT): the SDK's, or lean. */
-const stores = { sdk: () => stack.objects, lean: () => lean };
 
 const auth = { authorization: `Bearer ${KEYS.main}` };
 const never = <T>() => new Promise<T>(() => {});
 const codeOf = (answer: { json(): { error?: { code: string } } }) => answer.json()?.error?.code;
 
-describe.each(Object.keys(stores) as (keyof typeof stores)[])(
-  'object store down (s3rver stopped, %s client)',
-  (client) => {
-    it('answers 503 origin_unavailable where a read is needed, 304 for a cursor page still, and recovers', async () => {
-      const handle = stack.handler({
-        config: testConfig({ pointerTtlMs: 60_000, dependencyTimeoutMs: 1_000 }),
-        objects: stores[client](),
-      });
-      const first = await stack.call('GET', '/v1/modules?limit=10', auth, handle);
-      const cursor = first.json().page.next_cursor;
-      const page = await stack.call('GET', `/v1/modules?limit=10&cursor=${cursor}`, auth, handle);
-      const remaining = () => stack.call('OPTIONS', '/v1/modules', auth, handle);
-      await stack.s3.stop();
-      try {
-        const before = Number((await remaining()).headers['x-ratelimit-remaining-month']);
-        for (const target of [
-          '/v1/modules?limit=11',
-          '/v1/modules/101',
-          `/v1/modules?limit=10&cursor=${cursor}`,
-        ]) {
-          const answer = await stack.call('GET', target, auth, handle);
-          expect(answer.status, target).toBe(503);
-          expect(codeOf(answer)).toBe('origin_unavailable');
-          expect(answer.headers['x-ratelimit-limit-month']).toBeUndefined();
-        }
-        // Not counted: the OPTIONS after the failures sees only itself counted.
-        expect(Number((await remaining()).headers['x-ratelimit-remaining-month'])).toBe(before - 1);
-        // A cursor page's 304 needs no read at all; answers that need none still work.
-        const cached = await stack.call(
-          'GET',
-          `/v1/modules?limit=10&cursor=${cursor}`,
-          { ...auth, 'if-none-match': page.headers.etag! },
-          handle,
-        );
-        expect(cached.status).toBe(304);
-        expect((await stack.call('GET', '/v1/modules?limit=0', auth, handle)).status).toBe(400);
-        expect((await stack.call('GET', '/v1/nope', auth, handle)).status).toBe(404);
-      } finally {
-        await stack.s3.start();
-      }
-      expect((await stack.call('GET', '/v1/modules?limit=11', auth, handle)).status).toBe(200);
+describe('object store down (s3rver stopped)', () => {
+  it('answers 503 origin_unavailable where a read is needed, 304 for a cursor page still, and recovers', async () => {
+    const handle = stack.handler({
+      config: testConfig({ pointerTtlMs: 60_000, dependencyTimeoutMs: 1_000 }),
     });
-
-    it('a pointer that cannot be re-checked is 503 origin_unavailable too', async () => {
-      const handle = stack.handler({
-        config: testConfig({ pointerTtlMs: 0, dependencyTimeoutMs: 1_000 }),
-        objects: stores[client](),
-      });
-      expect((await stack.call('GET', '/v1/modules/101', auth, handle)).status).toBe(200);
-      await stack.s3.stop();
-      try {
-        const answer = await stack.call('GET', '/v1/modules/999999', auth, handle);
-        expect(answer.status).toBe(503);
+    const first = await stack.call('GET', '/v1/modules?limit=10', auth, handle);
+    const cursor = first.json().page.next_cursor;
+    const page = await stack.call('GET', `/v1/modules?limit=10&cursor=${cursor}`, auth, handle);
+    const remaining = () => stack.call('OPTIONS', '/v1/modules', auth, handle);
+    await stack.s3.stop();
+    try {
+      const before = Number((await remaining()).headers['x-ratelimit-remaining-month']);
+      for (const target of [
+        '/v1/modules?limit=11',
+        '/v1/modules/101',
+        `/v1/modules?limit=10&cursor=${cursor}`,
+      ]) {
+        const answer = await stack.call('GET', target, auth, handle);
+        expect(answer.status, target).toBe(503);
         expect(codeOf(answer)).toBe('origin_unavailable');
-      } finally {
-        await stack.s3.start();
+        expect(answer.headers['x-ratelimit-limit-month']).toBeUndefined();
       }
-      expect((await stack.call('GET', '/v1/modules/999999', auth, handle)).status).toBe(404);
+      // Not counted: the OPTIONS after the failures sees only itself counted.
+      expect(Number((await remaining()).headers['x-ratelimit-remaining-month'])).toBe(before - 1);
+      // A cursor page's 304 needs no read at all; answers that need none still work.
+      const cached = await stack.call(
+        'GET',
+        `/v1/modules?limit=10&cursor=${cursor}`,
+        { ...auth, 'if-none-match': page.headers.etag! },
+        handle,
+      );
+      expect(cached.status).toBe(304);
+      expect((await stack.call('GET', '/v1/modules?limit=0', auth, handle)).status).toBe(400);
+      expect((await stack.call('GET', '/v1/nope', auth, handle)).status).toBe(404);
+    } finally {
+      await stack.s3.start();
+    }
+    expect((await stack.call('GET', '/v1/modules?limit=11', auth, handle)).status).toBe(200);
+  });
+
+  it('a pointer that cannot be re-checked is 503 origin_unavailable too', async () => {
+    const handle = stack.handler({
+      config: testConfig({ pointerTtlMs: 0, dependencyTimeoutMs: 1_000 }),
     });
-  },
-);
+    expect((await stack.call('GET', '/v1/modules/101', auth, handle)).status).toBe(200);
+    await stack.s3.stop();
+    try {
+      const answer = await stack.call('GET', '/v1/modules/999999', auth, handle);
+      expect(answer.status).toBe(503);
+      expect(codeOf(answer)).toBe('origin_unavailable');
+    } finally {
+      await stack.s3.start();
+    }
+    expect((await stack.call('GET', '/v1/modules/999999', auth, handle)).status).toBe(404);
+  });
+});
 
 describe('nothing published, configuration incomplete', () => {
   it('no pointer under the prefix is 503 configuration_error', async () => {
@@ -207,14 +200,16 @@ describe('precedence among failures', () => {
       known: () => known,
       lookup: () => Promise.reject(new DependencyError('keys', 'down')),
     });
-    const served = stack.handler({ config: down, keys: knowing(record!) });
+    // The key store fails at once; the object reads need the time a loaded machine takes (not `down`'s 60 ms).
+    const patient = testConfig({ dependencyTimeoutMs: 2_000 });
+    const served = stack.handler({ config: patient, keys: knowing(record!) });
     expect((await stack.call('GET', '/v1/modules', auth, served)).status).toBe(200);
-    const refused = stack.handler({ config: down, keys: knowing(null) });
+    const refused = stack.handler({ config: patient, keys: knowing(null) });
     expect(codeOf(await stack.call('GET', '/v1/modules', auth, refused))).toBe('invalid_key');
     // What it does not know, it looks up: here that fails.
     const unsure: KeyStore = { ...knowing(null), known: () => undefined };
     expect(
-      codeOf(await stack.call('GET', '/v1/modules', auth, stack.handler({ config: down, keys: unsure }))),
+      codeOf(await stack.call('GET', '/v1/modules', auth, stack.handler({ config: patient, keys: unsure }))),
     ).toBe('authentication_unavailable');
   });
 
@@ -226,21 +221,48 @@ describe('precedence among failures', () => {
 });
 
 describe('cursors whose object is gone', () => {
-  it('a cursor of a collected version is 400 invalid_parameter, asking to start again', async () => {
+  /** Requests counted so far, as the meter's headers say (the OPTIONS counts itself). */
+  const counted = async () =>
+    10_000_000 -
+    Number((await stack.call('OPTIONS', '/v1/modules', auth)).headers['x-ratelimit-remaining-month']);
+
+  it('a cursor page of the current version whose object S3 lost: 503 origin_unavailable, retryable, not counted', async () => {
     const cursor = (await stack.call('GET', '/v1/modules?limit=10')).json().page.next_cursor;
-    const objectId = stack.index.lists['modules?sort=id']![0];
-    const collected: ObjectStore = {
-      get: (key: string, options?: GetOptions): Promise<GetOutcome> =>
-        key === `${PREFIX}o/${objectId}`
-          ? Promise.resolve({ ok: false, reason: 'not-found' })
-          : stack.objects.get(key, options),
-    };
-    const answer = await stack.call(
-      'GET',
-      `/v1/modules?cursor=${cursor}`,
-      auth,
-      stack.handler({ objects: collected }),
+    const key = `${PREFIX}o/${stack.index.lists['modules?sort=id']![0]}`;
+    const sdk = new S3ObjectStore({ client: stack.client, bucket: stack.s3.bucket });
+    const kept = await sdk.get(key);
+    if (!kept.ok) throw new Error(`${key} is not in s3rver`);
+    // Really gone: S3 answers NoSuchKey to the page's range read.
+    await stack.client.send(new DeleteObjectCommand({ Bucket: stack.s3.bucket, Key: key }));
+    try {
+      const before = await counted();
+      const answer = await stack.call('GET', `/v1/modules?limit=10&cursor=${cursor}`, auth);
+      expect(answer.status).toBe(503);
+      expect(codeOf(answer)).toBe('origin_unavailable');
+      expect(answer.headers['x-ratelimit-limit-month']).toBeUndefined();
+      expect(stack.logs.at(-1)).toMatchObject({
+        status: 503,
+        error: expect.stringContaining('current version'),
+      });
+      // Only the OPTIONS after it was counted.
+      expect(await counted()).toBe(before + 1);
+    } finally {
+      await sdk.put(key, kept.body);
+    }
+    // Once the store has it again, the same cursor is served: the consumer was right to retry.
+    expect((await stack.call('GET', `/v1/modules?limit=10&cursor=${cursor}`, auth)).status).toBe(200);
+  });
+
+  it('a cursor of a collected version (its object gone and not the current one) is 400 invalid_parameter, asking to start again', async () => {
+    const cursor = (await stack.call('GET', '/v1/modules?limit=10')).json().page.next_cursor;
+    const state = decodeCursor(cursor, 'modules?sort=id', CURSOR_SECRET)!;
+    // The same page of a version published before, collected since: another object, not in the store.
+    const collected = encodeCursor(
+      { ...state, objectId: digest128('an earlier version of the list') },
+      'modules?sort=id',
+      CURSOR_SECRET,
     );
+    const answer = await stack.call('GET', `/v1/modules?limit=10&cursor=${collected}`, auth);
     expect(answer.status).toBe(400);
     expect(answer.json().error).toMatchObject({
       code: 'invalid_parameter',

@@ -1,12 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dynamoClient } from '../../../aws/sdk.js';
 import { CachedKeyStore } from '../../../proxy/keys/cached.js';
 import { DynamoKeyStore } from '../../../proxy/keys/dynamo.js';
 import { DynamoQuotaMeter } from '../../../proxy/quota/dynamo.js';
 import { DependencyError } from '../../../store/errors.js';
 import { hashApiKey } from '../../../tables/keys.js';
 import { issueKey } from '../../helpers/admin.js';
-import { type DynamoFixture, dynamoFixture, keyRecord } from '../../helpers/dynamo.js';
+import { type DynamoFixture, dynamoFixture, keyRecord, leanTransport } from '../../helpers/dynamo.js';
 
 let db: DynamoFixture;
 
@@ -19,13 +18,13 @@ afterAll(async () => {
 
 describe('failing closed', () => {
   it('throws DependencyError while DynamoDB is down, and recovers with the same clients', async () => {
-    // Prepare: one client per store, as in the proxy, kept across the outage.
-    const client = dynamoClient({ endpoint: db.server.endpoint });
-    const store = new CachedKeyStore(new DynamoKeyStore({ client, table: db.keysTable }), {
+    // Prepare: one client for both stores, as in the proxy, kept across the outage.
+    const transport = leanTransport(db.server.endpoint);
+    const store = new CachedKeyStore(new DynamoKeyStore({ transport, table: db.keysTable }), {
       ttlMs: 0,
       maxEntries: 10,
     });
-    const meter = new DynamoQuotaMeter({ client, table: db.countersTable });
+    const meter = new DynamoQuotaMeter({ transport, table: db.countersTable });
     const admin = { client: db.client, keysTable: db.keysTable, countersTable: db.countersTable };
     const { key, record } = await issueKey(admin, { tier: 'free' });
     expect(await store.lookup(hashApiKey(key))).toEqual(record);
@@ -47,13 +46,13 @@ describe('failing closed', () => {
 
     expect(await store.lookup(hashApiKey(key))).toEqual(record);
     expect(await meter.meter(record, new Date())).toMatchObject({ ok: true, remainingMinute: 58 });
-    client.destroy();
+    await transport.close();
   });
 
   it('maps any other failure and an abort to DependencyError', async () => {
-    const missing = new DynamoQuotaMeter({ client: db.client, table: 'no-such-table' });
-    const keys = new DynamoKeyStore({ client: db.client, table: 'no-such-table' });
-    const meter = new DynamoQuotaMeter({ client: db.client, table: db.countersTable });
+    const missing = new DynamoQuotaMeter({ transport: db.transport, table: 'no-such-table' });
+    const keys = new DynamoKeyStore({ transport: db.transport, table: 'no-such-table' });
+    const meter = new DynamoQuotaMeter({ transport: db.transport, table: db.countersTable });
 
     const noTable = await missing.meter(keyRecord(), new Date()).catch((error: unknown) => error);
     const noKeys = await keys.lookup('0'.repeat(64)).catch((error: unknown) => error);

@@ -19,7 +19,7 @@ import {
   registerKey,
   revokeKey,
 } from '../../helpers/admin.js';
-import { at, countCalls, type DynamoFixture, dynamoFixture } from '../../helpers/dynamo.js';
+import { at, countTransportCalls, type DynamoFixture, dynamoFixture } from '../../helpers/dynamo.js';
 
 let db: DynamoFixture;
 let admin: AdminOptions;
@@ -28,7 +28,7 @@ let store: DynamoKeyStore;
 beforeAll(async () => {
   db = await dynamoFixture();
   admin = { client: db.client, keysTable: db.keysTable, countersTable: db.countersTable };
-  store = new DynamoKeyStore({ client: db.client, table: db.keysTable });
+  store = new DynamoKeyStore({ transport: db.transport, table: db.keysTable });
 });
 afterAll(async () => {
   await db?.dispose();
@@ -57,7 +57,7 @@ describe('DynamoKeyStore and admin', () => {
     it('stores partner limits per key, and meters with them', async () => {
       const { key } = await issueKey(admin, { tier: 'partner', limits: { minute: 7, month: 9 } });
       const record = (await store.lookup(hashApiKey(key)))!;
-      const meter = new DynamoQuotaMeter({ client: db.client, table: db.countersTable });
+      const meter = new DynamoQuotaMeter({ transport: db.transport, table: db.countersTable });
 
       const results = [];
       for (let i = 0; i < 10; i++) results.push(await meter.meter(record, at('2026-11-21T10:00:00Z')));
@@ -90,7 +90,7 @@ describe('DynamoKeyStore and admin', () => {
 
     it('lists keys by key id, revokes them, and reports usage', async () => {
       const { record } = await issueKey(admin, { tier: 'free', label: 'listed' });
-      const meter = new DynamoQuotaMeter({ client: db.client, table: db.countersTable });
+      const meter = new DynamoQuotaMeter({ transport: db.transport, table: db.countersTable });
       const now = at('2026-11-21T10:00:30Z');
       for (let i = 0; i < 3; i++) await meter.meter(record, now);
 
@@ -154,7 +154,7 @@ describe('DynamoKeyStore and admin', () => {
       ];
       const registered = 'pk_live_BBBBBBBBBBBBBBBBBBBBBB';
       await registerKey(admin, registered, { tier: 'free' });
-      const meter = new DynamoQuotaMeter({ client: db.client, table: db.countersTable });
+      const meter = new DynamoQuotaMeter({ transport: db.transport, table: db.countersTable });
       for (const key of [...issued, registered])
         await meter.meter((await store.lookup(hashApiKey(key)))!, new Date());
 
@@ -191,12 +191,12 @@ describe('DynamoKeyStore and admin', () => {
   describe('DynamoDB calls per lookup', () => {
     it('makes one GetItem uncached and none cached', async () => {
       const { key } = await issueKey(admin, { tier: 'free' });
-      const counted = countCalls(db.client);
-      const cached = new CachedKeyStore(store, { ttlMs: 30_000, maxEntries: 10 });
+      const counted = countTransportCalls(db.transport);
+      const counting = new DynamoKeyStore({ transport: counted.transport, table: db.keysTable });
+      const cached = new CachedKeyStore(counting, { ttlMs: 30_000, maxEntries: 10 });
 
       await cached.lookup(hashApiKey(key));
-      const uncached = [...counted.calls];
-      counted.reset();
+      const uncached = counted.calls.splice(0);
       await cached.lookup(hashApiKey(key));
       const hit = [...counted.calls];
 

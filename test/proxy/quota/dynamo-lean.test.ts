@@ -1,20 +1,21 @@
 /**
- * The lean metering transport (LeanCounterTransport) against dynalite, answer for answer the same as the SDK
- * transport; AWS's answers dynalite does not give (the failed item, throttling, 5xx) from a loopback server;
+ * The lean metering transport (LeanCounterTransport) against dynalite, answer for answer the same as the AWS
+ * SDK's calls (the reference, in this test only); AWS's answers dynalite does not give (the failed item, throttling, 5xx) from a loopback server;
  * faults as the meter's DependencyErrors; and its signature checked against the bytes actually sent.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { DynamoDBClient, type UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
+import type { UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
 import type { RetryStrategyV2 } from '@smithy/types';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { credentialProvider, dynamoClient } from '../../../aws/sdk.js';
 import { SignedClient } from '../../../aws/signed.js';
 import { DynamoQuotaMeter } from '../../../proxy/quota/dynamo.js';
 import { LeanCounterTransport } from '../../../proxy/quota/dynamo-lean.js';
-import { type CounterTransport, SdkCounterTransport } from '../../../proxy/quota/dynamo-transport.js';
+import type { CounterTransport } from '../../../proxy/quota/dynamo-transport.js';
 import { DependencyError } from '../../../store/errors.js';
 import { at, type DynamoFixture, dynamoFixture, keyRecord } from '../../helpers/dynamo.js';
+import { sdkCounterTransport } from '../../helpers/sdk-dynamo.js';
 import { CHECK_CREDENTIALS, type SigV4CheckServer, startSigV4Check } from '../../helpers/sigv4-check.js';
 import { type SlowProxy, startSlowProxy } from '../../helpers/slow-proxy.js';
 
@@ -27,10 +28,11 @@ function lean(endpoint = db.server.endpoint, credentials = credentialProvider(en
   return transport;
 }
 
+/** The AWS SDK's calls in the transport's answer shape: the reference the lean transport is held to. */
 function sdk(endpoint = db.server.endpoint): CounterTransport {
   const client = dynamoClient({ endpoint });
   closers.push(() => client.destroy());
-  return new SdkCounterTransport(client);
+  return sdkCounterTransport(client);
 }
 
 beforeAll(async () => {
@@ -62,7 +64,7 @@ const settle = <T>(call: Promise<T>) =>
     (error: unknown) => ({ error: (error as Error).name }),
   );
 
-describe('LeanCounterTransport answers as the SDK transport does (dynalite)', () => {
+describe('LeanCounterTransport answers as the SDK does (dynalite)', () => {
   it('UpdateItem: the new item; a failed condition as a value; GetItem: the item or nothing', async () => {
     const results: Record<string, unknown[]> = {};
     for (const [name, transport] of [
@@ -253,27 +255,6 @@ describe('answers only AWS gives (loopback server)', () => {
       .catch((error: unknown) => error);
     expect(failed).toMatchObject({ name: 'AbortError' });
     expect(requests).toBe(1);
-  });
-
-  it('the SDK transport names throttling the same way (after its one retry)', async () => {
-    reply = {
-      status: 400,
-      body: JSON.stringify({ __type: 'com.amazonaws.dynamodb.v20120810#ThrottlingException' }),
-    };
-    const client = new DynamoDBClient({
-      region: 'us-east-1',
-      endpoint,
-      maxAttempts: 1,
-      credentials: CHECK_CREDENTIALS,
-    });
-    closers.push(() => client.destroy());
-    const meter = new DynamoQuotaMeter({ transport: new SdkCounterTransport(client), table: 'counters' });
-    expect(
-      await meter.meter(keyRecord(), at('2026-11-21T10:00:00Z')).catch((error: unknown) => error),
-    ).toMatchObject({
-      dependency: 'quota',
-      message: 'quota write failed (ThrottlingException)',
-    });
   });
 });
 
