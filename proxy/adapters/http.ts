@@ -28,6 +28,25 @@ import { ALLOW_HEADER } from '../request/routes.js';
 /** CloudFront's limit on a URL: a longer request target gets the same 414 locally as behind CloudFront. */
 export const MAX_TARGET_BYTES = 8_192;
 
+/**
+ * How long an idle keep-alive connection is kept: the `Keep-Alive: timeout=` a server advertises, and how long
+ * it really holds the connection. A client that reuses a connection the server is closing at that instant
+ * loses its request (undici: `UND_ERR_SOCKET` "other side closed"; Node's client: "socket hang up"), so every
+ * client must give up first, by a margin wider than a busy client's stall. Node's defaults advertise 5 s and
+ * hold 6 s, while clients that honour the hint give up 1–2 s before it (undici and fetch: hint − 2 s; Node's
+ * `http.Agent` and so the AWS SDK and the proxy's own signed calls: never, without a `timeout`) — a margin of
+ * 2–4 s that a loaded machine's stall can exceed. Advertised 60 s (clients that honour it keep a connection
+ * for 58 s), held 125 s: 65 s of margin for them, and above the idle limits of clients that ignore the hint
+ * (curl 118 s, Firefox 115 s, Go 90 s). An idle connection costs a file descriptor and a few kB.
+ */
+export const IDLE_CONNECTION = { advertisedMs: 60_000, heldMs: 125_000 } as const;
+
+/** Apply {@link IDLE_CONNECTION} to a node:http server (the proxy's, and the local S3 and DynamoDB servers'). */
+export function holdIdleConnections(server: Server): void {
+  server.keepAliveTimeout = IDLE_CONNECTION.advertisedMs;
+  server.keepAliveTimeoutBuffer = IDLE_CONNECTION.heldMs - IDLE_CONNECTION.advertisedMs;
+}
+
 export interface HttpServerOptions {
   /** Where the adapter's own answers are logged (the core logs the others). @default logJson */
   log?: (line: RequestLogLine) => void;
@@ -350,6 +369,7 @@ export function createHttpServer(handle: ProxyHandler, options: HttpServerOption
     });
   };
   const server = createServer({ requireHostHeader: false }, onRequest);
+  holdIdleConnections(server);
   // An expectation other than 100-continue would get Node's bare 417; HTTP lets a server ignore it (RFC 9110
   // §10.1.1 "MAY respond with 417"), so such a request is answered like any other.
   server.on('checkExpectation', onRequest);
