@@ -33,11 +33,12 @@ export const MAX_TARGET_BYTES = 8_192;
  * it really holds the connection. A client that reuses a connection the server is closing at that instant
  * loses its request (undici: `UND_ERR_SOCKET` "other side closed"; Node's client: "socket hang up"), so every
  * client must give up first, by a margin wider than a busy client's stall. Node's defaults advertise 5 s and
- * hold 6 s, while clients that honour the hint give up 1–2 s before it (undici and fetch: hint − 2 s; Node's
- * `http.Agent` and so the AWS SDK and the proxy's own signed calls: never, without a `timeout`) — a margin of
- * 2–4 s that a loaded machine's stall can exceed. Advertised 60 s (clients that honour it keep a connection
- * for 58 s), held 125 s: 65 s of margin for them, and above the idle limits of clients that ignore the hint
- * (curl 118 s, Firefox 115 s, Go 90 s). An idle connection costs a file descriptor and a few kB.
+ * hold 6 s; undici and fetch give up 2 s before the hint (3 s: a margin of 3 s, which a loaded machine's stall
+ * can exceed), and Node's `http.Agent` without a `timeout` (the AWS SDK's, the proxy's own signed calls) keeps
+ * a connection until the server closes it. Advertised 60 s (undici keeps a connection 58 s), held 125 s: 67 s
+ * of margin for clients that honour the hint, and above the idle limits of common clients that ignore it
+ * (curl 118 s, Firefox 115 s, Go 90 s); a client that never gives up is left to retry (the signed calls
+ * retry a reset of a reused connection once). An idle connection costs a file descriptor and a few kB.
  */
 export const IDLE_CONNECTION = { advertisedMs: 60_000, heldMs: 125_000 } as const;
 
