@@ -1,6 +1,7 @@
 /**
- * `npm start`: the whole product on one machine. Starts s3rver and dynalite in-process (data under `.local/`,
- * or CATALOGUE_LOCAL_DIR) unless S3_ENDPOINT / DYNAMODB_ENDPOINT name existing servers, creates the bucket and
+ * `npm start`: the whole product on one machine. Checks its port first; starts s3rver and dynalite on a thread
+ * of their own, on the ports they had before (local/own-servers.ts; data under `.local/`, or
+ * CATALOGUE_LOCAL_DIR) unless S3_ENDPOINT / DYNAMODB_ENDPOINT name existing servers, creates the bucket and
  * tables, publishes the catalogue snapshot when it has to (local/published.ts), seeds keys and serves the
  * proxy core through the node:http adapter on 127.0.0.1:PORT.
  *
@@ -33,6 +34,8 @@ import { localDiskFor, localDiskForModules } from './disk.js';
 import { withReference } from './docs.js';
 import { localCommandHints, pasteLines } from './hints.js';
 import { lockDataDirectory } from './lock.js';
+import { serverLayout, startOwnServers } from './own-servers.js';
+import { explainPortInUse, listenOrExplain, portFree } from './port.js';
 import {
   decideStart,
   type PublishedState,
@@ -41,7 +44,7 @@ import {
   sourceDigest,
   writePublishedRecord,
 } from './published.js';
-import { type LocalServer, startDynamo, startS3 } from './servers.js';
+import type { LocalServer } from './servers.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 // Local state (s3rver and dynalite data, the cursor secret, the lock, the publish record and the dev key);
@@ -99,33 +102,45 @@ async function main(): Promise<void> {
   const devKeys = parseDevKeys(env.CATALOGUE_DEV_KEYS);
   const named = Boolean(env.CATALOGUE_SOURCE?.trim());
   const source = resolve(named ? env.CATALOGUE_SOURCE!.trim() : FIXTURE);
+  const layout = serverLayout(env.CATALOGUE_LOCAL_SERVERS);
+  // Before anything is written, started or published (the listen at the end says the same if it is taken meanwhile).
+  if (port !== 0 && !(await portFree(port))) throw new Error(await explainPortInUse(port));
   lockOrRefuse();
 
   const servers: LocalServer[] = [];
   let http: Server | undefined;
   let stopping = false;
-  const shutdown = async (signal: string) => {
+  const shutdown = async (signal: string, code = 0) => {
     if (stopping) return;
     stopping = true;
     console.error(`\n${signal}: stopping`);
-    const timer = setTimeout(() => process.exit(0), 3000);
+    const timer = setTimeout(() => process.exit(code), 3000);
     timer.unref();
     if (http) {
       http.closeAllConnections();
       await new Promise((done) => http?.close(done));
     }
     for (const server of servers) await server.stop().catch(() => {});
-    process.exit(0);
+    process.exit(code);
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
 
-  // 1. Storage: existing servers when named, otherwise our own on ephemeral loopback ports.
+  // 1. Storage: existing servers when named, otherwise our own on loopback, on the ports of the last start.
   const bucket = env.CATALOGUE_BUCKET ?? 'catalogue';
   let s3Endpoint = env.S3_ENDPOINT;
+  const own = await startOwnServers(
+    { bucket: s3Endpoint ? undefined : bucket, dynamodb: !env.DYNAMODB_ENDPOINT },
+    {
+      local: LOCAL,
+      layout,
+      onCrash: (error) => void shutdown(`npm start failed: ${error.message}`, 1),
+      note: (line) => console.error(line),
+    },
+  );
   const ownS3 = !s3Endpoint;
   if (!s3Endpoint) {
-    const s3 = await startS3(bucket, { directory: join(LOCAL, 's3') });
+    const s3 = own.s3!;
     servers.push(s3);
     s3Endpoint = s3.endpoint;
   } else {
@@ -133,8 +148,7 @@ async function main(): Promise<void> {
   }
   let dynamodbEndpoint = env.DYNAMODB_ENDPOINT;
   if (!dynamodbEndpoint) {
-    mkdirSync(join(LOCAL, 'dynamodb'), { recursive: true });
-    const dynamo = await startDynamo({ directory: join(LOCAL, 'dynamodb') });
+    const dynamo = own.dynamodb!;
     servers.push(dynamo);
     dynamodbEndpoint = dynamo.endpoint;
   }
@@ -225,10 +239,7 @@ async function main(): Promise<void> {
   // 4. Serve.
   // /docs: the API reference page, without a key (local/docs.ts); everything else is the proxy's.
   http = createHttpServer(withReference(createProxy(configured, { log: logJson })));
-  await new Promise<void>((ready, fail) => {
-    http?.once('error', fail);
-    http?.listen(port, '127.0.0.1', () => ready());
-  });
+  await listenOrExplain(http, port);
   const address = http.address();
   const boundPort = typeof address === 'object' && address ? address.port : port;
   const base = `http://127.0.0.1:${boundPort}/v1`;

@@ -8,6 +8,7 @@
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { request } from 'undici';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { s3Client } from '../../aws/sdk.js';
 import { main as catalogueCli, EXIT } from '../../builder/cli.js';
@@ -55,6 +56,10 @@ describe('npm start', () => {
         const modules = await get(`${started.base}/modules`, started.freshKey);
         expect(modules.status).toBe(200);
         expect(JSON.parse(modules.body).data).toHaveLength(50);
+        // Idle connections are held longer than clients keep them (proxy/adapters/http.ts).
+        const docs = await request(`${started.base.replace(/\/v1$/, '')}/docs`);
+        await docs.body.dump();
+        expect(docs.headers['keep-alive']).toBe('timeout=60');
         expect((await get(`${started.base}/tags`, FREE)).status).toBe(200);
         expect((await get(`${started.base}/standards`, PARTNER)).status).toBe(200);
         expect((await get(`${started.base}/standards`, 'pk_live_CCCCCCCCCCCCCCCCCCCCCC')).status).toBe(401);
