@@ -19,6 +19,7 @@ import { benchLatency } from './latency.js';
 import { benchLean } from './lean.js';
 import { machineTable } from './machine.js';
 import { pickFilters } from './mix.js';
+import { benchNpmStart } from './npm-start.js';
 import { progress, type SectionResult, type Target, verdict } from './report.js';
 import { benchScale } from './scale.js';
 import { benchEnv, loadSettings, REPO, SECTIONS, type Section, WORK } from './settings.js';
@@ -36,6 +37,7 @@ const TITLES: Record<Section, string> = {
   8: '8. Hot calls: AWS SDK vs lean signed requests',
   9: '9. Latency as on AWS (injected service latencies)',
   10: '10. The Lambda function: asset size, import, cold start, CPU per warm request, memory under a flood',
+  11: "11. npm start: the protocol servers on the proxy's thread vs on their own",
 };
 
 async function main(): Promise<number> {
@@ -105,6 +107,7 @@ async function main(): Promise<number> {
   // Reuses section 1's build of the bench catalogue when it is there.
   await attempt(7, () => benchScale(settings, join(WORK, 'build')));
   await attempt(10, () => benchFunction(settings, snapshot, snapshotDir));
+  await attempt(11, () => benchNpmStart(settings, snapshotDir, picks));
   closeClient();
 
   const seconds = (performance.now() - started) / 1000;
@@ -188,7 +191,7 @@ async function main(): Promise<number> {
   progress(`wrote ${relative(REPO, settings.out)} in ${fmt.s(seconds)} s`);
 
   if (!settings.keep) {
-    for (const dir of ['s3', 'dynamo', 'build', 'build-profiled'])
+    for (const dir of ['s3', 'dynamo', 'build', 'build-profiled', 'npm-start'])
       await rm(join(WORK, dir), { recursive: true, force: true });
   }
   const failed = [...results.values()].some((r) => r instanceof Error);
