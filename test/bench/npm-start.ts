@@ -1,14 +1,15 @@
 /**
  * Section 11: `npm start` itself under the request mix of section 2, with its protocol servers (s3rver,
  * dynalite) on the proxy's thread (`CATALOGUE_LOCAL_SERVERS=in-process`, the layout before issue 31) and on
- * threads of their own (the default), side by side in one run: the same data directory (the bench catalogue
- * published once by npm start's own first start), restarted for every run, the two layouts alternating.
- * Throughput, latency, and CPU per request of the whole process (every thread: the proxy's, the servers',
- * V8's and libuv's; and any child process), with the share of each thread.
+ * a thread of their own (the default), side by side in one run: two npm starts running at once on twin data
+ * directories (the bench catalogue published once by npm start's own first start, then linked into a second
+ * directory), loaded in turn in short alternating rounds as section 2 does, so that both meet the same
+ * machine. Throughput, latency, and CPU per request of the whole process (every thread: the proxy's, the
+ * servers', V8's and libuv's; and any child process), with the share of each thread.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { closeSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, cpSync, existsSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { trackChild } from './children.js';
 import { checkRun, pairedRatio, roundsTable, summarize } from './core.js';
@@ -27,7 +28,7 @@ const LAYOUTS = ['in-process', 'threads'] as const;
 type Layout = (typeof LAYOUTS)[number];
 const SHOWN: Record<Layout, string> = {
   'in-process': 'servers on the proxy’s thread (before)',
-  threads: 'servers on their own threads (after)',
+  threads: 'servers on a thread of their own (after)',
 };
 
 const TICK_MS = (() => {
@@ -101,7 +102,7 @@ async function startNpm(
   source: string,
   readyWithinMs = 3_600_000,
 ): Promise<Running> {
-  const logFile = join(WORK, `npm-start-${layout}.log`);
+  const logFile = join(WORK, `npm-start-${layout}-${local.split('/').pop()}.log`);
   // The request log (stdout) goes to a file, as a terminal would take it: the bench process does not read it.
   const stdout = openSync(logFile, 'w');
   const begun = performance.now();
@@ -172,8 +173,29 @@ interface Run {
   cpu: number;
   /** CPU ms per response by thread. */
   threads: Map<string, number>;
-  readyMs: number;
-  peakRssMb: number;
+}
+
+/**
+ * A second data directory holding what `from` holds: the local S3's files hard-linked (npm start only reads
+ * them while it serves an unchanged source), the rest copied; not its lock, nor its recorded ports (the twin
+ * runs at the same time, on ports of its own). Kept while `from` publishes the same version.
+ */
+function twinOf(from: string, to: string): void {
+  const published = (dir: string) => {
+    try {
+      return readFileSync(join(dir, 'published.json'), 'utf8');
+    } catch {
+      return undefined;
+    }
+  };
+  if (existsSync(to) && published(to) === published(from)) return;
+  rmSync(to, { recursive: true, force: true });
+  execFileSync('mkdir', ['-p', to]);
+  execFileSync('cp', ['-al', join(from, 's3'), join(to, 's3')]);
+  for (const name of readdirSync(from)) {
+    if (name === 's3' || name === 'npm-start.lock' || name === 'endpoints.json') continue;
+    cpSync(join(from, name), join(to, name), { recursive: true });
+  }
 }
 
 export async function benchNpmStart(
@@ -201,22 +223,28 @@ export async function benchNpmStart(
   } finally {
     await first.stop();
   }
-
+  progress('11. a twin data directory (hard links), and both layouts started');
+  twinOf(local, join(WORK, 'npm-start-twin'));
+  const running = new Map<Layout, Running>();
+  const peakRss = new Map<Layout, number>();
+  const runs: Run[] = [];
+  const loadAtStart = loadAverage();
   const load = (port: number, seconds: number) =>
     runLoad({ port, requests: mix, seconds, connections: settings.connections, headers: AUTH });
-  const loadAtStart = loadAverage();
-  const runs: Run[] = [];
-  for (let round = 0; round < settings.rounds; round++) {
-    const order = round % 2 === 0 ? [...LAYOUTS] : [...LAYOUTS].reverse();
-    for (const layout of order) {
-      progress(`11. round ${round + 1}/${settings.rounds}: ${layout} (${settings.seconds} s)`);
-      const running = await startNpm(layout, local, snapshotDir, 600_000);
-      try {
-        if (settings.warmupSeconds > 0) await load(running.port, settings.warmupSeconds);
-        const pid = running.child.pid!;
-        const before = cpuByThread(pid);
-        const result = await load(running.port, settings.seconds);
-        const after = cpuByThread(pid);
+  try {
+    running.set('in-process', await startNpm('in-process', local, snapshotDir, 600_000));
+    running.set('threads', await startNpm('threads', join(WORK, 'npm-start-twin'), snapshotDir, 600_000));
+    for (const layout of LAYOUTS) {
+      if (settings.warmupSeconds > 0) await load(running.get(layout)!.port, settings.warmupSeconds);
+    }
+    for (let round = 0; round < settings.coreRounds; round++) {
+      progress(`11. round ${round + 1}/${settings.coreRounds} (${settings.coreSeconds} s per layout)`);
+      const order = round % 2 === 0 ? [...LAYOUTS] : [...LAYOUTS].reverse();
+      for (const layout of order) {
+        const { child, port } = running.get(layout)!;
+        const before = cpuByThread(child.pid!);
+        const result = await load(port, settings.coreSeconds);
+        const after = cpuByThread(child.pid!);
         checkRun(
           `npm start (${layout})`,
           result,
@@ -225,12 +253,16 @@ export async function benchNpmStart(
         const threads = new Map<string, number>();
         for (const [name, ms] of after) threads.set(name, (ms - (before.get(name) ?? 0)) / result.requests);
         const cpu = [...threads.values()].reduce((sum, ms) => sum + ms, 0);
-        runs.push({ layout, result, cpu, threads, readyMs: running.readyMs, peakRssMb: peakRssMb(pid) });
-      } finally {
-        await running.stop();
+        runs.push({ layout, result, cpu, threads });
       }
     }
+  } finally {
+    for (const [layout, server] of running) {
+      peakRss.set(layout, peakRssMb(server.child.pid!));
+      await server.stop();
+    }
   }
+  const readyMs = (layout: Layout) => running.get(layout)!.readyMs;
 
   const of = (layout: Layout) => runs.filter((run) => run.layout === layout);
   const before = of('in-process');
@@ -249,9 +281,9 @@ export async function benchNpmStart(
   const threadShare = (set: Run[], name: string) => median(set.map((r) => r.threads.get(name) ?? 0));
 
   const markdown = [
-    `\`npm start\` as users run it (\`node --import tsx local/start.ts\`, what the script runs), on its own data directory (\`test/bench/.work/npm-start\`) holding the ${fmt.int(settings.modules)}-module bench catalogue, published there by npm start's own first start (\`CATALOGUE_SOURCE\` = the bench snapshot; first start ${fmt.s(first.readyMs / 1000)} s to the ready line: ${published}). ` +
-      `Then ${settings.rounds} rounds, each starting npm start once per layout (alternating which goes first): \`CATALOGUE_LOCAL_SERVERS=in-process\` (s3rver and dynalite on the proxy's thread, as before issue 31) and \`threads\` (each on a worker thread of its own, the default). ` +
-      `Load: the request mix of section 2 (${mix.length} requests, every kind a consumer makes, cursors walked, ETags asked once), autocannon in the bench process, ${settings.connections} connections, ${settings.warmupSeconds} s warm-up after each start, then ${settings.seconds} s measured. ` +
+    `\`npm start\` as users run it (\`node --import tsx local/start.ts\`, what the script runs), on a data directory (\`test/bench/.work/npm-start\`) holding the ${fmt.int(settings.modules)}-module bench catalogue, published there by npm start's own first start (\`CATALOGUE_SOURCE\` = the bench snapshot; first start ${fmt.s(first.readyMs / 1000)} s to the ready line: ${published}), and on a twin of it (\`npm-start-twin\`: the local S3's files hard-linked, the rest copied). ` +
+      `Two npm starts run at once: \`CATALOGUE_LOCAL_SERVERS=in-process\` (s3rver and dynalite on the proxy's thread, the layout before issue 31) on the first, \`threads\` (on a worker thread of their own, the default) on the twin. ` +
+      `Load: the request mix of section 2 (${mix.length} requests, every kind a consumer makes, cursors walked, ETags asked once), autocannon in the bench process, ${settings.connections} connections; ${settings.warmupSeconds} s warm-up each, then ${settings.coreRounds} rounds of ${settings.coreSeconds} s per layout, alternating which goes first (as section 2: a burst of the host's other work spoils one pair of rounds, and the median of the per-round ratios leaves it out). ` +
       `CPU is the npm start process's, every thread of it (user + system from /proc/<pid>/task/*/stat, ${TICK_MS} ms ticks) and any child process, over the measured run divided by its responses. Load average at the start: ${loadAtStart}.`,
     '',
     table(
@@ -271,8 +303,8 @@ export async function benchNpmStart(
           fmt.ms(b.p50),
           fmt.ms(b.p99),
           fmt.ms(cpuBefore),
-          fmt.s(median(before.map((r) => r.readyMs)) / 1000),
-          fmt.int(median(before.map((r) => r.peakRssMb))),
+          fmt.s(readyMs('in-process') / 1000),
+          fmt.int(peakRss.get('in-process')!),
         ],
         [
           SHOWN.threads,
@@ -280,8 +312,8 @@ export async function benchNpmStart(
           fmt.ms(a.p50),
           fmt.ms(a.p99),
           fmt.ms(cpuAfter),
-          fmt.s(median(after.map((r) => r.readyMs)) / 1000),
-          fmt.int(median(after.map((r) => r.peakRssMb))),
+          fmt.s(readyMs('threads') / 1000),
+          fmt.int(peakRss.get('threads')!),
         ],
         [
           'after / before: median of the per-round ratios',
@@ -316,7 +348,8 @@ export async function benchNpmStart(
   return {
     markdown,
     commands: [
-      `PORT=0 CATALOGUE_LOCAL_DIR=test/bench/.work/npm-start CATALOGUE_SOURCE=<the bench snapshot> CATALOGUE_DEV_KEYS=partner:<bench key> CATALOGUE_LOCAL_SERVERS=in-process|threads node --import tsx local/start.ts`,
+      `PORT=0 CATALOGUE_LOCAL_DIR=test/bench/.work/npm-start CATALOGUE_SOURCE=<the bench snapshot> CATALOGUE_DEV_KEYS=partner:<bench key> CATALOGUE_LOCAL_SERVERS=in-process node --import tsx local/start.ts`,
+      `PORT=0 CATALOGUE_LOCAL_DIR=test/bench/.work/npm-start-twin CATALOGUE_SOURCE=<the bench snapshot> CATALOGUE_DEV_KEYS=partner:<bench key> CATALOGUE_LOCAL_SERVERS=threads node --import tsx local/start.ts`,
     ],
     targets: [
       {

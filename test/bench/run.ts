@@ -191,7 +191,7 @@ async function main(): Promise<number> {
   progress(`wrote ${relative(REPO, settings.out)} in ${fmt.s(seconds)} s`);
 
   if (!settings.keep) {
-    for (const dir of ['s3', 'dynamo', 'build', 'build-profiled', 'npm-start'])
+    for (const dir of ['s3', 'dynamo', 'build', 'build-profiled', 'npm-start', 'npm-start-twin'])
       await rm(join(WORK, dir), { recursive: true, force: true });
   }
   const failed = [...results.values()].some((r) => r instanceof Error);

@@ -245,7 +245,7 @@ describe('npm start as a server', () => {
     // The protocol servers run on threads of npm start's own process; its only child is tsx's esbuild
     // service (TypeScript transforms), which ends when its pipe to npm start closes.
     const { threads, children } = threadsAndChildren(first.child.pid!);
-    expect(threads).toEqual(expect.arrayContaining(['s3 server', 'dynamodb server']));
+    expect(threads).toContain('local servers');
     for (const command of children.values()) expect(command).toMatch(/esbuild.* --service=/);
 
     first.child.kill('SIGKILL');
