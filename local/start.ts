@@ -33,7 +33,7 @@ import { DEV_KEY_FILE, devKeyFor, parseDevKeys } from './dev-keys.js';
 import { localDiskFor, localDiskForModules } from './disk.js';
 import { withReference } from './docs.js';
 import { localCommandHints, pasteLines } from './hints.js';
-import { lockDataDirectory } from './lock.js';
+import { LOCK_FILE, type LockHolder, lockDataDirectory, lockHolder } from './lock.js';
 import { serverLayout, startOwnServers } from './own-servers.js';
 import { explainPortInUse, listenOrExplain, portFree } from './port.js';
 import {
@@ -80,18 +80,19 @@ async function ensureBucket(endpoint: string, bucket: string): Promise<void> {
   }
 }
 
+function inUse({ pid, host, since }: LockHolder): Error {
+  return new Error(
+    `the data directory ${LOCAL} is in use by another npm start (process ${pid} on ${host}, since ${since}). ` +
+      'Use that one, stop it first (Ctrl-C in its terminal), or start this one on another directory: ' +
+      `CATALOGUE_LOCAL_DIR=/tmp/other npm start. If no npm start is running, remove ${join(LOCAL, LOCK_FILE)}.`,
+  );
+}
+
 /** Take the data directory, or refuse at once: nothing has been started or written yet. */
 function lockOrRefuse(): void {
   mkdirSync(LOCAL, { recursive: true });
   const lock = lockDataDirectory(LOCAL);
-  if (!lock.ok) {
-    const { pid, host, since } = lock.holder;
-    throw new Error(
-      `the data directory ${LOCAL} is in use by another npm start (process ${pid} on ${host}, since ${since}). ` +
-        'Use that one, stop it first (Ctrl-C in its terminal), or start this one on another directory: ' +
-        `CATALOGUE_LOCAL_DIR=/tmp/other npm start. If no npm start is running, remove ${lock.file}.`,
-    );
-  }
+  if (!lock.ok) throw inUse(lock.holder);
   process.on('exit', lock.release);
 }
 
@@ -103,7 +104,10 @@ async function main(): Promise<void> {
   const named = Boolean(env.CATALOGUE_SOURCE?.trim());
   const source = resolve(named ? env.CATALOGUE_SOURCE!.trim() : FIXTURE);
   const layout = serverLayout(env.CATALOGUE_LOCAL_SERVERS);
-  // Before anything is written, started or published (the listen at the end says the same if it is taken meanwhile).
+  // Before anything is written, started or published: the data directory (its holder also holds the port),
+  // then the port (the listen at the end says the same if it is taken meanwhile).
+  const holder = lockHolder(LOCAL);
+  if (holder) throw inUse(holder);
   if (port !== 0 && !(await portFree(port))) throw new Error(await explainPortInUse(port));
   lockOrRefuse();
 

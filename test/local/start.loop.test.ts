@@ -145,7 +145,8 @@ describe("npm start keeps the publisher's work", () => {
     try {
       const before = snapshotOf(local);
 
-      const second = await runToExit(local, {});
+      // On the same port too, as two plain `npm start`s would be: the directory is what it is told about.
+      const second = await runToExit(local, { PORT: new URL(first.base).port });
 
       expect(second.code).not.toBe(0);
       expect(second.output).toContain(
