@@ -239,18 +239,25 @@ describe('npm start as a server', () => {
   it('killed hard, leaves no process or port behind; restarted twice, the lines it printed stay valid', async () => {
     const data = temporaryDirectory('restarts');
     const first = await start({ CATALOGUE_LOCAL_DIR: data });
-    const printed = endpointLines(first);
-    const ports = [first.base, printed.s3Export!, printed.dynamodbEndpoint!].map((url) =>
-      Number(new URL(url).port),
-    );
-    // The protocol servers run on threads of npm start's own process; its only child is tsx's esbuild
-    // service (TypeScript transforms), which ends when its pipe to npm start closes.
-    const { threads, children } = threadsAndChildren(first.child.pid!);
-    expect(threads).toContain('local servers');
-    for (const command of children.values()) expect(command).toMatch(/esbuild.* --service=/);
-
-    first.child.kill('SIGKILL');
-    await new Promise((resolve) => first.child.once('exit', resolve));
+    const exited = new Promise((resolve) => first.child.once('exit', resolve));
+    let printed: ReturnType<typeof endpointLines>;
+    let ports: number[];
+    let children: Map<number, string>;
+    try {
+      printed = endpointLines(first);
+      ports = [first.base, printed.s3Export!, printed.dynamodbEndpoint!].map((url) =>
+        Number(new URL(url).port),
+      );
+      // The protocol servers run on a thread of npm start's own process; its only child is tsx's esbuild
+      // service (TypeScript transforms), which ends when its pipe to npm start closes.
+      const seen = threadsAndChildren(first.child.pid!);
+      children = seen.children;
+      expect(seen.threads).toContain('local servers');
+      for (const command of children.values()) expect(command).toMatch(/esbuild.* --service=/);
+    } finally {
+      first.child.kill('SIGKILL');
+      await exited;
+    }
     for (const port of ports) expect(await portFree(port), `port ${port}`).toBe(true);
     for (const child of children.keys()) {
       await vi.waitFor(() => expect(existsSync(`/proc/${child}`), `process ${child}`).toBe(false), {
