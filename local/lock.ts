@@ -55,6 +55,19 @@ function readHolder(file: string): LockHolder | undefined {
 }
 
 /**
+ * The live holder of the data directory's lock, without taking it or writing anything (a stale or unreadable
+ * lock: none); `npm start` asks before it checks its port, so that a second start on a directory in use is
+ * told about the directory, whatever else it finds.
+ */
+export function lockHolder(directory: string, options: LockOptions = {}): LockHolder | undefined {
+  const holder = readHolder(join(directory, LOCK_FILE));
+  if (!holder) return undefined;
+  const isRunning = options.isRunning ?? runningStart;
+  const alive = holder.host !== (options.host ?? hostname()) || isRunning(holder.pid);
+  return alive && holder.pid !== (options.pid ?? process.pid) ? holder : undefined;
+}
+
+/**
  * Take the data directory's lock, or say who holds it. The lock file appears with its content in one step
  * (written aside, then hard-linked into place, which fails if the name exists), so a reader never sees it
  * half written. A lock whose holder is gone (or unreadable: a crash between the two steps cannot leave

@@ -17,8 +17,8 @@ interface Context {
 type Middleware = (ctx: Context, next: () => Promise<void>) => Promise<void>;
 
 /**
- * Pass every event of `s3rver` to `emit`, multipart completions named as S3 names them. Call it before
- * `run()` (Koa composes its middleware when the server starts listening).
+ * Pass every event of `s3rver` to `emit`, multipart completions named as S3 names them. Call it before `callback()` or
+ * `run()` (Koa composes its middleware then).
  * @example const server = new S3rver(options); forwardS3rverEvents(server, (event) => queue.push(event)); await server.run();
  */
 export function forwardS3rverEvents(s3rver: S3rver, emit: (notification: S3EventNotification) => void): void {

@@ -1,17 +1,18 @@
 /**
- * In-process S3- and DynamoDB-protocol servers (s3rver, dynalite) on loopback, for `npm start` and tests:
- * ephemeral ports by default, stoppable for real (fault tests) and restartable on the same port and data.
+ * In-process S3- and DynamoDB-protocol servers (s3rver, dynalite) on loopback, for tests and for `npm start`
+ * (which runs each on a thread of its own: local/threads.ts): ephemeral ports by default, stoppable for real
+ * (fault tests) and restartable on the same port and data. Both hold idle keep-alive connections as the
+ * proxy's server does (`holdIdleConnections`), longer than their clients keep them. Each server's package
+ * is loaded by its start, so a thread that runs one loads only that one.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CreateBucketCommand } from '@aws-sdk/client-s3';
-import dynalite from 'dynalite';
-import S3rver from 's3rver';
-import { s3Client } from '../aws/sdk.js';
+import type S3rver from 's3rver';
 import type { S3EventNotification } from '../builder/upload/event.js';
+import { holdIdleConnections } from '../proxy/adapters/http.js';
 import { installS3rverConditionalWrites } from './s3rver-conditional.js';
 import { installS3rverDes } from './s3rver-des.js';
 import { forwardS3rverEvents } from './s3rver-events.js';
@@ -29,6 +30,24 @@ export interface LocalServer {
   dispose(): Promise<void>;
 }
 
+/** The local S3: a server, its bucket, and its event notifications. */
+export interface LocalS3 extends LocalServer {
+  bucket: string;
+  /** Call `listener` with every event notification of the bucket; the returned function unsubscribes. */
+  onEvent(listener: (notification: S3EventNotification) => void): () => void;
+}
+
+/** Listen on 127.0.0.1:`port` (0: an ephemeral one); a port in use rejects (`EADDRINUSE`). */
+function listenOn(server: Server, port: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve((server.address() as AddressInfo).port);
+    });
+  });
+}
+
 function closeServer(server: Server): Promise<void> {
   return new Promise((resolve) => {
     server.close(() => resolve());
@@ -43,24 +62,13 @@ export interface ServerOptions {
   port?: number;
 }
 
-/** The local S3: a {@link LocalServer} with its bucket, and the event notifications S3 would send. */
-export interface LocalS3 extends LocalServer {
-  bucket: string;
-  /**
-   * Call `listener` with every event notification (an object created — by a PUT, a copy or a completed
-   * multipart upload — or deleted), shaped as S3 delivers them to a subscribed function; across restarts.
-   * Returns the function that unsubscribes.
-   */
-  onEvent(listener: (notification: S3EventNotification) => void): () => void;
-}
-
 /**
  * An s3rver on 127.0.0.1 with `bucket` created (if missing). Listings of any length work on Node ≥ 17
- * (see `s3rver-des.ts`), PUTs honour S3's conditional writes (`s3rver-conditional.ts`), and its event
- * notifications are S3's (`s3rver-events.ts`).
+ * (see `s3rver-des.ts`), and PUTs honour S3's conditional writes (`s3rver-conditional.ts`).
  */
 export async function startS3(bucket = 'catalogue-test', options: ServerOptions = {}): Promise<LocalS3> {
   installS3rverDes();
+  const { default: S3rverServer } = await import('s3rver');
   const temporary = !options.directory;
   const directory = options.directory ?? mkdtempSync(join(tmpdir(), 'cat-s3-'));
   let port = options.port ?? 0;
@@ -76,27 +84,30 @@ export async function startS3(bucket = 'catalogue-test', options: ServerOptions 
     }
   };
   const start = async () => {
-    s3rver = new S3rver({ port, address: '127.0.0.1', silent: true, directory });
+    s3rver = new S3rverServer({ silent: true, directory, configureBuckets: [{ name: bucket }] });
     installS3rverConditionalWrites(s3rver);
+    // Before `callback()`, which composes s3rver's middleware: multipart completions named as S3 names them.
     forwardS3rverEvents(s3rver, emit);
-    const info = (await s3rver.run()) as AddressInfo;
-    port = info.port;
+    // The bucket, if missing, straight into s3rver's store (its own provisioning, as `run()` does it).
+    await s3rver.configureBuckets();
+    // Served by a server of ours rather than `run()`, whose listen never fails: a port in use would be an
+    // uncaught 'error' event instead of a rejected start.
+    const server = createServer(s3rver.callback());
+    holdIdleConnections(server);
+    port = await listenOn(server, port);
+    s3rver.httpServer = server;
   };
   const stop = async () => {
-    const server = (s3rver as unknown as { httpServer?: Server } | undefined)?.httpServer;
+    const server = s3rver?.httpServer;
     if (server?.listening) await closeServer(server);
   };
-  await start();
-  const endpoint = `http://127.0.0.1:${port}`;
-  const client = s3Client({ endpoint });
   try {
-    await client.send(new CreateBucketCommand({ Bucket: bucket }));
+    await start();
   } catch (error) {
-    const name = (error as { name?: string }).name;
-    if (name !== 'BucketAlreadyOwnedByYou' && name !== 'BucketAlreadyExists') throw error;
-  } finally {
-    client.destroy();
+    if (temporary) rmSync(directory, { recursive: true, force: true });
+    throw error;
   }
+  const endpoint = `http://127.0.0.1:${port}`;
   return {
     endpoint,
     port,
@@ -109,6 +120,7 @@ export async function startS3(bucket = 'catalogue-test', options: ServerOptions 
     },
     async dispose() {
       await stop();
+      listeners.clear();
       if (temporary) rmSync(directory, { recursive: true, force: true });
     },
   };
@@ -118,22 +130,21 @@ export async function startS3(bucket = 'catalogue-test', options: ServerOptions 
 export async function startDynamo(options: ServerOptions = {}): Promise<LocalServer> {
   const temporary = !options.directory;
   const directory = options.directory ?? mkdtempSync(join(tmpdir(), 'cat-ddb-'));
+  const { default: dynalite } = await import('dynalite');
   const server = dynalite({
     path: directory,
     createTableMs: 0,
     deleteTableMs: 0,
     updateTableMs: 0,
   }) as Server;
-  const listen = (port: number) =>
-    new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(port, '127.0.0.1', () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
-  await listen(options.port ?? 0);
-  const port = (server.address() as AddressInfo).port;
+  holdIdleConnections(server);
+  let port: number;
+  try {
+    port = await listenOn(server, options.port ?? 0);
+  } catch (error) {
+    if (temporary) rmSync(directory, { recursive: true, force: true });
+    throw error;
+  }
   const stop = async () => {
     if (server.listening) await closeServer(server);
   };
@@ -141,7 +152,9 @@ export async function startDynamo(options: ServerOptions = {}): Promise<LocalSer
     endpoint: `http://127.0.0.1:${port}`,
     port,
     stop,
-    start: () => listen(port),
+    start: async () => {
+      await listenOn(server, port);
+    },
     async dispose() {
       await stop();
       if (temporary) rmSync(directory, { recursive: true, force: true });

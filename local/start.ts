@@ -1,6 +1,7 @@
 /**
- * `npm start`: the whole product on one machine. Starts s3rver and dynalite in-process (data under `.local/`,
- * or CATALOGUE_LOCAL_DIR) unless S3_ENDPOINT / DYNAMODB_ENDPOINT name existing servers, creates the bucket and
+ * `npm start`: the whole product on one machine. Checks its port first; starts s3rver and dynalite on a thread
+ * of their own, on the ports they had before (local/own-servers.ts; data under `.local/`, or
+ * CATALOGUE_LOCAL_DIR) unless S3_ENDPOINT / DYNAMODB_ENDPOINT name existing servers, creates the bucket and
  * tables, publishes the catalogue snapshot when it has to (local/published.ts), seeds keys and serves the
  * proxy core through the node:http adapter on 127.0.0.1:PORT.
  *
@@ -38,7 +39,9 @@ import { DEV_KEY_FILE, devKeyFor, parseDevKeys } from './dev-keys.js';
 import { localDiskFor, localDiskForModules } from './disk.js';
 import { withReference } from './docs.js';
 import { localCommandHints, partnerKeyHint, pasteLines } from './hints.js';
-import { lockDataDirectory } from './lock.js';
+import { LOCK_FILE, type LockHolder, lockDataDirectory, lockHolder } from './lock.js';
+import { serverLayout, startOwnServers } from './own-servers.js';
+import { explainPortInUse, listenOrExplain, portFree } from './port.js';
 import {
   decideStart,
   type PublishedState,
@@ -46,7 +49,7 @@ import {
   servedFrom,
   writePublishedRecord,
 } from './published.js';
-import { type LocalS3, type LocalServer, startDynamo, startS3 } from './servers.js';
+import type { LocalS3, LocalServer } from './servers.js';
 import { startUploadLoop } from './uploads.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -83,18 +86,19 @@ async function ensureBucket(endpoint: string, bucket: string): Promise<void> {
   }
 }
 
+function inUse({ pid, host, since }: LockHolder): Error {
+  return new Error(
+    `the data directory ${LOCAL} is in use by another npm start (process ${pid} on ${host}, since ${since}). ` +
+      'Use that one, stop it first (Ctrl-C in its terminal), or start this one on another directory: ' +
+      `CATALOGUE_LOCAL_DIR=/tmp/other npm start. If no npm start is running, remove ${join(LOCAL, LOCK_FILE)}.`,
+  );
+}
+
 /** Take the data directory, or refuse at once: nothing has been started or written yet. */
 function lockOrRefuse(): void {
   mkdirSync(LOCAL, { recursive: true });
   const lock = lockDataDirectory(LOCAL);
-  if (!lock.ok) {
-    const { pid, host, since } = lock.holder;
-    throw new Error(
-      `the data directory ${LOCAL} is in use by another npm start (process ${pid} on ${host}, since ${since}). ` +
-        'Use that one, stop it first (Ctrl-C in its terminal), or start this one on another directory: ' +
-        `CATALOGUE_LOCAL_DIR=/tmp/other npm start. If no npm start is running, remove ${lock.file}.`,
-    );
-  }
+  if (!lock.ok) throw inUse(lock.holder);
   process.on('exit', lock.release);
 }
 
@@ -105,17 +109,30 @@ async function main(): Promise<void> {
   const devKeys = parseDevKeys(env.CATALOGUE_DEV_KEYS);
   const named = Boolean(env.CATALOGUE_SOURCE?.trim());
   const source = resolve(named ? env.CATALOGUE_SOURCE!.trim() : FIXTURE);
+  const layout = serverLayout(env.CATALOGUE_LOCAL_SERVERS);
+  // Before anything is written, started or published: the data directory (its holder also holds the port),
+  // then the port (the listen at the end says the same if it is taken meanwhile).
+  const holder = lockHolder(LOCAL);
+  if (holder) throw inUse(holder);
+  // The admin API's port: PORT + 1 unless ADMIN_PORT says otherwise (a suggested PORT leaves room for it).
+  const adminPort = Number(env.ADMIN_PORT ?? (port === 0 ? 0 : port + 1));
+  if (!Number.isInteger(adminPort) || adminPort < 0 || adminPort > 65535)
+    throw new Error('ADMIN_PORT must be a port number');
+  if (port !== 0 && !(await portFree(port)))
+    throw new Error(await explainPortInUse(port, 'PORT', env.ADMIN_PORT === undefined ? 2 : 1));
+  if (adminPort !== 0 && !(await portFree(adminPort)))
+    throw new Error(await explainPortInUse(adminPort, 'ADMIN_PORT'));
   lockOrRefuse();
 
   const servers: LocalServer[] = [];
   let http: Server | undefined;
   let admin: LocalAdmin | undefined;
   let stopping = false;
-  const shutdown = async (signal: string) => {
+  const shutdown = async (signal: string, code = 0) => {
     if (stopping) return;
     stopping = true;
     console.error(`\n${signal}: stopping`);
-    const timer = setTimeout(() => process.exit(0), 3000);
+    const timer = setTimeout(() => process.exit(code), 3000);
     timer.unref();
     if (http) {
       http.closeAllConnections();
@@ -124,18 +141,27 @@ async function main(): Promise<void> {
     admin?.server.closeAllConnections();
     admin?.server.close();
     for (const server of servers) await server.stop().catch(() => {});
-    process.exit(0);
+    process.exit(code);
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
 
-  // 1. Storage: existing servers when named, otherwise our own on ephemeral loopback ports.
+  // 1. Storage: existing servers when named, otherwise our own on loopback, on the ports of the last start.
   const bucket = env.CATALOGUE_BUCKET ?? 'catalogue';
   let s3Endpoint = env.S3_ENDPOINT;
+  const own = await startOwnServers(
+    { bucket: s3Endpoint ? undefined : bucket, dynamodb: !env.DYNAMODB_ENDPOINT },
+    {
+      local: LOCAL,
+      layout,
+      onCrash: (error) => void shutdown(`npm start failed: ${error.message}`, 1),
+      note: (line) => console.error(line),
+    },
+  );
   const ownS3 = !s3Endpoint;
   let localS3: LocalS3 | undefined;
   if (!s3Endpoint) {
-    const s3 = await startS3(bucket, { directory: join(LOCAL, 's3') });
+    const s3 = own.s3!;
     localS3 = s3;
     servers.push(s3);
     s3Endpoint = s3.endpoint;
@@ -144,8 +170,7 @@ async function main(): Promise<void> {
   }
   let dynamodbEndpoint = env.DYNAMODB_ENDPOINT;
   if (!dynamodbEndpoint) {
-    mkdirSync(join(LOCAL, 'dynamodb'), { recursive: true });
-    const dynamo = await startDynamo({ directory: join(LOCAL, 'dynamodb') });
+    const dynamo = own.dynamodb!;
     servers.push(dynamo);
     dynamodbEndpoint = dynamo.endpoint;
   }
@@ -239,16 +264,13 @@ async function main(): Promise<void> {
     keysTable: config.keysTable,
     countersTable: config.countersTable,
     directory: LOCAL,
-    port: Number(env.ADMIN_PORT ?? (port === 0 ? 0 : 8788)),
+    port: adminPort,
   });
 
   // 4. Serve.
   // /docs: the API reference page, without a key (local/docs.ts); everything else is the proxy's.
   http = createHttpServer(withReference(createProxy(configured, { log: logJson })));
-  await new Promise<void>((ready, fail) => {
-    http?.once('error', fail);
-    http?.listen(port, '127.0.0.1', () => ready());
-  });
+  await listenOrExplain(http, port);
   const address = http.address();
   const boundPort = typeof address === 'object' && address ? address.port : port;
   const base = `http://127.0.0.1:${boundPort}/v1`;

@@ -1,5 +1,6 @@
 // Minimal types for the local protocol servers, which ship none.
 declare module 's3rver' {
+  import type { RequestListener, Server } from 'node:http';
   import type { AddressInfo } from 'node:net';
 
   interface S3rverOptions {
@@ -8,12 +9,20 @@ declare module 's3rver' {
     silent?: boolean;
     directory: string;
     resetOnClose?: boolean;
-    configureBuckets?: { name: string }[];
+    configureBuckets?: { name: string; configs?: string[] }[];
   }
   export default class S3rver {
     constructor(options: S3rverOptions);
     run(): Promise<AddressInfo>;
+    /** Create the buckets of the `configureBuckets` option that are missing (what `run()` does first). */
+    configureBuckets(): Promise<void>;
     close(): Promise<void>;
+    /** Koa's request listener (s3rver is a Koa application). */
+    callback(): RequestListener;
+    /** The server `close()` closes: set by `run()`, or by whoever serves `callback()`. */
+    httpServer?: Server;
+    /** `'event'`: an S3 event notification (`{ Records: [...] }`) for each object created or removed. */
+    on(event: 'event', listener: (notification: unknown) => void): this;
   }
 }
 

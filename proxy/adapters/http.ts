@@ -28,6 +28,26 @@ import { ALLOW_HEADER } from '../request/routes.js';
 /** CloudFront's limit on a URL: a longer request target gets the same 414 locally as behind CloudFront. */
 export const MAX_TARGET_BYTES = 8_192;
 
+/**
+ * How long an idle keep-alive connection is kept: the `Keep-Alive: timeout=` a server advertises, and how long
+ * it really holds the connection. A client that reuses a connection the server is closing at that instant
+ * loses its request (undici: `UND_ERR_SOCKET` "other side closed"; Node's client: "socket hang up"), so every
+ * client must give up first, by a margin wider than a busy client's stall. Node's defaults advertise 5 s and
+ * hold 6 s; undici and fetch give up 2 s before the hint (3 s: a margin of 3 s, which a loaded machine's stall
+ * can exceed), and Node's `http.Agent` without a `timeout` (the AWS SDK's, the proxy's own signed calls) keeps
+ * a connection until the server closes it. Advertised 60 s (undici keeps a connection 58 s), held 125 s: 67 s
+ * of margin for clients that honour the hint, and above the idle limits of common clients that ignore it
+ * (curl 118 s, Firefox 115 s, Go 90 s); a client that never gives up is left to retry (the signed calls
+ * retry a reset of a reused connection once). An idle connection costs a file descriptor and a few kB.
+ */
+export const IDLE_CONNECTION = { advertisedMs: 60_000, heldMs: 125_000 } as const;
+
+/** Apply {@link IDLE_CONNECTION} to a node:http server (the proxy's, and the local S3 and DynamoDB servers'). */
+export function holdIdleConnections(server: Server): void {
+  server.keepAliveTimeout = IDLE_CONNECTION.advertisedMs;
+  server.keepAliveTimeoutBuffer = IDLE_CONNECTION.heldMs - IDLE_CONNECTION.advertisedMs;
+}
+
 export interface HttpServerOptions {
   /** Where the adapter's own answers are logged (the core logs the others). @default logJson */
   log?: (line: RequestLogLine) => void;
@@ -350,6 +370,7 @@ export function createHttpServer(handle: ProxyHandler, options: HttpServerOption
     });
   };
   const server = createServer({ requireHostHeader: false }, onRequest);
+  holdIdleConnections(server);
   // An expectation other than 100-continue would get Node's bare 417; HTTP lets a server ignore it (RFC 9110
   // §10.1.1 "MAY respond with 417"), so such a request is answered like any other.
   server.on('checkExpectation', onRequest);

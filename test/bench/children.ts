@@ -184,6 +184,12 @@ export async function runCommand(
   return { code, stdout, stderr, seconds: (performance.now() - started) / 1000 };
 }
 
+/** Track a child spawned elsewhere, so a failure or the exit guard kills it too. */
+export function trackChild(child: ChildProcess): void {
+  live.add(child);
+  child.once('exit', () => live.delete(child));
+}
+
 /** Kill every child still running (failure path and exit guard). */
 export function killAll(): void {
   for (const child of live) child.kill('SIGKILL');

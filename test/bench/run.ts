@@ -20,6 +20,7 @@ import { benchLatency } from './latency.js';
 import { benchLean } from './lean.js';
 import { machineTable } from './machine.js';
 import { pickFilters } from './mix.js';
+import { benchNpmStart } from './npm-start.js';
 import { progress, type SectionResult, type Target, verdict } from './report.js';
 import { benchScale } from './scale.js';
 import { benchEnv, loadSettings, REPO, SECTIONS, type Section, WORK } from './settings.js';
@@ -38,6 +39,7 @@ const TITLES: Record<Section, string> = {
   9: '9. Latency as on AWS (injected service latencies)',
   10: '10. The Lambda function: asset size, import, cold start, CPU per warm request, memory under a flood',
   11: '11. The upload builder as Lambda runs it: a publish by upload, full and incremental',
+  12: "12. npm start: the protocol servers on the proxy's thread vs on their own",
 };
 
 async function main(): Promise<number> {
@@ -108,6 +110,7 @@ async function main(): Promise<number> {
   await attempt(7, () => benchScale(settings, join(WORK, 'build')));
   await attempt(10, () => benchFunction(settings, snapshot, snapshotDir));
   await attempt(11, () => benchBuilderFunction(settings));
+  await attempt(12, () => benchNpmStart(settings, snapshotDir, picks));
   closeClient();
 
   const seconds = (performance.now() - started) / 1000;
@@ -191,7 +194,7 @@ async function main(): Promise<number> {
   progress(`wrote ${relative(REPO, settings.out)} in ${fmt.s(seconds)} s`);
 
   if (!settings.keep) {
-    for (const dir of ['s3', 'dynamo', 'build', 'build-profiled'])
+    for (const dir of ['s3', 'dynamo', 'build', 'build-profiled', 'npm-start', 'npm-start-twin'])
       await rm(join(WORK, dir), { recursive: true, force: true });
   }
   const failed = [...results.values()].some((r) => r instanceof Error);

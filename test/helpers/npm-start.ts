@@ -54,7 +54,12 @@ export function startNpm(
     ...env,
   });
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`not ready in time:\n${output()}`)), readyWithinMs);
+    const timer = setTimeout(() => {
+      clearInterval(poll);
+      // Not left running behind a failed test.
+      child.kill('SIGKILL');
+      reject(new Error(`not ready in time:\n${output()}`));
+    }, readyWithinMs);
     const poll = setInterval(() => {
       const out = output();
       const url = /http:\/\/127\.0\.0\.1:(\d+)\/v1/.exec(out);

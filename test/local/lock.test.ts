@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { LOCK_FILE, lockDataDirectory } from '../../local/lock.js';
+import { LOCK_FILE, lockDataDirectory, lockHolder } from '../../local/lock.js';
 
 const directories: string[] = [];
 const directory = () => {
@@ -93,5 +93,23 @@ describe('lockDataDirectory', () => {
     const lock = lockDataDirectory(dir, { pid: 404, host: 'here' });
 
     expect(lock.ok).toBe(process.platform === 'linux');
+  });
+});
+
+describe('lockHolder', () => {
+  it('names a live holder without taking the lock or writing anything, and none for a free or stale one', () => {
+    const dir = directory();
+    expect(lockHolder(dir, { pid: 202, host: 'here' })).toBeUndefined();
+    const first = lockDataDirectory(dir, { pid: 101, host: 'here', now: at });
+    const before = readFileSync(join(dir, LOCK_FILE), 'utf8');
+
+    expect(lockHolder(dir, { pid: 202, host: 'here', isRunning: (pid) => pid === 101 })).toEqual({
+      pid: 101,
+      host: 'here',
+      since: '2026-11-24T15:00:00.000Z',
+    });
+    expect(lockHolder(dir, { pid: 202, host: 'here', isRunning: () => false })).toBeUndefined();
+    expect(readFileSync(join(dir, LOCK_FILE), 'utf8')).toBe(before);
+    if (first.ok) first.release();
   });
 });

@@ -2,14 +2,29 @@
  * The local loop of `npm start` that keeps the publisher's work (docs/publishing.md, "What npm start publishes,
  * and what it keeps"): a published edit survives a restart on the same data directory; a named source is
  * published again only when it changed; a second start on a data directory in use exits non-zero at once with
- * the message, touching nothing, and leaves the first serving; a dead start's lock is taken over.
+ * the message, touching nothing, and leaves the first serving; a dead start's lock is taken over. As a server:
+ * a port in use is refused before anything is touched, with the fix; killed hard, it leaves no process and no
+ * port behind; and the lines it printed to paste stay valid across restarts.
  */
 import { spawn } from 'node:child_process';
-import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { createServer } from 'node:net';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, describe, expect, it, vi } from 'vitest';
+import { dynamoClient } from '../../aws/sdk.js';
 import { main as catalogueCli, EXIT } from '../../builder/cli.js';
+import { portFree } from '../../local/port.js';
 import { get, runToExit, type Started, startNpm, stop } from '../helpers/npm-start.js';
 
 const FIXTURE = join(import.meta.dirname, '../../fixtures/catalogue');
@@ -130,7 +145,8 @@ describe("npm start keeps the publisher's work", () => {
     try {
       const before = snapshotOf(local);
 
-      const second = await runToExit(local, {});
+      // On the same port too, as two plain `npm start`s would be: the directory is what it is told about.
+      const second = await runToExit(local, { PORT: new URL(first.base).port });
 
       expect(second.code).not.toBe(0);
       expect(second.output).toContain(
@@ -163,3 +179,122 @@ describe("npm start keeps the publisher's work", () => {
     }
   }, 240_000);
 });
+
+/** The lines a start printed that name its local S3 and DynamoDB: the ones a user pastes and keeps. */
+function endpointLines(started: Started) {
+  const out = started.output();
+  const keys = /^ {2}KEYS_TABLE=(\S+) COUNTERS_TABLE=\S+ DYNAMODB_ENDPOINT=(\S+) npm run keys -- list$/m.exec(
+    out,
+  );
+  const publish = /^ {2}npm run catalogue -- (build .*)$/m.exec(out);
+  return {
+    s3Export: started.exports.CATALOGUE_S3_ENDPOINT,
+    keysLine: keys?.[0],
+    keysTable: keys?.[1],
+    dynamodbEndpoint: keys?.[2],
+    publishLine: publish?.[0],
+    publishArgs: publish?.[1]?.split(' '),
+  };
+}
+
+/** The threads of a running process by name, and its child processes with their command lines (Linux /proc). */
+function threadsAndChildren(pid: number): { threads: string[]; children: Map<number, string> } {
+  const tasks = readdirSync(`/proc/${pid}/task`);
+  const children = new Map<number, string>();
+  for (const task of tasks) {
+    for (const child of readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim().split(' ')) {
+      if (child)
+        children.set(Number(child), readFileSync(`/proc/${child}/cmdline`, 'utf8').replaceAll('\0', ' '));
+    }
+  }
+  return {
+    threads: tasks.map((task) => readFileSync(`/proc/${pid}/task/${task}/comm`, 'utf8').trim()),
+    children,
+  };
+}
+
+describe('npm start as a server', () => {
+  it('refuses a port in use at once, before touching anything, naming the holder and the fix', async () => {
+    const squatter = createServer();
+    await new Promise<void>((resolve) => squatter.listen(0, '127.0.0.1', resolve));
+    const port = (squatter.address() as { port: number }).port;
+    const fresh = join(temporaryDirectory('port'), 'never-created');
+    try {
+      const refused = await runToExit(fresh, { PORT: String(port) });
+
+      expect(refused.code).not.toBe(0);
+      expect(refused.output).toMatch(
+        new RegExp(
+          `npm start failed: port ${port} on 127\\.0\\.0\\.1 is in use by process ${process.pid} \\(`,
+        ),
+      );
+      expect(refused.output).toMatch(/start this one on another port: PORT=\d+ npm start/);
+      expect(refused.output).not.toMatch(/publishing|ready at| {4}at /);
+      expect(existsSync(fresh)).toBe(false);
+    } finally {
+      squatter.close();
+    }
+  }, 60_000);
+
+  it('killed hard, leaves no process or port behind; restarted twice, the lines it printed stay valid', async () => {
+    // The data directory of the tests above: published already, so no start here publishes.
+    const first = await start();
+    const exited = new Promise((resolve) => first.child.once('exit', resolve));
+    let printed: ReturnType<typeof endpointLines>;
+    let ports: number[];
+    let children: Map<number, string>;
+    try {
+      printed = endpointLines(first);
+      ports = [first.base, printed.s3Export!, printed.dynamodbEndpoint!].map((url) =>
+        Number(new URL(url).port),
+      );
+      // The protocol servers run on a thread of npm start's own process; its only child is tsx's esbuild
+      // service (TypeScript transforms), which ends when its pipe to npm start closes.
+      const seen = threadsAndChildren(first.child.pid!);
+      children = seen.children;
+      expect(seen.threads).toContain('local servers');
+      for (const command of children.values()) expect(command).toMatch(/esbuild.* --service=/);
+    } finally {
+      first.child.kill('SIGKILL');
+      await exited;
+    }
+    for (const port of ports) expect(await portFree(port), `port ${port}`).toBe(true);
+    for (const child of children.keys()) {
+      await vi.waitFor(() => expect(existsSync(`/proc/${child}`), `process ${child}`).toBe(false), {
+        timeout: 5_000,
+      });
+    }
+
+    for (const how of ['after SIGKILL', 'after SIGTERM']) {
+      const again = await start();
+      try {
+        expect(endpointLines(again), how).toEqual(printed);
+        // The lines printed by the first start work against this one.
+        const tables = dynamoClient({ endpoint: printed.dynamodbEndpoint! });
+        try {
+          const table = await tables.send(new DescribeTableCommand({ TableName: printed.keysTable! }));
+          expect(table.Table?.TableStatus).toBe('ACTIVE');
+        } finally {
+          tables.destroy();
+        }
+        if (how === 'after SIGTERM') expect(await publishWith(printed.publishArgs!)).toBe(EXIT.ok);
+        expect((await get(`${again.base}/modules/101`, again.freshKey)).status).toBe(200);
+      } finally {
+        await stop(again);
+      }
+    }
+  }, 240_000);
+});
+
+/** Run the catalogue CLI with `args` (a printed hint line's), quietly. */
+async function publishWith(args: string[]): Promise<number> {
+  const quiet = [
+    vi.spyOn(process.stdout, 'write').mockImplementation(() => true),
+    vi.spyOn(process.stderr, 'write').mockImplementation(() => true),
+  ];
+  try {
+    return await catalogueCli(args.map((arg) => (arg === 'my-catalogue' ? FIXTURE : arg)));
+  } finally {
+    for (const spy of quiet) spy.mockRestore();
+  }
+}

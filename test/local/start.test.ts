@@ -8,6 +8,7 @@
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { request } from 'undici';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { s3Client } from '../../aws/sdk.js';
 import { main as catalogueCli, EXIT } from '../../builder/cli.js';
@@ -27,9 +28,10 @@ const local = temporaryDirectory('start');
 const start = (env: Record<string, string> = {}, readyWithinMs?: number): Promise<Started> =>
   startNpm(env.CATALOGUE_LOCAL_DIR ?? local, env, readyWithinMs);
 
+// Removing the 2,000-module data directory (~26,000 files) took 62 s on this machine under other work.
 afterAll(() => {
   for (const directory of temporary) rmSync(directory, { recursive: true, force: true });
-});
+}, 300_000);
 
 describe('npm start', () => {
   it('serves the fixture with the printed key and the seeded keys, twice on the same state', async () => {
@@ -58,6 +60,10 @@ describe('npm start', () => {
         const modules = await get(`${started.base}/modules`, started.freshKey);
         expect(modules.status).toBe(200);
         expect(JSON.parse(modules.body).data).toHaveLength(50);
+        // Idle connections are held longer than clients keep them (proxy/adapters/http.ts).
+        const docs = await request(`${started.base.replace(/\/v1$/, '')}/docs`);
+        await docs.body.dump();
+        expect(docs.headers['keep-alive']).toBe('timeout=60');
         expect((await get(`${started.base}/tags`, FREE)).status).toBe(200);
         expect((await get(`${started.base}/standards`, PARTNER)).status).toBe(200);
         expect((await get(`${started.base}/standards`, 'pk_live_CCCCCCCCCCCCCCCCCCCCCC')).status).toBe(401);

@@ -1,0 +1,28 @@
+/**
+ * The messages between `npm start` (local/threads.ts) and the protocol servers' worker thread
+ * (local/server-thread.ts): one contract both sides import.
+ */
+import type { S3EventNotification } from './servers.js';
+
+export type Service = 's3' | 'dynamodb';
+
+/** What the thread runs (its workerData): one server of each service asked for. */
+export interface ThreadSpec {
+  s3?: { bucket: string; directory: string | undefined; port: number };
+  dynamodb?: { directory: string | undefined; port: number };
+}
+
+/** Parent → thread: one of a server's LocalServer operations, answered by a `done` with the same id. */
+export interface ThreadCommand {
+  id: number;
+  service: Service;
+  op: 'stop' | 'start' | 'dispose';
+}
+
+/** Thread → parent. */
+export type ThreadMessage =
+  | { type: 'ready'; servers: Partial<Record<Service, { endpoint: string; port: number }>> }
+  /** A server did not start; `code` is the system error's (`EADDRINUSE`…). The thread then ends. */
+  | { type: 'failed'; error: string; code?: string }
+  | { type: 'done'; id: number; error?: string }
+  | { type: 'event'; notification: S3EventNotification };

@@ -1,0 +1,193 @@
+/**
+ * The local protocol servers off the proxy's thread: `npm start` runs s3rver and dynalite on a worker thread
+ * of their own (local/server-thread.ts), so the emulation of S3 and DynamoDB — most of the CPU of a request
+ * to `npm start` — runs on another core instead of beside the proxy on one. Same servers and the same
+ * `LocalServer` interface as in-process (local/servers.ts: stop listening for real, listen again on the same
+ * port and data, dispose), and the local S3's event notifications are forwarded to the parent as they come.
+ *
+ * One thread for both: once warm the proxy reads nothing from S3, so while it serves the thread's work is
+ * dynalite's, and while `npm start` publishes it is s3rver's; a thread each would cost another ~0.4 s of CPU
+ * at every start (the TypeScript loader and the shared modules, loaded again) for no measured gain on two
+ * cores. Threads, not child processes: they end with the process however it ends (Ctrl-C, SIGTERM, SIGKILL,
+ * a crash), so no server can outlive `npm start` and keep its ports or its data directory. A thread that dies
+ * while serving (an uncaught error in a server) is reported to `onCrash`.
+ */
+import { Worker } from 'node:worker_threads';
+import type { LocalS3, LocalServer, S3EventNotification } from './servers.js';
+import type { Service, ThreadCommand, ThreadMessage, ThreadSpec } from './thread-protocol.js';
+
+export interface ThreadOptions {
+  /**
+   * Called once if the thread stops while serving, without `dispose` (an uncaught error in a server, a
+   * thread that exits). By default the error is thrown in the parent: nothing goes on silently without it.
+   */
+  onCrash?: (error: Error) => void;
+  /** The thread's module: local/server-thread.ts (tests give one that fails on purpose). */
+  module?: URL;
+}
+
+/** What to run: the local S3 with its bucket, the local DynamoDB, or both (data directory: a fresh temporary one if absent; port 0: ephemeral). */
+export interface ThreadServers {
+  s3?: { bucket: string; directory?: string; port?: number };
+  dynamodb?: { directory?: string; port?: number };
+}
+
+/** A server that did not start; `code` is the system error's, e.g. `EADDRINUSE` for a port in use. */
+export class ServerStartError extends Error {
+  constructor(
+    message: string,
+    readonly code: string | undefined,
+  ) {
+    super(message);
+    this.name = 'ServerStartError';
+  }
+}
+
+const NAMES: Record<Service, string> = {
+  s3: 'the local S3 (s3rver)',
+  dynamodb: 'the local DynamoDB (dynalite)',
+};
+
+/**
+ * The thread runs TypeScript as its parent does: it inherits the parent's flags, tsx's loader among them
+ * (`npm start` runs under tsx); a parent that runs TypeScript otherwise (vitest) gives it tsx's loader.
+ */
+function threadFlags(): string[] | undefined {
+  return process.execArgv.some((flag) => flag.includes('tsx')) ? undefined : ['--import', 'tsx'];
+}
+
+/**
+ * Start the servers asked for on one thread; resolves once all listen.
+ * @example
+ * const { s3, dynamodb } = await startServerThread({ s3: { bucket: 'catalogue' }, dynamodb: {} }, { onCrash });
+ */
+export async function startServerThread(
+  servers: ThreadServers,
+  options: ThreadOptions = {},
+): Promise<{ s3?: LocalS3; dynamodb?: LocalServer }> {
+  const asked = (['s3', 'dynamodb'] as const).filter((service) => servers[service]);
+  const name = asked.map((service) => NAMES[service]).join(' and ');
+  const onCrash =
+    options.onCrash ??
+    ((error: Error) => {
+      throw error;
+    });
+  const spec: ThreadSpec = {
+    ...(servers.s3 && {
+      s3: { bucket: servers.s3.bucket, directory: servers.s3.directory, port: servers.s3.port ?? 0 },
+    }),
+    ...(servers.dynamodb && {
+      dynamodb: { directory: servers.dynamodb.directory, port: servers.dynamodb.port ?? 0 },
+    }),
+  };
+  const flags = threadFlags();
+  const worker = new Worker(options.module ?? new URL('./server-thread.ts', import.meta.url), {
+    workerData: spec,
+    name: 'local servers',
+    ...(flags ? { execArgv: flags } : {}),
+  });
+  const listeners = new Set<(notification: S3EventNotification) => void>();
+  const pending = new Map<number, { resolve: () => void; reject: (error: Error) => void }>();
+  let nextId = 1;
+  /** Starting until `ready` or `failed`; serving until every server is disposed or the thread exits. */
+  let phase: 'starting' | 'serving' | 'ended' | 'failed' = 'starting';
+  const live = new Set<Service>(asked);
+  let failure: Error | undefined;
+  let settle: {
+    resolve: (servers: ThreadMessage & { type: 'ready' }) => void;
+    reject: (error: Error) => void;
+  };
+  const ready = new Promise<ThreadMessage & { type: 'ready' }>((resolve, reject) => {
+    settle = { resolve, reject };
+  });
+
+  worker.on('message', (message: ThreadMessage) => {
+    switch (message.type) {
+      case 'ready':
+        phase = 'serving';
+        settle.resolve(message);
+        break;
+      case 'failed':
+        phase = 'failed';
+        settle.reject(new ServerStartError(`${name} did not start: ${message.error}`, message.code));
+        break;
+      case 'done': {
+        const waiting = pending.get(message.id);
+        pending.delete(message.id);
+        if (message.error) waiting?.reject(new Error(message.error));
+        else waiting?.resolve();
+        break;
+      }
+      case 'event':
+        for (const listener of listeners) listener(message.notification);
+        break;
+    }
+  });
+  // An uncaught error in the thread: 'exit' follows at once.
+  worker.on('error', (error) => {
+    failure = error;
+  });
+  worker.on('exit', (code) => {
+    const why = failure ? `${failure.name}: ${failure.message}` : `its thread exited with code ${code}`;
+    for (const waiting of pending.values()) waiting.reject(new Error(`${name} stopped: ${why}`));
+    pending.clear();
+    if (phase === 'starting') {
+      phase = 'failed';
+      settle.reject(new ServerStartError(`${name} did not start: ${why}`, undefined));
+    } else if (phase === 'serving') {
+      phase = 'ended';
+      onCrash(new Error(`${name} crashed: ${why}`, { cause: failure }));
+    }
+  });
+
+  const command = (service: Service, op: ThreadCommand['op']) =>
+    new Promise<void>((resolve, reject) => {
+      if (phase !== 'serving' || !live.has(service)) {
+        reject(new Error(`${NAMES[service]} is not running: it was disposed, or its thread ended`));
+        return;
+      }
+      const id = nextId++;
+      pending.set(id, {
+        resolve,
+        reject: (error) => reject(new Error(`${NAMES[service]}: ${error.message}`)),
+      });
+      worker.postMessage({ id, service, op } satisfies ThreadCommand);
+    });
+  const serverOf = (service: Service): LocalServer => {
+    const { endpoint, port } = started.servers[service]!;
+    return {
+      endpoint,
+      port,
+      stop: () => command(service, 'stop'),
+      start: () => command(service, 'start'),
+      async dispose() {
+        if (!live.has(service)) return;
+        try {
+          if (phase === 'serving') await command(service, 'dispose');
+        } finally {
+          live.delete(service);
+          if (live.size === 0) {
+            phase = 'ended';
+            listeners.clear();
+            await worker.terminate();
+          }
+        }
+      },
+    };
+  };
+
+  const started = await ready;
+  return {
+    ...(servers.s3 && {
+      s3: {
+        ...serverOf('s3'),
+        bucket: servers.s3.bucket,
+        onEvent(listener: (notification: S3EventNotification) => void) {
+          listeners.add(listener);
+          return () => listeners.delete(listener);
+        },
+      },
+    }),
+    ...(servers.dynamodb && { dynamodb: serverOf('dynamodb') }),
+  };
+}
