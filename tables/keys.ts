@@ -16,7 +16,7 @@ export interface Limits {
   month: number;
 }
 
-/** The published free-tier limits (spec §8); partner limits are stored per key. */
+/** The published free-tier limits (docs/api.md#rate-limits); partner limits are stored per key. */
 export const FREE_TIER_LIMITS: Limits = { minute: 60, month: 5000 };
 
 export interface KeyRecord {
@@ -43,7 +43,7 @@ export interface KeyRecord {
   rolledTo?: string;
 }
 
-/** `pk_live_` followed by 22 base64url characters (spec §5). */
+/** `pk_live_` followed by 22 base64url characters (docs/api.md#authentication). */
 export const API_KEY_PATTERN = /^pk_live_[A-Za-z0-9_-]{22}$/;
 
 /** `key_` followed by 10 letters and digits: the public id of a key. */

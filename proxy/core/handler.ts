@@ -1,10 +1,10 @@
 /**
- * The proxy core: `request + dependencies → response`. Steps, in the order DESIGN.md §2 ranks their answers:
+ * The proxy core: `request + dependencies → response`. Steps, in the order docs/api.md#errors ranks their answers:
  * method (405) → Authorization header (401) → configuration (503) → key lookup (503/401) → the answer itself
  * (404 route, 400, 404 resource, 304, 200 in the negotiated content coding, 503 origin) → metering (503/429).
  *
  * The answer is worked out before metering, and only sent once the meter admits it: a request the origin
- * could not serve is not counted (§2: 503s do not count), while a 429 still outranks a 404 or a 400.
+ * could not serve is not counted (docs/api.md#rate-limits: 503s do not count), while a 429 still outranks a 404 or a 400.
  *
  * Latency: the read and the metering write run one after the other. A warm container answers hot requests
  * from the byte cache without an object read, so they cost one DynamoDB round trip. Overlapping the two on a
