@@ -207,11 +207,7 @@ describe('the checks', () => {
 
     // Assess
     const cites = 'cites a document that is not in the repository; cite the docs/ page that holds it';
-    expect(problems).toEqual([
-      `proxy/x.ts:1: ${cites}`,
-      `proxy/x.ts:2: ${cites}`,
-      `proxy/x.ts:3: ${cites}`,
-    ]);
+    expect(problems).toEqual([`proxy/x.ts:1: ${cites}`, `proxy/x.ts:2: ${cites}`, `proxy/x.ts:3: ${cites}`]);
   });
 
   it('find merge-conflict markers, but not a setext heading', () => {
