@@ -13,7 +13,7 @@
  * decrement succeeds — a second write, a double fault to alarm on, and spurious 429s at a window's edge while
  * the refund is pending. Not worth it while misses are rare.
  */
-import { DependencyError } from '../../store/errors.js';
+import { DependencyError, errorText } from '../../store/errors.js';
 import { type KeyRecord, keyAccepted } from '../../tables/keys.js';
 import { ByteCache } from '../cache/bytes.js';
 import { cursorError } from '../catalogue/cursor.js';
@@ -224,7 +224,7 @@ export function createHandler(deps: ProxyDependencies): ProxyHandler {
 
 function describe(error: unknown): string {
   if (error instanceof DependencyError) return `${error.dependency}: ${error.message}`;
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  return errorText(error);
 }
 
 /** A failing logger must not turn an answer into a crash. */
