@@ -11,6 +11,7 @@
  * only the writes that are missing.
  */
 import {
+  FREE_TIER_LIMITS,
   generateApiKey,
   generateKeyId,
   hashApiKey,
@@ -23,6 +24,7 @@ import type { AdminTables } from './dynamo.js';
 import { type AdminError, adminError } from './errors.js';
 import { type Idempotency, recordClaim, releaseClaim } from './idempotency.js';
 import { commitToLedger, rollForward } from './ledger.js';
+import { limitsText } from './output.js';
 import type { AdminSettings } from './settings.js';
 import { type KeyUsage, lastUsed, readUsage } from './usage.js';
 import type { ExpiryInput, IssueInput, LimitsInput, ListInput, RollInput } from './validate.js';
@@ -329,7 +331,7 @@ export async function setLimits(
     return fail(
       adminError(
         'invalid_request',
-        `Key ${keyId} is a free-tier key: its limits are fixed (60/minute, 5000/month).`,
+        `Key ${keyId} is a free-tier key: its limits are fixed (${limitsText(FREE_TIER_LIMITS)}).`,
         [{ field: 'tier', problem: 'free-tier limits are fixed: issue a partner key and revoke this one' }],
       ),
     );

@@ -7,8 +7,8 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { closestMatch } from 'leven';
 import { awsRegion, dynamoClient } from '../aws/sdk.js';
-import { DependencyError } from '../store/errors.js';
-import type { Limits, Tier } from '../tables/keys.js';
+import { DependencyError, errorMessage } from '../store/errors.js';
+import { FREE_TIER_LIMITS, type Limits, type Tier } from '../tables/keys.js';
 import * as actions from './actions.js';
 import { AdminTableError, AdminTables } from './dynamo.js';
 import { type AdminError, ConfigurationError } from './errors.js';
@@ -283,7 +283,9 @@ function request(command: string, options: Options, positionals: string[], env: 
       const minute = positive('minute', options.minute);
       const month = positive('month', options.month);
       if (options.tier === 'free' && (minute !== undefined || month !== undefined)) {
-        throw new UsageError('free-tier limits are fixed (60/minute, 5000/month); use --tier partner');
+        throw new UsageError(
+          `free-tier limits are fixed (${limitsText(FREE_TIER_LIMITS)}); use --tier partner`,
+        );
       }
       const expires =
         options.expires === undefined ? undefined : parseWhen('--expires', options.expires, now);
@@ -438,7 +440,7 @@ async function execute(wanted: Request, admin: Admin, now: Date, io: Output): Pr
       const outcome = await actions.setLimits(ctx, wanted.keyId, wanted.limits);
       if (!outcome.ok && outcome.error.code === 'invalid_request') {
         err(
-          `${wanted.keyId} is a free-tier key: its limits are fixed (60/minute, 5000/month); ` +
+          `${wanted.keyId} is a free-tier key: its limits are fixed (${limitsText(FREE_TIER_LIMITS)}); ` +
             'issue a partner key (issue --tier partner --minute N --month N) and revoke this one',
         );
         return 2;
@@ -597,7 +599,7 @@ function report(error: unknown, err: (text: string) => void): number {
     err(`error: ${error.message}`);
     return 1;
   }
-  err(`error: ${(error as Error).message ?? String(error)}`);
+  err(`error: ${errorMessage(error)}`);
   return 1;
 }
 

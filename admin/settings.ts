@@ -2,7 +2,7 @@
  * The settings of key administration, read once from the environment by the admin function, `npm start` and
  * `npm run keys`; a malformed value throws a ConfigurationError naming the variable.
  */
-import { KEY_CACHE_DEFAULTS, type Limits } from '../tables/keys.js';
+import { KEY_CACHE_DEFAULTS, KEY_CACHE_MAX_MS, type Limits } from '../tables/keys.js';
 import type { TableNames } from '../tables/schema.js';
 import { ConfigurationError } from './errors.js';
 
@@ -46,8 +46,14 @@ export function partnerDefaults(env: Env = process.env): Limits {
 
 /** How long the proxy's containers may go on with what they cached: `{ ttlMs, negativeTtlMs }`. */
 export function cacheBounds(env: Env): { keyCacheTtlMs: number; negativeTtlMs: number } {
-  const keyCacheTtlMs = integer(env, 'KEY_CACHE_TTL_MS', KEY_CACHE_DEFAULTS.ttlMs, 0, 3_600_000);
-  const negative = integer(env, 'KEY_NEGATIVE_CACHE_TTL_MS', KEY_CACHE_DEFAULTS.negativeTtlMs, 0, 3_600_000);
+  const keyCacheTtlMs = integer(env, 'KEY_CACHE_TTL_MS', KEY_CACHE_DEFAULTS.ttlMs, 0, KEY_CACHE_MAX_MS);
+  const negative = integer(
+    env,
+    'KEY_NEGATIVE_CACHE_TTL_MS',
+    KEY_CACHE_DEFAULTS.negativeTtlMs,
+    0,
+    KEY_CACHE_MAX_MS,
+  );
   return { keyCacheTtlMs, negativeTtlMs: Math.min(keyCacheTtlMs, negative) };
 }
 

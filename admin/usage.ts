@@ -9,6 +9,7 @@
 import { counterKey, minuteWindowStart, monthWindowId } from '../tables/counters.js';
 import type { Item, KeyRecord } from '../tables/keys.js';
 import type { AdminTables } from './dynamo.js';
+import { isoSeconds } from './output.js';
 
 export interface MonthUsage {
   /** Calendar month (UTC), e.g. `2026-11`. */
@@ -40,9 +41,7 @@ const previousMonth = (now: Date) => new Date(Date.UTC(now.getUTCFullYear(), now
 /** The ISO minute an item's `minute` attribute names, or undefined when it has none. */
 function minuteOf(item: Item | undefined): string | undefined {
   const seconds = Number(item?.minute?.N);
-  return Number.isSafeInteger(seconds) && seconds > 0
-    ? new Date(seconds * 1000).toISOString().replace('.000Z', 'Z')
-    : undefined;
+  return Number.isSafeInteger(seconds) && seconds > 0 ? isoSeconds(seconds * 1000) : undefined;
 }
 
 const count = (value: { N?: string } | undefined) => {

@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import { FREE_TIER_LIMITS, KEY_ID_PATTERN, type Limits, TIERS, type Tier } from '../tables/keys.js';
 import type { FieldProblem } from './errors.js';
+import { limitsText } from './output.js';
 
 export const BOUNDS = {
   ownerLength: 128,
@@ -184,7 +185,10 @@ export function parseIssue(
         tier === 'free' &&
         ((given.minute ?? fixed.minute) !== fixed.minute || (given.month ?? fixed.month) !== fixed.month)
       ) {
-        problems.add('limits', 'free-tier limits are fixed (60/minute, 5000/month): issue a partner key');
+        problems.add(
+          'limits',
+          `free-tier limits are fixed (${limitsText(FREE_TIER_LIMITS)}): issue a partner key`,
+        );
       }
     }
   }

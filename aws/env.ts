@@ -7,13 +7,16 @@
 
 type Env = Record<string, string | undefined>;
 
+/** The region when none is given and `AWS_REGION` is unset. */
+export const DEFAULT_REGION = 'us-east-1';
+
 /**
  * The region the clients use: the one given, else `AWS_REGION`, else us-east-1. Messages that name the
  * region call it too, so they name the one actually used.
  * @example awsRegion() // → 'us-east-1' when AWS_REGION is unset
  */
 export function awsRegion(region?: string, env: Env = process.env): string {
-  return region ?? env.AWS_REGION ?? 'us-east-1';
+  return region ?? env.AWS_REGION ?? DEFAULT_REGION;
 }
 
 /** The services the project calls. */

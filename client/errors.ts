@@ -1,6 +1,6 @@
 /** The one error class of the client: API errors, malformed answers and network failures. */
 
-/** Codes the client adds to the API's own (spec §7) for failures that have no envelope. */
+/** Codes the client adds to the API's own (docs/api.md#errors) for failures that have no envelope. */
 export const CLIENT_ERROR_CODES = {
   /** The answer was not what the API sends: not JSON, or JSON of the wrong shape (also an error status without the error envelope). */
   invalidResponse: 'invalid_response',

@@ -59,7 +59,7 @@ export type Tag = Schemas['Tag'];
 export type Jack = Schemas['Jack'];
 export type Panel = Schemas['Panel'];
 export type TagRef = Schemas['TagRef'];
-/** The codes of the API's error envelope (spec §7): a closed list within /v1. */
+/** The codes of the API's error envelope (docs/api.md#errors): a closed list within /v1. */
 export type ApiErrorCode = Schemas['ErrorEnvelope']['error']['code'];
 
 export type SortOrder = Parameters['sort'];

@@ -12,7 +12,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { LogLevel, NodejsFunction, OutputFormat, SourceMapMode } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { KEYS_SCHEMA } from '../tables/schema.js';
+import { KEY_CACHE_DEFAULTS, KEYS_SCHEMA } from '../tables/schema.js';
 import { metafileArgs } from './metafile.js';
 import { REPO_ROOT } from './proxy-function.js';
 
@@ -115,7 +115,7 @@ export class AdminApi extends Construct {
         KEYS_TABLE: keysTable.tableName,
         COUNTERS_TABLE: countersTable.tableName,
         ADMIN_MAX_KEYS_PER_OWNER: String(props.maxKeysPerOwner ?? 10),
-        KEY_CACHE_TTL_MS: String(props.keyCacheTtlMs ?? 30_000),
+        KEY_CACHE_TTL_MS: String(props.keyCacheTtlMs ?? KEY_CACHE_DEFAULTS.ttlMs),
       },
       bundling: {
         forceDockerBundling: false,

@@ -118,7 +118,7 @@ export class Edge extends Construct {
       code: cloudfront.FunctionCode.fromFile({ filePath: VIEWER_REQUEST_CODE }),
     });
 
-    // No CORS configuration on purpose: keys must not live in browser code (spec §5), so no cross-origin
+    // No CORS configuration on purpose: keys must not live in browser code (docs/api.md#authentication), so no cross-origin
     // browser access is offered.
     this.responseHeaders = new cloudfront.ResponseHeadersPolicy(this, 'SecurityHeaders', {
       responseHeadersPolicyName: globalName(this, 'headers', 128),

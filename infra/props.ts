@@ -5,6 +5,7 @@
 import { RemovalPolicy, type StackProps, Token } from 'aws-cdk-lib';
 import { PriceClass } from 'aws-cdk-lib/aws-cloudfront';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { KEY_CACHE_DEFAULTS, KEY_CACHE_MAX_MS } from '../tables/schema.js';
 
 export interface CatalogueStackProps extends StackProps {
   /**
@@ -200,7 +201,7 @@ export const DEFAULTS = {
   logRetentionDays: 30,
   accessLogRetentionDays: 90,
   tracing: false,
-  keyCacheTtlMs: 30_000,
+  keyCacheTtlMs: KEY_CACHE_DEFAULTS.ttlMs,
   pointerTtlMs: 5_000,
   dependencyTimeoutMs: 2_000,
   errorRateThresholdPercent: 5,
@@ -339,7 +340,7 @@ export function resolveProps(props: CatalogueStackProps): ResolvedProps {
     );
   }
   problems.push(integerIn('accessLogRetentionDays', r.accessLogRetentionDays, 1, 3_650));
-  problems.push(integerIn('keyCacheTtlMs', r.keyCacheTtlMs, 0, 3_600_000));
+  problems.push(integerIn('keyCacheTtlMs', r.keyCacheTtlMs, 0, KEY_CACHE_MAX_MS));
   problems.push(integerIn('pointerTtlMs', r.pointerTtlMs, 0, 3_600_000));
   problems.push(integerIn('dependencyTimeoutMs', r.dependencyTimeoutMs, 1, 60_000));
   if (r.wafRateLimitPer5Min !== undefined) {

@@ -12,6 +12,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
+import { KEY_CACHE_DEFAULTS } from '../tables/schema.js';
 import { metafileArgs } from './metafile.js';
 import { prefixWildcardFinding } from './nag.js';
 
@@ -179,7 +180,7 @@ export class ProxyFunction extends Construct {
         CATALOGUE_PREFIX: prefix,
         KEYS_TABLE: props.keysTable.tableName,
         COUNTERS_TABLE: props.countersTable.tableName,
-        KEY_CACHE_TTL_MS: String(props.keyCacheTtlMs ?? 30_000),
+        KEY_CACHE_TTL_MS: String(props.keyCacheTtlMs ?? KEY_CACHE_DEFAULTS.ttlMs),
         POINTER_TTL_MS: String(props.pointerTtlMs ?? 5_000),
         DEPENDENCY_TIMEOUT_MS: String(props.dependencyTimeoutMs ?? 2_000),
         // The ARN, not the value: the proxy reads the secret from Secrets Manager at cold start (and again

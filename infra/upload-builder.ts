@@ -1,5 +1,5 @@
 /**
- * Publishing by upload (DESIGN.md v4): the builder as a Lambda function in the bucket's region, triggered by
+ * Publishing by upload (docs/design.md#the-publishers-application): the builder as a Lambda function in the bucket's region, triggered by
  * every snapshot archive completed under the incoming prefix (a PUT, or the completion of a multipart upload:
  * S3 sends ObjectCreated only for a whole object), its least-privilege role and log group, the alarm on a
  * failed build, and the one policy the publisher's application needs: upload, and read its reports.

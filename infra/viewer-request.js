@@ -11,7 +11,7 @@
 //    set it is the real `Authorization` header.
 // 2. Lambda rejects OAC-signed requests with a body it cannot hash (POST, PUT, PATCH), so a method other
 //    than GET, HEAD or OPTIONS would surface as an opaque 403 from Lambda. The API answers those with 405
-//    before authentication (spec §5), and this function gives that answer at the edge, in the API's own
+//    before authentication (docs/api.md#errors), and this function gives that answer at the edge, in the API's own
 //    error envelope.
 // 3. A missing or malformed `Authorization` needs no key lookup, so it is answered here with exactly the
 //    proxy's 401 (code, message, envelope, headers; proxy/request/auth.ts): a flood of requests without a

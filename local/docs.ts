@@ -9,6 +9,7 @@ import { readFile } from 'node:fs/promises';
 import { buildReference, REFERENCE, type ReferenceSite, referenceHeaders } from '../docs/reference/build.js';
 import type { ProxyHandler, ProxyRequest, ProxyResponse } from '../proxy/core/types.js';
 import { etagOfBytes, ifNoneMatchMatches } from '../proxy/http/etag.js';
+import { errorMessage } from '../store/errors.js';
 
 interface Served {
   body: Buffer;
@@ -66,7 +67,7 @@ export function withReference(
   site: Promise<ReferenceSite> = buildReference(),
 ): ProxyHandler {
   const answers = site.then(load).catch((error: unknown) => {
-    console.error(`API reference: ${error instanceof Error ? error.message : String(error)}`);
+    console.error(`API reference: ${errorMessage(error)}`);
     return undefined;
   });
   return async (request: ProxyRequest) => {

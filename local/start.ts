@@ -30,6 +30,7 @@ import { sourceDigest } from '../builder/snapshot/source.js';
 import { createHttpServer } from '../proxy/adapters/http.js';
 import { createProxy, logJson } from '../proxy/app.js';
 import { loadConfig } from '../proxy/config.js';
+import { errorMessage } from '../store/errors.js';
 import { POINTER_KEY } from '../store/layout.js';
 import { S3ObjectStore } from '../store/objects/s3.js';
 import { parsePointer } from '../store/pointer.js';
@@ -379,6 +380,6 @@ async function publish(
 }
 
 main().catch((error: unknown) => {
-  console.error(`npm start failed: ${error instanceof Error ? error.message : String(error)}`);
+  console.error(`npm start failed: ${errorMessage(error)}`);
   process.exit(1);
 });

@@ -3,7 +3,7 @@
  * crash: the proxy answers `503 configuration_error` naming nothing secret, and logs which variable it was.
  */
 import { type AwsService, awsRegion, endpointSetting } from '../aws/env.js';
-import { KEY_CACHE_DEFAULTS } from '../tables/keys.js';
+import { KEY_CACHE_DEFAULTS, KEY_CACHE_MAX_MS } from '../tables/keys.js';
 import { defaultByteCacheBytes } from './cache/bytes.js';
 
 export interface ProxyConfig {
@@ -56,6 +56,10 @@ export type ConfigOutcome = { ok: true; config: ProxyConfig } | { ok: false; pro
 type Env = Record<string, string | undefined>;
 
 const MB = 2 ** 20;
+
+/** How long a cursor key read from Secrets Manager is used before it is read again, unless configured. */
+export const CURSOR_SECRET_MAX_AGE_MS = 300_000;
+
 /**
  * The characters S3 allows in a bucket name (lower-case letters, digits, dots and hyphens, beginning with a
  * letter or digit): a name with others could not even be put into a request's host or path. (S3's length
@@ -124,14 +128,14 @@ export function loadConfig(env: Env = process.env): ConfigOutcome {
     region,
     cursorSecret,
     cursorSecretArn,
-    cursorSecretMaxAgeMs: integer('CURSOR_SECRET_MAX_AGE_MS', 300_000, 1_000, 86_400_000),
-    keyCacheTtlMs: integer('KEY_CACHE_TTL_MS', KEY_CACHE_DEFAULTS.ttlMs, 0, 3_600_000),
+    cursorSecretMaxAgeMs: integer('CURSOR_SECRET_MAX_AGE_MS', CURSOR_SECRET_MAX_AGE_MS, 1_000, 86_400_000),
+    keyCacheTtlMs: integer('KEY_CACHE_TTL_MS', KEY_CACHE_DEFAULTS.ttlMs, 0, KEY_CACHE_MAX_MS),
     keyCacheMaxEntries: integer('KEY_CACHE_MAX_ENTRIES', 10_000, 1, 10_000_000),
     keyNegativeCacheTtlMs: integer(
       'KEY_NEGATIVE_CACHE_TTL_MS',
       KEY_CACHE_DEFAULTS.negativeTtlMs,
       0,
-      3_600_000,
+      KEY_CACHE_MAX_MS,
     ),
     keyNegativeCacheMaxEntries: integer('KEY_NEGATIVE_CACHE_MAX_ENTRIES', 1_000, 1, 1_000_000),
     pointerTtlMs: integer('POINTER_TTL_MS', 5_000, 0, 3_600_000),

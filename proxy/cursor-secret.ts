@@ -17,8 +17,10 @@
  *   the core orders them), never a crash; the read is tried again by a later request, at most once per
  *   `retryAfterMs`, so an outage does not turn every request into an API call.
  */
+import { DEFAULT_REGION } from '../aws/env.js';
 import type { CredentialSource } from '../aws/signed.js';
 import { AwsCallError, SignedClient } from '../aws/signed.js';
+import { errorMessage } from '../store/errors.js';
 import { callWithDeadline } from './core/deadline.js';
 import type { ProxyHandler, ProxyRequest } from './core/types.js';
 
@@ -89,7 +91,7 @@ export function createSecretProxy(options: SecretProxyOptions): ProxyHandler {
       withoutSecret = undefined;
     } catch (error) {
       failedAt = now();
-      const problem = `cursor secret could not be read: ${(error as Error)?.message ?? String(error)}`;
+      const problem = `cursor secret could not be read: ${errorMessage(error)}`;
       if (unavailable?.problem !== problem) unavailable = { problem, handler: options.unavailable(problem) };
       try {
         options.log?.({ time: new Date().toISOString(), level: 'error', message: problem });
@@ -150,7 +152,7 @@ const STAND_IN_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
  * const secret = await read();
  */
 export function secretReader(arn: string, options: ReadSecretOptions): () => Promise<string> {
-  const region = options.region ?? arn.split(':')[3] ?? 'us-east-1';
+  const region = options.region ?? arn.split(':')[3] ?? DEFAULT_REGION;
   const client = new SignedClient({
     origin: options.endpoint ?? `https://secretsmanager.${region}.amazonaws.com`,
     service: 'secretsmanager',

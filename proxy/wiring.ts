@@ -7,13 +7,15 @@
  * 405 and the Authorization header checks) and the problems are logged once — never a crash at import.
  */
 import { randomBytes } from 'node:crypto';
+import { DEFAULT_REGION } from '../aws/env.js';
 import type { CredentialSource } from '../aws/signed.js';
+import { errorMessage } from '../store/errors.js';
 import { POINTER_KEY } from '../store/layout.js';
 import type { GetOptions, GetOutcome, ObjectStore } from '../store/objects/interface.js';
 import { LeanS3ObjectStore } from '../store/objects/s3-lean.js';
 import { hashApiKey } from '../tables/keys.js';
 import { ByteCache } from './cache/bytes.js';
-import type { ConfigOutcome, ProxyConfig } from './config.js';
+import { type ConfigOutcome, CURSOR_SECRET_MAX_AGE_MS, type ProxyConfig } from './config.js';
 import { callWithDeadline } from './core/deadline.js';
 import { createHandler } from './core/handler.js';
 import type { ProxyDependencies, ProxyHandler, ProxyRequest, RequestLogLine } from './core/types.js';
@@ -46,7 +48,7 @@ export interface ProxyOverrides {
 export type RequestPathCredentials = (endpoint: string | undefined) => CredentialSource;
 
 function regionOf(config: ProxyConfig): string {
-  return config.region ?? 'us-east-1';
+  return config.region ?? DEFAULT_REGION;
 }
 
 /** Stands in for dependencies that cannot be built; the core answers 503 before ever calling it. */
@@ -185,7 +187,7 @@ export function wireProxy(
         });
   } catch (error) {
     // A value the checks of loadConfig let through but a client cannot use: answered, not thrown.
-    return incomplete([`a client could not be built: ${(error as Error)?.message ?? String(error)}`]);
+    return incomplete([`a client could not be built: ${errorMessage(error)}`]);
   }
   dependencies.objects = objects;
   // One byte cache per handler: a new cursor secret changes the first pages' cursors, so the answers composed
@@ -220,7 +222,7 @@ export function wireProxy(
         lookup.catch(() => {});
       }
     },
-    maxAgeMs: c.cursorSecretMaxAgeMs ?? 300_000,
+    maxAgeMs: c.cursorSecretMaxAgeMs ?? CURSOR_SECRET_MAX_AGE_MS,
     now: () => dependencies.now().getTime(),
     log: logJson,
   });

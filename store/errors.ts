@@ -17,3 +17,21 @@ export class DependencyError extends Error {
     super(message, options);
   }
 }
+
+/**
+ * The message of whatever was thrown: an error's `message`, else the value as text.
+ * @example errorMessage(new Error('no such bucket')) // → 'no such bucket'
+ * @example errorMessage('timed out') // → 'timed out'
+ */
+export function errorMessage(error: unknown): string {
+  const message = (error as { message?: unknown } | null | undefined)?.message;
+  return typeof message === 'string' ? message : String(error);
+}
+
+/**
+ * A thrown value for a log line: an error's name and message, else the value as text.
+ * @example errorText(new TypeError('x is not a function')) // → 'TypeError: x is not a function'
+ */
+export function errorText(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}

@@ -82,7 +82,7 @@ export function detailKey(resource: 'modules' | 'manufacturers', id: number | st
   return `${resource}/${id}`;
 }
 
-/** Name order of DESIGN.md §2: natural, case- and accent-insensitive; callers break ties by id. */
+/** Name order of docs/api.md#parameters: natural, case- and accent-insensitive; callers break ties by id. */
 export const nameCollator = new Intl.Collator('en', { sensitivity: 'base', numeric: true });
 
 /** Sort records by `sort`, ties (and `id` order) by id ascending. Returns a new array. */

@@ -16,7 +16,7 @@ export interface Limits {
   month: number;
 }
 
-/** The published free-tier limits (spec §8); partner limits are stored per key. */
+/** The published free-tier limits (docs/api.md#rate-limits); partner limits are stored per key. */
 export const FREE_TIER_LIMITS: Limits = { minute: 60, month: 5000 };
 
 export interface KeyRecord {
@@ -43,7 +43,7 @@ export interface KeyRecord {
   rolledTo?: string;
 }
 
-/** `pk_live_` followed by 22 base64url characters (spec §5). */
+/** `pk_live_` followed by 22 base64url characters (docs/api.md#authentication). */
 export const API_KEY_PATTERN = /^pk_live_[A-Za-z0-9_-]{22}$/;
 
 /** `key_` followed by 10 letters and digits: the public id of a key. */
@@ -64,11 +64,8 @@ export function generateKeyId(): string {
   return `key_${randomBytes(8).toString('base64url').replace(/[-_]/g, 'x').slice(0, 10)}`;
 }
 
-/**
- * How long the request path may go on with what it read of a key (its key cache; KEY_CACHE_TTL_MS and
- * KEY_NEGATIVE_CACHE_TTL_MS of the proxy): key administration states by when a change takes effect from them.
- */
-export const KEY_CACHE_DEFAULTS = { ttlMs: 30_000, negativeTtlMs: 10_000 } as const;
+// Declared with the tables' schema, so that infra/ (which may import only that file) deploys the same defaults.
+export { KEY_CACHE_DEFAULTS, KEY_CACHE_MAX_MS } from './schema.js';
 
 /**
  * Whether a key record is accepted at `nowMs`: active and not expired. An expired key is refused exactly as

@@ -43,3 +43,13 @@ export interface TableNames {
   keysTable: string;
   countersTable: string;
 }
+
+/**
+ * How long the request path may go on with what it read of a key (its key cache; KEY_CACHE_TTL_MS and
+ * KEY_NEGATIVE_CACHE_TTL_MS of the proxy): key administration states by when a change takes effect from them,
+ * and the stack deploys them unless set.
+ */
+export const KEY_CACHE_DEFAULTS = { ttlMs: 30_000, negativeTtlMs: 10_000 } as const;
+
+/** The longest either key-cache time may be set to (the proxy, key administration and the stack's settings). */
+export const KEY_CACHE_MAX_MS = 3_600_000;

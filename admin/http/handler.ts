@@ -8,13 +8,13 @@
  * `{ "error": { "code", "message", "request_id", "details"? } }`. `admin/openapi.json` describes them all.
  */
 import { randomBytes } from 'node:crypto';
-import { DependencyError } from '../../store/errors.js';
+import { DependencyError, errorText } from '../../store/errors.js';
 import type { AdminContext } from '../actions.js';
 import * as actions from '../actions.js';
 import { AdminTableError } from '../dynamo.js';
 import { ADMIN_ERROR_STATUS, type AdminError, adminError, errorEnvelope } from '../errors.js';
 import type { Idempotency } from '../idempotency.js';
-import { shownKey } from '../output.js';
+import { isoSeconds, shownKey } from '../output.js';
 import type { KeyUsage } from '../usage.js';
 import {
   BOUNDS,
@@ -199,7 +199,7 @@ export function createAdminHandler(
         );
       } else answer = await dispatch(context, found.action, found.keyId, request);
     } catch (error) {
-      fault = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+      fault = errorText(error);
       answer = errorAnswer(faultError(error));
     }
     const status = answer.status;
@@ -447,7 +447,7 @@ function usageView(usage: KeyUsage) {
     owner: record.owner ?? null,
     limits: { ...record.limits },
     minute: {
-      start: new Date(usage.minute * 1000).toISOString().replace('.000Z', 'Z'),
+      start: isoSeconds(usage.minute * 1000),
       count: usage.minuteCount,
     },
     month: {

@@ -1,5 +1,5 @@
 /**
- * Publishing (DESIGN.md builder invariants 5 and 7), one code path for every WritableObjectStore, in named
+ * Publishing (docs/design.md#what-the-builder-guarantees, 5 and 7), one code path for every WritableObjectStore, in named
  * steps, holding the target's publish lock throughout (lock.ts): read the current version (read.ts) →
  * collect what interrupted publishes left (leftovers.ts) → build the next one (build.ts: incrementally from
  * the current manifest when it can, else in full) → write it, objects first and the pointer last, over the

@@ -1,5 +1,5 @@
 /**
- * A full render: a validated snapshot → the complete precomputed API (DESIGN.md builder invariants 1–3).
+ * A full render: a validated snapshot → the complete precomputed API (docs/design.md#what-the-builder-guarantees, 1–3).
  * Pure and deterministic: the same snapshot always yields the same objects, object ids, shards and pointer.
  * Every job (jobs.ts) is encoded; identical objects are one object (content addressing).
  */

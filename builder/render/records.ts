@@ -153,7 +153,7 @@ export function tagFragments(tag: Tag): RecordFragments {
 }
 
 /**
- * Index positions of `records` in name order (DESIGN.md §2: natural, ties by id), computed once.
+ * Index positions of `records` in name order (docs/api.md#parameters: natural, ties by id), computed once.
  * @example nameOrder([{ id: 1, name: 'VCO 10' }, { id: 2, name: 'vco 2' }], nameCollator) // → [1, 0]
  */
 export function nameOrder(

@@ -1,5 +1,5 @@
 /**
- * Snapshot validation (DESIGN.md builder invariant 4): every problem at once, before anything is written.
+ * Snapshot validation (docs/design.md#what-the-builder-guarantees, 4): every problem at once, before anything is written.
  * Records are closed: unknown fields are refused, and fields that would publish images, prices or store data
  * are refused with a reason of their own, at any depth.
  */

@@ -179,7 +179,7 @@ function parserRefusal(error: ParserError, maxHeaderSize: number): Refusal {
         ? refusal(414, `The request target is longer than ${MAX_TARGET_BYTES} bytes.`)
         : refusal(431, `The request header fields are larger than ${maxHeaderSize} bytes.`);
     case 'HPE_INVALID_METHOD':
-      // A well-formed request line with a method Node does not know: the spec's 405 (§5.5).
+      // A well-formed request line with a method Node does not know: the API's 405 (docs/api.md#errors).
       // (The packet may end inside a long target: the method and the start of a target are enough.)
       if (TOKEN.test(method) && target !== '') {
         return {

@@ -1,10 +1,10 @@
 /**
- * The proxy core: `request + dependencies → response`. Steps, in the order DESIGN.md §2 ranks their answers:
+ * The proxy core: `request + dependencies → response`. Steps, in the order docs/api.md#errors ranks their answers:
  * method (405) → Authorization header (401) → configuration (503) → key lookup (503/401) → the answer itself
  * (404 route, 400, 404 resource, 304, 200 in the negotiated content coding, 503 origin) → metering (503/429).
  *
  * The answer is worked out before metering, and only sent once the meter admits it: a request the origin
- * could not serve is not counted (§2: 503s do not count), while a 429 still outranks a 404 or a 400.
+ * could not serve is not counted (docs/api.md#rate-limits: 503s do not count), while a 429 still outranks a 404 or a 400.
  *
  * Latency: the read and the metering write run one after the other. A warm container answers hot requests
  * from the byte cache without an object read, so they cost one DynamoDB round trip. Overlapping the two on a
@@ -13,7 +13,7 @@
  * decrement succeeds — a second write, a double fault to alarm on, and spurious 429s at a window's edge while
  * the refund is pending. Not worth it while misses are rare.
  */
-import { DependencyError } from '../../store/errors.js';
+import { DependencyError, errorText } from '../../store/errors.js';
 import { type KeyRecord, keyAccepted } from '../../tables/keys.js';
 import { ByteCache } from '../cache/bytes.js';
 import { cursorError } from '../catalogue/cursor.js';
@@ -224,7 +224,7 @@ export function createHandler(deps: ProxyDependencies): ProxyHandler {
 
 function describe(error: unknown): string {
   if (error instanceof DependencyError) return `${error.dependency}: ${error.message}`;
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  return errorText(error);
 }
 
 /** A failing logger must not turn an answer into a crash. */

@@ -1,5 +1,5 @@
 /**
- * Content coding (DESIGN.md §2): `br` and `gzip` for the requests whose `Accept-Encoding` allows them
+ * Content coding (docs/api.md#content-coding): `br` and `gzip` for the requests whose `Accept-Encoding` allows them
  * (RFC 9110 §12.5.3), identity otherwise. Pure functions, plus the compression itself, whose output is kept
  * in the byte cache: a hot page is compressed once per container, not once per request.
  *

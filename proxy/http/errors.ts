@@ -33,7 +33,7 @@ export function apiError(code: ErrorCode, message: string): ApiError {
 }
 
 /**
- * The error envelope of spec §2, as bytes.
+ * The error envelope of docs/api.md#errors, as bytes.
  * @example errorBody(apiError('not_found', 'No module 7.'), 'req_x')
  *   // → {"error":{"code":"not_found","message":"No module 7.","request_id":"req_x"}}
  */
@@ -43,7 +43,7 @@ export function errorBody(error: ApiError, requestId: string): Buffer {
   );
 }
 
-/** Parameter errors rank by DESIGN.md §2: `unsupported_parameter` > `unknown_parameter` > `invalid_parameter`. */
+/** Parameter errors rank by docs/api.md#errors: `unsupported_parameter` > `unknown_parameter` > `invalid_parameter`. */
 const PARAMETER_RANK: Partial<Record<ErrorCode, number>> = {
   unsupported_parameter: 0,
   unknown_parameter: 1,

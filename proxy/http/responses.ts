@@ -1,4 +1,4 @@
-/** Building responses: the headers every kind of answer carries (DESIGN.md §2), in one place. */
+/** Building responses: the headers every kind of answer carries (docs/api.md#other-response-headers), in one place. */
 
 import type { ProxyResponse } from '../core/types.js';
 import type { RateLimitState } from '../quota/interface.js';
@@ -71,7 +71,7 @@ export function errorResponse(error: ApiError, requestId: string): ProxyResponse
 }
 
 /**
- * Add the rate-limit headers of spec §8 to a response the core has just built for this request (it is never
+ * Add the rate-limit headers of docs/api.md#rate-limits to a response the core has just built for this request (it is never
  * shared, so they are written into it: no copies).
  * @example withRateLimitHeaders(okResponse(body, etag, id), { limitMonth: 5000, remainingMonth: 4999, limitMinute: 60, remainingMinute: 59, reset: 1795000000 })
  *   // headers gain 'x-ratelimit-limit-month': '5000', …, 'x-ratelimit-reset': '1795000000'

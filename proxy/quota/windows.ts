@@ -1,5 +1,5 @@
 /**
- * Quota windows (DESIGN.md §2): the calendar minute and the calendar month, both UTC.
+ * Quota windows (docs/api.md#rate-limits): the calendar minute and the calendar month, both UTC.
  * Pure functions of the clock, shared by every QuotaMeter implementation.
  */
 

@@ -1,4 +1,4 @@
-/** The `Authorization` header grammar of DESIGN.md §2. Pure: the key lookup happens elsewhere. */
+/** The `Authorization` header grammar of docs/api.md#authentication. Pure: the key lookup happens elsewhere. */
 
 import { API_KEY_PATTERN } from '../../tables/keys.js';
 import { type ApiError, apiError } from '../http/errors.js';

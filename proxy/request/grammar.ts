@@ -1,4 +1,4 @@
-/** Value grammars of DESIGN.md §2: canonical decimal integers within the safe-integer range. */
+/** Value grammars of docs/api.md#parameters: canonical decimal integers within the safe-integer range. */
 
 const POSITIVE = /^[1-9][0-9]*$/;
 const NONNEGATIVE = /^(?:0|[1-9][0-9]*)$/;

@@ -1,7 +1,7 @@
 /**
  * `parseRequest(method, path, query)`: the pure translation of a request line into a typed, canonical plan
  * naming what to read, or the error to answer with. Authentication is not its business: the handler applies
- * the outcome in the order of DESIGN.md §2 (405 → 401 → 429 → 404 route → 400 → 404 resource).
+ * the outcome in the order of docs/api.md#errors (405 → 401 → 429 → 404 route → 400 → 404 resource).
  */
 
 import {
@@ -30,7 +30,7 @@ import {
 } from './routes.js';
 import { didYouMean, echoName, suggest } from './suggest.js';
 
-/** `limit` when absent, and its largest value (spec §8); a page then spans at most two stored segments. */
+/** `limit` when absent, and its largest value (docs/api.md#parameters); a page then spans at most two stored segments. */
 export const DEFAULT_LIMIT = 50;
 export const MAX_LIMIT = 100;
 

@@ -9,7 +9,7 @@ export const ECHO_MAX_CHARACTERS = 40;
 /**
  * `name` quoted for a message: cut to {@link ECHO_MAX_CHARACTERS} (then `…`), anything but printable ASCII
  * (and the backquote and backslash that would confuse the quoting) as `\uXXXX` or `\u{XXXXX}`. `undefined` when the name
- * holds an API key: a key is never echoed (DESIGN.md §2, keys).
+ * holds an API key: a key is never echoed (docs/api.md#parameters).
  * @example echoName('Limit') // → '`Limit`'
  * @example echoName('a\nb') // → '`a\\u000ab`'
  * @example echoName(`pk_live_${'A'.repeat(22)}`) === undefined

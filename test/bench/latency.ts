@@ -5,7 +5,7 @@
  * through it, on the request path's one client (lean signed requests). A last table times the two hot calls one after the other against
  * both at once: what overlapping the object read with the metering write would save.
  *
- * Could they overlap without breaking "503s are not counted" (DESIGN.md §2)? The handler reads first and
+ * Could they overlap without breaking "503s are not counted" (docs/api.md#rate-limits)? The handler reads first and
  * meters only an answer it has (proxy/core/handler.ts), so an origin 503 is never counted, by construction.
  * Metering at the same time as the read counts before knowing the answer; a read that then fails needs a
  * compensating write (`SET minute_count = minute_count - :one, month_count = month_count - :one`, on

@@ -1,5 +1,5 @@
 /**
- * The `npm start` contract (README, DESIGN.md "Local stack"): ready line with the URL, a free dev key (re-used
+ * The `npm start` contract (README, docs/design.md#the-local-stacks-contract): ready line with the URL, a free dev key (re-used
  * across restarts), CATALOGUE_DEV_KEYS seeded at once, restartable on the same state, quick clean shutdown on
  * SIGTERM; and at sizes past one S3 listing page (1,000 keys): a 2,000-module catalogue restarts on the same
  * data, and ten publishes into a running `npm start` all succeed. The local loop that keeps the publisher's

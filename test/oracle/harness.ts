@@ -174,7 +174,7 @@ export function expectSame(
     const problem = envelopeProblem(actual);
     if (problem) fail(problem);
     if (errorCodeOf(actual) !== expected.code) fail('error code differs');
-    // Authenticated and metered: a 400 or 404 counts and says so (DESIGN.md §2).
+    // Authenticated and metered: a 400 or 404 counts and says so (docs/api.md#rate-limits).
     if ((actual.status === 400 || actual.status === 404) && !actual.headers['x-ratelimit-remaining-month']) {
       fail('rate-limit headers missing on an authenticated error');
     }

@@ -1,5 +1,5 @@
 /**
- * The reference oracle: a deliberately naive implementation of the specification and DESIGN.md §2, straight
+ * The reference oracle: a deliberately naive implementation of docs/api.md and its decisions, straight
  * from a snapshot. It filters, sorts, pages, projects and joins per request, on plain objects, and builds
  * every body with JSON.stringify. It shares no code with the builder or the proxy: only the snapshot types
  * and the constant field lists of the object format are imported.

@@ -1,5 +1,5 @@
 /**
- * The per-request budget of DESIGN.md: at most two object reads — the index shard that names the answer's
+ * The per-request budget of docs/design.md#what-the-proxy-guarantees: at most two object reads — the index shard that names the answer's
  * object and one data range — plus the pointer re-check when it is due; none for a 304 of a cursor page; none
  * at all for a hot request in a warm container (the byte cache); and no JSON parsing of catalogue data.
  */

@@ -65,7 +65,7 @@ async function get(world: World, path: string, query: string, headers: Record<st
   return world.handle({ method: 'GET', path, query, headers: { authorization: AUTH, ...headers } });
 }
 
-/** Every set-valued parameter reversed and one member repeated: the same representation (§2). */
+/** Every set-valued parameter reversed and one member repeated: the same representation (docs/api.md#parameters). */
 function reordered(params: [string, string][]): [string, string][] {
   return [...params].reverse().map(([name, value]): [string, string] => {
     if (name !== 'fields' && name !== 'include') return [name, value];

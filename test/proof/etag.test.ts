@@ -1,5 +1,5 @@
 /**
- * ETags across publishes (DESIGN.md builder invariant 3): the same request before and after a changed
+ * ETags across publishes (docs/design.md#what-the-builder-guarantees, 3): the same request before and after a changed
  * catalogue is published. When the bytes change, the ETag must change (a 304 must never hide new data);
  * when they do not, the ETag should stay, so consumers keep their 304s.
  */
@@ -130,7 +130,7 @@ describe('ETags across a publish', () => {
     testTimeout(TIME_MS),
   );
 
-  // DESIGN.md builder invariant 3: a sparse view (`fields=…`, a detail without every `include`) keeps its ETag
+  // docs/design.md#what-the-builder-guarantees, 3: a sparse view (`fields=…`, a detail without every `include`) keeps its ETag
   // when only fragments it does not show change, so consumers keep their 304s.
   it('stay the same when the bytes stay the same, for sparse views too', async () => {
     const before = fc.sample(snapshotArb({ minModules: 5, maxModules: 10 }), { numRuns: 1, seed: 3 })[0]!;

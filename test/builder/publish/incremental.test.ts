@@ -1,5 +1,5 @@
 /**
- * Incremental publishing (DESIGN.md builder invariant 7): a small edit is built from the previous version's
+ * Incremental publishing (docs/design.md#what-the-builder-guarantees, 7): a small edit is built from the previous version's
  * manifest, writes only the objects and shards it changes, lists nothing — and gives exactly the bytes of a
  * full build of the same snapshot.
  */

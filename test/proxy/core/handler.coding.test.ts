@@ -1,5 +1,5 @@
 /**
- * Content coding through the proxy core over the fixture in s3rver (DESIGN.md §2): gzip and br round trips
+ * Content coding through the proxy core over the fixture in s3rver (docs/api.md#content-coding): gzip and br round trips
  * on lists, cursor pages and details, an ETag per coding that revalidates to 304 on its own (a cursor page's
  * 304 still without a read), HEAD lengths, Vary, identity where it is due, errors never coded, and a hot
  * answer compressed once. Every answer is validated against the OpenAPI document (decoded) by the harness.

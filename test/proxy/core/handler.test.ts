@@ -1,5 +1,5 @@
 /**
- * Every rule of the specification and every decision of DESIGN.md §2, over the real builder output of the
+ * Every rule of docs/api.md and every decision of docs/api.md#decisions-the-specification-left-open, over the real builder output of the
  * fixture served from s3rver. Grouped as happy / error / security; every answer is validated against the
  * OpenAPI document by the harness.
  */
