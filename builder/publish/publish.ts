@@ -111,11 +111,10 @@ async function publishHolding(
   await writeObjects(next, options, counts, journal);
   const version = await next.finish();
   const written = await writeVersion(version, current, options, lock);
-  const collected = await collectGarbage(next, version, written, current, options, counts, {
-    lock,
-    abandoned,
-  });
+  const collected = await collectGarbage(options, { next, version, written, current, lock, abandoned });
   const { versionsRemoved } = collected;
+  counts.objects.removed += collected.removed.objects;
+  counts.bytes.removed += collected.removed.bytes;
   // Finished: nothing this publish uploaded is left unreferenced, so its journal goes.
   await journal?.remove();
   const leftovers = { temporaryFiles, ...collected.abandoned };
