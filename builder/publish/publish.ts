@@ -29,7 +29,7 @@ export async function publishCatalogue(options: PublishOptions): Promise<Publish
     ? undefined
     : await takePublishLock(options.store, options.prefix ?? '', options);
   try {
-    return await publishHolding(options, lock);
+    return await readBuildWriteCollect(options, lock);
   } finally {
     await lock?.release();
   }
@@ -79,7 +79,11 @@ async function currentUnderLock(
   return unchanged ? current : readCurrentVersion(store, prefix);
 }
 
-async function publishHolding(
+/**
+ * The steps of a publish in order: read the current version, build the next, write it, collect. Under `lock`
+ * when publishing; a dry run (no lock) writes and deletes nothing and reports what it would.
+ */
+async function readBuildWriteCollect(
   options: PublishOptions,
   lock: PublishLock | undefined,
 ): Promise<PublishSummary> {
