@@ -14,7 +14,7 @@ import {
 } from '../cli/kit.js';
 import packageJson from '../package.json' with { type: 'json' };
 import { EXIT, whoAmI } from './exit.js';
-import { HELP } from './help.js';
+import { type CommandHelp, helpText } from './help.js';
 import { impossibility, PublishBusyError } from './publish/lock.js';
 import { DEFAULT_RETENTION_MS } from './publish/types.js';
 import { readHistory, readLiveVersion } from './publish/versions.js';
@@ -260,32 +260,94 @@ function onTarget(
 
 /**
  * One command of the table below: the options it takes (`--help` and `--version`: every command) and what it does.
- * A new command is one more entry (and its lines in help.ts).
+ * A new command is one more entry: its help lines, options and action.
  */
-interface BuilderCommand {
+interface BuilderCommand extends CommandHelp {
   options: readonly string[];
   run(values: Values, options: CommandOptions): Promise<number>;
 }
 
 const BUILD_OPTIONS = ['source', 'out', 'endpoint', 'dry-run', 'verbose', 'retention', 'concurrency'];
 const COMMANDS: Record<string, BuilderCommand> = {
-  build: { options: BUILD_OPTIONS, run: (values, options) => build(values, false, options) },
-  publish: { options: BUILD_OPTIONS, run: (values, options) => build(values, false, options) },
-  repair: { options: BUILD_OPTIONS, run: (values, options) => build(values, true, options) },
-  validate: { options: ['source'], run: validate },
+  build: {
+    usage: `  npm run catalogue -- build --source DIR --out DIR|s3://BUCKET[/PREFIX] [options]   (or: publish …)
+`,
+    summary: `  build      Validate the snapshot in --source, render every list variant and detail, and publish:
+  publish    upload objects that are not there yet, then the version file and log, then the pointer
+             (current.json) last, then delete what no retained version references. (publish and
+             build are the same command.)
+             A small edit is built from the current version's manifest: only the list variants and
+             details it changes are rendered and uploaded, and the target is not listed.
+`,
+    options: BUILD_OPTIONS,
+    run: (values, options) => build(values, false, options),
+  },
+  publish: {
+    // build's lines name it.
+    usage: '',
+    summary: '',
+    options: BUILD_OPTIONS,
+    run: (values, options) => build(values, false, options),
+  },
+  repair: {
+    usage: `  npm run catalogue -- repair --source DIR --out DIR|s3://BUCKET[/PREFIX] [options]
+`,
+    summary: `  repair     Like build, but list the whole target first: upload every object of this version that is
+             missing (a damaged target), and delete every object no retained version references
+             (orphans of abandoned publishes, objects of versions published by an older format).
+`,
+    options: BUILD_OPTIONS,
+    run: (values, options) => build(values, true, options),
+  },
+  validate: {
+    usage: `  npm run catalogue -- validate --source DIR
+`,
+    summary: `  validate   Check a snapshot and list every problem (file, record id, field, reason). Writes nothing.
+             Prints the snapshot's digest, which each version records.
+`,
+    options: ['source'],
+    run: validate,
+  },
   versions: {
+    usage: `  npm run catalogue -- versions --out TARGET [--json]
+`,
+    summary: `  versions   List the target's retained versions, newest first: id, when it was live, who published it
+             (and how: cli, upload, npm start), from which snapshot digest, its counts; * marks the live
+             one. --json prints the listing as JSON.
+`,
     options: ['out', 'endpoint', 'json'],
     run: onTarget('versions', (target, values) => versionsCommand(target, values.json === true)),
   },
   rollback: {
+    usage: `  npm run catalogue -- rollback --out TARGET [--to VERSION]
+`,
+    summary: `  rollback   Make the previous retained version live again (or --to VERSION, one that versions lists):
+             holding the publish lock, check that all its objects are still there, then write its pointer
+             copy as the pointer, only over the pointer it read. Nothing is rebuilt; the version it
+             replaces stays readable for open cursors until collected.
+`,
     options: ['out', 'endpoint', 'to'],
     run: onTarget('rollback', (target, values) => rollbackCommand(target, values.to as string | undefined)),
   },
   unlock: {
+    usage: `  npm run catalogue -- unlock --out TARGET [--force]
+`,
+    summary: `  unlock     Break the target's publish lock when it cannot be valid (unreadable, a lease impossibly far
+             ahead, a directory where the lock belongs) or its publish is gone. Refused while the lock
+             looks live (exit 4), unless --force: a publish still holding it then stops before its next
+             step, and the live version is never left half-written.
+`,
     options: ['out', 'endpoint', 'force'],
     run: onTarget('unlock', (target, values) => unlockCommand(target, values.force === true)),
   },
-  generate: { options: ['modules', 'seed', 'out'], run: generate },
+  generate: {
+    usage: `  npm run catalogue -- generate --modules N --seed S --out DIR
+`,
+    summary: `  generate   Write a deterministic synthetic snapshot of N modules (for load tests and benchmarks).
+`,
+    options: ['modules', 'seed', 'out'],
+    run: generate,
+  },
 };
 const EVERY_COMMAND = ['help', 'version'];
 
@@ -310,7 +372,7 @@ export async function main(argv: readonly string[], options: CommandOptions = {}
       return EXIT.ok;
     }
     if (values.help || command === 'help' || command === undefined) {
-      process.stdout.write(HELP);
+      process.stdout.write(helpText(Object.values(COMMANDS)));
       return command === undefined && !values.help ? EXIT.usage : EXIT.ok;
     }
     if (positionals.length > 1) throw new UsageError(`unexpected argument ${positionals[1]}`);
