@@ -4,6 +4,7 @@
  *   builder/ ──▶ store/ ◀── proxy/ ──▶ tables/ ◀── admin/   the contracts: objects (store/), the keys and
  *        │                    │                      │        counters tables (tables/); no side imports another
  *        └──────▶ aws/ ◀──────┴──────────────────────┘        AWS access: SDK clients, signed requests
+ *   cli/ is the command kit of the two CLIs (builder/cli.ts, admin/cli.ts): plumbing, it imports no side.
  *   local/ and infra/ put the product together (infra/ imports only tables/schema.ts, to declare the tables
  *   once); client/ stands alone; nothing imports local/.
  *
@@ -79,10 +80,18 @@ module.exports = {
       to: { path: '^(builder|proxy|admin|store|tables|local|infra|client)/' },
     },
     {
+      name: 'cli-is-plumbing',
+      comment:
+        'cli/ (the command kit both CLIs share: usage errors, did you mean, option checks) knows command lines, not the product: it imports no side and nothing of the rest.',
+      severity: 'error',
+      from: { path: '^cli/' },
+      to: { path: '^(builder|proxy|admin|store|tables|aws|local|infra|client)/' },
+    },
+    {
       name: 'nothing-imports-local',
       comment: 'local/ assembles the product for npm start; the product never depends on it.',
       severity: 'error',
-      from: { path: '^(builder|proxy|admin|store|tables|aws|infra|client)/' },
+      from: { path: '^(builder|proxy|admin|store|tables|aws|cli|infra|client)/' },
       to: { path: '^local/' },
     },
     {
@@ -91,21 +100,21 @@ module.exports = {
         'infra/ bundles proxy/lambda.ts and admin/lambda.ts by path; importing product code would pull it into the CDK app. The one exception is the tables schema (pure names), so the tables are declared once.',
       severity: 'error',
       from: { path: '^infra/' },
-      to: { path: `${SIDES}|^(store|aws|local|client)/|^tables/`, pathNot: '^tables/schema\\.ts$' },
+      to: { path: `${SIDES}|^(store|aws|cli|local|client)/|^tables/`, pathNot: '^tables/schema\\.ts$' },
     },
     {
       name: 'client-stands-alone',
       comment: 'client/ is what consumers install: it imports nothing of the rest of the repository.',
       severity: 'error',
       from: { path: '^client/' },
-      to: { path: '^(builder|proxy|admin|store|tables|aws|local|infra|fixtures)/' },
+      to: { path: '^(builder|proxy|admin|store|tables|aws|cli|local|infra|fixtures)/' },
     },
     {
       name: 'product-not-dev-dependencies',
       comment:
         'What runs in production (the functions, the builder and key CLIs) must not need a devDependency.',
       severity: 'error',
-      from: { path: '^(builder|proxy|admin|store|tables|aws)/' },
+      from: { path: '^(builder|proxy|admin|store|tables|aws|cli)/' },
       to: { dependencyTypes: ['npm-dev'], dependencyTypesNot: ['type-only'] },
     },
   ],

@@ -123,7 +123,7 @@ export async function issue(
   );
   let { key, record } = made as { key: string | undefined; record: KeyRecord };
   if (idempotency) {
-    const claim = await recordClaim(ctx.tables, idempotency, 'issue', record, now);
+    const claim = await recordClaim(ctx.tables, { idempotency, action: 'issue', record }, now);
     if (!claim.ok) return claim;
     if (claim.replay) {
       key = undefined;
@@ -165,7 +165,11 @@ export async function roll(
   );
   let { key, record } = made as { key: string | undefined; record: KeyRecord };
   if (idempotency) {
-    const claim = await recordClaim(ctx.tables, idempotency, 'roll', record, now, oldExpires);
+    const claim = await recordClaim(
+      ctx.tables,
+      { idempotency, action: 'roll', record, oldKeyExpires: oldExpires },
+      now,
+    );
     if (!claim.ok) return claim;
     if (claim.replay) {
       key = undefined;

@@ -4,11 +4,17 @@
  */
 import { readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
-import { closestMatch } from 'leven';
 import { awsRegion, dynamoClient } from '../aws/sdk.js';
+import {
+  checkOptionsApply,
+  findCommand,
+  isUsageError,
+  optionList,
+  parseCommandLine,
+  UsageError,
+} from '../cli/kit.js';
 import { DependencyError, errorMessage } from '../store/errors.js';
-import { FREE_TIER_LIMITS, type Limits, type Tier } from '../tables/keys.js';
+import { FREE_TIER_LIMITS, type KeyRecord, type Limits, type Tier } from '../tables/keys.js';
 import * as actions from './actions.js';
 import { AdminTableError, AdminTables } from './dynamo.js';
 import { type AdminError, ConfigurationError } from './errors.js';
@@ -18,35 +24,14 @@ import { createTables } from './tables.js';
 import { lastUsed } from './usage.js';
 import { checkOwner, type Parsed, Problems, parseIssue, parseRoll } from './validate.js';
 
-const HELP = `Usage: npm run keys -- <command> [options]
+/** The help's lines before the commands' and after them: every command brings its own (`COMMANDS`). */
+const HELP_HEAD = `Usage: npm run keys -- <command> [options]
 
 The operator's side of key administration: the same actions as the admin API (docs/admin-api.md).
 
 Commands:
-  issue --tier free|partner [--owner ID] [--label L] [--minute N --month N] [--expires WHEN]
-                     Issue a key. Prints the key ONCE, and its key id. --owner: the application's
-                     user or organisation id (counted against ADMIN_MAX_KEYS_PER_OWNER).
-                     --minute/--month set partner limits (defaults 600 and 1000000,
-                     or PARTNER_LIMIT_MINUTE / PARTNER_LIMIT_MONTH); free-tier limits are fixed.
-  list [--owner ID]  List keys (an owner's, or all): key id, owner, tier, status, limits,
-                     created, expiry, last use, label. Never keys.
-  revoke <key id>    Revoke a key. Says by when every proxy container refuses it
-                     (KEY_CACHE_TTL_MS, default 30 s).
-  enable <key id>    Make a revoked key active again (same key id, limits and counters).
-  limits <key id> [--minute N] [--month N]
-                     Change a partner key's limits (free-tier limits are fixed).
-  expire <key id> --at WHEN | --never
-                     From WHEN on the key is refused like a revoked one (401 invalid_key);
-                     --never removes the expiry.
-  roll <key id> [--old-expires WHEN]
-                     A new key for the same owner, tier, limits and label; the old key expires
-                     at WHEN (default 24h, at most 30d). Prints the new key ONCE.
-  usage <key id>     Requests counted this minute and month (UTC), per day of this and last
-                     month, and the last use.
-  owner <key id> <owner>
-                     Give a key issued before owners existed its owner.
-  create-tables      Create the keys and counters tables if missing (local servers).
-
+`;
+const HELP_TAIL = `
 WHEN is a UTC date (2026-12-31, midnight UTC), a time with its zone (2026-12-31T18:00:00Z,
 2026-12-31T19:00+01:00), a duration from now (90d, 12h, 30m) or now.
 
@@ -65,8 +50,6 @@ Environment:
                                               "takes effect by" times; set them as the stack does
 `;
 
-class UsageError extends Error {}
-
 type Env = Record<string, string | undefined>;
 
 /** Every option, and which commands take it (`json`, `help` and `version`: all). */
@@ -84,61 +67,10 @@ const OPTIONS = {
   help: { type: 'boolean' },
   version: { type: 'boolean' },
 } as const;
+type OptionName = keyof typeof OPTIONS;
 type Options = {
   [name in keyof typeof OPTIONS]?: (typeof OPTIONS)[name]['type'] extends 'string' ? string : boolean;
 };
-
-/** Each command: the options it takes and the positional arguments after it. */
-const COMMANDS: Record<string, { options: readonly (keyof typeof OPTIONS)[]; args: readonly string[] }> = {
-  issue: { options: ['tier', 'owner', 'label', 'minute', 'month', 'expires'], args: [] },
-  list: { options: ['owner'], args: [] },
-  revoke: { options: [], args: ['key id'] },
-  enable: { options: [], args: ['key id'] },
-  limits: { options: ['minute', 'month'], args: ['key id'] },
-  expire: { options: ['at', 'never'], args: ['key id'] },
-  roll: { options: ['old-expires'], args: ['key id'] },
-  usage: { options: [], args: ['key id'] },
-  owner: { options: [], args: ['key id', 'owner'] },
-  'create-tables': { options: [], args: [] },
-};
-const EVERY_COMMAND: readonly (keyof typeof OPTIONS)[] = ['json', 'help', 'version'];
-
-/**
- * "; did you mean X?" when one of `candidates` is close enough to a mistyped `input` to be what was meant (two
- * edits, a swap of neighbours included, or a third of its letters for long words; one for words of up to
- * three letters), else ''. Edit distance from `leven`.
- * @example didYouMean('revok', ['issue', 'revoke']) // → '; did you mean revoke?'
- */
-function didYouMean(input: string, candidates: readonly string[], format = (match: string) => match): string {
-  const maxDistance = input.length <= 3 ? 1 : Math.max(2, Math.floor(input.length / 3));
-  const match = closestMatch(input, candidates, { maxDistance });
-  return match === undefined ? '' : `; did you mean ${format(match)}?`;
-}
-
-/**
- * Parse `argv`, answering a mistyped command or option with the closest valid one. Unknown options are found
- * from the tokens first (Node's own message offers no suggestion); the strict parse then catches the rest.
- */
-function parse(argv: string[]): { command: string | undefined; options: Options; positionals: string[] } {
-  const { tokens } = parseArgs({
-    args: argv,
-    options: OPTIONS,
-    allowPositionals: true,
-    strict: false,
-    tokens: true,
-  });
-  const command = tokens.find((token) => token.kind === 'positional')?.value;
-  const allowed =
-    command && COMMANDS[command] ? [...COMMANDS[command].options, ...EVERY_COMMAND] : Object.keys(OPTIONS);
-  for (const token of tokens) {
-    if (token.kind !== 'option' || token.name in OPTIONS) continue;
-    throw new UsageError(
-      `unknown option '${token.rawName}'${didYouMean(token.name, allowed, (name) => `'--${name}'`)}`,
-    );
-  }
-  const { values, positionals } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true });
-  return { command: positionals[0], options: values as Options, positionals };
-}
 
 function positive(flag: string, raw: string | undefined): number | undefined {
   if (raw === undefined) return undefined;
@@ -231,118 +163,6 @@ function located(error: unknown, admin: Admin): unknown {
   );
 }
 
-/** The command and its arguments, all checked before anything is connected to. */
-type Request =
-  | { command: 'issue'; body: Record<string, unknown>; owner: string | undefined }
-  | { command: 'list'; owner: string | undefined }
-  | { command: 'create-tables' }
-  | { command: 'revoke' | 'enable' | 'usage'; keyId: string }
-  | { command: 'limits'; keyId: string; limits: Partial<Limits> }
-  | { command: 'expire'; keyId: string; expires: Date | null }
-  | { command: 'roll'; keyId: string; oldExpires: Date }
-  | { command: 'owner'; keyId: string; owner: string };
-
-function request(command: string, options: Options, positionals: string[], env: Env, now: Date): Request {
-  const spec = COMMANDS[command];
-  if (!spec) {
-    throw new UsageError(
-      `unknown command: ${command}${didYouMean(command, Object.keys(COMMANDS)) || ` (commands: ${Object.keys(COMMANDS).join(', ')})`}`,
-    );
-  }
-  for (const [name, value] of Object.entries(options)) {
-    if (value === undefined || EVERY_COMMAND.includes(name as keyof typeof OPTIONS)) continue;
-    if (!spec.options.includes(name as keyof typeof OPTIONS)) {
-      const takes = spec.options.length
-        ? ` (${command} takes ${spec.options.map((o) => `--${o}`).join(', ')})`
-        : '';
-      throw new UsageError(`${command} takes no --${name}${takes}`);
-    }
-  }
-  const args = positionals.slice(1);
-  if (args.length !== spec.args.length) {
-    throw new UsageError(
-      spec.args.length === 0
-        ? `${command} takes no positional arguments`
-        : spec.args.length === 1
-          ? `${command} takes exactly one ${spec.args[0]}`
-          : `${command} takes ${spec.args.join(' and ')}`,
-    );
-  }
-  const keyId = args[0] ?? '';
-  const owner = (flag: string, value: string | undefined) => {
-    if (value === undefined) return undefined;
-    const problems = new Problems();
-    const valid = checkOwner(value, flag, problems);
-    if (!valid) throw new UsageError(problems.list.map((p) => `${p.field} ${p.problem}`).join('; '));
-    return valid;
-  };
-  switch (command) {
-    case 'issue': {
-      if (options.tier !== 'free' && options.tier !== 'partner')
-        throw new UsageError('--tier must be free or partner');
-      const minute = positive('minute', options.minute);
-      const month = positive('month', options.month);
-      if (options.tier === 'free' && (minute !== undefined || month !== undefined)) {
-        throw new UsageError(
-          `free-tier limits are fixed (${limitsText(FREE_TIER_LIMITS)}); use --tier partner`,
-        );
-      }
-      const expires =
-        options.expires === undefined ? undefined : parseWhen('--expires', options.expires, now);
-      if (expires && expires <= now) throw new UsageError('--expires must be in the future');
-      const body = {
-        ...(options.owner !== undefined && { owner: owner('--owner', options.owner) }),
-        tier: options.tier as Tier,
-        ...(options.label?.trim() && { label: options.label.trim() }),
-        ...((minute !== undefined || month !== undefined) && {
-          limits: { ...(minute !== undefined && { minute }), ...(month !== undefined && { month }) },
-        }),
-        ...(expires && { expires: expires.toISOString() }),
-      };
-      // The API's own checks (bounds, lengths), with the CLI's flag names.
-      checked(parseIssue(body, now, partnerDefaults(env), { ownerRequired: false }), {
-        'limits.minute': '--minute',
-        'limits.month': '--month',
-      });
-      return { command, body, owner: body.owner };
-    }
-    case 'list':
-      return { command, owner: owner('--owner', options.owner) };
-    case 'limits': {
-      const minute = positive('minute', options.minute);
-      const month = positive('month', options.month);
-      if (minute === undefined && month === undefined)
-        throw new UsageError('limits needs --minute, --month or both');
-      return {
-        command,
-        keyId,
-        limits: { ...(minute !== undefined && { minute }), ...(month !== undefined && { month }) },
-      };
-    }
-    case 'expire': {
-      if ((options.at === undefined) === (options.never !== true))
-        throw new UsageError('expire needs exactly one of --at WHEN and --never');
-      return { command, keyId, expires: options.never ? null : parseWhen('--at', options.at!, now) };
-    }
-    case 'roll': {
-      const at = options['old-expires'];
-      const when = at === undefined ? undefined : parseWhen('--old-expires', at, now).toISOString();
-      const input = checked(parseRoll(when === undefined ? {} : { old_key_expires: when }, now), {
-        old_key_expires: '--old-expires',
-      });
-      return { command, keyId, oldExpires: input.oldKeyExpires };
-    }
-    case 'owner':
-      return { command, keyId, owner: owner('owner', args[1])! };
-    case 'revoke':
-    case 'enable':
-    case 'usage':
-      return { command, keyId };
-    default:
-      return { command: 'create-tables' };
-  }
-}
-
 interface Output {
   /** Print `json` with --json, else `text`. */
   print(json: unknown, text: string): void;
@@ -359,133 +179,290 @@ function refused(error: AdminError, io: Output): number {
   return error.code === 'key_not_found' ? 1 : 2;
 }
 
-async function execute(wanted: Request, admin: Admin, now: Date, io: Output): Promise<number> {
-  const { print, err } = io;
-  const { settings, tables } = admin;
-  const ctx: actions.AdminContext = { tables, settings, now: () => now };
-  switch (wanted.command) {
-    case 'issue': {
-      const input = checked(parseIssue(wanted.body, now, settings.partnerDefaults, { ownerRequired: false }));
+/** What a command is given to check: its options, its positional arguments, the environment and the clock. */
+interface Given {
+  options: Options;
+  args: string[];
+  env: Env;
+  now: Date;
+}
+
+/** What a checked command runs with, once connected. */
+interface Session {
+  admin: Admin;
+  ctx: actions.AdminContext;
+  now: Date;
+  io: Output;
+}
+
+/**
+ * One command of `npm run keys`: its lines of the help, the options it takes (`json`, `help` and `version`: all),
+ * its positional arguments, and `check`: every argument checked before anything is connected to, then what to
+ * run. A new command is one more entry of `COMMANDS`.
+ */
+interface KeysCommand {
+  help: string;
+  options: readonly OptionName[];
+  args: readonly string[];
+  check(given: Given): (session: Session) => Promise<number>;
+}
+
+/** An owner id checked as the API checks it, as a usage error naming `flag`. */
+function ownerOption(flag: string, value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  const problems = new Problems();
+  const valid = checkOwner(value, flag, problems);
+  if (!valid) throw new UsageError(problems.list.map((p) => `${p.field} ${p.problem}`).join('; '));
+  return valid;
+}
+
+/** `--minute` and `--month`, as the limits they set. */
+function limitOptions(options: Options): { minute?: number; month?: number } {
+  const minute = positive('minute', options.minute);
+  const month = positive('month', options.month);
+  return { ...(minute !== undefined && { minute }), ...(month !== undefined && { month }) };
+}
+
+/** The body of an issue request from its options, checked by the API's own checks with the CLI's flag names. */
+function issueBody({ options, env, now }: Given): Record<string, unknown> & { owner?: string } {
+  if (options.tier !== 'free' && options.tier !== 'partner')
+    throw new UsageError('--tier must be free or partner');
+  const limits = limitOptions(options);
+  const limited = limits.minute !== undefined || limits.month !== undefined;
+  if (options.tier === 'free' && limited) {
+    throw new UsageError(`free-tier limits are fixed (${limitsText(FREE_TIER_LIMITS)}); use --tier partner`);
+  }
+  const expires = options.expires === undefined ? undefined : parseWhen('--expires', options.expires, now);
+  if (expires && expires <= now) throw new UsageError('--expires must be in the future');
+  const body = {
+    ...(options.owner !== undefined && { owner: ownerOption('--owner', options.owner) }),
+    tier: options.tier as Tier,
+    ...(options.label?.trim() && { label: options.label.trim() }),
+    ...(limited && { limits }),
+    ...(expires && { expires: expires.toISOString() }),
+  };
+  checked(parseIssue(body, now, partnerDefaults(env), { ownerRequired: false }), {
+    'limits.minute': '--minute',
+    'limits.month': '--month',
+  });
+  return body;
+}
+
+const issueCommand: KeysCommand = {
+  help: `  issue --tier free|partner [--owner ID] [--label L] [--minute N --month N] [--expires WHEN]
+                     Issue a key. Prints the key ONCE, and its key id. --owner: the application's
+                     user or organisation id (counted against ADMIN_MAX_KEYS_PER_OWNER).
+                     --minute/--month set partner limits (defaults 600 and 1000000,
+                     or PARTNER_LIMIT_MINUTE / PARTNER_LIMIT_MONTH); free-tier limits are fixed.
+`,
+  options: ['tier', 'owner', 'label', 'minute', 'month', 'expires'],
+  args: [],
+  check: (given) => {
+    const body = issueBody(given);
+    return async ({ admin, ctx, now, io }) => {
+      const input = checked(parseIssue(body, now, admin.settings.partnerDefaults, { ownerRequired: false }));
       const outcome = await actions.issue(ctx, input);
       if (!outcome.ok) return refused(outcome.error, io);
       const key = outcome.key!;
       const shown = shownKey(outcome.record, now);
-      print({ key, ...shown }, fieldLines([['key', key], ...keyFields(shown)]));
-      err('Store the key now: it is shown once and cannot be recovered (only its SHA-256 hash is stored).');
-      if (!wanted.owner) err('It has no owner: give it one with npm run keys -- owner <key id> <owner>.');
+      io.print({ key, ...shown }, fieldLines([['key', key], ...keyFields(shown)]));
+      io.err(
+        'Store the key now: it is shown once and cannot be recovered (only its SHA-256 hash is stored).',
+      );
+      if (!body.owner) io.err('It has no owner: give it one with npm run keys -- owner <key id> <owner>.');
       return 0;
-    }
-    case 'list': {
-      let all = wanted.owner ? [] : await tables.allKeys();
-      for (let cursor: { created: string; keyId: string } | undefined, more = Boolean(wanted.owner); more; ) {
-        const page = await actions.list(ctx, { owner: wanted.owner!, limit: 100, ...(cursor && { cursor }) });
-        if (!page.ok) return refused(page.error, io);
-        all = [...all, ...page.records];
-        cursor = page.next && { created: page.next.created, keyId: page.next.keyId };
-        more = cursor !== undefined;
-      }
+    };
+  },
+};
+
+/** Every key (of `owner`, or all), page by page; or an action's refusal's exit code, once said. */
+async function everyKey(
+  { admin, ctx, io }: Session,
+  owner: string | undefined,
+): Promise<KeyRecord[] | number> {
+  let all = owner ? [] : await admin.tables.allKeys();
+  for (let cursor: { created: string; keyId: string } | undefined, more = Boolean(owner); more; ) {
+    const page = await actions.list(ctx, { owner: owner!, limit: 100, ...(cursor && { cursor }) });
+    if (!page.ok) return refused(page.error, io);
+    all = [...all, ...page.records];
+    cursor = page.next && { created: page.next.created, keyId: page.next.keyId };
+    more = cursor !== undefined;
+  }
+  return all;
+}
+
+const listCommand: KeysCommand = {
+  help: `  list [--owner ID]  List keys (an owner's, or all): key id, owner, tier, status, limits,
+                     created, expiry, last use, label. Never keys.
+`,
+  options: ['owner'],
+  args: [],
+  check: ({ options }) => {
+    const owner = ownerOption('--owner', options.owner);
+    return async (session) => {
+      const all = await everyKey(session, owner);
+      if (typeof all === 'number') return all;
+      const { admin, now, io } = session;
       const used = await lastUsed(
-        tables,
+        admin.tables,
         all.map((record) => record.keyId),
         now,
       );
       const keys = all.map((record) => shownKey(record, now, used.lastUsed.get(record.keyId) ?? null));
-      print(
+      io.print(
         keys,
         keys.length
           ? `${keyTable(keys)}\n(last_used: the last counted request since ${used.since})`
           : 'no keys',
       );
       return 0;
-    }
-    case 'revoke': {
-      const outcome = await actions.revoke(ctx, wanted.keyId);
+    };
+  },
+};
+
+const revokeCommand: KeysCommand = {
+  help: `  revoke <key id>    Revoke a key. Says by when every proxy container refuses it
+                     (KEY_CACHE_TTL_MS, default 30 s).
+`,
+  options: [],
+  args: ['key id'],
+  check:
+    ({ args: [keyId = ''] }) =>
+    async ({ admin, ctx, now, io }) => {
+      const outcome = await actions.revoke(ctx, keyId);
       if (!outcome.ok) return refused(outcome.error, io);
-      print(
+      io.print(
         {
-          key_id: wanted.keyId,
+          key_id: keyId,
           status: 'revoked',
           already_revoked: outcome.already,
           refused_by: isoSeconds(outcome.effectiveBy),
         },
         outcome.already
-          ? `${wanted.keyId} was already revoked`
-          : `${wanted.keyId} revoked: refused (401 invalid_key) by every proxy container ${within(settings.keyCacheTtlMs, now)} (KEY_CACHE_TTL_MS)`,
+          ? `${keyId} was already revoked`
+          : `${keyId} revoked: refused (401 invalid_key) by every proxy container ${within(admin.settings.keyCacheTtlMs, now)} (KEY_CACHE_TTL_MS)`,
       );
       return 0;
-    }
-    case 'enable': {
-      const outcome = await actions.enable(ctx, wanted.keyId);
+    },
+};
+
+const enableCommand: KeysCommand = {
+  help: `  enable <key id>    Make a revoked key active again (same key id, limits and counters).
+`,
+  options: [],
+  args: ['key id'],
+  check:
+    ({ args: [keyId = ''] }) =>
+    async ({ admin, ctx, now, io }) => {
+      const outcome = await actions.enable(ctx, keyId);
       if (!outcome.ok) return refused(outcome.error, io);
       const { expired } = outcome;
-      print(
+      io.print(
         {
-          key_id: wanted.keyId,
+          key_id: keyId,
           status: 'active',
           already_active: outcome.already,
           expired,
           accepted_by: expired ? null : isoSeconds(outcome.effectiveBy),
         },
         expired
-          ? `${wanted.keyId} ${outcome.already ? 'was already active' : 'enabled'}, but its expiry ` +
+          ? `${keyId} ${outcome.already ? 'was already active' : 'enabled'}, but its expiry ` +
               `${outcome.record.expires} has passed: still refused (401 invalid_key)`
           : outcome.already
-            ? `${wanted.keyId} was already active`
-            : `${wanted.keyId} enabled: accepted by every proxy container ${within(settings.negativeTtlMs, now)} (KEY_NEGATIVE_CACHE_TTL_MS)`,
+            ? `${keyId} was already active`
+            : `${keyId} enabled: accepted by every proxy container ${within(admin.settings.negativeTtlMs, now)} (KEY_NEGATIVE_CACHE_TTL_MS)`,
       );
-      if (expired) err(`to accept it: npm run keys -- expire ${wanted.keyId} --never (or --at a later time)`);
+      if (expired) io.err(`to accept it: npm run keys -- expire ${keyId} --never (or --at a later time)`);
       return 0;
-    }
-    case 'limits': {
-      const outcome = await actions.setLimits(ctx, wanted.keyId, wanted.limits);
+    },
+};
+
+const limitsCommand: KeysCommand = {
+  help: `  limits <key id> [--minute N] [--month N]
+                     Change a partner key's limits (free-tier limits are fixed).
+`,
+  options: ['minute', 'month'],
+  args: ['key id'],
+  check: ({ options, args: [keyId = ''] }) => {
+    const limits: Partial<Limits> = limitOptions(options);
+    if (limits.minute === undefined && limits.month === undefined)
+      throw new UsageError('limits needs --minute, --month or both');
+    return async ({ admin, ctx, now, io }) => {
+      const outcome = await actions.setLimits(ctx, keyId, limits);
       if (!outcome.ok && outcome.error.code === 'invalid_request') {
-        err(
-          `${wanted.keyId} is a free-tier key: its limits are fixed (${limitsText(FREE_TIER_LIMITS)}); ` +
+        io.err(
+          `${keyId} is a free-tier key: its limits are fixed (${limitsText(FREE_TIER_LIMITS)}); ` +
             'issue a partner key (issue --tier partner --minute N --month N) and revoke this one',
         );
         return 2;
       }
       if (!outcome.ok) return refused(outcome.error, io);
-      print(
+      io.print(
         {
           ...shownKey(outcome.record, now),
           previous_limits: outcome.previous,
           applied_by: isoSeconds(outcome.effectiveBy),
         },
-        `${wanted.keyId} limits: ${limitsText(outcome.record.limits)} (were ${limitsText(outcome.previous)}); ` +
-          `used by every proxy container ${within(settings.keyCacheTtlMs, now)} (KEY_CACHE_TTL_MS)`,
+        `${keyId} limits: ${limitsText(outcome.record.limits)} (were ${limitsText(outcome.previous)}); ` +
+          `used by every proxy container ${within(admin.settings.keyCacheTtlMs, now)} (KEY_CACHE_TTL_MS)`,
       );
       return 0;
-    }
-    case 'expire': {
-      const outcome = await actions.setExpiry(ctx, wanted.keyId, { expires: wanted.expires });
+    };
+  },
+};
+
+const expireCommand: KeysCommand = {
+  help: `  expire <key id> --at WHEN | --never
+                     From WHEN on the key is refused like a revoked one (401 invalid_key);
+                     --never removes the expiry.
+`,
+  options: ['at', 'never'],
+  args: ['key id'],
+  check: ({ options, args: [keyId = ''], now: asked }) => {
+    if ((options.at === undefined) === (options.never !== true))
+      throw new UsageError('expire needs exactly one of --at WHEN and --never');
+    const expires = options.never ? null : parseWhen('--at', options.at!, asked);
+    return async ({ ctx, io }) => {
+      const outcome = await actions.setExpiry(ctx, keyId, { expires });
       if (!outcome.ok) return refused(outcome.error, io);
-      if (wanted.expires === null) {
-        print(
-          { key_id: wanted.keyId, expires: null, status: outcome.record.status },
-          `${wanted.keyId} never expires` +
+      if (expires === null) {
+        io.print(
+          { key_id: keyId, expires: null, status: outcome.record.status },
+          `${keyId} never expires` +
             (outcome.record.status === 'active'
               ? ` (if it was refused for its expiry: accepted again by every proxy container by ${isoSeconds(outcome.effectiveBy)})`
               : ' (it is revoked: enable it to accept it again)'),
         );
         return 0;
       }
-      print(
-        {
-          key_id: wanted.keyId,
-          expires: outcome.record.expires,
-          refused_by: isoSeconds(outcome.effectiveBy),
-        },
-        `${wanted.keyId} expires at ${outcome.record.expires}: refused (401 invalid_key) by every proxy container from ${isoSeconds(outcome.effectiveBy)} on`,
+      io.print(
+        { key_id: keyId, expires: outcome.record.expires, refused_by: isoSeconds(outcome.effectiveBy) },
+        `${keyId} expires at ${outcome.record.expires}: refused (401 invalid_key) by every proxy container from ${isoSeconds(outcome.effectiveBy)} on`,
       );
       return 0;
-    }
-    case 'roll': {
-      const outcome = await actions.roll(ctx, wanted.keyId, { oldKeyExpires: wanted.oldExpires });
+    };
+  },
+};
+
+const rollCommand: KeysCommand = {
+  help: `  roll <key id> [--old-expires WHEN]
+                     A new key for the same owner, tier, limits and label; the old key expires
+                     at WHEN (default 24h, at most 30d). Prints the new key ONCE.
+`,
+  options: ['old-expires'],
+  args: ['key id'],
+  check: ({ options, args: [keyId = ''], now: asked }) => {
+    const at = options['old-expires'];
+    const when = at === undefined ? undefined : parseWhen('--old-expires', at, asked).toISOString();
+    const input = checked(parseRoll(when === undefined ? {} : { old_key_expires: when }, asked), {
+      old_key_expires: '--old-expires',
+    });
+    return async ({ ctx, now, io }) => {
+      const outcome = await actions.roll(ctx, keyId, { oldKeyExpires: input.oldKeyExpires });
       if (!outcome.ok) return refused(outcome.error, io);
       const key = outcome.key!;
       const shown = shownKey(outcome.record, now);
-      print(
+      io.print(
         { key, ...shown, old_key: shownKey(outcome.old, now) },
         fieldLines([
           ['key', key],
@@ -493,32 +470,37 @@ async function execute(wanted: Request, admin: Admin, now: Date, io: Output): Pr
           ['old key', `${outcome.old.keyId} expires at ${outcome.old.expires}`],
         ]),
       );
-      err('Store the new key now: it is shown once. Both keys work until the old one expires.');
+      io.err('Store the new key now: it is shown once. Both keys work until the old one expires.');
       return 0;
-    }
-    case 'owner': {
-      const outcome = await actions.assignOwner(ctx, wanted.keyId, wanted.owner);
-      if (!outcome.ok) return refused(outcome.error, io);
-      print(
-        shownKey(outcome.record, now),
-        outcome.already
-          ? `${wanted.keyId} already belongs to ${wanted.owner}`
-          : `${wanted.keyId} now belongs to ${wanted.owner}`,
-      );
-      return 0;
-    }
-    case 'usage': {
-      const outcome = await actions.usage(ctx, wanted.keyId);
+    };
+  },
+};
+
+/** Days with requests as "dd: count, …", or 'none'. */
+function dayText(days: { date: string; count: number }[]): string {
+  return (
+    days
+      .filter((day) => day.count > 0)
+      .map((day) => `${day.date.slice(8)}: ${day.count}`)
+      .join(', ') || 'none'
+  );
+}
+
+const usageCommand: KeysCommand = {
+  help: `  usage <key id>     Requests counted this minute and month (UTC), per day of this and last
+                     month, and the last use.
+`,
+  options: [],
+  args: ['key id'],
+  check:
+    ({ args: [keyId = ''] }) =>
+    async ({ ctx, now, io }) => {
+      const outcome = await actions.usage(ctx, keyId);
       if (!outcome.ok) return refused(outcome.error, io);
       const { record, minute, minuteCount, lastUsed: used, current, previous } = outcome.usage;
       const shown = shownKey(record, now, used);
       const minuteIso = isoSeconds(minute * 1000);
-      const dayText = (days: { date: string; count: number }[]) =>
-        days
-          .filter((day) => day.count > 0)
-          .map((day) => `${day.date.slice(8)}: ${day.count}`)
-          .join(', ') || 'none';
-      print(
+      io.print(
         {
           ...shown,
           month: current.month,
@@ -540,16 +522,88 @@ async function execute(wanted: Request, admin: Admin, now: Date, io: Output): Pr
         ]),
       );
       return 0;
-    }
-    default: {
+    },
+};
+
+const ownerCommand: KeysCommand = {
+  help: `  owner <key id> <owner>
+                     Give a key issued before owners existed its owner.
+`,
+  options: [],
+  args: ['key id', 'owner'],
+  check: ({ args: [keyId = '', given] }) => {
+    const owner = ownerOption('owner', given)!;
+    return async ({ ctx, now, io }) => {
+      const outcome = await actions.assignOwner(ctx, keyId, owner);
+      if (!outcome.ok) return refused(outcome.error, io);
+      io.print(
+        shownKey(outcome.record, now),
+        outcome.already ? `${keyId} already belongs to ${owner}` : `${keyId} now belongs to ${owner}`,
+      );
+      return 0;
+    };
+  },
+};
+
+const createTablesCommand: KeysCommand = {
+  help: `  create-tables      Create the keys and counters tables if missing (local servers).
+`,
+  options: [],
+  args: [],
+  check:
+    () =>
+    async ({ admin: { tables }, io }) => {
       const result = await createTables(tables.client, tables);
-      print(
+      io.print(
         result,
         `tables ready (created: ${result.created.join(', ') || 'none'}; owner index ${result.ownerIndex}; TTL ${result.ttl})`,
       );
       return 0;
-    }
+    },
+};
+
+/** Every command, in the order of the help. */
+const COMMANDS: Record<string, KeysCommand> = {
+  issue: issueCommand,
+  list: listCommand,
+  revoke: revokeCommand,
+  enable: enableCommand,
+  limits: limitsCommand,
+  expire: expireCommand,
+  roll: rollCommand,
+  usage: usageCommand,
+  owner: ownerCommand,
+  'create-tables': createTablesCommand,
+};
+const EVERY_COMMAND: readonly OptionName[] = ['json', 'help', 'version'];
+
+const HELP = `${HELP_HEAD}${Object.values(COMMANDS)
+  .map((command) => command.help)
+  .join('')}${HELP_TAIL}`;
+
+/** The options a mistyped one is compared with: the command's and every command's, or any when there is none. */
+function optionCandidates(command: string | undefined): readonly string[] {
+  const own = command !== undefined && Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
+  return own ? [...own.options, ...EVERY_COMMAND] : Object.keys(OPTIONS);
+}
+
+/** `command`'s entry, with the options given and its positional arguments checked against it. */
+function commandFor(command: string, options: Options, args: readonly string[]): KeysCommand {
+  const spec = findCommand(COMMANDS, command, 'unknown command: ');
+  checkOptionsApply(options, { takes: spec.options, everyCommand: EVERY_COMMAND }, (name) => {
+    const takes = spec.options.length ? ` (${command} takes ${optionList(spec.options)})` : '';
+    return `${command} takes no --${name}${takes}`;
+  });
+  if (args.length !== spec.args.length) {
+    throw new UsageError(
+      spec.args.length === 0
+        ? `${command} takes no positional arguments`
+        : spec.args.length === 1
+          ? `${command} takes exactly one ${spec.args[0]}`
+          : `${command} takes ${spec.args.join(' and ')}`,
+    );
   }
+  return spec;
 }
 
 /** `--version`: the package's version and the Node.js running it. */
@@ -561,7 +615,8 @@ function version(): string {
 }
 
 async function run(argv: string[], env: Env, io: Io, now: Date): Promise<number> {
-  const { command, options, positionals } = parse(argv);
+  const { command, values, positionals } = parseCommandLine(argv, OPTIONS, optionCandidates);
+  const options = values as Options;
   if (options.version) {
     io.out(
       options.json ? JSON.stringify({ version: version().split(' ')[1], node: process.version }) : version(),
@@ -573,11 +628,13 @@ async function run(argv: string[], env: Env, io: Io, now: Date): Promise<number>
     return options.help ? 0 : 2;
   }
   // Every argument is checked before anything is connected to.
-  const wanted = request(command, options, positionals, env, now);
+  const args = positionals.slice(1);
+  const execute = commandFor(command, options, args).check({ options, args, env, now });
   const admin = adminFrom(env);
   const print = (json: unknown, text: string) => io.out(options.json ? JSON.stringify(json, null, 2) : text);
+  const ctx: actions.AdminContext = { tables: admin.tables, settings: admin.settings, now: () => now };
   try {
-    return await execute(wanted, admin, now, { print, err: io.err });
+    return await execute({ admin, ctx, now, io: { print, err: io.err } });
   } catch (error) {
     throw located(error, admin);
   } finally {
@@ -587,11 +644,7 @@ async function run(argv: string[], env: Env, io: Io, now: Date): Promise<number>
 
 /** Exit code for an error: 2 for what the operator typed or configured, 1 for faults. */
 function report(error: unknown, err: (text: string) => void): number {
-  if (
-    error instanceof UsageError ||
-    error instanceof ConfigurationError ||
-    (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')
-  ) {
+  if (isUsageError(error) || error instanceof ConfigurationError) {
     err(`error: ${(error as Error).message}\n(run with --help for usage)`);
     return 2;
   }

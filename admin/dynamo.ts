@@ -38,18 +38,24 @@ const THROTTLING = new Set([
  */
 export class AdminTableError extends DependencyError {
   override name = 'AdminTableError';
+  readonly table: string;
+  /** What was being done: "listing keys". */
+  readonly action: string;
+  /** The service's answer: "Requested resource not found (ResourceNotFoundException)". */
+  readonly reason: string;
+  /** DynamoDB refused for throughput (or a 5xx / no answer): a retry after a short wait may succeed. */
+  readonly transient: boolean;
   constructor(
     dependency: Dependency,
-    readonly table: string,
-    /** What was being done: "listing keys". */
-    readonly action: string,
-    /** The service's answer: "Requested resource not found (ResourceNotFoundException)". */
-    readonly reason: string,
-    /** DynamoDB refused for throughput (or a 5xx / no answer): a retry after a short wait may succeed. */
-    readonly transient: boolean,
+    failure: { table: string; action: string; reason: string; transient: boolean },
     options?: { cause?: unknown },
   ) {
+    const { table, action, reason } = failure;
     super(dependency, `DynamoDB table ${table}: ${reason}, while ${action}`, options);
+    this.table = table;
+    this.action = action;
+    this.reason = reason;
+    this.transient = failure.transient;
   }
 }
 
@@ -63,9 +69,8 @@ function fault(dependency: Dependency, table: string, action: string, error: unk
   const named = name && name !== 'Error' ? ` (${name})` : '';
   const status = $metadata?.httpStatusCode;
   const transient = THROTTLING.has(name ?? '') || status === undefined || status >= 500;
-  return new AdminTableError(dependency, table, action, `${message || 'failed'}${named}`, transient, {
-    cause: error,
-  });
+  const reason = `${message || 'failed'}${named}`;
+  return new AdminTableError(dependency, { table, action, reason, transient }, { cause: error });
 }
 
 const conditionFailed = (error: unknown) =>
@@ -74,7 +79,13 @@ const conditionFailed = (error: unknown) =>
 function recordOf(item: Item, table: string): KeyRecord {
   const record = keyRecordFromItem(item);
   if (!record) {
-    throw new AdminTableError('keys', table, 'reading a key', 'a key record is malformed', false);
+    const malformed = {
+      table,
+      action: 'reading a key',
+      reason: 'a key record is malformed',
+      transient: false,
+    };
+    throw new AdminTableError('keys', malformed);
   }
   return record;
 }

@@ -37,18 +37,21 @@ export type ClaimOutcome =
 const claimKey = (idempotency: Idempotency) =>
   `${COUNTERS_SCHEMA.claimPrefix}${hash('sha256', idempotency.key, 'hex')}`;
 
+/** What a call claims under its Idempotency-Key: the key it creates (issue), or replacing another (roll). */
+export interface Claim {
+  idempotency: Idempotency;
+  action: 'issue' | 'roll';
+  record: KeyRecord;
+  /** roll: when the key it replaces expires. */
+  oldKeyExpires?: Date | undefined;
+}
+
 /**
  * Record that this Idempotency-Key creates `record` (issue) or `record` replacing another key (roll), or
  * find what it recorded before: then the call is a replay of that one.
  */
-export async function recordClaim(
-  tables: AdminTables,
-  idempotency: Idempotency,
-  action: 'issue' | 'roll',
-  record: KeyRecord,
-  now: Date,
-  oldKeyExpires?: Date,
-): Promise<ClaimOutcome> {
+export async function recordClaim(tables: AdminTables, claim: Claim, now: Date): Promise<ClaimOutcome> {
+  const { idempotency, action, record, oldKeyExpires } = claim;
   const pk = claimKey(idempotency);
   const item: Item = {
     [COUNTERS_SCHEMA.partitionKey]: { S: pk },

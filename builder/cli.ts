@@ -4,10 +4,17 @@
  */
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
+import {
+  checkOptionsApply,
+  findCommand,
+  isUsageError,
+  optionList,
+  parseCommandLine,
+  UsageError,
+} from '../cli/kit.js';
 import packageJson from '../package.json' with { type: 'json' };
-import { EXIT, UsageError, whoAmI } from './exit.js';
-import { HELP } from './help.js';
+import { EXIT, whoAmI } from './exit.js';
+import { type CommandHelp, helpText } from './help.js';
 import { impossibility, PublishBusyError } from './publish/lock.js';
 import { DEFAULT_RETENTION_MS } from './publish/types.js';
 import { readHistory, readLiveVersion } from './publish/versions.js';
@@ -15,7 +22,6 @@ import { PointerMovedError } from './publish/write.js';
 import { publishSnapshot } from './publish-snapshot.js';
 import { explainPublishFailure } from './report/failure.js';
 import { explainLines, publishProgress, summaryLine } from './report/progress.js';
-import { didYouMean } from './report/suggest.js';
 import { loadSnapshot } from './snapshot/load.js';
 import { formatProblem, type Problem } from './snapshot/problems.js';
 import { sourceDirectoryProblem } from './snapshot/source.js';
@@ -24,6 +30,9 @@ import { openTarget, type PublishTarget } from './target.js';
 import { rollbackCommand, unlockCommand, versionsCommand } from './target-commands.js';
 
 export { EXIT } from './exit.js';
+
+/** The options given, by name. */
+type Values = Record<string, string | boolean | undefined>;
 
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
@@ -76,44 +85,6 @@ const OPTIONS = {
   version: { type: 'boolean' },
 } as const;
 
-/**
- * Unknown options answered with the closest option of the command (of any command when there is none yet):
- * Node's own message ("Unknown option '--sourc'") offers no suggestion.
- */
-function checkOptionNames(argv: readonly string[]): void {
-  const { tokens } = parseArgs({
-    args: [...argv],
-    options: OPTIONS,
-    allowPositionals: true,
-    strict: false,
-    tokens: true,
-  });
-  const command = tokens.find((token) => token.kind === 'positional')?.value;
-  const names = [
-    ...(command && ALLOWED[command] ? ALLOWED[command] : Object.keys(OPTIONS)),
-    'help',
-    'version',
-  ];
-  for (const token of tokens) {
-    if (token.kind !== 'option' || token.name in OPTIONS) continue;
-    throw new UsageError(
-      `unknown option '${token.rawName}'${didYouMean(token.name, names, (name) => `'--${name}'`)}`,
-    );
-  }
-}
-
-const BUILD_OPTIONS = ['source', 'out', 'endpoint', 'dry-run', 'verbose', 'retention', 'concurrency'];
-const ALLOWED: Record<string, readonly string[]> = {
-  build: BUILD_OPTIONS,
-  publish: BUILD_OPTIONS,
-  repair: BUILD_OPTIONS,
-  validate: ['source'],
-  versions: ['out', 'endpoint', 'json'],
-  rollback: ['out', 'endpoint', 'to'],
-  unlock: ['out', 'endpoint', 'force'],
-  generate: ['modules', 'seed', 'out'],
-};
-
 /** What the program that runs the CLI gives it. */
 export interface CommandOptions {
   /**
@@ -143,7 +114,7 @@ async function liveAfterFailure(target: PublishTarget, error: Error): Promise<st
 }
 
 /** Open `--out` (a usage error when it is malformed). */
-async function openOut(values: Record<string, string | boolean | undefined>): Promise<PublishTarget> {
+async function openOut(values: Values): Promise<PublishTarget> {
   const out = required('out', values.out as string | undefined);
   try {
     return await openTarget(out, values.endpoint as string | undefined);
@@ -153,18 +124,14 @@ async function openOut(values: Record<string, string | boolean | undefined>): Pr
 }
 
 /** `--source` names a directory, or a usage error says what it names instead. */
-async function checkSource(values: Record<string, string | boolean | undefined>): Promise<string> {
+async function checkSource(values: Values): Promise<string> {
   const source = required('source', values.source as string | undefined);
   const problem = await sourceDirectoryProblem(source);
   if (problem !== undefined) throw new UsageError(`--source ${source}: ${problem}`);
   return source;
 }
 
-async function build(
-  values: Record<string, string | boolean | undefined>,
-  repair: boolean,
-  options: CommandOptions,
-): Promise<number> {
+async function build(values: Values, repair: boolean, options: CommandOptions): Promise<number> {
   const source = required('source', values.source as string | undefined);
   const retentionMs =
     values.retention === undefined ? DEFAULT_RETENTION_MS : parseRetention(values.retention as string);
@@ -235,7 +202,7 @@ async function build(
   }
 }
 
-async function validate(values: Record<string, string | boolean | undefined>): Promise<number> {
+async function validate(values: Values): Promise<number> {
   const source = await checkSource(values);
   const loaded = await loadSnapshot(source);
   if (!loaded.ok) {
@@ -250,7 +217,7 @@ async function validate(values: Record<string, string | boolean | undefined>): P
   return EXIT.ok;
 }
 
-async function generate(values: Record<string, string | boolean | undefined>): Promise<number> {
+async function generate(values: Values): Promise<number> {
   const modules = parseInteger('modules', values.modules as string | undefined, 0);
   const seed = parseInteger('seed', values.seed as string | undefined, Number.MIN_SAFE_INTEGER);
   const out = required('out', values.out as string | undefined);
@@ -262,14 +229,142 @@ async function generate(values: Record<string, string | boolean | undefined>): P
 }
 
 /**
+ * A command on `--out`'s target (versions, rollback, unlock): the target opened, `act` run on it, and a failure
+ * told as a failed publish is (what happened, where, what to do), exit 3.
+ */
+function onTarget(
+  name: string,
+  act: (target: PublishTarget, values: Values) => Promise<number>,
+): (values: Values) => Promise<number> {
+  return async (values) => {
+    const target = await openOut(values);
+    try {
+      return await act(target, values);
+    } catch (error) {
+      const cause = (error as Error).cause as Error | undefined;
+      const { advice } = explainPublishFailure(error, {
+        description: target.description,
+        endpoint: values.endpoint as string | undefined,
+        again: `run ${name} again`,
+      });
+      process.stderr.write(
+        `${name} failed: ${(error as Error).message}${cause?.message ? ` (${cause.message})` : ''}; ` +
+          `target: ${target.location}\n${advice}\n`,
+      );
+      return EXIT.publishFailed;
+    } finally {
+      target.close();
+    }
+  };
+}
+
+/**
+ * One command of the table below: the options it takes (`--help` and `--version`: every command) and what it does.
+ * A new command is one more entry: its help lines, options and action.
+ */
+interface BuilderCommand extends CommandHelp {
+  options: readonly string[];
+  run(values: Values, options: CommandOptions): Promise<number>;
+}
+
+const BUILD_OPTIONS = ['source', 'out', 'endpoint', 'dry-run', 'verbose', 'retention', 'concurrency'];
+const COMMANDS: Record<string, BuilderCommand> = {
+  build: {
+    usage: `  npm run catalogue -- build --source DIR --out DIR|s3://BUCKET[/PREFIX] [options]   (or: publish …)
+`,
+    summary: `  build      Validate the snapshot in --source, render every list variant and detail, and publish:
+  publish    upload objects that are not there yet, then the version file and log, then the pointer
+             (current.json) last, then delete what no retained version references. (publish and
+             build are the same command.)
+             A small edit is built from the current version's manifest: only the list variants and
+             details it changes are rendered and uploaded, and the target is not listed.
+`,
+    options: BUILD_OPTIONS,
+    run: (values, options) => build(values, false, options),
+  },
+  publish: {
+    // build's lines name it.
+    usage: '',
+    summary: '',
+    options: BUILD_OPTIONS,
+    run: (values, options) => build(values, false, options),
+  },
+  repair: {
+    usage: `  npm run catalogue -- repair --source DIR --out DIR|s3://BUCKET[/PREFIX] [options]
+`,
+    summary: `  repair     Like build, but list the whole target first: upload every object of this version that is
+             missing (a damaged target), and delete every object no retained version references
+             (orphans of abandoned publishes, objects of versions published by an older format).
+`,
+    options: BUILD_OPTIONS,
+    run: (values, options) => build(values, true, options),
+  },
+  validate: {
+    usage: `  npm run catalogue -- validate --source DIR
+`,
+    summary: `  validate   Check a snapshot and list every problem (file, record id, field, reason). Writes nothing.
+             Prints the snapshot's digest, which each version records.
+`,
+    options: ['source'],
+    run: validate,
+  },
+  versions: {
+    usage: `  npm run catalogue -- versions --out TARGET [--json]
+`,
+    summary: `  versions   List the target's retained versions, newest first: id, when it was live, who published it
+             (and how: cli, upload, npm start), from which snapshot digest, its counts; * marks the live
+             one. --json prints the listing as JSON.
+`,
+    options: ['out', 'endpoint', 'json'],
+    run: onTarget('versions', (target, values) => versionsCommand(target, values.json === true)),
+  },
+  rollback: {
+    usage: `  npm run catalogue -- rollback --out TARGET [--to VERSION]
+`,
+    summary: `  rollback   Make the previous retained version live again (or --to VERSION, one that versions lists):
+             holding the publish lock, check that all its objects are still there, then write its pointer
+             copy as the pointer, only over the pointer it read. Nothing is rebuilt; the version it
+             replaces stays readable for open cursors until collected.
+`,
+    options: ['out', 'endpoint', 'to'],
+    run: onTarget('rollback', (target, values) => rollbackCommand(target, values.to as string | undefined)),
+  },
+  unlock: {
+    usage: `  npm run catalogue -- unlock --out TARGET [--force]
+`,
+    summary: `  unlock     Break the target's publish lock when it cannot be valid (unreadable, a lease impossibly far
+             ahead, a directory where the lock belongs) or its publish is gone. Refused while the lock
+             looks live (exit 4), unless --force: a publish still holding it then stops before its next
+             step, and the live version is never left half-written.
+`,
+    options: ['out', 'endpoint', 'force'],
+    run: onTarget('unlock', (target, values) => unlockCommand(target, values.force === true)),
+  },
+  generate: {
+    usage: `  npm run catalogue -- generate --modules N --seed S --out DIR
+`,
+    summary: `  generate   Write a deterministic synthetic snapshot of N modules (for load tests and benchmarks).
+`,
+    options: ['modules', 'seed', 'out'],
+    run: generate,
+  },
+};
+const EVERY_COMMAND = ['help', 'version'];
+
+/** The options a mistyped one is compared with: the command's, or any command's when there is none yet. */
+function optionCandidates(command: string | undefined): string[] {
+  const own =
+    command !== undefined && Object.hasOwn(COMMANDS, command) ? COMMANDS[command]!.options : undefined;
+  return [...(own ?? Object.keys(OPTIONS)), ...EVERY_COMMAND];
+}
+
+/**
  * Run the CLI with `argv` (without node and script); resolves to the exit code.
  * @example await main(['validate', '--source', 'fixtures/catalogue']) // → 0
  */
 export async function main(argv: readonly string[], options: CommandOptions = {}): Promise<number> {
   try {
-    checkOptionNames(argv);
-    const { values, positionals } = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true });
-    const command = positionals[0];
+    const { command, values, positionals } = parseCommandLine(argv, OPTIONS, optionCandidates);
     if (values.version && !values.help) {
       process.stdout.write(
         `catalogue builder ${packageJson.version} (${packageJson.name}), Node.js ${process.version}\n`,
@@ -277,54 +372,19 @@ export async function main(argv: readonly string[], options: CommandOptions = {}
       return EXIT.ok;
     }
     if (values.help || command === 'help' || command === undefined) {
-      process.stdout.write(HELP);
+      process.stdout.write(helpText(Object.values(COMMANDS)));
       return command === undefined && !values.help ? EXIT.usage : EXIT.ok;
     }
     if (positionals.length > 1) throw new UsageError(`unexpected argument ${positionals[1]}`);
-    const allowed = ALLOWED[command];
-    if (!allowed) {
-      const commands = Object.keys(ALLOWED);
-      throw new UsageError(
-        `unknown command ${command}${didYouMean(command, commands) || ` (commands: ${commands.join(', ')})`}`,
-      );
-    }
-    for (const name of Object.keys(values)) {
-      if (!allowed.includes(name) && name !== 'help' && name !== 'version') {
-        throw new UsageError(
-          `--${name} does not apply to ${command} (${command} takes ${allowed.map((option) => `--${option}`).join(', ')})`,
-        );
-      }
-    }
-    if (command === 'build' || command === 'publish' || command === 'repair')
-      return await build(values, command === 'repair', options);
-    if (command === 'validate') return await validate(values);
-    if (command === 'versions' || command === 'rollback' || command === 'unlock') {
-      const target = await openOut(values);
-      try {
-        if (command === 'versions') return await versionsCommand(target, values.json === true);
-        if (command === 'rollback') return await rollbackCommand(target, values.to as string | undefined);
-        return await unlockCommand(target, values.force === true);
-      } catch (error) {
-        const cause = (error as Error).cause as Error | undefined;
-        const { advice } = explainPublishFailure(error, {
-          description: target.description,
-          endpoint: values.endpoint as string | undefined,
-          again: `run ${command} again`,
-        });
-        process.stderr.write(
-          `${command} failed: ${(error as Error).message}${cause?.message ? ` (${cause.message})` : ''}; ` +
-            `target: ${target.location}\n${advice}\n`,
-        );
-        return EXIT.publishFailed;
-      } finally {
-        target.close();
-      }
-    }
-    return await generate(values);
+    const wanted = findCommand(COMMANDS, command, 'unknown command ');
+    checkOptionsApply(
+      values,
+      { takes: wanted.options, everyCommand: EVERY_COMMAND },
+      (name) => `--${name} does not apply to ${command} (${command} takes ${optionList(wanted.options)})`,
+    );
+    return await wanted.run(values, options);
   } catch (error) {
-    const usage =
-      error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
-    if (!usage) throw error;
+    if (!isUsageError(error)) throw error;
     process.stderr.write(`${(error as Error).message}\nrun with --help for usage\n`);
     return EXIT.usage;
   }

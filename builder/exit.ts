@@ -4,11 +4,6 @@
  */
 export const EXIT = { ok: 0, invalid: 1, usage: 2, publishFailed: 3, busy: 4, refused: 5 } as const;
 
-/** A mistake in the command line: exit 2 with the message and a pointer to --help. */
-export class UsageError extends Error {
-  override name = 'UsageError';
-}
-
 /**
  * Who runs this publish, as the version records it: `user@host`.
  * @example whoAmI() // → 'alice@laptop'

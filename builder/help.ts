@@ -1,41 +1,32 @@
-/** What `npm run catalogue -- --help` prints: every command, option and exit code (builder/cli.ts). */
-export const HELP = `Catalogue builder: compile a catalogue snapshot into the precomputed objects the API serves.
+/**
+ * What `npm run catalogue -- --help` prints (builder/cli.ts): the usage line and summary each command brings
+ * (its entry of the command table) between the lines below, then every option and exit code.
+ */
+
+/** A command's part of the help: its usage line(s) and its lines under "Commands:" (either may be empty). */
+export interface CommandHelp {
+  usage: string;
+  summary: string;
+}
+
+/** The help, with the commands' parts in the order given. */
+export function helpText(commands: readonly CommandHelp[]): string {
+  const usages = commands.map((command) => command.usage).join('');
+  const summaries = commands.map((command) => command.summary).join('');
+  return `${HEAD}${usages}${MIDDLE}${summaries}${TAIL}`;
+}
+
+const HEAD = `Catalogue builder: compile a catalogue snapshot into the precomputed objects the API serves.
 
 Usage:
-  npm run catalogue -- build --source DIR --out DIR|s3://BUCKET[/PREFIX] [options]   (or: publish …)
-  npm run catalogue -- repair --source DIR --out DIR|s3://BUCKET[/PREFIX] [options]
-  npm run catalogue -- validate --source DIR
-  npm run catalogue -- versions --out TARGET [--json]
-  npm run catalogue -- rollback --out TARGET [--to VERSION]
-  npm run catalogue -- unlock --out TARGET [--force]
-  npm run catalogue -- generate --modules N --seed S --out DIR
-  npm run catalogue -- --help | --version
+`;
+
+const MIDDLE = `  npm run catalogue -- --help | --version
 
 Commands:
-  build      Validate the snapshot in --source, render every list variant and detail, and publish:
-  publish    upload objects that are not there yet, then the version file and log, then the pointer
-             (current.json) last, then delete what no retained version references. (publish and
-             build are the same command.)
-             A small edit is built from the current version's manifest: only the list variants and
-             details it changes are rendered and uploaded, and the target is not listed.
-  repair     Like build, but list the whole target first: upload every object of this version that is
-             missing (a damaged target), and delete every object no retained version references
-             (orphans of abandoned publishes, objects of versions published by an older format).
-  validate   Check a snapshot and list every problem (file, record id, field, reason). Writes nothing.
-             Prints the snapshot's digest, which each version records.
-  versions   List the target's retained versions, newest first: id, when it was live, who published it
-             (and how: cli, upload, npm start), from which snapshot digest, its counts; * marks the live
-             one. --json prints the listing as JSON.
-  rollback   Make the previous retained version live again (or --to VERSION, one that versions lists):
-             holding the publish lock, check that all its objects are still there, then write its pointer
-             copy as the pointer, only over the pointer it read. Nothing is rebuilt; the version it
-             replaces stays readable for open cursors until collected.
-  unlock     Break the target's publish lock when it cannot be valid (unreadable, a lease impossibly far
-             ahead, a directory where the lock belongs) or its publish is gone. Refused while the lock
-             looks live (exit 4), unless --force: a publish still holding it then stops before its next
-             step, and the live version is never left half-written.
-  generate   Write a deterministic synthetic snapshot of N modules (for load tests and benchmarks).
+`;
 
+const TAIL = `
 Options of build:
   --source DIR         snapshot directory: standards.json, tags.json, manufacturers.json, modules.json
   --out TARGET         a local directory, or s3://bucket/prefix (objects go to <prefix>/o/, the pointer to

@@ -257,6 +257,61 @@ function faultError(error: unknown): AdminError {
 
 const dataOf = (value: unknown) => ({ data: value });
 
+/** One call to the admin API once routed: its action, key id, query and body checked, and the clock read once. */
+interface Call {
+  ctx: AdminContext;
+  action: Action;
+  keyId: string;
+  query: URLSearchParams;
+  body: unknown;
+  now: Date;
+  request: AdminRequest;
+}
+
+/** `then` on what `parsed` holds, or the 400 naming its problems. */
+function checked<T>(call: Call, parsed: Parsed<T>, then: (value: T) => Promise<Answer>): Promise<Answer> {
+  return parsed.ok ? then(parsed.value) : Promise.resolve({ ...invalid(parsed.problems), keyId: call.keyId });
+}
+
+/** The call's Idempotency-Key, bound to what it asks (action, target, body). */
+function idempotencyOf(call: Call, target: string): Parsed<Idempotency | undefined> {
+  const header = parseIdempotencyKey(call.request.headers['idempotency-key']);
+  if (!header.ok) return header;
+  return {
+    ok: true,
+    value:
+      header.value === undefined
+        ? undefined
+        : { key: header.value, fingerprint: fingerprint(call.action, target, call.body ?? {}) },
+  };
+}
+
+/** A key's answer: `value()` when the action succeeded, else its error's. */
+function keyAnswer(
+  call: Call,
+  outcome: { ok: false; error: AdminError } | { ok: true },
+  value: () => Answer,
+): Answer {
+  return outcome.ok ? value() : { ...errorAnswer(outcome.error), keyId: call.keyId };
+}
+
+/** A 200 about a key (of `owner`) with `data`. */
+function keyData(call: Call, owner: string | undefined, data: unknown, outcome = 'ok'): Answer {
+  return { status: 200, outcome, keyId: call.keyId, owner, body: dataOf(data) };
+}
+
+/** The key id of the path, percent-decoded when it can be, and checked. */
+function pathKeyId(rawKeyId: string | undefined): Parsed<string> {
+  if (rawKeyId === undefined) return { ok: true, value: '' };
+  let decoded = rawKeyId;
+  try {
+    decoded = decodeURIComponent(rawKeyId);
+  } catch {
+    // Not percent-encoding: checked as it is, and refused.
+  }
+  return parseKeyId(decoded);
+}
+
 async function dispatch(
   ctx: AdminContext,
   action: Action,
@@ -269,157 +324,110 @@ async function dispatch(
       [...new Set(query.keys())].map((name) => ({ field: `?${name}`, problem: 'unknown parameter' })),
     );
   }
-  let keyId = '';
-  if (rawKeyId !== undefined) {
-    let decoded = rawKeyId;
-    try {
-      decoded = decodeURIComponent(rawKeyId);
-    } catch {
-      // Not percent-encoding: checked as it is, and refused.
-    }
-    const parsed = parseKeyId(decoded);
-    if (!parsed.ok) return invalid(parsed.problems);
-    keyId = parsed.value;
-  }
+  const parsedKeyId = pathKeyId(rawKeyId);
+  if (!parsedKeyId.ok) return invalid(parsedKeyId.problems);
+  const keyId = parsedKeyId.value;
   const body = request.method === 'POST' ? readBody(request) : { value: undefined };
   if ('status' in body) return { ...body, keyId };
-  const now = ctx.now();
-  const checked = <T>(parsed: Parsed<T>, then: (value: T) => Promise<Answer>): Promise<Answer> =>
-    parsed.ok ? then(parsed.value) : Promise.resolve({ ...invalid(parsed.problems), keyId });
-  const idempotency = (target: string): Parsed<Idempotency | undefined> => {
-    const header = parseIdempotencyKey(request.headers['idempotency-key']);
-    if (!header.ok) return header;
-    return {
-      ok: true,
-      value:
-        header.value === undefined
-          ? undefined
-          : { key: header.value, fingerprint: fingerprint(action, target, body.value ?? {}) },
-    };
-  };
-  const keyAnswer = (
-    outcome: { ok: false; error: AdminError } | { ok: true },
-    value: () => Answer,
-  ): Answer => (outcome.ok ? value() : { ...errorAnswer(outcome.error), keyId });
+  return ANSWERS[action]({ ctx, action, keyId, query, body: body.value, now: ctx.now(), request });
+}
 
-  switch (action) {
-    case 'issue':
-      return checked(parseIssue(body.value, now, ctx.settings.partnerDefaults), async (input) =>
-        checked(idempotency(input.owner ?? ''), async (idem) => {
-          const outcome = await actions.issue(ctx, input, idem);
-          if (!outcome.ok) return { ...errorAnswer(outcome.error), owner: input.owner };
-          return issuedAnswer(outcome, now, 201);
-        }),
-      );
-    case 'roll':
-      return checked(parseRoll(body.value, now), async (input) =>
-        checked(idempotency(keyId), async (idem) => {
-          const outcome = await actions.roll(ctx, keyId, input, idem);
-          if (!outcome.ok) return { ...errorAnswer(outcome.error), keyId };
-          const answer = { ...issuedAnswer(outcome, now, 201), keyId, newKeyId: outcome.record.keyId };
-          return {
-            ...answer,
-            body: {
-              data: { ...(answer.body as { data: object }).data, old_key: shownKey(outcome.old, now) },
-            },
-          };
-        }),
-      );
-    case 'list':
-      return checked(parseList(query), async (input) => {
-        const outcome = await actions.list(ctx, input);
-        if (!outcome.ok) return errorAnswer(outcome.error);
+/** What each action answers, the call checked. */
+const ANSWERS: Record<Action, (call: Call) => Promise<Answer>> = {
+  issue: (call) =>
+    checked(call, parseIssue(call.body, call.now, call.ctx.settings.partnerDefaults), async (input) =>
+      checked(call, idempotencyOf(call, input.owner ?? ''), async (idem) => {
+        const outcome = await actions.issue(call.ctx, input, idem);
+        if (!outcome.ok) return { ...errorAnswer(outcome.error), owner: input.owner };
+        return issuedAnswer(outcome, call.now, 201);
+      }),
+    ),
+  roll: (call) =>
+    checked(call, parseRoll(call.body, call.now), async (input) =>
+      checked(call, idempotencyOf(call, call.keyId), async (idem) => {
+        const { keyId, now } = call;
+        const outcome = await actions.roll(call.ctx, keyId, input, idem);
+        if (!outcome.ok) return { ...errorAnswer(outcome.error), keyId };
+        const answer = { ...issuedAnswer(outcome, now, 201), keyId, newKeyId: outcome.record.keyId };
         return {
-          status: 200,
-          outcome: 'ok',
-          owner: input.owner,
+          ...answer,
           body: {
-            data: outcome.records.map((record) =>
-              shownKey(record, now, outcome.lastUsed.get(record.keyId) ?? null),
-            ),
-            page: { next_cursor: outcome.next ? encodeCursor(outcome.next) : null },
+            data: { ...(answer.body as { data: object }).data, old_key: shownKey(outcome.old, now) },
           },
         };
-      });
-    case 'get': {
-      const outcome = await actions.get(ctx, keyId);
-      return keyAnswer(outcome, () => {
-        const { record, lastUsed } = outcome as Extract<typeof outcome, { ok: true }>;
-        return {
-          status: 200,
-          outcome: 'ok',
-          keyId,
-          owner: record.owner,
-          body: dataOf(shownKey(record, now, lastUsed)),
-        };
-      });
-    }
-    case 'usage': {
-      const outcome = await actions.usage(ctx, keyId);
-      return keyAnswer(outcome, () => {
-        const { usage } = outcome as Extract<typeof outcome, { ok: true }>;
-        return {
-          status: 200,
-          outcome: 'ok',
-          keyId,
-          owner: usage.record.owner,
-          body: dataOf(usageView(usage)),
-        };
-      });
-    }
-    case 'revoke':
-    case 'enable':
-      return checked(parseEmpty(body.value), async () => {
-        const outcome =
-          action === 'revoke' ? await actions.revoke(ctx, keyId) : await actions.enable(ctx, keyId);
-        return keyAnswer(outcome, () => {
-          const done = outcome as Extract<typeof outcome, { ok: true }>;
-          return {
-            status: 200,
-            outcome: done.already ? 'unchanged' : 'ok',
-            keyId,
-            owner: done.record.owner,
-            body: dataOf({
-              ...shownKey(done.record, now),
-              changed: !done.already,
-              effective_by: done.effectiveBy,
-            }),
-          };
+      }),
+    ),
+  list: (call) =>
+    checked(call, parseList(call.query), async (input) => {
+      const outcome = await actions.list(call.ctx, input);
+      if (!outcome.ok) return errorAnswer(outcome.error);
+      return {
+        status: 200,
+        outcome: 'ok',
+        owner: input.owner,
+        body: {
+          data: outcome.records.map((record) =>
+            shownKey(record, call.now, outcome.lastUsed.get(record.keyId) ?? null),
+          ),
+          page: { next_cursor: outcome.next ? encodeCursor(outcome.next) : null },
+        },
+      };
+    }),
+  get: async (call) => {
+    const outcome = await actions.get(call.ctx, call.keyId);
+    return keyAnswer(call, outcome, () => {
+      const { record, lastUsed } = outcome as Extract<typeof outcome, { ok: true }>;
+      return keyData(call, record.owner, shownKey(record, call.now, lastUsed));
+    });
+  },
+  usage: async (call) => {
+    const outcome = await actions.usage(call.ctx, call.keyId);
+    return keyAnswer(call, outcome, () => {
+      const { usage } = outcome as Extract<typeof outcome, { ok: true }>;
+      return keyData(call, usage.record.owner, usageView(usage));
+    });
+  },
+  revoke: (call) => revokeOrEnable(call, actions.revoke),
+  enable: (call) => revokeOrEnable(call, actions.enable),
+  limits: (call) =>
+    checked(call, parseLimits(call.body), async (input) => {
+      const outcome = await actions.setLimits(call.ctx, call.keyId, input);
+      return keyAnswer(call, outcome, () => {
+        const done = outcome as Extract<typeof outcome, { ok: true }>;
+        return keyData(call, done.record.owner, {
+          ...shownKey(done.record, call.now),
+          previous_limits: done.previous,
+          effective_by: done.effectiveBy,
         });
       });
-    case 'limits':
-      return checked(parseLimits(body.value), async (input) => {
-        const outcome = await actions.setLimits(ctx, keyId, input);
-        return keyAnswer(outcome, () => {
-          const done = outcome as Extract<typeof outcome, { ok: true }>;
-          return {
-            status: 200,
-            outcome: 'ok',
-            keyId,
-            owner: done.record.owner,
-            body: dataOf({
-              ...shownKey(done.record, now),
-              previous_limits: done.previous,
-              effective_by: done.effectiveBy,
-            }),
-          };
+    }),
+  expiry: (call) =>
+    checked(call, parseExpiry(call.body, call.now), async (input) => {
+      const outcome = await actions.setExpiry(call.ctx, call.keyId, input);
+      return keyAnswer(call, outcome, () => {
+        const done = outcome as Extract<typeof outcome, { ok: true }>;
+        return keyData(call, done.record.owner, {
+          ...shownKey(done.record, call.now),
+          effective_by: done.effectiveBy,
         });
       });
-    case 'expiry':
-      return checked(parseExpiry(body.value, now), async (input) => {
-        const outcome = await actions.setExpiry(ctx, keyId, input);
-        return keyAnswer(outcome, () => {
-          const done = outcome as Extract<typeof outcome, { ok: true }>;
-          return {
-            status: 200,
-            outcome: 'ok',
-            keyId,
-            owner: done.record.owner,
-            body: dataOf({ ...shownKey(done.record, now), effective_by: done.effectiveBy }),
-          };
-        });
-      });
-  }
+    }),
+};
+
+/** revoke and enable: no body, the key's record and whether anything changed. */
+function revokeOrEnable(call: Call, act: typeof actions.revoke | typeof actions.enable): Promise<Answer> {
+  return checked(call, parseEmpty(call.body), async () => {
+    const outcome = await act(call.ctx, call.keyId);
+    return keyAnswer(call, outcome, () => {
+      const done = outcome as Extract<typeof outcome, { ok: true }>;
+      const data = {
+        ...shownKey(done.record, call.now),
+        changed: !done.already,
+        effective_by: done.effectiveBy,
+      };
+      return keyData(call, done.record.owner, data, done.already ? 'unchanged' : 'ok');
+    });
+  });
 }
 
 function issuedAnswer(outcome: actions.Issued, now: Date, status: number): Answer {

@@ -92,7 +92,28 @@ export async function buildIncrementally(
   const { manifest, pointer } = previous;
   if (manifest.shardCount !== pointer.shards.length)
     return { ok: false, reason: 'the manifest does not match the pointer' };
+  const modules = changedModules(prepared, manifest);
+  if ('reason' in modules) return { ok: false, reason: modules.reason };
+  const { encoded, smallEntries } = encodeChanges(prepared, manifest, modules);
+  // The previous entries of every key we touch come from its shards: read only those.
+  const shards = await readShards(pointer, encoded.keys(), readShard);
+  const indexed = indexChanges(previous, shards, encoded);
+  const { changes, entries } = indexed;
+  if (shardCountFor(entries) !== pointer.shards.length) {
+    return { ok: false, reason: `the index grows to ${entries} entries, which changes its shard count` };
+  }
+  const { objects, uploads, shardSet } = objectChanges(previous, shards, encoded, indexed);
+  return {
+    ok: true,
+    build: { changes, uploads, objects, shards: shardSet, entries, smallEntries },
+  };
+}
 
+/** The modules of the manifest that changed or went; a reason for a full build when too many did. */
+function changedModules(
+  prepared: PreparedCatalogue,
+  manifest: Manifest,
+): { changedRows: ModuleRow[]; goneRows: ModuleRow[] } | { reason: string } {
   const rows = moduleRows(prepared);
   const changedRows: ModuleRow[] = [];
   const seen = new Set<number>();
@@ -104,10 +125,18 @@ export async function buildIncrementally(
   const goneRows = [...manifest.modules.values()].filter((row) => !seen.has(row[0]));
   const limit = Math.max(MIN_CHANGED_LIMIT, Math.ceil(MAX_CHANGED_SHARE * rows.length));
   if (changedRows.length + goneRows.length > limit) {
-    return { ok: false, reason: `${changedRows.length + goneRows.length} modules changed` };
+    return { reason: `${changedRows.length + goneRows.length} modules changed` };
   }
 
-  // What to encode, by index key (null: the key goes).
+  return { changedRows, goneRows };
+}
+
+/** What to encode, by index key (null: the key goes), and the small entries of the next version. */
+function encodeChanges(
+  prepared: PreparedCatalogue,
+  manifest: Manifest,
+  { changedRows, goneRows }: { changedRows: ModuleRow[]; goneRows: ModuleRow[] },
+): { encoded: Map<string, EncodedJob | null>; smallEntries: Map<string, IndexEntry> } {
   const encoded = new Map<string, EncodedJob | null>();
   const encode = (job: Job) => {
     encoded.set(job.indexKey, encodeJob(job));
@@ -152,8 +181,21 @@ export async function buildIncrementally(
     } else for (const job of pair) encode(job);
   }
 
-  // The previous entries of every key we touch come from its shards: read only those.
-  const shards = await readShards(pointer, encoded.keys(), readShard);
+  return { encoded, smallEntries };
+}
+
+type ShardEntries = Awaited<ReturnType<typeof readShards>>;
+
+/** The index entries that change (before and after), the patch to the shards, and the entries' count after. */
+function indexChanges(
+  { pointer, manifest }: { pointer: Pointer; manifest: Manifest },
+  shards: ShardEntries,
+  encoded: ReadonlyMap<string, EncodedJob | null>,
+): {
+  changes: Map<string, { before?: IndexEntry; after?: IndexEntry }>;
+  patch: Map<string, IndexEntry | null>;
+  entries: number;
+} {
   const count = pointer.shards.length;
   const before = (key: string) => shards.get(shardOf(key, count))?.get(key);
   const changes = new Map<string, { before?: IndexEntry; after?: IndexEntry }>();
@@ -171,10 +213,19 @@ export async function buildIncrementally(
     if (old === undefined) entries++;
     if (next === undefined) entries--;
   }
-  if (shardCountFor(entries) !== count) {
-    return { ok: false, reason: `the index grows to ${entries} entries, which changes its shard count` };
-  }
+  return { changes, patch, entries };
+}
 
+/**
+ * The next version's object table (the previous one, each object's references released and retained as the
+ * index changes), its patched shards, and the objects to upload.
+ */
+function objectChanges(
+  { pointer, manifest }: { pointer: Pointer; manifest: Manifest },
+  shards: ShardEntries,
+  encoded: ReadonlyMap<string, EncodedJob | null>,
+  { changes, patch }: ReturnType<typeof indexChanges>,
+): { objects: ObjectTable; uploads: RenderedObject[]; shardSet: ShardSet } {
   const objects: ObjectTable = new Map();
   for (const [id, row] of manifest.objects) objects.set(id, { ...row });
   const release = (id: string) => {
@@ -209,8 +260,5 @@ export async function buildIncrementally(
   for (const [objectId, bytes] of bytesOf) {
     if (!manifest.objects.has(objectId) && objects.has(objectId)) uploads.push({ objectId, bytes });
   }
-  return {
-    ok: true,
-    build: { changes, uploads, objects, shards: shardSet, entries, smallEntries },
-  };
+  return { objects, uploads, shardSet };
 }

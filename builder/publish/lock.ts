@@ -147,9 +147,33 @@ export async function acquirePublishLock(
   options: LockOptions = {},
 ): Promise<PublishLock> {
   const now = options.now ?? (() => new Date());
-  const key = `${prefix}${LOCK_KEY}`;
-  const started = now();
-  const holder: LockHolder = {
+  const claim: LockClaim = {
+    store,
+    key: `${prefix}${LOCK_KEY}`,
+    target,
+    options,
+    now,
+    holder: newHolder(now()),
+  };
+  const etag = await claimLock(claim);
+  active.add(claim.holder.owner);
+  return heldLock(claim, etag);
+}
+
+/** One publish's claim on a lock: where, its holder record, the clock and options. */
+interface LockClaim {
+  store: WritableObjectStore;
+  key: string;
+  /** The target, as messages name it. */
+  target: string;
+  options: LockOptions;
+  now: () => Date;
+  holder: LockHolder;
+}
+
+/** The holder record of a publish starting at `started`: this process on this machine, a new owner id. */
+function newHolder(started: Date): LockHolder {
+  return {
     owner: randomUUID(),
     host: hostname(),
     machine: MACHINE,
@@ -159,37 +183,47 @@ export async function acquirePublishLock(
     renewed_at: started.toISOString(),
     expires_at: new Date(started.getTime() + LEASE_MS).toISOString(),
   };
-  const bytesOf = (at: Date) => {
-    holder.renewed_at = at.toISOString();
-    holder.expires_at = new Date(at.getTime() + LEASE_MS).toISOString();
-    return Buffer.from(`${JSON.stringify(holder, null, 1)}\n`);
-  };
-  const json = { contentType: 'application/json' };
+}
 
-  let etag: string | undefined;
+/** The holder record renewed at `at` (its lease runs {@link LEASE_MS} from then), as the lock's bytes. */
+function holderBytes(holder: LockHolder, at: Date): Buffer {
+  holder.renewed_at = at.toISOString();
+  holder.expires_at = new Date(at.getTime() + LEASE_MS).toISOString();
+  return Buffer.from(`${JSON.stringify(holder, null, 1)}\n`);
+}
+
+const JSON_TYPE = { contentType: 'application/json' };
+
+/**
+ * Write the lock (when there is none) or take over a stale one; the etag written. PublishBusyError when a live
+ * publish holds it, or when every try lost to another publisher's write.
+ */
+async function claimLock({ store, key, target, options, now, holder }: LockClaim): Promise<string> {
   let lastHolder: LockHolder | undefined;
   // A few tries: each read-then-write can lose to another publisher's write in between.
-  for (let attempt = 0; attempt < 5 && etag === undefined; attempt++) {
+  for (let attempt = 0; attempt < 5; attempt++) {
     const read = await store.get(key);
     if (!read.ok) {
-      const created = await store.putIf(key, bytesOf(now()), { ifNoneMatch: '*' }, json);
-      if (created.ok) etag = created.etag;
+      const created = await store.putIf(key, holderBytes(holder, now()), { ifNoneMatch: '*' }, JSON_TYPE);
+      if (created.ok) return created.etag;
       continue;
     }
     lastHolder = parseHolder(read.body);
     const stale = staleness(lastHolder, now());
     if (stale === undefined) throw new PublishBusyError(target, lastHolder);
-    const taken = await store.putIf(key, bytesOf(now()), { ifMatch: read.etag }, json);
+    const taken = await store.putIf(key, holderBytes(holder, now()), { ifMatch: read.etag }, JSON_TYPE);
     if (taken.ok) {
-      etag = taken.etag;
       const who = lastHolder ? `${lastHolder.host} pid ${lastHolder.pid}` : 'an unknown publisher';
       const why = lastHolder?.broken_by ? `it was broken by ${lastHolder.broken_by}` : stale;
       options.warn?.(`took over the publish lock of ${target} from ${who}: ${why}`);
+      return taken.etag;
     }
   }
-  if (etag === undefined) throw new PublishBusyError(target, lastHolder);
-  active.add(holder.owner);
+  throw new PublishBusyError(target, lastHolder);
+}
 
+/** The lock as held from `etag` on: renewed every {@link RENEW_EVERY_MS} and before a guarded step when due. */
+function heldLock({ store, key, target, options, now, holder }: LockClaim, etag: string): PublishLock {
   let renewedAt = now().getTime();
   let lost = false;
   let renewing: Promise<void> | undefined;
@@ -197,7 +231,7 @@ export async function acquirePublishLock(
     renewing ??= (async () => {
       try {
         const at = now();
-        const renewed = await store.putIf(key, bytesOf(at), { ifMatch: etag! }, json);
+        const renewed = await store.putIf(key, holderBytes(holder, at), { ifMatch: etag }, JSON_TYPE);
         if (renewed.ok) {
           etag = renewed.etag;
           renewedAt = at.getTime();

@@ -29,7 +29,7 @@ export async function publishCatalogue(options: PublishOptions): Promise<Publish
     ? undefined
     : await takePublishLock(options.store, options.prefix ?? '', options);
   try {
-    return await publishHolding(options, lock);
+    return await readBuildWriteCollect(options, lock);
   } finally {
     await lock?.release();
   }
@@ -79,7 +79,11 @@ async function currentUnderLock(
   return unchanged ? current : readCurrentVersion(store, prefix);
 }
 
-async function publishHolding(
+/**
+ * The steps of a publish in order: read the current version, build the next, write it, collect. Under `lock`
+ * when publishing; a dry run (no lock) writes and deletes nothing and reports what it would.
+ */
+async function readBuildWriteCollect(
   options: PublishOptions,
   lock: PublishLock | undefined,
 ): Promise<PublishSummary> {
@@ -111,11 +115,10 @@ async function publishHolding(
   await writeObjects(next, options, counts, journal);
   const version = await next.finish();
   const written = await writeVersion(version, current, options, lock);
-  const collected = await collectGarbage(next, version, written, current, options, counts, {
-    lock,
-    abandoned,
-  });
+  const collected = await collectGarbage(options, { next, version, written, current, lock, abandoned });
   const { versionsRemoved } = collected;
+  counts.objects.removed += collected.removed.objects;
+  counts.bytes.removed += collected.removed.bytes;
   // Finished: nothing this publish uploaded is left unreferenced, so its journal goes.
   await journal?.remove();
   const leftovers = { temporaryFiles, ...collected.abandoned };

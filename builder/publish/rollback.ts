@@ -10,12 +10,12 @@
 import { OBJECTS_DIR, objectKeyFor, POINTER_KEY } from '../../store/layout.js';
 import type { WritableObjectStore } from '../../store/objects/interface.js';
 import { parsePointer } from '../../store/pointer.js';
-import { advanceHistory, HISTORY_FILE, type HistoryEntry, parseHistory } from './history.js';
+import { advanceHistory, HISTORY_FILE, type History, type HistoryEntry, parseHistory } from './history.js';
 import type { PublishLock } from './lock.js';
 import { decodeManifest, manifestKey } from './manifest.js';
 import { TaskPool } from './pool.js';
 import { takePublishLock } from './publish.js';
-import { readCurrentVersion, readObject, versionKey } from './read.js';
+import { type CurrentVersion, readCurrentVersion, readObject, versionKey } from './read.js';
 import { PointerMovedError } from './write.js';
 
 export interface RollbackOptions {
@@ -82,6 +82,85 @@ async function missingObjects(
   return missing;
 }
 
+/** A rollback under way: its target and options, the version to make live and the current one. */
+interface Restoring {
+  store: WritableObjectStore;
+  prefix: string;
+  options: RollbackOptions;
+  /** The version to make live. */
+  target: string;
+  current: CurrentVersion;
+}
+
+/**
+ * Whether `target` can be made live: its pointer copy and manifest readable, and every object it does not share
+ * with the live version still there; its pointer bytes and how many objects were checked, or why not.
+ */
+async function checkRestorable({
+  store,
+  prefix,
+  options,
+  target,
+  current,
+}: Restoring): Promise<
+  { ok: true; pointerBytes: Buffer; checked: number } | Extract<RollbackOutcome, { ok: false }>
+> {
+  const gone = (what: string) => ({
+    ok: false as const,
+    reason: 'incomplete' as const,
+    message:
+      `version ${target} cannot be made live: ${what}; its objects are gone (collected, or removed from ` +
+      'the target). Publish its snapshot again instead',
+  });
+  const pointerBytes = await readObject(store, versionKey(prefix, target));
+  const pointer = pointerBytes && parsePointer(pointerBytes);
+  if (!pointerBytes || !pointer || pointer.version !== target)
+    return gone('its pointer copy is missing or unreadable');
+  const manifest = decodeManifest(await readObject(store, manifestKey(prefix, target)), target);
+  if (!manifest) return gone('its manifest is missing or unreadable');
+  const shared = current.manifest?.objects;
+  const toCheck = [...manifest.objects.keys()].filter((id) => !shared?.has(id));
+  for (const shard of pointer.shards) if (!manifest.objects.has(shard)) toCheck.push(shard);
+  const missing = await missingObjects(store, prefix, toCheck, options.concurrency ?? 32);
+  if (missing.length > 0) {
+    return gone(
+      `${missing.length} of the ${toCheck.length} objects it does not share with the live version are missing (e.g. ${objectKeyFor(prefix, missing[0]!)})`,
+    );
+  }
+  return { ok: true, pointerBytes, checked: toCheck.length };
+}
+
+/**
+ * Record the rollback in the log, then write the target's pointer copy as the pointer, only over the pointer
+ * read (PointerMovedError else); the log as written.
+ */
+async function writeRollback(
+  { store, prefix, options, target, current }: Restoring,
+  held: { lock: PublishLock; history: History; pointerBytes: Buffer },
+): Promise<History> {
+  const { lock, history, pointerBytes } = held;
+  // The log first, then the pointer (as a publish writes them): a rollback killed in between heals on the
+  // next publish, which takes the pointer as the truth.
+  const now = (options.now ?? (() => new Date()))();
+  const advanced = advanceHistory(history, current.pointer?.version ?? null, target, now, {
+    restored: { by: options.by },
+  });
+  await lock.ensure();
+  await store.put(`${prefix}${HISTORY_FILE}`, Buffer.from(`${JSON.stringify(advanced, null, 1)}\n`), {
+    contentType: 'application/json',
+  });
+  await lock.ensure();
+  const key = `${prefix}${POINTER_KEY}`;
+  const written = await store.putIf(
+    key,
+    pointerBytes,
+    current.pointerEtag === undefined ? { ifNoneMatch: '*' } : { ifMatch: current.pointerEtag },
+    { contentType: 'application/json' },
+  );
+  if (!written.ok) throw new PointerMovedError(key);
+  return advanced;
+}
+
 /**
  * Make `options.to` (or the previous version) live again. Throws PublishBusyError when another publish holds
  * the target, PointerMovedError when the pointer moved meanwhile, a DependencyError on a store fault.
@@ -130,53 +209,20 @@ export async function rollback(
           `published to this target); retained: ${retained.join(', ') || 'none'}`,
       };
     }
-    const gone = (what: string) => ({
-      ok: false as const,
-      reason: 'incomplete' as const,
-      message:
-        `version ${target} cannot be made live: ${what}; its objects are gone (collected, or removed from ` +
-        'the target). Publish its snapshot again instead',
-    });
-    const pointerBytes = await readObject(store, versionKey(prefix, target));
-    const pointer = pointerBytes && parsePointer(pointerBytes);
-    if (!pointerBytes || !pointer || pointer.version !== target)
-      return gone('its pointer copy is missing or unreadable');
-    const manifest = decodeManifest(await readObject(store, manifestKey(prefix, target)), target);
-    if (!manifest) return gone('its manifest is missing or unreadable');
-    const shared = current.manifest?.objects;
-    const toCheck = [...manifest.objects.keys()].filter((id) => !shared?.has(id));
-    for (const shard of pointer.shards) if (!manifest.objects.has(shard)) toCheck.push(shard);
-    const missing = await missingObjects(store, prefix, toCheck, options.concurrency ?? 32);
-    if (missing.length > 0) {
-      return gone(
-        `${missing.length} of the ${toCheck.length} objects it does not share with the live version are missing (e.g. ${objectKeyFor(prefix, missing[0]!)})`,
-      );
-    }
-
-    // The log first, then the pointer (as a publish writes them): a rollback killed in between heals on the
-    // next publish, which takes the pointer as the truth.
-    const now = (options.now ?? (() => new Date()))();
-    const advanced = advanceHistory(history, live, target, now, { restored: { by: options.by } });
-    await lock.ensure();
-    await store.put(`${prefix}${HISTORY_FILE}`, Buffer.from(`${JSON.stringify(advanced, null, 1)}\n`), {
-      contentType: 'application/json',
-    });
-    await lock.ensure();
-    const key = `${prefix}${POINTER_KEY}`;
-    const written = await store.putIf(
-      key,
-      pointerBytes,
-      current.pointerEtag === undefined ? { ifNoneMatch: '*' } : { ifMatch: current.pointerEtag },
-      { contentType: 'application/json' },
+    const checked = await checkRestorable({ store, prefix, options, target, current });
+    if (!checked.ok) return checked;
+    const { pointerBytes, checked: objectsChecked } = checked;
+    const advanced = await writeRollback(
+      { store, prefix, options, target, current },
+      { lock, history, pointerBytes },
     );
-    if (!written.ok) throw new PointerMovedError(key);
     return {
       ok: true,
       version: target,
       previous: live,
       already: false,
       entry: advanced.versions.find((entry) => entry.version === target),
-      checked: toCheck.length,
+      checked: objectsChecked,
       seconds: seconds(),
     };
   } finally {

@@ -132,13 +132,56 @@ const attemptsOf = (errors: readonly ErrorShape[]) =>
 export function explainPublishFailure(error: unknown, target: FailureTarget): FailureAdvice {
   const errors = chain(error);
   const names = new Set(errors.flatMap((e) => [e.name, e.code, e.Code].filter((n) => n !== undefined)));
-  const status = errors.map((e) => e.$metadata?.httpStatusCode).find((s) => s !== undefined);
-  const has = (set: ReadonlySet<string>) => [...names].some((name) => set.has(name));
+  const signs: Signs = {
+    names,
+    status: errors.map((e) => e.$metadata?.httpStatusCode).find((s) => s !== undefined),
+    has: (set) => [...names].some((name) => set.has(name)),
+  };
   const attempts = attemptsOf(errors);
   const tries = attempts && attempts > 1 ? ` on all ${attempts} attempts` : '';
-  const where = target.endpoint ?? target.description;
   const again = target.again ?? 'run the same build again';
+  const where = target.endpoint ?? target.description;
+  const { status, has } = signs;
+  const misconfigured = setupAdvice(signs, target);
+  if (misconfigured) return misconfigured;
+  const local = Object.keys(LOCAL).find((code) => names.has(code));
+  if (local) return { kind: 'local', rerun: false, advice: LOCAL[local]! };
+  if (has(THROTTLING) || has(NETWORK) || (status !== undefined && [429, 502, 503, 504].includes(status))) {
+    return {
+      kind: 'transient',
+      rerun: true,
+      advice:
+        `a temporary fault (network, timeout or throttling)${tries}: ${again}; it uploads ` +
+        'only what is still missing (if it keeps happening, lower --concurrency)',
+    };
+  }
+  if (status !== undefined && status >= 500) {
+    return {
+      kind: 'server',
+      rerun: false,
+      advice:
+        `the storage server failed${tries} with ${status}${names.has('InternalError') ? ' InternalError' : ''}: ` +
+        `a fault of the server at ${where}, not of the snapshot, and a re-run will most likely fail the ` +
+        'same way: check that server (its log, version, disk) before trying again',
+    };
+  }
+  return {
+    kind: 'unknown',
+    rerun: true,
+    advice: `${again} to complete the publish; if it fails the same way, the message above names the failing call`,
+  };
+}
 
+/** What a failure's errors show: their names and codes, the HTTP status, and whether one is of a set. */
+interface Signs {
+  names: ReadonlySet<string>;
+  status: number | undefined;
+  has: (set: ReadonlySet<string>) => boolean;
+}
+
+/** The advice for a failure of the set-up (credentials, permissions, the bucket, the endpoint), if it is one. */
+function setupAdvice({ names, status, has }: Signs, target: FailureTarget): FailureAdvice | undefined {
+  const where = target.endpoint ?? target.description;
   if (has(CREDENTIALS)) {
     return {
       kind: 'credentials',
@@ -179,30 +222,5 @@ export function explainPublishFailure(error: unknown, target: FailureTarget): Fa
           '(`npm start` prints the endpoint of its S3 server), then try again',
     };
   }
-  const local = Object.keys(LOCAL).find((code) => names.has(code));
-  if (local) return { kind: 'local', rerun: false, advice: LOCAL[local]! };
-  if (has(THROTTLING) || has(NETWORK) || (status !== undefined && [429, 502, 503, 504].includes(status))) {
-    return {
-      kind: 'transient',
-      rerun: true,
-      advice:
-        `a temporary fault (network, timeout or throttling)${tries}: ${again}; it uploads ` +
-        'only what is still missing (if it keeps happening, lower --concurrency)',
-    };
-  }
-  if (status !== undefined && status >= 500) {
-    return {
-      kind: 'server',
-      rerun: false,
-      advice:
-        `the storage server failed${tries} with ${status}${names.has('InternalError') ? ' InternalError' : ''}: ` +
-        `a fault of the server at ${where}, not of the snapshot, and a re-run will most likely fail the ` +
-        'same way: check that server (its log, version, disk) before trying again',
-    };
-  }
-  return {
-    kind: 'unknown',
-    rerun: true,
-    advice: `${again} to complete the publish; if it fails the same way, the message above names the failing call`,
-  };
+  return undefined;
 }

@@ -3,8 +3,9 @@
  * Records are closed: unknown fields are refused, and fields that would publish images, prices or store data
  * are refused with a reason of their own, at any depth.
  */
+
+import { didYouMean } from '../../cli/suggest.js';
 import { JACK_SIGNALS, TAG_TYPES } from '../../store/schema.js';
-import { didYouMean } from '../report/suggest.js';
 import { describeValue, type Problem } from './problems.js';
 import { SNAPSHOT_FILES, type Snapshot } from './snapshot.js';
 

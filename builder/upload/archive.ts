@@ -84,31 +84,13 @@ export function readSnapshotArchive(
   limits: UploadLimits = UPLOAD_LIMITS,
 ): ArchiveOutcome {
   const refuse = (reason: string): ArchiveOutcome => ({ ok: false, problems: [{ file: name, reason }] });
-  if (bytes.byteLength > limits.compressedBytes) {
-    return refuse(`is ${bytes.byteLength} bytes; an upload may have at most ${limits.compressedBytes}`);
-  }
-  if (bytes[0] !== 0x1f || bytes[1] !== 0x8b) {
-    return refuse(
-      'is not gzip-compressed: upload a .tar.gz as `tar czf snapshot.tar.gz -C my-catalogue .` makes it',
-    );
-  }
-  let tar: Buffer;
-  try {
-    tar = gunzipSync(bytes, { maxOutputLength: limits.expandedBytes });
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    return refuse(
-      code === 'ERR_BUFFER_TOO_LARGE'
-        ? `expands to more than ${limits.expandedBytes} bytes; an upload may hold at most that much`
-        : `cannot be decompressed (${(error as Error).message}): the upload is damaged or incomplete`,
-    );
-  }
+  const tar = decompressed(bytes, limits);
+  if (typeof tar === 'string') return refuse(tar);
   const { entries, error } = tarEntries(tar);
   if (error !== undefined && entries.length === 0) {
     return refuse(`is not a tar archive (${error}): upload a .tar.gz as \`tar czf\` makes it`);
   }
   const problems: Problem[] = [];
-  const at = (path: string) => `${name}: ${path}`;
   if (error !== undefined) problems.push({ file: name, reason: `is damaged or incomplete: ${error}` });
   if (entries.length > limits.entries) {
     problems.push({
@@ -117,57 +99,46 @@ export function readSnapshotArchive(
     });
     return { ok: false, problems };
   }
+  const files = snapshotFiles(entries, name, problems);
+  return problems.length > 0 ? { ok: false, problems } : { ok: true, files };
+}
+
+/** The tar inside a gzip upload, or why it cannot be had (too large, not gzip, damaged). */
+function decompressed(bytes: Buffer, limits: UploadLimits): Buffer | string {
+  if (bytes.byteLength > limits.compressedBytes) {
+    return `is ${bytes.byteLength} bytes; an upload may have at most ${limits.compressedBytes}`;
+  }
+  if (bytes[0] !== 0x1f || bytes[1] !== 0x8b) {
+    return 'is not gzip-compressed: upload a .tar.gz as `tar czf snapshot.tar.gz -C my-catalogue .` makes it';
+  }
+  try {
+    return gunzipSync(bytes, { maxOutputLength: limits.expandedBytes });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return code === 'ERR_BUFFER_TOO_LARGE'
+      ? `expands to more than ${limits.expandedBytes} bytes; an upload may hold at most that much`
+      : `cannot be decompressed (${(error as Error).message}): the upload is damaged or incomplete`;
+  }
+}
+
+/** entryProblem's answer for a folder the files may sit in: skipped, not a problem. */
+const A_FOLDER = 'a folder';
+
+/**
+ * The snapshot files among `entries`, by name; every entry that is not one (or is one twice, or elsewhere than
+ * the others) added to `problems`.
+ */
+function snapshotFiles(entries: readonly Entry[], name: string, problems: Problem[]): Map<string, Buffer> {
   const files = new Map<string, Buffer>();
   const folders = new Set<string>();
   for (const entry of entries) {
     const parts = partsOf(entry.path);
-    if (entry.path.startsWith('/') || /^[A-Za-z]:/.test(entry.path)) {
-      problems.push({
-        file: at(entry.path),
-        reason: 'an absolute name: entries are named relative to the archive',
-      });
-      continue;
-    }
-    if (parts.includes('..')) {
-      problems.push({ file: at(entry.path), reason: 'a name with "..": entries stay inside the archive' });
-      continue;
-    }
-    if (entry.type === 'Directory') {
-      if (parts.length > 1) {
-        problems.push({
-          file: at(entry.path),
-          reason: 'a nested folder: the four files sit at the root or in one folder',
-        });
-      }
-      continue;
-    }
     const file = parts[parts.length - 1] ?? '';
-    if (entry.type !== 'File' && entry.type !== 'OldFile' && entry.type !== 'ContiguousFile') {
-      problems.push({
-        file: at(entry.path),
-        reason: `a ${entry.type} entry: an upload holds regular files only (no links, devices or special files)`,
-      });
-      continue;
-    }
-    if (!FILE_NAMES.has(file)) {
-      const appleDouble = file.startsWith('._')
-        ? ' (macOS tar adds ._ files: run it with COPYFILE_DISABLE=1)'
-        : '';
-      problems.push({
-        file: at(entry.path),
-        reason: `an unexpected file: an upload holds ${[...FILE_NAMES].join(', ')} and nothing else${appleDouble}`,
-      });
-      continue;
-    }
-    if (parts.length > 2) {
-      problems.push({
-        file: at(entry.path),
-        reason: 'in a nested folder: the four files sit at the root or in one folder',
-      });
-      continue;
-    }
-    if (files.has(file)) {
-      problems.push({ file: at(entry.path), reason: `${file} appears more than once` });
+    const reason =
+      entryProblem(entry, parts) ?? (files.has(file) ? `${file} appears more than once` : undefined);
+    if (reason === A_FOLDER) continue;
+    if (reason !== undefined) {
+      problems.push({ file: `${name}: ${entry.path}`, reason });
       continue;
     }
     folders.add(parts.length === 2 ? parts[0]! : '');
@@ -179,5 +150,31 @@ export function readSnapshotArchive(
       reason: `the snapshot files are in different folders (${[...folders].map((f) => f || 'the root').join(', ')}): put all four in one`,
     });
   }
-  return problems.length > 0 ? { ok: false, problems } : { ok: true, files };
+  return files;
+}
+
+/**
+ * Why an entry is not a snapshot file, or undefined when it is one; A_FOLDER for a folder the files may sit
+ * in (not a problem).
+ */
+function entryProblem(entry: Entry, parts: readonly string[]): string | undefined {
+  if (entry.path.startsWith('/') || /^[A-Za-z]:/.test(entry.path)) {
+    return 'an absolute name: entries are named relative to the archive';
+  }
+  if (parts.includes('..')) return 'a name with "..": entries stay inside the archive';
+  if (entry.type === 'Directory') {
+    return parts.length > 1 ? 'a nested folder: the four files sit at the root or in one folder' : A_FOLDER;
+  }
+  const file = parts[parts.length - 1] ?? '';
+  if (entry.type !== 'File' && entry.type !== 'OldFile' && entry.type !== 'ContiguousFile') {
+    return `a ${entry.type} entry: an upload holds regular files only (no links, devices or special files)`;
+  }
+  if (!FILE_NAMES.has(file)) {
+    const appleDouble = file.startsWith('._')
+      ? ' (macOS tar adds ._ files: run it with COPYFILE_DISABLE=1)'
+      : '';
+    return `an unexpected file: an upload holds ${[...FILE_NAMES].join(', ')} and nothing else${appleDouble}`;
+  }
+  if (parts.length > 2) return 'in a nested folder: the four files sit at the root or in one folder';
+  return undefined;
 }

@@ -57,7 +57,7 @@ class SupersededError extends Error {
 async function listUploads(
   settings: UploadSettings,
 ): Promise<Map<string, ListedUpload & { etag: string; size: number }>> {
-  const uploads = new Map<string, ListedUpload & { etag: string; size: number }>();
+  const uploads = new Map<string, Upload>();
   for await (const object of settings.store.list(settings.incomingPrefix)) {
     if (!object.key.endsWith('.tar.gz') || !object.lastModified) continue;
     uploads.set(object.key, {
@@ -80,23 +80,12 @@ async function liveVersion(settings: UploadSettings): Promise<string | null> {
   }
 }
 
-/**
- * Handle one S3 event record: publish its upload, or say why not. Resolves to the report (also written to the
- * reports prefix), or undefined when the record needs none (not an upload; its object gone or overwritten).
- * Throws only when the report itself cannot be written.
- * @example
- * const report = await publishUpload(event.Records[0], { store, prefix: 'catalogue/', incomingPrefix: 'incoming/', reportsPrefix: 'reports/' });
- */
-export async function publishUpload(
-  record: S3EventRecord,
-  settings: UploadSettings,
-): Promise<UploadReport | undefined> {
-  const key = objectKeyOf(record);
-  if (!record.eventName.startsWith('ObjectCreated:') || !key.startsWith(settings.incomingPrefix)) return;
-  const startedAt = new Date();
-  const started = performance.now();
-  const reportKey = reportKeyFor(settings.incomingPrefix, settings.reportsPrefix, key);
-  const report: UploadReport = {
+/** A listed upload with what this handler checks of it. */
+type Upload = ListedUpload & { etag: string; size: number };
+
+/** The report of an upload before anything is known of it: failed, until a step says otherwise. */
+function newReport(record: S3EventRecord, key: string, reportKey: string, startedAt: Date): UploadReport {
+  return {
     upload: key,
     etag: record.s3.object.eTag ? bareEtag(record.s3.object.eTag) : null,
     uploaded_at: null,
@@ -116,6 +105,29 @@ export async function publishUpload(
     seconds: 0,
     report: reportKey,
   };
+}
+
+/** The report's fields for an upload refused for `problems`. */
+function invalid(problems: Parameters<typeof reportProblems>[0]): Partial<UploadReport> {
+  return { outcome: 'invalid', problems: reportProblems(problems), problem_count: problems.length };
+}
+
+/**
+ * Handle one S3 event record: publish its upload, or say why not. Resolves to the report (also written to the
+ * reports prefix), or undefined when the record needs none (not an upload; its object gone or overwritten).
+ * Throws only when the report itself cannot be written.
+ * @example
+ * const report = await publishUpload(event.Records[0], { store, prefix: 'catalogue/', incomingPrefix: 'incoming/', reportsPrefix: 'reports/' });
+ */
+export async function publishUpload(
+  record: S3EventRecord,
+  settings: UploadSettings,
+): Promise<UploadReport | undefined> {
+  const key = objectKeyOf(record);
+  if (!record.eventName.startsWith('ObjectCreated:') || !key.startsWith(settings.incomingPrefix)) return;
+  const started = performance.now();
+  const reportKey = reportKeyFor(settings.incomingPrefix, settings.reportsPrefix, key);
+  const report = newReport(record, key, reportKey, new Date());
   const finish = async (fields: Partial<UploadReport>): Promise<UploadReport> => {
     Object.assign(report, fields);
     // What is live when this upload did not make it: named, whoever published it.
@@ -130,102 +142,110 @@ export async function publishUpload(
 
   const name = key.slice(settings.incomingPrefix.length);
   if (!UPLOAD_NAME.test(name)) {
-    const problems = [
-      {
-        file: key,
-        reason: `an upload's name is letters, digits, ".", "_" and "-", then .tar.gz (${UPLOAD_NAME})`,
-      },
-    ];
-    return finish({ outcome: 'invalid', problems: reportProblems(problems), problem_count: 1 });
+    const reason = `an upload's name is letters, digits, ".", "_" and "-", then .tar.gz (${UPLOAD_NAME})`;
+    return finish(invalid([{ file: key, reason }]));
   }
   try {
-    // 1. The object as it is now.
-    const uploads = await listUploads(settings);
-    const own = uploads.get(key);
-    if (!own || (report.etag !== null && own.etag !== report.etag)) return undefined;
-    report.etag = own.etag;
-    report.uploaded_at = own.lastModified.toISOString();
-    // 2. A newer upload is published instead.
-    const newer = newestAfter(own, uploads.values());
-    if (newer) return finish({ outcome: 'superseded', superseded_by: newer.key });
-    // 3. Read and validate.
-    if (own.size > UPLOAD_LIMITS.compressedBytes) {
-      const problems = [
-        {
-          file: key,
-          reason: `is ${own.size} bytes; an upload may have at most ${UPLOAD_LIMITS.compressedBytes}`,
-        },
-      ];
-      return finish({ outcome: 'invalid', problems: reportProblems(problems), problem_count: 1 });
-    }
-    const read = await settings.store.get(key);
-    if (!read.ok || bareEtag(read.etag) !== own.etag) return undefined;
-    const archive = readSnapshotArchive(read.body, key);
-    if (!archive.ok) {
-      return finish({
-        outcome: 'invalid',
-        problems: reportProblems(archive.problems),
-        problem_count: archive.problems.length,
-      });
-    }
-    // 4. Publish, through the CLI's entry point.
-    const outcome = await publishSnapshot(
-      { name: key, files: archive.files },
-      { store: settings.store, prefix: settings.prefix },
-      {
-        ...(settings.builder !== undefined && { builder: settings.builder }),
-        ...(settings.retentionMs !== undefined && { retentionMs: settings.retentionMs }),
-        ...(settings.concurrency !== undefined && { concurrency: settings.concurrency }),
-        ...(settings.progress && { progress: settings.progress }),
-        ...(settings.warn && { warn: settings.warn }),
-        lockWaitMs: settings.lockWaitMs ?? 0,
-        underLock: async () => {
-          const again = newestAfter(own, (await listUploads(settings)).values());
-          if (again) throw new SupersededError(again.key);
-        },
-        record: {
-          by: report.uploaded_by ?? 'an unknown uploader',
-          via: 'upload',
-          upload: {
-            key,
-            etag: own.etag,
-            last_modified: own.lastModified.toISOString(),
-            ...(record.s3.object.sequencer !== undefined && { sequencer: record.s3.object.sequencer }),
-          },
-        },
-      },
-    );
-    if (!outcome.ok && outcome.reason === 'invalid') {
-      return finish({
-        outcome: 'invalid',
-        problems: reportProblems(outcome.problems),
-        problem_count: outcome.problems.length,
-      });
-    }
-    if (!outcome.ok) {
-      if (outcome.error instanceof SupersededError) {
-        return finish({ outcome: 'superseded', superseded_by: outcome.error.by });
-      }
-      throw outcome.error;
-    }
-    const { summary } = outcome;
-    return finish({
-      outcome: summary.pointerChanged ? 'published' : 'unchanged',
-      version: summary.version,
-      previous_version: summary.previousVersion,
-      snapshot: outcome.digest,
-      counts: summary.record.counts,
-      changes: {
-        objects_added: summary.objects.added,
-        bytes_added: summary.bytes.added,
-        objects_removed: summary.objects.removed,
-        bytes_removed: summary.bytes.removed,
-        build: summary.mode,
-      },
-    });
+    const fields = await handleUpload({ record, key, settings, report });
+    return fields && finish(fields);
   } catch (error) {
     const cause = (error as Error).cause as Error | undefined;
     const message = `${(error as Error).message}${cause?.message ? ` (${cause.message})` : ''}`;
     return finish({ outcome: 'failed', error: message });
   }
+}
+
+/** One upload being handled: its event record, its key, the settings, and its report so far. */
+interface Handling {
+  record: S3EventRecord;
+  key: string;
+  settings: UploadSettings;
+  report: UploadReport;
+}
+
+/**
+ * The steps of one upload: the object as it is now, a newer upload published instead, read and validate,
+ * publish. Resolves to the report's fields, or undefined when the object is gone or was overwritten.
+ */
+async function handleUpload(handling: Handling): Promise<Partial<UploadReport> | undefined> {
+  const { key, settings, report } = handling;
+  // 1. The object as it is now.
+  const uploads = await listUploads(settings);
+  const own = uploads.get(key);
+  if (!own || (report.etag !== null && own.etag !== report.etag)) return undefined;
+  report.etag = own.etag;
+  report.uploaded_at = own.lastModified.toISOString();
+  // 2. A newer upload is published instead.
+  const newer = newestAfter(own, uploads.values());
+  if (newer) return { outcome: 'superseded', superseded_by: newer.key };
+  // 3. Read and validate.
+  if (own.size > UPLOAD_LIMITS.compressedBytes) {
+    return invalid([
+      {
+        file: key,
+        reason: `is ${own.size} bytes; an upload may have at most ${UPLOAD_LIMITS.compressedBytes}`,
+      },
+    ]);
+  }
+  const read = await settings.store.get(key);
+  if (!read.ok || bareEtag(read.etag) !== own.etag) return undefined;
+  const archive = readSnapshotArchive(read.body, key);
+  if (!archive.ok) return invalid(archive.problems);
+  // 4. Publish, through the CLI's entry point.
+  return publishArchive(handling, own, archive.files);
+}
+
+/** Publish an upload's files, as the CLI does, recording who uploaded what; the report's fields. */
+async function publishArchive(
+  { record, key, settings, report }: Handling,
+  own: Upload,
+  files: Map<string, Buffer>,
+): Promise<Partial<UploadReport>> {
+  const outcome = await publishSnapshot(
+    { name: key, files },
+    { store: settings.store, prefix: settings.prefix },
+    {
+      ...(settings.builder !== undefined && { builder: settings.builder }),
+      ...(settings.retentionMs !== undefined && { retentionMs: settings.retentionMs }),
+      ...(settings.concurrency !== undefined && { concurrency: settings.concurrency }),
+      ...(settings.progress && { progress: settings.progress }),
+      ...(settings.warn && { warn: settings.warn }),
+      lockWaitMs: settings.lockWaitMs ?? 0,
+      underLock: async () => {
+        const again = newestAfter(own, (await listUploads(settings)).values());
+        if (again) throw new SupersededError(again.key);
+      },
+      record: {
+        by: report.uploaded_by ?? 'an unknown uploader',
+        via: 'upload',
+        upload: {
+          key,
+          etag: own.etag,
+          last_modified: own.lastModified.toISOString(),
+          ...(record.s3.object.sequencer !== undefined && { sequencer: record.s3.object.sequencer }),
+        },
+      },
+    },
+  );
+  if (!outcome.ok && outcome.reason === 'invalid') return invalid(outcome.problems);
+  if (!outcome.ok) {
+    if (outcome.error instanceof SupersededError)
+      return { outcome: 'superseded', superseded_by: outcome.error.by };
+    throw outcome.error;
+  }
+  const { summary } = outcome;
+  return {
+    outcome: summary.pointerChanged ? 'published' : 'unchanged',
+    version: summary.version,
+    previous_version: summary.previousVersion,
+    snapshot: outcome.digest,
+    counts: summary.record.counts,
+    changes: {
+      objects_added: summary.objects.added,
+      bytes_added: summary.bytes.added,
+      objects_removed: summary.objects.removed,
+      bytes_removed: summary.bytes.removed,
+      build: summary.mode,
+    },
+  };
 }

@@ -59,6 +59,15 @@ describe('the layout rules', () => {
     expect(await cruise(root, ['admin'])).toMatchObject({ code: 0 });
   });
 
+  it('lets both CLIs import the command kit (cli/)', async () => {
+    const root = tree('cli-kit', {
+      'builder/a.ts': "import { k } from '../cli/kit.js';\nexport const a = k;\n",
+      'admin/b.ts': "import { k } from '../cli/kit.js';\nexport const b = k;\n",
+      'cli/kit.ts': 'export const k = 1;\n',
+    });
+    expect(await cruise(root, ['builder', 'admin', 'cli'])).toMatchObject({ code: 0 });
+  });
+
   it.each([
     [
       'builder-not-proxy',
@@ -121,6 +130,13 @@ describe('the layout rules', () => {
       {
         'infra/a.ts': "import { b } from '../tables/keys.js';\nexport const a = b;\n",
         'tables/keys.ts': 'export const b = 1;\n',
+      },
+    ],
+    [
+      'cli-is-plumbing',
+      {
+        'cli/a.ts': "import { b } from '../builder/b.js';\nexport const a = b;\n",
+        'builder/b.ts': 'export const b = 1;\n',
       },
     ],
     [

@@ -1,4 +1,4 @@
-/** "Did you mean …?" for a mistyped command, option or snapshot field: one rule everywhere. */
+/** "Did you mean …?" for a mistyped command, option or snapshot field: one rule for both CLIs and the builder. */
 import { closestMatch } from 'leven';
 
 /**
