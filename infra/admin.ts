@@ -10,9 +10,10 @@ import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { LogLevel, NodejsFunction, OutputFormat, SourceMapMode } from 'aws-cdk-lib/aws-lambda-nodejs';
-import * as logs from 'aws-cdk-lib/aws-logs';
+import type * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { KEY_CACHE_DEFAULTS, KEYS_SCHEMA } from '../tables/schema.js';
+import { ownLogsAndRole } from './function-role.js';
 import { metafileArgs } from './metafile.js';
 import { REPO_ROOT } from './proxy-function.js';
 
@@ -56,22 +57,11 @@ export class AdminApi extends Construct {
     super(scope, id);
     const { keysTable, countersTable } = props;
 
-    this.logGroup = new logs.LogGroup(this, 'Logs', {
-      retention: props.logRetentionDays ?? logs.RetentionDays.ONE_MONTH,
-      removalPolicy: props.removalPolicy,
-    });
-
-    this.role = new iam.Role(this, 'Role', {
-      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+    ({ logGroup: this.logGroup, role: this.role } = ownLogsAndRole(this, {
       description: 'Catalogue Read API key administration: keys and counters tables only',
-    });
-    this.role.addToPolicy(
-      new iam.PolicyStatement({
-        sid: 'WriteOwnLogs',
-        actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
-        resources: [this.logGroup.logGroupArn],
-      }),
-    );
+      logRetentionDays: props.logRetentionDays,
+      removalPolicy: props.removalPolicy,
+    }));
     // Keys: read and write key items and owners' ledgers (never delete one), read several by hash.
     this.role.addToPolicy(
       new iam.PolicyStatement({

@@ -254,7 +254,16 @@ function badLiteral(value: string | undefined, pattern: RegExp): boolean {
  * @example resolveProps({}).cataloguePrefix === 'catalogue/'
  */
 export function resolveProps(props: CatalogueStackProps): ResolvedProps {
-  const resolved: ResolvedProps = {
+  const resolved = withDefaults(props);
+  const problems = [...prefixProblems(resolved), ...nameProblems(resolved), ...numberProblems(resolved)];
+  const found = problems.filter((problem): problem is string => problem !== undefined);
+  if (found.length > 0) throw new SettingsError(found);
+  return resolved;
+}
+
+/** Every setting with its default applied. */
+function withDefaults(props: CatalogueStackProps): ResolvedProps {
+  return {
     cataloguePrefix: props.cataloguePrefix ?? DEFAULTS.cataloguePrefix,
     priceClass: props.priceClass ?? DEFAULTS.priceClass,
     deletionProtection: props.deletionProtection ?? DEFAULTS.deletionProtection,
@@ -283,9 +292,11 @@ export function resolveProps(props: CatalogueStackProps): ResolvedProps {
     publisherPrincipalArn: props.publisherPrincipalArn,
     reservedConcurrency: props.reservedConcurrency,
   };
-  const r = resolved;
-  const problems: (string | undefined)[] = [];
+}
 
+/** The catalogue prefix: safe key characters, and clear of the reference page's and the uploads' prefixes. */
+function prefixProblems(r: ResolvedProps): (string | undefined)[] {
+  const problems: (string | undefined)[] = [];
   if (!PREFIX_PATTERN.test(r.cataloguePrefix)) {
     problems.push(
       `cataloguePrefix must be '' or path segments each ending in '/', of letters, digits and !_.'()- (got '${r.cataloguePrefix}')`,
@@ -307,6 +318,12 @@ export function resolveProps(props: CatalogueStackProps): ResolvedProps {
       );
     }
   }
+  return problems;
+}
+
+/** The names given as literals: domain and certificate (together, in us-east-1), alarm e-mail, publisher. */
+function nameProblems(r: ResolvedProps): (string | undefined)[] {
+  const problems: (string | undefined)[] = [];
   if ((r.domainName === undefined) !== (r.certificateArn === undefined)) {
     problems.push('domainName and certificateArn must be given together');
   }
@@ -330,6 +347,12 @@ export function resolveProps(props: CatalogueStackProps): ResolvedProps {
       `publisherPrincipalArn must be the ARN of an IAM role, user or account root (got '${r.publisherPrincipalArn}')`,
     );
   }
+  return problems;
+}
+
+/** The numbers: each within its bounds (those of `proxy/config.ts` for the proxy's), and the timeouts together. */
+function numberProblems(r: ResolvedProps): (string | undefined)[] {
+  const problems: (string | undefined)[] = [];
   problems.push(integerIn('memorySize', r.memorySize, 128, 10_240));
   problems.push(integerIn('timeoutSeconds', r.timeoutSeconds, 1, 900));
   if (r.reservedConcurrency !== undefined)
@@ -367,7 +390,5 @@ export function resolveProps(props: CatalogueStackProps): ResolvedProps {
   problems.push(integerIn('p99DurationThresholdMs', r.p99DurationThresholdMs, 1, r.timeoutSeconds * 1000));
   problems.push(integerIn('uploadBuilderMemorySize', r.uploadBuilderMemorySize, 1024, 10_240));
   problems.push(integerIn('uploadBuilderTimeoutSeconds', r.uploadBuilderTimeoutSeconds, 120, 900));
-  const found = problems.filter((problem): problem is string => problem !== undefined);
-  if (found.length > 0) throw new SettingsError(found);
-  return resolved;
+  return problems;
 }

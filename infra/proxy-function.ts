@@ -8,11 +8,12 @@ import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { LogLevel, NodejsFunction, OutputFormat, SourceMapMode } from 'aws-cdk-lib/aws-lambda-nodejs';
-import * as logs from 'aws-cdk-lib/aws-logs';
+import type * as logs from 'aws-cdk-lib/aws-logs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import { KEY_CACHE_DEFAULTS } from '../tables/schema.js';
+import { ownLogsAndRole } from './function-role.js';
 import { metafileArgs } from './metafile.js';
 import { prefixWildcardFinding } from './nag.js';
 
@@ -96,24 +97,12 @@ export class ProxyFunction extends Construct {
         'Rotating the cursor key invalidates every open cursor (consumers paging through a list get 400 invalid_parameter); it is rotated by hand when compromised (docs/operating.md), not on a schedule. The proxy reads it from Secrets Manager at cold start and again every 5 minutes, so a new value needs no deployment.',
     });
 
-    this.logGroup = new logs.LogGroup(this, 'Logs', {
-      retention: props.logRetentionDays ?? logs.RetentionDays.ONE_MONTH,
-      removalPolicy: props.removalPolicy,
-    });
-
-    // A role of our own instead of the default one: the default attaches AWSLambdaBasicExecutionRole,
-    // which may create log groups and write to any of them.
-    this.role = new iam.Role(this, 'Role', {
-      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+    // A role of our own instead of the default one (infra/function-role.ts).
+    ({ logGroup: this.logGroup, role: this.role } = ownLogsAndRole(this, {
       description: 'Catalogue Read API proxy: read published objects, read keys, meter quota',
-    });
-    this.role.addToPolicy(
-      new iam.PolicyStatement({
-        sid: 'WriteOwnLogs',
-        actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
-        resources: [this.logGroup.logGroupArn],
-      }),
-    );
+      logRetentionDays: props.logRetentionDays,
+      removalPolicy: props.removalPolicy,
+    }));
     this.role.addToPolicy(
       new iam.PolicyStatement({
         sid: 'ReadPublishedObjects',

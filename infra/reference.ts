@@ -135,39 +135,33 @@ export class ApiReference extends Construct {
     // Deployed with the stack; each deployment prunes only its own prefix and invalidates its own paths.
     const deploy = (
       name: string,
-      key: string,
-      file: string,
-      prefix: string,
-      contentType: string,
-      path: string,
+      what: { key: string; file: string; prefix: string; contentType: string; path: string },
     ) =>
       new s3deploy.BucketDeployment(this, name, {
-        sources: [s3deploy.Source.data(key, readFileSync(file, 'utf8'))],
+        sources: [s3deploy.Source.data(what.key, readFileSync(what.file, 'utf8'))],
         destinationBucket: bucket,
-        destinationKeyPrefix: prefix,
-        contentType,
+        destinationKeyPrefix: what.prefix,
+        contentType: what.contentType,
         cacheControl: [s3deploy.CacheControl.fromString(CACHE_CONTROL)],
         distribution,
-        distributionPaths: [path],
+        distributionPaths: [what.path],
         memoryLimit: 256,
         logGroup: this.deploymentLogs,
       });
-    deploy(
-      'Page',
-      REFERENCE.page.path.slice(1),
-      site.page,
-      `${REFERENCE_PREFIX}page/`,
-      REFERENCE.page.contentType,
-      REFERENCE.page.path,
-    );
-    deploy(
-      'Files',
-      REFERENCE.openapi.file,
-      site.openapi,
-      `${REFERENCE_PREFIX}files${REFERENCE.page.path}/`,
-      REFERENCE.openapi.contentType,
-      `${REFERENCE.page.path}/*`,
-    );
+    deploy('Page', {
+      key: REFERENCE.page.path.slice(1),
+      file: site.page,
+      prefix: `${REFERENCE_PREFIX}page/`,
+      contentType: REFERENCE.page.contentType,
+      path: REFERENCE.page.path,
+    });
+    deploy('Files', {
+      key: REFERENCE.openapi.file,
+      file: site.openapi,
+      prefix: `${REFERENCE_PREFIX}files${REFERENCE.page.path}/`,
+      contentType: REFERENCE.openapi.contentType,
+      path: `${REFERENCE.page.path}/*`,
+    });
 
     this.#acknowledgeDeploymentFindings(bucket);
   }

@@ -16,10 +16,11 @@ import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { LogLevel, NodejsFunction, OutputFormat, SourceMapMode } from 'aws-cdk-lib/aws-lambda-nodejs';
-import * as logs from 'aws-cdk-lib/aws-logs';
+import type * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as s3n from 'aws-cdk-lib/aws-s3-notifications';
 import { Construct } from 'constructs';
+import { ownLogsAndRole } from './function-role.js';
 import { metafileArgs } from './metafile.js';
 import { prefixWildcardFinding } from './nag.js';
 import { REPO_ROOT } from './proxy-function.js';
@@ -83,20 +84,15 @@ export class UploadBuilder extends Construct {
     const { bucket, cataloguePrefix, incomingPrefix, reportsPrefix } = props;
     const stack = Stack.of(this);
 
-    this.logGroup = new logs.LogGroup(this, 'Logs', {
-      retention: props.logRetentionDays ?? logs.RetentionDays.ONE_MONTH,
-      removalPolicy: props.removalPolicy,
-    });
-
-    this.role = new iam.Role(this, 'Role', {
-      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+    ({ logGroup: this.logGroup, role: this.role } = ownLogsAndRole(this, {
       description: 'Catalogue Read API upload builder: read uploads, publish the catalogue, write reports',
-    });
+      logRetentionDays: props.logRetentionDays,
+      removalPolicy: props.removalPolicy,
+    }));
     const allow = (sid: string, actions: string[], resources: string[], conditions?: iam.Conditions) =>
       this.role.addToPolicy(
         new iam.PolicyStatement({ sid, actions, resources, ...(conditions && { conditions }) }),
       );
-    allow('WriteOwnLogs', ['logs:CreateLogStream', 'logs:PutLogEvents'], [this.logGroup.logGroupArn]);
     allow('ReadUploads', ['s3:GetObject'], [bucket.arnForObjects(`${incomingPrefix}*`)]);
     allow('WriteReports', ['s3:PutObject'], [bucket.arnForObjects(`${reportsPrefix}*`)]);
     // What the CLI's publisher role may do, no more: the same publish code runs here.

@@ -85,19 +85,32 @@ export async function startOwnServers(
     if (!server || !chosen) continue;
     if (server.endpoint !== chosen.kept) recordEndpoint(local, service, server.endpoint);
     if (chosen.holder)
-      options.note(movedNote(service, chosen.kept!, chosen.keptPort!, server.port, chosen.holder, local));
+      options.note(
+        movedNote({
+          service,
+          kept: chosen.kept!,
+          keptPort: chosen.keptPort!,
+          port: server.port,
+          holder: chosen.holder,
+          local,
+        }),
+      );
   }
   return started;
 }
 
-function movedNote(
-  service: LocalService,
-  kept: string,
-  keptPort: number,
-  port: number,
-  holder: PortHolder | 'unknown',
-  local: string,
-): string {
+/** The note when a service could not have its recorded port: where it listens now, and why. */
+function movedNote(moved: {
+  service: LocalService;
+  /** The endpoint recorded for the data directory, and its port. */
+  kept: string;
+  keptPort: number;
+  /** The port it listens on now. */
+  port: number;
+  holder: PortHolder | 'unknown';
+  local: string;
+}): string {
+  const { service, kept, keptPort, port, holder, local } = moved;
   return (
     `note: ${LABELS[service]} listens on port ${port} now, not ${keptPort} as before: port ${keptPort} ` +
     `(kept in ${join(local, ENDPOINTS_FILE)}) is in use${describeHolder(holder === 'unknown' ? undefined : holder)}. ` +

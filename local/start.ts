@@ -29,19 +29,19 @@ import { formatProblem } from '../builder/snapshot/problems.js';
 import { sourceDigest } from '../builder/snapshot/source.js';
 import { createHttpServer } from '../proxy/adapters/http.js';
 import { createProxy, logJson } from '../proxy/app.js';
-import { loadConfig } from '../proxy/config.js';
+import { type ConfigOutcome, loadConfig, type ProxyConfig } from '../proxy/config.js';
 import { errorMessage } from '../store/errors.js';
 import { POINTER_KEY } from '../store/layout.js';
 import { S3ObjectStore } from '../store/objects/s3.js';
 import { parsePointer } from '../store/pointer.js';
 import { FREE_TIER_LIMITS, generateApiKey } from '../tables/keys.js';
 import { type LocalAdmin, localAdminLines, startLocalAdmin } from './admin.js';
-import { DEV_KEY_FILE, devKeyFor, parseDevKeys } from './dev-keys.js';
+import { DEV_KEY_FILE, type DevKeyOutcome, devKeyFor, parseDevKeys } from './dev-keys.js';
 import { localDiskFor, localDiskForModules } from './disk.js';
 import { withReference } from './docs.js';
 import { localCommandHints, partnerKeyHint, pasteLines } from './hints.js';
 import { LOCK_FILE, type LockHolder, lockDataDirectory, lockHolder } from './lock.js';
-import { serverLayout, startOwnServers } from './own-servers.js';
+import { type ServerLayout, serverLayout, startOwnServers } from './own-servers.js';
 import { explainPortInUse, listenOrExplain, portFree } from './port.js';
 import {
   decideStart,
@@ -103,16 +103,72 @@ function lockOrRefuse(): void {
   process.on('exit', lock.release);
 }
 
+/** What the checks settled from the environment, before anything is written, started or published. */
+interface StartSettings {
+  env: NodeJS.ProcessEnv;
+  port: number;
+  /** The admin API's port: PORT + 1 unless ADMIN_PORT says otherwise. */
+  adminPort: number;
+  devKeys: ReturnType<typeof parseDevKeys>;
+  /** CATALOGUE_SOURCE names the source; else the fixture. */
+  named: boolean;
+  source: string;
+  layout: ServerLayout;
+}
+
+/** One start: its settings and what is running, which a signal or a crash stops. */
+interface StartContext extends StartSettings {
+  servers: LocalServer[];
+  http?: Server;
+  admin?: LocalAdmin;
+  stopping: boolean;
+}
+
+/** The storage this start serves from: its own servers or the named endpoints, and the proxy's configuration. */
+interface Storage {
+  configured: ConfigOutcome & { ok: true };
+  config: ProxyConfig;
+  s3Endpoint: string;
+  dynamodbEndpoint: string;
+  /** The local S3 is this start's own (its disk reported, its events taken as uploads). */
+  ownS3: boolean;
+  localS3: LocalS3 | undefined;
+}
+
+/** What the ready screen says is served. */
+interface Served {
+  version: string;
+  from: string;
+}
+
+/**
+ * `npm start` in its steps: the checks (nothing written or started before them), storage, the catalogue
+ * published or served, keys, the admin API, the proxy, the ready screen.
+ */
 async function main(): Promise<void> {
-  const env = process.env;
+  const start: StartContext = { ...(await checkBeforeAnything(process.env)), servers: [], stopping: false };
+  process.on('SIGINT', () => void shutdown(start, 'SIGINT'));
+  process.on('SIGTERM', () => void shutdown(start, 'SIGTERM'));
+  const storage = await startStorage(start);
+  const served = await publishOrServe(start, storage.config, storage.ownS3);
+  const devKey = await seedKeys(start, storage.config);
+  const admin = await startAdmin(start, storage.config);
+  start.admin = admin;
+  const base = await serve(start, storage.configured);
+  process.stdout.write(readyScreen({ start, storage, served, devKey, admin, base }));
+}
+
+/**
+ * Before anything is written, started or published: the settings, the data directory (its holder also holds
+ * the port), then the ports (the listen at the end says the same if one is taken meanwhile); then the lock.
+ */
+async function checkBeforeAnything(env: NodeJS.ProcessEnv): Promise<StartSettings> {
   const port = Number(env.PORT ?? 8787);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error('PORT must be a port number');
   const devKeys = parseDevKeys(env.CATALOGUE_DEV_KEYS);
   const named = Boolean(env.CATALOGUE_SOURCE?.trim());
   const source = resolve(named ? env.CATALOGUE_SOURCE!.trim() : FIXTURE);
   const layout = serverLayout(env.CATALOGUE_LOCAL_SERVERS);
-  // Before anything is written, started or published: the data directory (its holder also holds the port),
-  // then the port (the listen at the end says the same if it is taken meanwhile).
   const holder = lockHolder(LOCAL);
   if (holder) throw inUse(holder);
   // The admin API's port: PORT + 1 unless ADMIN_PORT says otherwise (a suggested PORT leaves room for it).
@@ -124,38 +180,38 @@ async function main(): Promise<void> {
   if (adminPort !== 0 && !(await portFree(adminPort)))
     throw new Error(await explainPortInUse(adminPort, 'ADMIN_PORT'));
   lockOrRefuse();
+  return { env, port, adminPort, devKeys, named, source, layout };
+}
 
-  const servers: LocalServer[] = [];
-  let http: Server | undefined;
-  let admin: LocalAdmin | undefined;
-  let stopping = false;
-  const shutdown = async (signal: string, code = 0) => {
-    if (stopping) return;
-    stopping = true;
-    console.error(`\n${signal}: stopping`);
-    const timer = setTimeout(() => process.exit(code), 3000);
-    timer.unref();
-    if (http) {
-      http.closeAllConnections();
-      await new Promise((done) => http?.close(done));
-    }
-    admin?.server.closeAllConnections();
-    admin?.server.close();
-    for (const server of servers) await server.stop().catch(() => {});
-    process.exit(code);
-  };
-  process.on('SIGINT', () => void shutdown('SIGINT'));
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+/** Stop what runs (the proxy, the admin API, our own servers) and exit; at most 3 s. */
+async function shutdown(start: StartContext, signal: string, code = 0): Promise<void> {
+  if (start.stopping) return;
+  start.stopping = true;
+  console.error(`\n${signal}: stopping`);
+  const timer = setTimeout(() => process.exit(code), 3000);
+  timer.unref();
+  const { http, admin } = start;
+  if (http) {
+    http.closeAllConnections();
+    await new Promise((done) => http.close(done));
+  }
+  admin?.server.closeAllConnections();
+  admin?.server.close();
+  for (const server of start.servers) await server.stop().catch(() => {});
+  process.exit(code);
+}
 
-  // 1. Storage: existing servers when named, otherwise our own on loopback, on the ports of the last start.
+/** Storage: existing servers when named, otherwise our own on loopback, on the ports of the last start. */
+async function startStorage(start: StartContext): Promise<Storage> {
+  const { env } = start;
   const bucket = env.CATALOGUE_BUCKET ?? 'catalogue';
   let s3Endpoint = env.S3_ENDPOINT;
   const own = await startOwnServers(
     { bucket: s3Endpoint ? undefined : bucket, dynamodb: !env.DYNAMODB_ENDPOINT },
     {
       local: LOCAL,
-      layout,
-      onCrash: (error) => void shutdown(`npm start failed: ${error.message}`, 1),
+      layout: start.layout,
+      onCrash: (error) => void shutdown(start, `npm start failed: ${error.message}`, 1),
       note: (line) => console.error(line),
     },
   );
@@ -164,7 +220,7 @@ async function main(): Promise<void> {
   if (!s3Endpoint) {
     const s3 = own.s3!;
     localS3 = s3;
-    servers.push(s3);
+    start.servers.push(s3);
     s3Endpoint = s3.endpoint;
   } else {
     await ensureBucket(s3Endpoint, bucket);
@@ -172,7 +228,7 @@ async function main(): Promise<void> {
   let dynamodbEndpoint = env.DYNAMODB_ENDPOINT;
   if (!dynamodbEndpoint) {
     const dynamo = own.dynamodb!;
-    servers.push(dynamo);
+    start.servers.push(dynamo);
     dynamodbEndpoint = dynamo.endpoint;
   }
   const configured = loadConfig({
@@ -188,93 +244,124 @@ async function main(): Promise<void> {
     POINTER_TTL_MS: env.POINTER_TTL_MS ?? '1000',
   });
   if (!configured.ok) throw new Error(`configuration: ${configured.problems.join('; ')}`);
-  const config = configured.config;
+  const { config } = configured;
+  return { configured, config, s3Endpoint, dynamodbEndpoint, ownS3, localS3 };
+}
 
-  // 2. Catalogue: publish the source only when it has to (local/published.ts), else serve what is published.
+/** Catalogue: publish the source only when it has to (local/published.ts), else serve what is published. */
+async function publishOrServe(start: StartContext, config: ProxyConfig, ownS3: boolean): Promise<Served> {
+  const { named, source } = start;
   const s3 = s3Client({ endpoint: config.s3Endpoint, maxAttempts: 5 });
   const store = new S3ObjectStore({ client: s3, bucket: config.bucket });
   const target = `s3://${config.bucket}/${config.prefix}`;
-  let served: { version: string; from: string };
   try {
-    const pointer = await store.get(`${config.prefix}${POINTER_KEY}`);
-    const parsed = pointer.ok ? parsePointer(pointer.body) : undefined;
-    const state: PublishedState = !pointer.ok
-      ? { pointer: 'none' }
-      : parsed
-        ? { pointer: 'current', version: parsed.version }
-        : { pointer: 'unreadable' };
+    const state = await publishedState(store, config.prefix);
     const record = readPublishedRecord(LOCAL);
     const digest = named || !record ? await sourceDigest(source) : undefined;
     const decision = decideStart(state, { path: source, named, ...(digest && { digest }) }, record);
     if (decision.publish) {
       console.error(`publishing ${display(source)} to ${target}: ${decision.reason}`);
-      const summary = await publish(
+      const summary = await publish({
         source,
-        { store, prefix: config.prefix },
+        into: { store, prefix: config.prefix },
         target,
         ownS3,
-        config.s3Endpoint,
-      );
+        endpoint: config.s3Endpoint,
+      });
       writePublishedRecord(LOCAL, {
         source,
         digest: digest ?? (await sourceDigest(source)),
         version: summary.version,
         published_at: new Date().toISOString(),
       });
-      served = { version: summary.version, from: `published from ${display(source)} by npm start just now` };
-    } else {
-      const { version } = decision;
-      if (named)
-        console.error(`already current: ${version} to ${target}: 0 objects added; ${decision.reason}`);
-      else console.error(`not publishing ${display(source)}: ${decision.reason}`);
-      // The fixture moved on (a pull) while this directory still serves what npm start published from it.
-      if (!named && record?.source === FIXTURE && record.version === version) {
-        if ((await sourceDigest(FIXTURE)) !== record.digest) {
-          console.error(
-            `note: ${display(FIXTURE)} changed since npm start published it here; to publish it again: ` +
-              `CATALOGUE_SOURCE=${display(FIXTURE)} npm start`,
-          );
-        }
-      }
-      served = { version, from: servedFrom(version, record, display) };
+      return { version: summary.version, from: `published from ${display(source)} by npm start just now` };
     }
+    const { version } = decision;
+    if (named) console.error(`already current: ${version} to ${target}: 0 objects added; ${decision.reason}`);
+    else console.error(`not publishing ${display(source)}: ${decision.reason}`);
+    // The fixture moved on (a pull) while this directory still serves what npm start published from it.
+    if (!named && record?.source === FIXTURE && record.version === version) {
+      if ((await sourceDigest(FIXTURE)) !== record.digest) {
+        console.error(
+          `note: ${display(FIXTURE)} changed since npm start published it here; to publish it again: ` +
+            `CATALOGUE_SOURCE=${display(FIXTURE)} npm start`,
+        );
+      }
+    }
+    return { version, from: servedFrom(version, record, display) };
   } finally {
     s3.destroy();
   }
+}
 
-  // 3. Keys: tables, the keys named in CATALOGUE_DEV_KEYS, and the dev key of this data directory.
+/** What the target's pointer says: nothing published, a current version, or a pointer that cannot be read. */
+async function publishedState(store: S3ObjectStore, prefix: string): Promise<PublishedState> {
+  const pointer = await store.get(`${prefix}${POINTER_KEY}`);
+  const parsed = pointer.ok ? parsePointer(pointer.body) : undefined;
+  return !pointer.ok
+    ? { pointer: 'none' }
+    : parsed
+      ? { pointer: 'current', version: parsed.version }
+      : { pointer: 'unreadable' };
+}
+
+/** Keys: tables, the keys named in CATALOGUE_DEV_KEYS, and the dev key of this data directory. */
+async function seedKeys(start: StartContext, config: ProxyConfig): Promise<DevKeyOutcome> {
   const tables = new AdminTables({
     client: dynamoClient({ endpoint: config.dynamodbEndpoint }),
     keysTable: config.keysTable,
     countersTable: config.countersTable,
   });
   await createTables(tables.client, tables);
-  for (const { tier, key } of devKeys) {
+  for (const { tier, key } of start.devKeys) {
     await register(tables, key, {
       tier,
       label: 'CATALOGUE_DEV_KEYS',
-      limits: tier === 'partner' ? partnerDefaults(env) : FREE_TIER_LIMITS,
+      limits: tier === 'partner' ? partnerDefaults(start.env) : FREE_TIER_LIMITS,
     });
   }
   const devKey = await devKeyFor(tables, LOCAL);
   tables.client.destroy();
-  // The key-administration API (local/admin.ts), signed with local credentials.
-  admin = await startLocalAdmin({
-    env,
+  return devKey;
+}
+
+/** The key-administration API (local/admin.ts), signed with local credentials. */
+function startAdmin(start: StartContext, config: ProxyConfig): Promise<LocalAdmin> {
+  return startLocalAdmin({
+    env: start.env,
     dynamodbEndpoint: config.dynamodbEndpoint!,
     keysTable: config.keysTable,
     countersTable: config.countersTable,
     directory: LOCAL,
-    port: adminPort,
+    port: start.adminPort,
   });
+}
 
-  // 4. Serve.
-  // /docs: the API reference page, without a key (local/docs.ts); everything else is the proxy's.
-  http = createHttpServer(withReference(createProxy(configured, { log: logJson })));
-  await listenOrExplain(http, port);
+/**
+ * Serve: /docs, the API reference page, without a key (local/docs.ts); everything else is the proxy's.
+ * Returns the API's base URL on the port it listens on.
+ */
+async function serve(start: StartContext, configured: ConfigOutcome): Promise<string> {
+  const http = createHttpServer(withReference(createProxy(configured, { log: logJson })));
+  start.http = http;
+  await listenOrExplain(http, start.port);
   const address = http.address();
-  const boundPort = typeof address === 'object' && address ? address.port : port;
-  const base = `http://127.0.0.1:${boundPort}/v1`;
+  const boundPort = typeof address === 'object' && address ? address.port : start.port;
+  return `http://127.0.0.1:${boundPort}/v1`;
+}
+
+/** The ready screen (stdout); taking uploads starts here, as its lines are made (local/uploads.ts). */
+function readyScreen(ready: {
+  start: StartContext;
+  storage: Storage;
+  served: Served;
+  devKey: DevKeyOutcome;
+  admin: LocalAdmin;
+  base: string;
+}): string {
+  const { start, storage, served, devKey, admin, base } = ready;
+  const { env, devKeys, source } = start;
+  const { config, s3Endpoint, dynamodbEndpoint } = storage;
   const keyFile = display(join(LOCAL, DEV_KEY_FILE));
   const keyOrigin = devKey.reused
     ? `re-used from ${keyFile}`
@@ -317,27 +404,28 @@ async function main(): Promise<void> {
       bucket: config.bucket,
       prefix: config.prefix,
       endpoint: s3Endpoint,
-      onEvent: localS3?.onEvent,
+      onEvent: storage.localS3?.onEvent,
       known: served.version,
       log: (line) => console.error(line),
     }),
     'Ctrl-C stops it.',
     '',
   ];
-  process.stdout.write(`${lines.filter((line) => line !== undefined).join('\n')}\n`);
+  return `${lines.filter((line) => line !== undefined).join('\n')}\n`;
 }
 
 /**
  * Validate and publish `source` (incremental when the bucket holds a version already), with progress on
  * stderr (a bar on a terminal, a line every 5 s in a log) and, into our own s3rver, the disk it takes.
  */
-async function publish(
-  source: string,
-  into: SnapshotTarget,
-  target: string,
-  ownS3: boolean,
-  endpoint: string | undefined,
-) {
+async function publish(options: {
+  source: string;
+  into: SnapshotTarget;
+  target: string;
+  ownS3: boolean;
+  endpoint: string | undefined;
+}) {
+  const { source, into, target, ownS3, endpoint } = options;
   const progress = publishProgress(process.stderr);
   let outcome: Awaited<ReturnType<typeof publishSnapshot>>;
   try {

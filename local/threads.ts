@@ -56,6 +56,124 @@ function threadFlags(): string[] | undefined {
   return process.execArgv.some((flag) => flag.includes('tsx')) ? undefined : ['--import', 'tsx'];
 }
 
+type Ready = ThreadMessage & { type: 'ready' };
+
+/**
+ * The parent's side of the thread: its phase, the servers still live, the commands awaiting their answer and
+ * the S3 event listeners; the thread's messages and its exit change them.
+ */
+class ServerThread {
+  /** Starting until `ready` or `failed`; serving until every server is disposed or the thread exits. */
+  private phase: 'starting' | 'serving' | 'ended' | 'failed' = 'starting';
+  readonly listeners = new Set<(notification: S3EventNotification) => void>();
+  private readonly pending = new Map<number, { resolve: () => void; reject: (error: Error) => void }>();
+  private nextId = 1;
+  private readonly live: Set<Service>;
+  private failure: Error | undefined;
+  private settle!: { resolve: (servers: Ready) => void; reject: (error: Error) => void };
+  /** Resolves once every server asked for listens. */
+  readonly ready: Promise<Ready>;
+
+  constructor(
+    private readonly worker: Worker,
+    private readonly thread: { asked: readonly Service[]; name: string; onCrash: (error: Error) => void },
+  ) {
+    this.live = new Set(thread.asked);
+    this.ready = new Promise<Ready>((resolve, reject) => {
+      this.settle = { resolve, reject };
+    });
+    worker.on('message', (message: ThreadMessage) => this.received(message));
+    // An uncaught error in the thread: 'exit' follows at once.
+    worker.on('error', (error) => {
+      this.failure = error;
+    });
+    worker.on('exit', (code) => this.exited(code));
+  }
+
+  private received(message: ThreadMessage): void {
+    switch (message.type) {
+      case 'ready':
+        this.phase = 'serving';
+        this.settle.resolve(message);
+        break;
+      case 'failed':
+        this.phase = 'failed';
+        this.settle.reject(
+          new ServerStartError(`${this.thread.name} did not start: ${message.error}`, message.code),
+        );
+        break;
+      case 'done': {
+        const waiting = this.pending.get(message.id);
+        this.pending.delete(message.id);
+        if (message.error) waiting?.reject(new Error(message.error));
+        else waiting?.resolve();
+        break;
+      }
+      case 'event':
+        for (const listener of this.listeners) listener(message.notification);
+        break;
+    }
+  }
+
+  private exited(code: number): void {
+    const { name } = this.thread;
+    const { failure } = this;
+    const why = failure ? `${failure.name}: ${failure.message}` : `its thread exited with code ${code}`;
+    for (const waiting of this.pending.values()) waiting.reject(new Error(`${name} stopped: ${why}`));
+    this.pending.clear();
+    if (this.phase === 'starting') {
+      this.phase = 'failed';
+      this.settle.reject(new ServerStartError(`${name} did not start: ${why}`, undefined));
+    } else if (this.phase === 'serving') {
+      this.phase = 'ended';
+      this.thread.onCrash(new Error(`${name} crashed: ${why}`, { cause: failure }));
+    }
+  }
+
+  /** Ask the thread to stop, start or dispose a server; resolves on its answer. */
+  private command(service: Service, op: ThreadCommand['op']): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      if (this.phase !== 'serving' || !this.live.has(service)) {
+        reject(new Error(`${NAMES[service]} is not running: it was disposed, or its thread ended`));
+        return;
+      }
+      const id = this.nextId++;
+      this.pending.set(id, {
+        resolve,
+        reject: (error) => reject(new Error(`${NAMES[service]}: ${error.message}`)),
+      });
+      this.worker.postMessage({ id, service, op } satisfies ThreadCommand);
+    });
+  }
+
+  /** Dispose a server; the thread ends with the last. */
+  private async dispose(service: Service): Promise<void> {
+    if (!this.live.has(service)) return;
+    try {
+      if (this.phase === 'serving') await this.command(service, 'dispose');
+    } finally {
+      this.live.delete(service);
+      if (this.live.size === 0) {
+        this.phase = 'ended';
+        this.listeners.clear();
+        await this.worker.terminate();
+      }
+    }
+  }
+
+  /** One server on the thread, as a `LocalServer`. */
+  serverOf(service: Service, started: Ready): LocalServer {
+    const { endpoint, port } = started.servers[service]!;
+    return {
+      endpoint,
+      port,
+      stop: () => this.command(service, 'stop'),
+      start: () => this.command(service, 'start'),
+      dispose: () => this.dispose(service),
+    };
+  }
+}
+
 /**
  * Start the servers asked for on one thread; resolves once all listen.
  * @example
@@ -86,108 +204,19 @@ export async function startServerThread(
     name: 'local servers',
     ...(flags ? { execArgv: flags } : {}),
   });
-  const listeners = new Set<(notification: S3EventNotification) => void>();
-  const pending = new Map<number, { resolve: () => void; reject: (error: Error) => void }>();
-  let nextId = 1;
-  /** Starting until `ready` or `failed`; serving until every server is disposed or the thread exits. */
-  let phase: 'starting' | 'serving' | 'ended' | 'failed' = 'starting';
-  const live = new Set<Service>(asked);
-  let failure: Error | undefined;
-  let settle: {
-    resolve: (servers: ThreadMessage & { type: 'ready' }) => void;
-    reject: (error: Error) => void;
-  };
-  const ready = new Promise<ThreadMessage & { type: 'ready' }>((resolve, reject) => {
-    settle = { resolve, reject };
-  });
-
-  worker.on('message', (message: ThreadMessage) => {
-    switch (message.type) {
-      case 'ready':
-        phase = 'serving';
-        settle.resolve(message);
-        break;
-      case 'failed':
-        phase = 'failed';
-        settle.reject(new ServerStartError(`${name} did not start: ${message.error}`, message.code));
-        break;
-      case 'done': {
-        const waiting = pending.get(message.id);
-        pending.delete(message.id);
-        if (message.error) waiting?.reject(new Error(message.error));
-        else waiting?.resolve();
-        break;
-      }
-      case 'event':
-        for (const listener of listeners) listener(message.notification);
-        break;
-    }
-  });
-  // An uncaught error in the thread: 'exit' follows at once.
-  worker.on('error', (error) => {
-    failure = error;
-  });
-  worker.on('exit', (code) => {
-    const why = failure ? `${failure.name}: ${failure.message}` : `its thread exited with code ${code}`;
-    for (const waiting of pending.values()) waiting.reject(new Error(`${name} stopped: ${why}`));
-    pending.clear();
-    if (phase === 'starting') {
-      phase = 'failed';
-      settle.reject(new ServerStartError(`${name} did not start: ${why}`, undefined));
-    } else if (phase === 'serving') {
-      phase = 'ended';
-      onCrash(new Error(`${name} crashed: ${why}`, { cause: failure }));
-    }
-  });
-
-  const command = (service: Service, op: ThreadCommand['op']) =>
-    new Promise<void>((resolve, reject) => {
-      if (phase !== 'serving' || !live.has(service)) {
-        reject(new Error(`${NAMES[service]} is not running: it was disposed, or its thread ended`));
-        return;
-      }
-      const id = nextId++;
-      pending.set(id, {
-        resolve,
-        reject: (error) => reject(new Error(`${NAMES[service]}: ${error.message}`)),
-      });
-      worker.postMessage({ id, service, op } satisfies ThreadCommand);
-    });
-  const serverOf = (service: Service): LocalServer => {
-    const { endpoint, port } = started.servers[service]!;
-    return {
-      endpoint,
-      port,
-      stop: () => command(service, 'stop'),
-      start: () => command(service, 'start'),
-      async dispose() {
-        if (!live.has(service)) return;
-        try {
-          if (phase === 'serving') await command(service, 'dispose');
-        } finally {
-          live.delete(service);
-          if (live.size === 0) {
-            phase = 'ended';
-            listeners.clear();
-            await worker.terminate();
-          }
-        }
-      },
-    };
-  };
-
-  const started = await ready;
+  const thread = new ServerThread(worker, { asked, name, onCrash });
+  const started = await thread.ready;
   return {
     ...(servers.s3 && {
       s3: {
-        ...serverOf('s3'),
+        ...thread.serverOf('s3', started),
         bucket: servers.s3.bucket,
         onEvent(listener: (notification: S3EventNotification) => void) {
-          listeners.add(listener);
-          return () => listeners.delete(listener);
+          thread.listeners.add(listener);
+          return () => thread.listeners.delete(listener);
         },
       },
     }),
-    ...(servers.dynamodb && { dynamodb: serverOf('dynamodb') }),
+    ...(servers.dynamodb && { dynamodb: thread.serverOf('dynamodb', started) }),
   };
 }

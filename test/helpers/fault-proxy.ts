@@ -24,6 +24,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, request, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import { listenOnLoopback } from './loopback.js';
 
 export type FaultAction =
   | 'pass'
@@ -194,18 +195,10 @@ export async function startFaultProxy(options: {
     socket.on('close', () => sockets.delete(socket));
     socket.on('error', () => socket.destroy());
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const address = server.address();
-  if (address === null || typeof address === 'string') throw new Error('fault proxy has no port');
+  const port = await listenOnLoopback(server);
   return {
-    endpoint: `http://127.0.0.1:${address.port}`,
-    port: address.port,
+    endpoint: `http://127.0.0.1:${port}`,
+    port,
     setRule(next) {
       rule = next;
     },

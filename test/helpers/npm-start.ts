@@ -3,8 +3,12 @@
  * port and a data directory of the test's, until its ready lines; then stopped with SIGTERM, as Ctrl-C would.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
+import { afterAll, vi } from 'vitest';
+import { main as catalogueCli } from '../../builder/cli.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 
@@ -41,6 +45,26 @@ function spawnStart(
     out += chunk;
   });
   return { child, output: () => out };
+}
+
+/**
+ * A suite of `npm start`s: temporary directories (`directory(label)`) removed once the suite ends (within
+ * `cleanupMs`), and `start(env)` on the suite's data directory `local` unless `env` names another.
+ */
+export function npmStartSuite(label: string, cleanupMs?: number) {
+  const temporary: string[] = [];
+  const directory = (name: string) => {
+    const made = mkdtempSync(join(tmpdir(), `cat-${name}-`));
+    temporary.push(made);
+    return made;
+  };
+  const local = directory(label);
+  afterAll(() => {
+    for (const made of temporary) rmSync(made, { recursive: true, force: true });
+  }, cleanupMs);
+  const start = (env: Record<string, string> = {}, readyWithinMs?: number): Promise<Started> =>
+    startNpm(env.CATALOGUE_LOCAL_DIR ?? local, env, readyWithinMs);
+  return { directory, local, start };
 }
 
 /** Start it on `local` with CATALOGUE_DEV_KEYS seeding FREE and PARTNER (and `env`), until it is ready. */
@@ -106,4 +130,25 @@ export async function stop(started: Started): Promise<number> {
 export async function get(url: string, key: string) {
   const response = await request(url, { headers: { authorization: `Bearer ${key}` } });
   return { status: response.statusCode, body: await response.body.text() };
+}
+
+/** Publish `source` into a running start's bucket exactly as its printed hint line does; the CLI's exit code. */
+export async function publishInto(started: Started, source: string): Promise<number> {
+  const quiet = [
+    vi.spyOn(process.stdout, 'write').mockImplementation(() => true),
+    vi.spyOn(process.stderr, 'write').mockImplementation(() => true),
+  ];
+  try {
+    return await catalogueCli([
+      'build',
+      '--source',
+      source,
+      '--out',
+      's3://catalogue',
+      '--endpoint',
+      started.s3Endpoint,
+    ]);
+  } finally {
+    for (const spy of quiet) spy.mockRestore();
+  }
 }

@@ -4,6 +4,7 @@
  * `mode: 'blackhole'` accepts connections and never answers (a dependency that hangs).
  */
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
+import { listenOnLoopback } from './loopback.js';
 
 export type SlowProxyMode = 'pass' | 'blackhole';
 
@@ -89,16 +90,7 @@ export async function startSlowProxy(options: SlowProxyOptions): Promise<SlowPro
     forward(upstream, client);
   });
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const address = server.address();
-  if (address === null || typeof address === 'string') throw new Error('slow proxy has no port');
-  const port = address.port;
+  const port = await listenOnLoopback(server);
 
   const dropConnections = () => {
     for (const socket of sockets) socket.destroy();

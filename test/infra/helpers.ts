@@ -2,7 +2,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { App, RemovalPolicy } from 'aws-cdk-lib';
-import { Template } from 'aws-cdk-lib/assertions';
+import { Match, Template } from 'aws-cdk-lib/assertions';
 import { PriceClass } from 'aws-cdk-lib/aws-cloudfront';
 import { metafileSuffix } from '../../infra/metafile.js';
 import { CatalogueStack, type CatalogueStackProps } from '../../infra/stack.js';
@@ -85,6 +85,32 @@ type Statement = {
   Resource: unknown;
   Condition?: unknown;
 };
+
+/** The ARN of the distribution `distributionId` (a logical id), as the template joins it for a policy's SourceArn. */
+export function distributionArn(distributionId: string) {
+  return {
+    'Fn::Join': [
+      '',
+      [
+        'arn:',
+        { Ref: 'AWS::Partition' },
+        ':cloudfront::',
+        { Ref: 'AWS::AccountId' },
+        ':distribution/',
+        { Ref: distributionId },
+      ],
+    ],
+  };
+}
+
+/** The template holds a CloudFront Function with `file`'s code, published, on the JS 2.0 runtime. */
+export function expectCloudFrontFunction(template: Template, file: string): void {
+  template.hasResourceProperties('AWS::CloudFront::Function', {
+    AutoPublish: true,
+    FunctionCode: readFileSync(file, 'utf8'),
+    FunctionConfig: Match.objectLike({ Runtime: 'cloudfront-js-2.0' }),
+  });
+}
 
 /** The statements of the inline policy attached to the role `roleId`. */
 export function roleStatements(template: Template, roleId: string): Statement[] {

@@ -5,13 +5,12 @@
  * with the API's security headers and the page's own CSP, deployed with the stack; the distribution can read
  * docs/ and nothing else of the bucket.
  */
-import { readFileSync } from 'node:fs';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildReferenceSync } from '../../docs/reference/build.js';
 import { resolveProps } from '../../infra/props.js';
 import { DOCS_REQUEST_CODE } from '../../infra/reference.js';
-import { logicalId, synth } from './helpers.js';
+import { distributionArn, expectCloudFrontFunction, logicalId, synth } from './helpers.js';
 
 /** CloudFront's managed CachingOptimized policy. */
 const CACHING_OPTIMIZED = '658327ea-f89d-4fab-a63d-7e88639e58f6';
@@ -98,11 +97,7 @@ describe('the /docs behaviours', () => {
 
 describe('the /docs/* function', () => {
   it('runs infra/docs-request.js on the JS 2.0 runtime, published', () => {
-    template.hasResourceProperties('AWS::CloudFront::Function', {
-      AutoPublish: true,
-      FunctionCode: readFileSync(DOCS_REQUEST_CODE, 'utf8'),
-      FunctionConfig: Match.objectLike({ Runtime: 'cloudfront-js-2.0' }),
-    });
+    expectCloudFrontFunction(template, DOCS_REQUEST_CODE);
   });
 });
 
@@ -127,19 +122,9 @@ describe('the bucket', () => {
         Resource: { 'Fn::Join': ['', [{ 'Fn::GetAtt': [bucket, 'Arn'] }, '/docs/*']] },
         Condition: {
           StringEquals: {
-            'AWS:SourceArn': {
-              'Fn::Join': [
-                '',
-                [
-                  'arn:',
-                  { Ref: 'AWS::Partition' },
-                  ':cloudfront::',
-                  { Ref: 'AWS::AccountId' },
-                  ':distribution/',
-                  { Ref: logicalId(template, 'AWS::CloudFront::Distribution', 'EdgeDistribution') },
-                ],
-              ],
-            },
+            'AWS:SourceArn': distributionArn(
+              logicalId(template, 'AWS::CloudFront::Distribution', 'EdgeDistribution'),
+            ),
           },
         },
       },

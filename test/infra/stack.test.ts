@@ -14,6 +14,8 @@ import {
   allowedActions,
   bundledAdmin,
   bundledProxy,
+  distributionArn,
+  expectCloudFrontFunction,
   loadViewerRequest,
   logicalId,
   roleStatements,
@@ -428,19 +430,7 @@ describe('function URL and origin access control', () => {
   });
 
   it('lets only this distribution invoke it', () => {
-    const sourceArn = {
-      'Fn::Join': [
-        '',
-        [
-          'arn:',
-          { Ref: 'AWS::Partition' },
-          ':cloudfront::',
-          { Ref: 'AWS::AccountId' },
-          ':distribution/',
-          { Ref: ids.distribution },
-        ],
-      ],
-    };
+    const sourceArn = distributionArn(ids.distribution);
     const permissions = Object.values(template.findResources('AWS::Lambda::Permission'))
       .map((r) => r.Properties)
       .filter((properties) => properties.Principal !== 's3.amazonaws.com'); // the upload trigger
@@ -597,11 +587,7 @@ describe('distribution', () => {
   });
 
   it('runs infra/viewer-request.js on the JS 2.0 runtime', () => {
-    template.hasResourceProperties('AWS::CloudFront::Function', {
-      AutoPublish: true,
-      FunctionCode: readFileSync(VIEWER_REQUEST_CODE, 'utf8'),
-      FunctionConfig: Match.objectLike({ Runtime: 'cloudfront-js-2.0' }),
-    });
+    expectCloudFrontFunction(template, VIEWER_REQUEST_CODE);
   });
 
   it('adds security headers and no CORS headers', () => {

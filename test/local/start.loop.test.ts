@@ -7,39 +7,19 @@
  * port behind; and the lines it printed to paste stay valid across restarts.
  */
 import { spawn } from 'node:child_process';
-import {
-  cpSync,
-  existsSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
+import { cpSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { hostname, tmpdir } from 'node:os';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
-import { afterAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { dynamoClient } from '../../aws/sdk.js';
 import { main as catalogueCli, EXIT } from '../../builder/cli.js';
 import { portFree } from '../../local/port.js';
-import { get, runToExit, type Started, startNpm, stop } from '../helpers/npm-start.js';
+import { get, npmStartSuite, publishInto, runToExit, type Started, stop } from '../helpers/npm-start.js';
 
 const FIXTURE = join(import.meta.dirname, '../../fixtures/catalogue');
-const temporary: string[] = [];
-const temporaryDirectory = (label: string) => {
-  const directory = mkdtempSync(join(tmpdir(), `cat-${label}-`));
-  temporary.push(directory);
-  return directory;
-};
-const local = temporaryDirectory('loop');
-const start = (env: Record<string, string> = {}): Promise<Started> =>
-  startNpm(env.CATALOGUE_LOCAL_DIR ?? local, env);
-afterAll(() => {
-  for (const directory of temporary) rmSync(directory, { recursive: true, force: true });
-});
+const { directory: temporaryDirectory, local, start } = npmStartSuite('loop');
 
 /**
  * Every file under `directory` with its size and modification time, to show that nothing was touched. The
@@ -55,27 +35,6 @@ function snapshotOf(directory: string): Map<string, string> {
     files.set(path, `${size}@${mtimeMs}`);
   }
   return files;
-}
-
-/** Publish `source` into a running start's bucket exactly as its printed hint line does. */
-async function publishInto(started: Started, source: string): Promise<number> {
-  const quiet = [
-    vi.spyOn(process.stdout, 'write').mockImplementation(() => true),
-    vi.spyOn(process.stderr, 'write').mockImplementation(() => true),
-  ];
-  try {
-    return await catalogueCli([
-      'build',
-      '--source',
-      source,
-      '--out',
-      's3://catalogue',
-      '--endpoint',
-      started.s3Endpoint,
-    ]);
-  } finally {
-    for (const spy of quiet) spy.mockRestore();
-  }
 }
 
 /** Rename module 101 in the snapshot at `source`. */

@@ -5,33 +5,20 @@
  * data, and ten publishes into a running `npm start` all succeed. The local loop that keeps the publisher's
  * work is in start.loop.test.ts (a file of its own, so the two run side by side).
  */
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { request } from 'undici';
-import { afterAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { s3Client } from '../../aws/sdk.js';
-import { main as catalogueCli, EXIT } from '../../builder/cli.js';
+import { EXIT } from '../../builder/cli.js';
 import { generateSnapshot, writeSnapshot } from '../../builder/synthetic/generate.js';
 import { parseDevKeys } from '../../local/dev-keys.js';
 import { S3ObjectStore } from '../../store/objects/s3.js';
-import { FREE, get, PARTNER, type Started, startNpm, stop } from '../helpers/npm-start.js';
+import { FREE, get, npmStartSuite, PARTNER, publishInto, stop } from '../helpers/npm-start.js';
 
 const FIXTURE = join(import.meta.dirname, '../../fixtures/catalogue');
-const temporary: string[] = [];
-const temporaryDirectory = (label: string) => {
-  const directory = mkdtempSync(join(tmpdir(), `cat-${label}-`));
-  temporary.push(directory);
-  return directory;
-};
-const local = temporaryDirectory('start');
-const start = (env: Record<string, string> = {}, readyWithinMs?: number): Promise<Started> =>
-  startNpm(env.CATALOGUE_LOCAL_DIR ?? local, env, readyWithinMs);
-
 // Removing the 2,000-module data directory (~26,000 files) took 62 s on this machine under other work.
-afterAll(() => {
-  for (const directory of temporary) rmSync(directory, { recursive: true, force: true });
-}, 300_000);
+const { directory: temporaryDirectory, start } = npmStartSuite('start', 300_000);
 
 describe('npm start', () => {
   it('serves the fixture with the printed key and the seeded keys, twice on the same state', async () => {
@@ -125,25 +112,13 @@ describe('npm start past one listing page (1,000 keys)', () => {
       CATALOGUE_LOCAL_DIR: temporaryDirectory('start-edits'),
     });
     const modulesFile = join(source, 'modules.json');
-    const quiet = [
-      vi.spyOn(process.stdout, 'write').mockImplementation(() => true),
-      vi.spyOn(process.stderr, 'write').mockImplementation(() => true),
-    ];
     try {
       for (let edit = 1; edit <= 10; edit++) {
         const modules = JSON.parse(readFileSync(modulesFile, 'utf8')) as { id: number; name: string }[];
         modules[0]!.name = `A-110-1 edit ${edit}`;
         writeFileSync(modulesFile, JSON.stringify(modules));
 
-        const code = await catalogueCli([
-          'build',
-          '--source',
-          source,
-          '--out',
-          's3://catalogue',
-          '--endpoint',
-          started.s3Endpoint,
-        ]);
+        const code = await publishInto(started, source);
 
         expect(code, `publish ${edit}`).toBe(EXIT.ok);
         // The running proxy re-reads the pointer within POINTER_TTL_MS (1 s locally).
@@ -158,7 +133,6 @@ describe('npm start past one listing page (1,000 keys)', () => {
       // Ten versions within the retention: more objects than one listing page holds.
       expect(await countKeys(started.s3Endpoint, 'o/')).toBeGreaterThan(1000);
     } finally {
-      for (const spy of quiet) spy.mockRestore();
       await stop(started);
     }
   }, 300_000);

@@ -4,7 +4,7 @@
  * edge's 401 is byte for byte the proxy's (code, message, envelope, headers), so the two cannot drift.
  */
 import type { Server } from 'node:http';
-import { type AddressInfo, createConnection } from 'node:net';
+import { createConnection } from 'node:net';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHttpServer } from '../../proxy/adapters/http.js';
@@ -15,6 +15,7 @@ import { MemoryKeyStore } from '../../proxy/keys/memory.js';
 import { MemoryQuotaMeter } from '../../proxy/quota/memory.js';
 import { parseAuthorization } from '../../proxy/request/auth.js';
 import { MemoryObjectStore } from '../../store/objects/memory.js';
+import { closeServer, listenOnLoopback } from '../helpers/loopback.js';
 import { testConfig } from '../helpers/proxy.js';
 import { type CloudFrontHeaders, cloudFrontHeader, loadViewerRequest } from '../infra/viewer-request-code.js';
 import { AUTH_CASE_KEY, AUTH_CASES, type AuthExpectation, joinedValue } from './authorization-cases.js';
@@ -177,16 +178,10 @@ beforeAll(async () => {
     }),
     { log: () => {} },
   );
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  port = (server.address() as AddressInfo).port;
+  port = await listenOnLoopback(server);
 });
 
-afterAll(async () => {
-  await new Promise<void>((resolve) => {
-    server?.close(() => resolve());
-    server?.closeAllConnections();
-  });
-});
+afterAll(() => closeServer(server));
 
 /** GET with `values` as Authorization headers, written byte for byte on a fresh connection. */
 function rawGet(

@@ -5,20 +5,12 @@
  * Stopping a server or slowing it past DEPENDENCY_TIMEOUT_MS gives that dependency's 503 in time; restoring
  * it brings the service back without restarting the proxy. Never a crash, never an unhandled rejection.
  */
-import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTables } from '../../admin/tables.js';
-import { dynamoClient, s3Client } from '../../aws/sdk.js';
-import { publishCatalogue } from '../../builder/publish/publish.js';
-import { type LocalServer, startDynamo, startS3 } from '../../local/servers.js';
-import { createProxy } from '../../proxy/app.js';
-import { loadConfig } from '../../proxy/config.js';
+import type { LocalServer } from '../../local/servers.js';
 import type { ProxyHandler, ProxyResponse, RequestLogLine } from '../../proxy/core/types.js';
-import { S3ObjectStore } from '../../store/objects/s3.js';
-import { registerKey } from '../helpers/admin.js';
+import { deployedProxy, startDeployedWorld } from '../helpers/deployed.js';
 import { type SlowProxy, startSlowProxy } from '../helpers/slow-proxy.js';
-import { snapshotArb } from '../oracle/arbitraries.js';
-import { CURSOR_SECRET, envelopeProblem, errorCodeOf } from '../oracle/harness.js';
+import { envelopeProblem, errorCodeOf } from '../oracle/harness.js';
 
 /**
  * Short enough to keep the file fast, long enough for s3rver: it serves one request at a time, so a burst of
@@ -47,48 +39,29 @@ const logs: RequestLogLine[] = [];
 const rejections: unknown[] = [];
 const onRejection = (reason: unknown) => rejections.push(reason);
 
+const SETTINGS = { bucket: BUCKET, prefix: PREFIX, tables: TABLES };
+
 beforeAll(async () => {
   process.on('unhandledRejection', onRejection);
-  [s3, dynamo] = await Promise.all([startS3(BUCKET), startDynamo()]);
+  ({ s3, dynamo } = await startDeployedWorld({
+    ...SETTINGS,
+    keys: Object.values(KEYS),
+    catalogue: { minModules: 30, maxModules: 40, seed: 5 },
+  }));
   [slowS3, slowDynamo] = await Promise.all([
     startSlowProxy({ targetPort: s3.port }),
     startSlowProxy({ targetPort: dynamo.port }),
   ]);
-  const client = dynamoClient({ endpoint: dynamo.endpoint });
-  await createTables(client, TABLES);
-  for (const key of Object.values(KEYS)) {
-    await registerKey({ client, ...TABLES }, key, {
-      tier: 'partner',
-      limits: { minute: 100_000, month: 1e9 },
-    });
-  }
-  client.destroy();
-  const snapshot = fc.sample(snapshotArb({ minModules: 30, maxModules: 40 }), { numRuns: 1, seed: 5 })[0]!;
-  const writer = s3Client({ endpoint: s3.endpoint });
-  await publishCatalogue({
-    store: new S3ObjectStore({ client: writer, bucket: BUCKET }),
-    prefix: PREFIX,
-    snapshot,
-  });
-  writer.destroy();
 }, 60_000);
 
 /** The proxy as deployed, through the delaying proxies. */
-function deployedProxy(): ProxyHandler {
-  const config = loadConfig({
-    CATALOGUE_BUCKET: BUCKET,
-    CATALOGUE_PREFIX: PREFIX,
-    S3_ENDPOINT: slowS3.endpoint,
-    DYNAMODB_ENDPOINT: slowDynamo.endpoint,
-    KEYS_TABLE: TABLES.keysTable,
-    COUNTERS_TABLE: TABLES.countersTable,
-    CURSOR_SECRET,
-    KEY_CACHE_TTL_MS: '600000',
-    POINTER_TTL_MS: '0',
-    DEPENDENCY_TIMEOUT_MS: String(TIMEOUT_MS),
+function throughSlowProxies(): ProxyHandler {
+  return deployedProxy({
+    settings: SETTINGS,
+    endpoints: { s3: slowS3.endpoint, dynamodb: slowDynamo.endpoint },
+    env: { KEY_CACHE_TTL_MS: '600000', POINTER_TTL_MS: '0', DEPENDENCY_TIMEOUT_MS: String(TIMEOUT_MS) },
+    logs,
   });
-  if (!config.ok) throw new Error('test configuration');
-  return createProxy(config, { log: (line) => logs.push(line) });
 }
 
 afterAll(async () => {
@@ -124,7 +97,7 @@ async function expectHealthy(key: string): Promise<void> {
 
 describe('faults with real servers behind a delaying TCP proxy', () => {
   beforeAll(() => {
-    handle = deployedProxy();
+    handle = throughSlowProxies();
     logs.length = 0;
   });
 

@@ -7,7 +7,7 @@
  * rate-limit headers (nothing counted that was not answered); and the server keeps serving.
  */
 import type { Server } from 'node:http';
-import { type AddressInfo, createConnection } from 'node:net';
+import { createConnection } from 'node:net';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHttpServer } from '../../proxy/adapters/http.js';
@@ -16,6 +16,7 @@ import type { MeterOutcome, QuotaMeter } from '../../proxy/quota/interface.js';
 import { MemoryQuotaMeter } from '../../proxy/quota/memory.js';
 import { MemoryObjectStore } from '../../store/objects/memory.js';
 import type { KeyRecord } from '../../tables/keys.js';
+import { closeServer, listenOnLoopback } from '../helpers/loopback.js';
 import { snapshotArb } from '../oracle/arbitraries.js';
 import { envelopeProblem, errorCodeOf, PARTNER_KEY, putCatalogue, testProxy } from '../oracle/harness.js';
 import { type RawAnswer, rawHttpCases } from '../oracle/hostile.js';
@@ -49,16 +50,10 @@ beforeAll(async () => {
   await putCatalogue(objects, snapshot);
   const log = (line: RequestLogLine) => logs.push(line);
   server = createHttpServer(testProxy({ objects, quota: meter, log }), { log });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  port = (server.address() as AddressInfo).port;
+  port = await listenOnLoopback(server);
 });
 
-afterAll(async () => {
-  await new Promise<void>((resolve) => {
-    server?.close(() => resolve());
-    server?.closeAllConnections();
-  });
-});
+afterAll(() => closeServer(server));
 
 /** Write `bytes` at once on a fresh connection; everything received until the server closes it. */
 function exchange(bytes: string, end: boolean): Promise<Buffer> {

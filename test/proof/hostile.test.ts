@@ -10,7 +10,6 @@
  * cases and 5,000 of each adapter.
  */
 import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -21,6 +20,7 @@ import { createHttpServer, MAX_TARGET_BYTES } from '../../proxy/adapters/http.js
 import { createLambdaHandler, localRuntime } from '../../proxy/adapters/lambda.js';
 import type { ProxyHandler, ProxyResponse } from '../../proxy/core/types.js';
 import { MemoryObjectStore } from '../../store/objects/memory.js';
+import { closeServer, listenOnLoopback } from '../helpers/loopback.js';
 import { snapshotArb } from '../oracle/arbitraries.js';
 import {
   assertProperty,
@@ -198,17 +198,13 @@ describe('hostile input through the node:http adapter', () => {
 
   beforeAll(async () => {
     server = createHttpServer(handle, { log: () => {} });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    origin = `http://127.0.0.1:${await listenOnLoopback(server)}`;
     agent = new Agent({ connections: 8 });
   });
 
   afterAll(async () => {
     await agent?.close();
-    await new Promise<void>((resolve) => {
-      server?.close(() => resolve());
-      server?.closeAllConnections();
-    });
+    await closeServer(server);
   });
 
   it(

@@ -7,21 +7,14 @@
  * cache (healthy again, every answer is the healthy one), one damaged read read again; and the last known
  * pointer serving through SlowDown on its re-check until its documented bound.
  */
-import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTables } from '../../admin/tables.js';
-import { dynamoClient, s3Client } from '../../aws/sdk.js';
-import { publishCatalogue } from '../../builder/publish/publish.js';
-import { type LocalServer, startDynamo, startS3 } from '../../local/servers.js';
-import { createProxy } from '../../proxy/app.js';
+import type { Snapshot } from '../../builder/snapshot/snapshot.js';
+import type { LocalServer } from '../../local/servers.js';
 import { STALE_FACTOR } from '../../proxy/catalogue/pointer.js';
-import { loadConfig } from '../../proxy/config.js';
 import type { ProxyHandler, ProxyResponse, RequestLogLine } from '../../proxy/core/types.js';
-import { S3ObjectStore } from '../../store/objects/s3.js';
-import { registerKey } from '../helpers/admin.js';
+import { deployedProxy, startDeployedWorld } from '../helpers/deployed.js';
 import { type FaultAction, type FaultProxy, s3Error, startFaultProxy } from '../helpers/fault-proxy.js';
-import { snapshotArb } from '../oracle/arbitraries.js';
-import { CURSOR_SECRET, envelopeProblem, errorCodeOf } from '../oracle/harness.js';
+import { envelopeProblem, errorCodeOf } from '../oracle/harness.js';
 
 const BUCKET = 'proof-integrity';
 const PREFIX = 'cat/';
@@ -35,22 +28,17 @@ let faults: FaultProxy;
 let targets: string[];
 const logs: RequestLogLine[] = [];
 
+const SETTINGS = { bucket: BUCKET, prefix: PREFIX, tables: TABLES };
+
 beforeAll(async () => {
-  [s3, dynamo] = await Promise.all([startS3(BUCKET), startDynamo()]);
-  faults = await startFaultProxy({ targetPort: s3.port });
-  const client = dynamoClient({ endpoint: dynamo.endpoint });
-  await createTables(client, TABLES);
-  await registerKey({ client, ...TABLES }, KEY, { tier: 'partner', limits: { minute: 100_000, month: 1e9 } });
-  client.destroy();
   // More than one segment (over 100 modules), so first pages and cursor pages are ranges with digests.
-  const snapshot = fc.sample(snapshotArb({ minModules: 230, maxModules: 260 }), { numRuns: 1, seed: 22 })[0]!;
-  const writer = s3Client({ endpoint: s3.endpoint });
-  await publishCatalogue({
-    store: new S3ObjectStore({ client: writer, bucket: BUCKET }),
-    prefix: PREFIX,
-    snapshot,
-  });
-  writer.destroy();
+  let snapshot: Snapshot;
+  ({ s3, dynamo, snapshot } = await startDeployedWorld({
+    ...SETTINGS,
+    keys: [KEY],
+    catalogue: { minModules: 230, maxModules: 260, seed: 22 },
+  }));
+  faults = await startFaultProxy({ targetPort: s3.port });
   const module = snapshot.modules[3]!;
   targets = [
     '/v1/tags',
@@ -70,22 +58,20 @@ afterAll(async () => {
   await dynamo?.dispose();
 });
 
-function deployedProxy(now: () => Date = () => new Date()): ProxyHandler {
-  const config = loadConfig({
-    CATALOGUE_BUCKET: BUCKET,
-    CATALOGUE_PREFIX: PREFIX,
-    S3_ENDPOINT: faults.endpoint,
-    DYNAMODB_ENDPOINT: dynamo.endpoint,
-    KEYS_TABLE: TABLES.keysTable,
-    COUNTERS_TABLE: TABLES.countersTable,
-    CURSOR_SECRET,
-    KEY_CACHE_TTL_MS: '600000',
-    POINTER_TTL_MS: String(POINTER_TTL_MS),
-    DEPENDENCY_TIMEOUT_MS: '5000',
-    BYTE_CACHE_MB: '16',
+/** The proxy as deployed, its S3 reads through the damaging proxy. */
+function throughFaults(now: () => Date = () => new Date()): ProxyHandler {
+  return deployedProxy({
+    settings: SETTINGS,
+    endpoints: { s3: faults.endpoint, dynamodb: dynamo.endpoint },
+    env: {
+      KEY_CACHE_TTL_MS: '600000',
+      POINTER_TTL_MS: String(POINTER_TTL_MS),
+      DEPENDENCY_TIMEOUT_MS: '5000',
+      BYTE_CACHE_MB: '16',
+    },
+    logs,
+    now,
   });
-  if (!config.ok) throw new Error(config.problems.join('; '));
-  return createProxy(config, { log: (line) => logs.push(line), now });
 }
 
 async function get(handle: ProxyHandler, target: string): Promise<ProxyResponse> {
@@ -117,7 +103,7 @@ describe('integrity with s3rver behind a damaging proxy', () => {
 
   beforeAll(async () => {
     faults.setRule(undefined);
-    const handle = deployedProxy();
+    const handle = throughFaults();
     for (const target of targets) {
       const answer = await get(handle, target);
       healthy.set(target, seenAs(answer));
@@ -133,7 +119,7 @@ describe('integrity with s3rver behind a damaging proxy', () => {
   it.each(['flip', 'truncate', 'garbage'] as const)(
     'every object read %s-damaged: never a wrong answer, 503 origin_unavailable, uncounted; healthy again, nothing damaged was kept',
     async (action) => {
-      const handle = deployedProxy();
+      const handle = throughFaults();
       const before = await counted(handle);
       faults.setRule((request) => (objectReads(request) ? action : undefined));
       const answers = new Map<string, ProxyResponse>();
@@ -159,7 +145,7 @@ describe('integrity with s3rver behind a damaging proxy', () => {
   );
 
   it('one damaged read is read again: the right answer, counted once, and the damage not kept', async () => {
-    const handle = deployedProxy();
+    const handle = throughFaults();
     const damagedOnce = new Set<string>();
     faults.setRule((request) => {
       const read = `${request.url} ${request.headers.range ?? 'whole'}`;
@@ -181,7 +167,7 @@ describe('integrity with s3rver behind a damaging proxy', () => {
   });
 
   it("a cursor page's damaged read is the store's fault (503, uncounted), never invalid_parameter; a tampered cursor still is", async () => {
-    const handle = deployedProxy();
+    const handle = throughFaults();
     const page = [...healthy.keys()].find((target) => target.includes('cursor='))!;
     const before = await counted(handle);
     for (const action of ['garbage', 'truncate', 'flip'] as const) {
@@ -202,7 +188,7 @@ describe('integrity with s3rver behind a damaging proxy', () => {
   it(`SlowDown on the pointer re-check: the last known pointer serves until it is ${STALE_FACTOR} TTLs old`, async () => {
     const start = Date.now();
     let clock = start;
-    const handle = deployedProxy(() => new Date(clock));
+    const handle = throughFaults(() => new Date(clock));
     const target = targets[0]!;
     expect(seenAs(await get(handle, target))).toBe(healthy.get(target));
     const slowDown: FaultAction = s3Error(503, 'SlowDown', 'Please reduce your request rate.');

@@ -7,7 +7,6 @@
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,6 +17,7 @@ import { createHandler } from '../../proxy/core/handler.js';
 import { MemoryKeyStore } from '../../proxy/keys/memory.js';
 import { MemoryQuotaMeter } from '../../proxy/quota/memory.js';
 import { MemoryObjectStore } from '../../store/objects/memory.js';
+import { closeServer, listenOnLoopback } from '../helpers/loopback.js';
 import { testConfig } from '../helpers/proxy.js';
 import { loadDocsRequest, loadViewerRequest } from '../infra/viewer-request-code.js';
 import { REFERENCE_HINT, VISITOR_CASES, type VisitorOutcome } from './lost-visitor-cases.js';
@@ -94,13 +94,11 @@ beforeAll(async () => {
     log: () => {},
   });
   server = createHttpServer(withReference(proxy, Promise.resolve(site)), { log: () => {} });
-  await new Promise<void>((ready) => server.listen(0, '127.0.0.1', ready));
-  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  origin = `http://127.0.0.1:${await listenOnLoopback(server)}`;
 });
 
 afterAll(async () => {
-  server?.closeAllConnections();
-  await new Promise((done) => server?.close(done));
+  await closeServer(server);
   rmSync(scratch, { recursive: true, force: true });
 });
 
