@@ -257,8 +257,7 @@ async function meter(
     apiError('rate_limit_exceeded', `The ${which} request quota of this key is used up.`),
     requestId,
   );
-  withRateLimitHeaders(refusal, outcome).headers['retry-after'] = String(outcome.retryAfterSeconds);
-  return { response: refusal };
+  return { response: withRateLimitHeaders(refusal, outcome, outcome.retryAfterSeconds) };
 }
 
 /** The 503 of a configuration that is incomplete or could not be used, and what the log line says of it. */
