@@ -2,7 +2,7 @@
  * Wiring: the proxy core with its real dependencies, built from the configuration. The request path has one
  * client, everywhere: lean signed requests (aws/signed.ts) for the S3 read, key lookups, metering and the cursor
  * secret. Only the credentials differ: the Lambda function signs with those Lambda puts in its environment
- * (proxy/lambda.ts), `createProxy` (app.ts: `npm start`, tests, benchmarks) with the SDK's credential chain.
+ * (proxy/lambda-entry.ts), `createProxy` (app.ts: `npm start`, tests, benchmarks) with the SDK's credential chain.
  * An incomplete or unusable configuration still yields a handler: it answers `503 configuration_error` (after
  * 405 and the Authorization header checks) and the problems are logged once — never a crash at import.
  */
