@@ -88,7 +88,7 @@ function deployedProxy(): ProxyHandler {
     DEPENDENCY_TIMEOUT_MS: String(TIMEOUT_MS),
   });
   if (!config.ok) throw new Error('test configuration');
-  return createProxy(config, { log: (line) => logs.push(line) });
+  return createProxy(config, { log: (line) => 'status' in line && logs.push(line) });
 }
 
 afterAll(async () => {

@@ -85,7 +85,7 @@ function deployedProxy(now: () => Date = () => new Date()): ProxyHandler {
     BYTE_CACHE_MB: '16',
   });
   if (!config.ok) throw new Error(config.problems.join('; '));
-  return createProxy(config, { log: (line) => logs.push(line), now });
+  return createProxy(config, { log: (line) => 'status' in line && logs.push(line), now });
 }
 
 async function get(handle: ProxyHandler, target: string): Promise<ProxyResponse> {

@@ -51,7 +51,7 @@ beforeAll(async () => {
     PREFIX,
     objectsOf(['tags?sort=id'], [101]),
   );
-  handle = createProxy(loadConfig(env()), { log: (line) => logs.push(line) });
+  handle = createProxy(loadConfig(env()), { log: (line) => 'status' in line && logs.push(line) });
 });
 afterAll(async () => {
   s3client?.destroy();
