@@ -19,7 +19,7 @@ import { MemoryQuotaMeter } from '../../proxy/quota/memory.js';
 import { type ProxyOverrides, wireProxy } from '../../proxy/wiring.js';
 import { S3ObjectStore } from '../../store/objects/s3.js';
 import { issueKey, revokeKey } from '../helpers/admin.js';
-import { CURSOR_SECRET, objectsOf, PREFIX, publishFixture } from '../helpers/proxy.js';
+import { objectsOf, PREFIX, publishFixture, serversEnv } from '../helpers/proxy.js';
 
 const tables = { keysTable: 'wired-keys', countersTable: 'wired-counters' };
 let s3: LocalServer & { bucket: string };
@@ -44,16 +44,7 @@ afterAll(async () => {
 });
 
 function env(overrides: Record<string, string> = {}) {
-  return {
-    CATALOGUE_BUCKET: s3.bucket,
-    CATALOGUE_PREFIX: PREFIX,
-    S3_ENDPOINT: s3.endpoint,
-    KEYS_TABLE: tables.keysTable,
-    COUNTERS_TABLE: tables.countersTable,
-    DYNAMODB_ENDPOINT: dynamo.endpoint,
-    CURSOR_SECRET,
-    ...overrides,
-  };
+  return serversEnv({ s3, dynamo, tables }, overrides);
 }
 
 /** The proxy wired from `env`, recording which endpoints credentials were asked for and every line. */
