@@ -97,7 +97,7 @@ module.exports = {
     {
       name: 'infra-deploys-not-imports',
       comment:
-        'infra/ bundles proxy/lambda.ts and admin/lambda.ts by path; importing product code would pull it into the CDK app. The one exception is the tables schema (pure names), so the tables are declared once.',
+        'infra/ bundles proxy/lambda-entry.ts and admin/lambda.ts by path; importing product code would pull it into the CDK app. The one exception is the tables schema (pure names), so the tables are declared once.',
       severity: 'error',
       from: { path: '^infra/' },
       to: { path: `${SIDES}|^(store|aws|cli|local|client)/|^tables/`, pathNot: '^tables/schema\\.ts$' },

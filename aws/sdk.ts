@@ -27,7 +27,7 @@ export interface ClientOptions {
  * Local servers accept any credentials or only their own: fixed ones for a loopback endpoint, so no AWS
  * profile is needed on a fresh machine. Credentials in the environment still win here (the CLIs' tests use
  * them to see a server refuse); the Lambda function uses the fixed ones whatever the environment holds
- * (proxy/lambda.ts).
+ * (proxy/lambda-entry.ts).
  */
 function localCredentials(endpoint: string | undefined) {
   return isLoopback(endpoint) && !process.env.AWS_ACCESS_KEY_ID
@@ -46,7 +46,7 @@ export function regionOf(options: ClientOptions = {}): string {
  * else the SDK's default provider chain
  * (environment, profile, SSO, web identity, container or instance metadata). The chain caches what it found
  * and fetches new credentials before they expire, so calling it per request costs a resolved promise. The
- * Lambda function takes its credentials from the environment instead (proxy/lambda.ts).
+ * Lambda function takes its credentials from the environment instead (proxy/lambda-entry.ts).
  * @example const credentials = credentialProvider(process.env.S3_ENDPOINT);
  */
 export function credentialProvider(endpoint: string | undefined): AwsCredentialIdentityProvider {

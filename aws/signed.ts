@@ -191,21 +191,12 @@ export class SignedClient {
     }
   }
 
-  async #send(request: SignedRequest): Promise<SignedResponse> {
-    const { signal } = request;
-    if (signal?.aborted) throw new SendError(signal.reason, false);
-    let credentials: AwsCredentials;
-    let transport: { module: Transport; agent: Agent };
-    try {
-      credentials = await this.#credentials();
-      transport = this.#transport ?? this.#openTransport();
-    } catch (error) {
-      throw new SendError(error, false);
-    }
+  /** The request with its signature: X-Amz-Date, the session token, Content-Length and Authorization added. */
+  #sign(request: SignedRequest, credentials: AwsCredentials): ReturnType<typeof aws4.sign> {
     // Signed per attempt: the signature carries the time. aws4 adds X-Amz-Date, the session token,
     // Content-Length and Authorization to these headers. The payload's hash is sent to every service, as
     // the SDK does (S3 requires it; aws4 then signs with it instead of hashing the body again).
-    const signed = aws4.sign(
+    return aws4.sign(
       {
         service: this.#service,
         region: this.#region,
@@ -221,6 +212,20 @@ export class SignedClient {
       },
       credentials,
     );
+  }
+
+  async #send(request: SignedRequest): Promise<SignedResponse> {
+    const { signal } = request;
+    if (signal?.aborted) throw new SendError(signal.reason, false);
+    let credentials: AwsCredentials;
+    let transport: { module: Transport; agent: Agent };
+    try {
+      credentials = await this.#credentials();
+      transport = this.#transport ?? this.#openTransport();
+    } catch (error) {
+      throw new SendError(error, false);
+    }
+    const signed = this.#sign(request, credentials);
     return new Promise<SignedResponse>((resolve, reject) => {
       let settled = false;
       let answered = false;

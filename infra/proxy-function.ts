@@ -1,5 +1,5 @@
 /**
- * The proxy Lambda (bundled from `proxy/lambda.ts`), its least-privilege role, its log group, the cursor
+ * The proxy Lambda (bundled from `proxy/lambda-entry.ts`), its least-privilege role, its log group, the cursor
  * secret it is configured with, and the function URL CloudFront reaches it through.
  */
 import { fileURLToPath } from 'node:url';
@@ -20,7 +20,7 @@ import { prefixWildcardFinding } from './nag.js';
 /** The repository root: the bundler resolves `proxy/` and `node_modules/` from here. */
 export const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** The proxy's Lambda entry point (exports `handler`). */
-export const PROXY_ENTRY = fileURLToPath(new URL('../proxy/lambda.ts', import.meta.url));
+export const PROXY_ENTRY = fileURLToPath(new URL('../proxy/lambda-entry.ts', import.meta.url));
 
 export interface ProxyFunctionProps {
   readonly bucket: s3.IBucket;

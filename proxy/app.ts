@@ -1,6 +1,6 @@
 /**
  * `createProxy`: the proxy for `npm start`, the tests and the benchmarks, wired exactly as the Lambda function
- * is (proxy/lambda.ts): the request path's one client, lean signed requests (aws/signed.ts). Off Lambda they
+ * is (proxy/lambda-entry.ts): the request path's one client, lean signed requests (aws/signed.ts). Off Lambda they
  * sign with the SDK's credential chain (a profile, SSO…; loopback credentials for a local server); the function
  * signs with the credentials Lambda puts in its environment.
  */

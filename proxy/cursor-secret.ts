@@ -22,7 +22,7 @@ import type { CredentialSource } from '../aws/signed.js';
 import { AwsCallError, SignedClient } from '../aws/signed.js';
 import { errorMessage } from '../store/errors.js';
 import { callWithDeadline } from './core/deadline.js';
-import type { ProxyHandler, ProxyRequest } from './core/types.js';
+import type { ProblemLogLine, ProxyHandler, ProxyRequest } from './core/types.js';
 
 /** The shortest cursor key the proxy accepts (as `CURSOR_SECRET`). */
 export const MIN_SECRET_LENGTH = 32;
@@ -50,7 +50,7 @@ export interface SecretProxyOptions {
   /** Clock in milliseconds, for tests. */
   now?: () => number;
   /** Where a failed read is reported (one line per failure, never the value). */
-  log?: (line: object) => void;
+  log?: (line: ProblemLogLine) => void;
 }
 
 interface Held {
@@ -94,7 +94,7 @@ export function createSecretProxy(options: SecretProxyOptions): ProxyHandler {
       const problem = `cursor secret could not be read: ${errorMessage(error)}`;
       if (unavailable?.problem !== problem) unavailable = { problem, handler: options.unavailable(problem) };
       try {
-        options.log?.({ time: new Date().toISOString(), level: 'error', message: problem });
+        options.log?.({ time: new Date(now()).toISOString(), level: 'error', message: problem });
       } catch {
         // A failing logger changes nothing here.
       }

@@ -2,7 +2,7 @@
  * Wiring: the proxy core with its real dependencies, built from the configuration. The request path has one
  * client, everywhere: lean signed requests (aws/signed.ts) for the S3 read, key lookups, metering and the cursor
  * secret. Only the credentials differ: the Lambda function signs with those Lambda puts in its environment
- * (proxy/lambda.ts), `createProxy` (app.ts: `npm start`, tests, benchmarks) with the SDK's credential chain.
+ * (proxy/lambda-entry.ts), `createProxy` (app.ts: `npm start`, tests, benchmarks) with the SDK's credential chain.
  * An incomplete or unusable configuration still yields a handler: it answers `503 configuration_error` (after
  * 405 and the Authorization header checks) and the problems are logged once — never a crash at import.
  */
@@ -18,7 +18,7 @@ import { ByteCache } from './cache/bytes.js';
 import { type ConfigOutcome, CURSOR_SECRET_MAX_AGE_MS, type ProxyConfig } from './config.js';
 import { callWithDeadline } from './core/deadline.js';
 import { createHandler } from './core/handler.js';
-import type { ProxyDependencies, ProxyHandler, ProxyRequest, RequestLogLine } from './core/types.js';
+import type { ProxyDependencies, ProxyHandler, ProxyLogLine, ProxyRequest } from './core/types.js';
 import { createSecretProxy, secretReader } from './cursor-secret.js';
 import { ConfigurationError } from './errors.js';
 import { CachedKeyStore } from './keys/cached.js';
@@ -33,9 +33,15 @@ import { parseAuthorization } from './request/auth.js';
 import { requestParser } from './request/plan.js';
 
 export interface ProxyOverrides {
-  log?: (line: RequestLogLine) => void;
+  /**
+   * Where every line of the proxy goes: one per request, and its problems (a configuration it cannot use, a
+   * cursor secret not read). Declared as a method so that a logger of request lines only may be passed.
+   * @default logJson
+   */
+  log?(line: ProxyLogLine): void;
   /** Reads the cursor secret when the configuration names it by ARN (tests); Secrets Manager otherwise. */
   fetchCursorSecret?: () => Promise<string>;
+  /** The clock of the request path: requests, the key cache, the cursor secret's age, the lines' times. */
   now?: () => Date;
   requestId?: () => string;
   /** Replace a real dependency (tests, local runs). */
@@ -68,8 +74,9 @@ const unconfigured = {
  * Key lookups as a container makes them: `inner` behind the cache the configuration sizes (KEY_CACHE_*).
  * @example cachedKeys(new DynamoKeyStore({ client, table }), config)
  */
-export function cachedKeys(inner: KeyStore, c: ProxyConfig): KeyStore {
+export function cachedKeys(inner: KeyStore, c: ProxyConfig, now?: () => number): KeyStore {
   return new CachedKeyStore(inner, {
+    ...(now && { now }),
     ttlMs: c.keyCacheTtlMs,
     maxEntries: c.keyCacheMaxEntries,
     negativeTtlMs: c.keyNegativeCacheTtlMs,
@@ -114,118 +121,155 @@ class EarlyPointerStore implements ObjectStore {
   }
 }
 
+/** The request path's clients, built from a complete configuration where `overrides` does not replace them. */
+interface Clients {
+  objects: EarlyPointerStore;
+  keys: KeyStore;
+  quota: QuotaMeter;
+  /** Reads the cursor secret, when it is to be read (named by ARN) rather than configured. */
+  readSecret: (() => Promise<string>) | undefined;
+}
+
 /**
  * The proxy for a configuration, its calls signed with `credentials`, for what `overrides` does not replace.
+ * Every line it writes goes to `overrides.log` and every time it reads comes from `overrides.now`.
  * @example const handle = wireProxy(loadConfig(), () => () => environmentCredentials()!);
  */
 export function wireProxy(
-  config: ConfigOutcome,
+  loaded: ConfigOutcome,
   credentials: RequestPathCredentials,
   overrides: ProxyOverrides = {},
 ): ProxyHandler {
-  const log = overrides.log ?? logJson;
+  const log = (line: ProxyLogLine) => (overrides.log ? overrides.log(line) : logJson(line));
   const dependencies: ProxyDependencies = {
     objects: overrides.objects ?? unconfigured,
     keys: overrides.keys ?? unconfigured,
     quota: overrides.quota ?? unconfigured,
-    config,
+    config: loaded,
     now: overrides.now ?? (() => new Date()),
     requestId: overrides.requestId ?? newRequestId,
     log,
   };
   const incomplete = (problems: string[]) => {
-    logJson({
-      time: new Date().toISOString(),
-      level: 'error',
-      message: 'configuration incomplete',
-      problems,
-    });
+    const time = dependencies.now().toISOString();
+    log({ time, level: 'error', message: 'configuration incomplete', problems });
     return createHandler({ ...dependencies, config: { ok: false, problems } });
   };
-  if (!config.ok) return incomplete(config.problems);
-  const c = config.config;
-  let objects: EarlyPointerStore;
-  let readSecret: (() => Promise<string>) | undefined;
+  if (!loaded.ok) return incomplete(loaded.problems);
+  const config = loaded.config;
+  let clients: Clients;
   try {
-    objects = new EarlyPointerStore(
-      overrides.objects ??
-        new LeanS3ObjectStore({
-          bucket: c.bucket,
-          endpoint: c.s3Endpoint,
-          region: regionOf(c),
-          credentials: credentials(c.s3Endpoint),
-        }),
-      `${c.prefix}${POINTER_KEY}`,
-      c.dependencyTimeoutMs,
-      Math.max(c.pointerTtlMs, 1),
-    );
-    if (!overrides.keys || !overrides.quota) {
-      // One connection pool for key lookups and metering alike.
-      const dynamo = new LeanCounterTransport({
-        endpoint: c.dynamodbEndpoint,
-        region: regionOf(c),
-        credentials: credentials(c.dynamodbEndpoint),
-      });
-      dependencies.keys =
-        overrides.keys ?? cachedKeys(new DynamoKeyStore({ transport: dynamo, table: c.keysTable }), c);
-      dependencies.quota =
-        overrides.quota ??
-        new DynamoQuotaMeter({
-          transport: dynamo,
-          table: c.countersTable,
-          // A write unanswered by then is looked for within the handler's longer metering deadline.
-          writeTimeoutMs: c.dependencyTimeoutMs,
-        });
-    }
-    if (c.cursorSecretArn !== undefined && c.cursorSecret === '')
-      readSecret =
-        overrides.fetchCursorSecret ??
-        secretReader(c.cursorSecretArn, {
-          timeoutMs: c.dependencyTimeoutMs,
-          endpoint: c.secretsManagerEndpoint,
-          credentials: credentials(c.secretsManagerEndpoint),
-        });
+    clients = buildClients(config, credentials, overrides, dependencies.now);
   } catch (error) {
     // A value the checks of loadConfig let through but a client cannot use: answered, not thrown.
     return incomplete([`a client could not be built: ${errorMessage(error)}`]);
   }
-  dependencies.objects = objects;
+  const wired = { ...dependencies, objects: clients.objects, keys: clients.keys, quota: clients.quota };
   // One byte cache per handler: a new cursor secret changes the first pages' cursors, so the answers composed
   // with the old one must not be served (the old handler and its cache are dropped together).
   const handlerFor = (cursorSecret: string) =>
     createHandler({
-      ...dependencies,
-      config: { ok: true, config: { ...c, cursorSecret } },
-      byteCache: new ByteCache({ maxBytes: c.byteCacheBytes }),
+      ...wired,
+      config: { ok: true, config: { ...config, cursorSecret } },
+      byteCache: new ByteCache({ maxBytes: config.byteCacheBytes }),
     });
-  if (!readSecret) return handlerFor(c.cursorSecret);
+  if (!clients.readSecret) return handlerFor(config.cursorSecret);
+  return secretProxy({ wired, config, clients, readSecret: clients.readSecret, handlerFor, log });
+}
 
-  // Deployed: the secret is read from Secrets Manager by the first request (and again when it is
-  // CURSOR_SECRET_MAX_AGE_MS old), never kept in the function's configuration.
+/** The object store, key lookups, meter and secret reader of a complete configuration; throws when unusable. */
+function buildClients(
+  config: ProxyConfig,
+  credentials: RequestPathCredentials,
+  overrides: ProxyOverrides,
+  now: () => Date,
+): Clients {
+  const region = regionOf(config);
+  const store =
+    overrides.objects ??
+    new LeanS3ObjectStore({
+      bucket: config.bucket,
+      endpoint: config.s3Endpoint,
+      region,
+      credentials: credentials(config.s3Endpoint),
+    });
+  const pointerKey = `${config.prefix}${POINTER_KEY}`;
+  const freshForMs = Math.max(config.pointerTtlMs, 1);
+  const objects = new EarlyPointerStore(store, pointerKey, config.dependencyTimeoutMs, freshForMs);
+  let keys = overrides.keys ?? unconfigured;
+  let quota = overrides.quota ?? unconfigured;
+  if (!overrides.keys || !overrides.quota) {
+    // One connection pool for key lookups and metering alike.
+    const transport = new LeanCounterTransport({
+      endpoint: config.dynamodbEndpoint,
+      region,
+      credentials: credentials(config.dynamodbEndpoint),
+    });
+    const lookups = new DynamoKeyStore({ transport, table: config.keysTable });
+    keys = overrides.keys ?? cachedKeys(lookups, config, () => now().getTime());
+    // A write unanswered by then is looked for within the handler's longer metering deadline.
+    const writeTimeoutMs = config.dependencyTimeoutMs;
+    quota =
+      overrides.quota ?? new DynamoQuotaMeter({ transport, table: config.countersTable, writeTimeoutMs });
+  }
+  return { objects, keys, quota, readSecret: secretReaderOf(config, credentials, overrides) };
+}
+
+/** How the cursor secret is read when the configuration names it by ARN instead of holding it. */
+function secretReaderOf(
+  config: ProxyConfig,
+  credentials: RequestPathCredentials,
+  overrides: ProxyOverrides,
+): (() => Promise<string>) | undefined {
+  if (config.cursorSecretArn === undefined || config.cursorSecret !== '') return undefined;
+  return (
+    overrides.fetchCursorSecret ??
+    secretReader(config.cursorSecretArn, {
+      timeoutMs: config.dependencyTimeoutMs,
+      endpoint: config.secretsManagerEndpoint,
+      credentials: credentials(config.secretsManagerEndpoint),
+    })
+  );
+}
+
+/**
+ * Deployed: the secret is read from Secrets Manager by the first request (and again when it is
+ * CURSOR_SECRET_MAX_AGE_MS old), never kept in the function's configuration.
+ */
+function secretProxy(wiring: {
+  wired: ProxyDependencies;
+  config: ProxyConfig;
+  clients: Clients;
+  readSecret: () => Promise<string>;
+  handlerFor: (cursorSecret: string) => ProxyHandler;
+  log: (line: ProxyLogLine) => void;
+}): ProxyHandler {
+  const { wired, config, clients, handlerFor } = wiring;
   const parse = requestParser();
-  const keys = dependencies.keys;
   return createSecretProxy({
-    fetchSecret: readSecret,
+    fetchSecret: wiring.readSecret,
     build: handlerFor,
-    unavailable: (problem) => createHandler({ ...dependencies, config: { ok: false, problems: [problem] } }),
+    unavailable: (problem) => createHandler({ ...wired, config: { ok: false, problems: [problem] } }),
     needsSecret: (request) => needsCursorSecret(parse, request),
     // Answers no cursor depends on, while no secret is held: under a secret nobody knows, which they never use.
     withoutSecret: () => handlerFor(randomBytes(32).toString('base64url')),
-    prefetch: (request) => {
-      objects.prefetchPointer();
-      const authorization = parseAuthorization(request.headers.authorization);
-      if (authorization.ok) {
-        const lookup = callWithDeadline('keys', c.dependencyTimeoutMs, (signal) =>
-          keys.lookup(hashApiKey(authorization.key), { signal }),
-        );
-        // The core asks again and joins this lookup (the key cache shares one read per key).
-        lookup.catch(() => {});
-      }
-    },
-    maxAgeMs: c.cursorSecretMaxAgeMs ?? CURSOR_SECRET_MAX_AGE_MS,
-    now: () => dependencies.now().getTime(),
-    log: logJson,
+    prefetch: (request) => prefetch(request, clients, config.dependencyTimeoutMs),
+    maxAgeMs: config.cursorSecretMaxAgeMs ?? CURSOR_SECRET_MAX_AGE_MS,
+    now: () => wired.now().getTime(),
+    log: wiring.log,
   });
+}
+
+/** While a cold container waits for its secret: the pointer read and the request's key lookup started. */
+function prefetch(request: ProxyRequest, clients: Clients, timeoutMs: number): void {
+  clients.objects.prefetchPointer();
+  const authorization = parseAuthorization(request.headers.authorization);
+  if (!authorization.ok) return;
+  const lookup = callWithDeadline('keys', timeoutMs, (signal) =>
+    clients.keys.lookup(hashApiKey(authorization.key), { signal }),
+  );
+  // The core asks again and joins this lookup (the key cache shares one read per key).
+  lookup.catch(() => {});
 }
 
 /**

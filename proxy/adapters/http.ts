@@ -256,6 +256,16 @@ function endsConnection(request: IncomingMessage, head: Head): boolean {
   return request.httpVersion === '1.0' ? !named('keep-alive') : named('close');
 }
 
+/** What the server's request and socket handlers share. */
+interface Adapter {
+  handle: ProxyHandler;
+  log: (line: RequestLogLine) => void;
+  nextRequestId: () => string;
+  now: () => Date;
+  /** The state of a connection, made on its first request. */
+  stateOf: (socket: Duplex) => ConnectionState;
+}
+
 /**
  * An HTTP server for `handle`; the caller chooses where it listens (127.0.0.1 for local use).
  * @example
@@ -263,112 +273,23 @@ function endsConnection(request: IncomingMessage, head: Head): boolean {
  * server.listen(8787, '127.0.0.1');
  */
 export function createHttpServer(handle: ProxyHandler, options: HttpServerOptions = {}): Server {
-  const log = options.log ?? logJson;
-  const nextRequestId = options.requestId ?? newRequestId;
-  const now = options.now ?? (() => new Date());
   const connections = new WeakMap<Duplex, ConnectionState>();
-  const stateOf = (socket: Duplex): ConnectionState => {
-    let state = connections.get(socket);
-    if (!state) {
-      state = { pending: 0, whenIdle: undefined, refused: false, closing: false };
-      connections.set(socket, state);
-    }
-    return state;
-  };
-
-  const writeLog = (refusal: Refusal, requestId: string, bytes: number) => {
-    try {
-      log({
-        time: now().toISOString(),
-        request_id: requestId,
-        method: refusal.method ?? 'OTHER',
-        route: 'unknown',
-        status: refusal.status,
-        latency_ms: 0,
-        bytes,
-        key_id: null,
-        error: refusal.reason,
-      });
-    } catch {
-      // A failing logger must not turn an answer into a crash.
-    }
-  };
-
-  /** Refuse on the raw socket, after the answers still owed on it, then close it. */
-  const refuseOnSocket = (socket: Duplex, refusal: Refusal) => {
-    const state = stateOf(socket);
-    if (state.refused) return;
-    state.refused = true;
-    const send = () => {
-      if (!socket.writable) {
-        socket.destroy();
-        return;
+  const adapter: Adapter = {
+    handle,
+    log: options.log ?? logJson,
+    nextRequestId: options.requestId ?? newRequestId,
+    now: options.now ?? (() => new Date()),
+    stateOf: (socket) => {
+      let state = connections.get(socket);
+      if (!state) {
+        state = { pending: 0, whenIdle: undefined, refused: false, closing: false };
+        connections.set(socket, state);
       }
-      const requestId = nextRequestId();
-      const { headers, body } = refusalAnswer(refusal, requestId);
-      const head = Object.entries(headers)
-        .map(([name, value]) => `${name}: ${value}\r\n`)
-        .join('');
-      socket.end(
-        Buffer.concat([
-          Buffer.from(`HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status]}\r\n${head}\r\n`),
-          body,
-        ]),
-      );
-      writeLog(refusal, requestId, body.byteLength);
-    };
-    if (state.pending > 0) state.whenIdle = send;
-    else send();
+      return state;
+    },
   };
-
-  const onRequest = (request: IncomingMessage, response: ServerResponse) => {
-    const state = stateOf(request.socket);
-    // Node parses every request of one write, even those behind one that closes the connection; their
-    // answers could never be sent, so they are neither served (metered) nor logged (RFC 9112 §9.6).
-    // Node closes the connection itself once the answers before it are written.
-    if (state.closing || state.refused) return;
-    const head = readHead(request);
-    const refusal = framingRefusal(request, head);
-    state.closing = refusal !== undefined || endsConnection(request, head);
-    state.pending++;
-    // `on`, not `once`: a response closes once, and the listener goes with it.
-    response.on('close', () => {
-      state.pending--;
-      if (state.pending === 0 && state.whenIdle) {
-        const then = state.whenIdle;
-        state.whenIdle = undefined;
-        then();
-      }
-    });
-    // Request bodies are not part of this API: drain them so the connection can be reused.
-    request.resume();
-    if (refusal) {
-      const method = request.method ?? '';
-      const requestId = nextRequestId();
-      const { headers, body } = refusalAnswer(refusal, requestId);
-      response.writeHead(refusal.status, headers);
-      response.end(method === 'HEAD' ? undefined : body);
-      writeLog(
-        { ...refusal, ...(/^[A-Z]{1,16}$/.test(method) ? { method } : {}) },
-        requestId,
-        method === 'HEAD' ? 0 : body.byteLength,
-      );
-      return;
-    }
-    serve(handle, requestFromNode(request, head), response).catch(() => {
-      // The core answers every request itself; this only guards against a broken socket or a bug.
-      if (!response.headersSent) {
-        const body = errorBody({ code: 'origin_unavailable', message: 'Internal failure.' }, 'req_unknown');
-        response.writeHead(503, {
-          'content-type': JSON_CONTENT_TYPE,
-          'content-length': body.byteLength,
-        });
-        response.end(body);
-      } else {
-        response.destroy();
-      }
-    });
-  };
+  const onRequest = (request: IncomingMessage, response: ServerResponse) =>
+    answerRequest(adapter, request, response);
   const server = createServer({ requireHostHeader: false }, onRequest);
   holdIdleConnections(server);
   // An expectation other than 100-continue would get Node's bare 417; HTTP lets a server ignore it (RFC 9110
@@ -380,13 +301,13 @@ export function createHttpServer(handle: ProxyHandler, options: HttpServerOption
       socket.destroy();
       return;
     }
-    refuseOnSocket(socket, parserRefusal(error, maxHeaderSize));
+    refuseOnSocket(adapter, socket, parserRefusal(error, maxHeaderSize));
   });
 
   // Node hands CONNECT to this event instead of the request handler (and closes the socket unanswered when
   // nobody listens): the spec's 405 before anything else.
   server.on('connect', (_request: IncomingMessage, socket: Duplex) => {
-    refuseOnSocket(socket, {
+    refuseOnSocket(adapter, socket, {
       status: 405,
       error: apiError('method_not_allowed', `The method CONNECT is not allowed; use ${ALLOW_HEADER}.`),
       reason: 'CONNECT',
@@ -394,6 +315,115 @@ export function createHttpServer(handle: ProxyHandler, options: HttpServerOption
     });
   });
   return server;
+}
+
+/** The adapter's log line for an answer it gave itself (the core logs the others). */
+function logRefusal(adapter: Adapter, refusal: Refusal, requestId: string, bytes: number): void {
+  try {
+    adapter.log({
+      time: adapter.now().toISOString(),
+      request_id: requestId,
+      method: refusal.method ?? 'OTHER',
+      route: 'unknown',
+      status: refusal.status,
+      latency_ms: 0,
+      bytes,
+      key_id: null,
+      error: refusal.reason,
+    });
+  } catch {
+    // A failing logger must not turn an answer into a crash.
+  }
+}
+
+/** Refuse on the raw socket, after the answers still owed on it, then close it. */
+function refuseOnSocket(adapter: Adapter, socket: Duplex, refusal: Refusal): void {
+  const state = adapter.stateOf(socket);
+  if (state.refused) return;
+  state.refused = true;
+  const send = () => {
+    if (!socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const requestId = adapter.nextRequestId();
+    const { headers, body } = refusalAnswer(refusal, requestId);
+    const head = Object.entries(headers)
+      .map(([name, value]) => `${name}: ${value}\r\n`)
+      .join('');
+    socket.end(
+      Buffer.concat([
+        Buffer.from(`HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status]}\r\n${head}\r\n`),
+        body,
+      ]),
+    );
+    logRefusal(adapter, refusal, requestId, body.byteLength);
+  };
+  if (state.pending > 0) state.whenIdle = send;
+  else send();
+}
+
+/** One request of a connection: refused by the adapter (framing), or served by the core. */
+function answerRequest(adapter: Adapter, request: IncomingMessage, response: ServerResponse): void {
+  const state = adapter.stateOf(request.socket);
+  // Node parses every request of one write, even those behind one that closes the connection; their
+  // answers could never be sent, so they are neither served (metered) nor logged (RFC 9112 §9.6).
+  // Node closes the connection itself once the answers before it are written.
+  if (state.closing || state.refused) return;
+  const head = readHead(request);
+  const refusal = framingRefusal(request, head);
+  state.closing = refusal !== undefined || endsConnection(request, head);
+  state.pending++;
+  // `on`, not `once`: a response closes once, and the listener goes with it.
+  response.on('close', () => {
+    state.pending--;
+    if (state.pending === 0 && state.whenIdle) {
+      const then = state.whenIdle;
+      state.whenIdle = undefined;
+      then();
+    }
+  });
+  // Request bodies are not part of this API: drain them so the connection can be reused.
+  request.resume();
+  if (refusal) {
+    refuseRequest(adapter, request, response, refusal);
+    return;
+  }
+  serve(adapter.handle, requestFromNode(request, head), response).catch(() => answerFailure(response));
+}
+
+/** A framing refusal answered on the request's response (HEAD without the body), and its log line. */
+function refuseRequest(
+  adapter: Adapter,
+  request: IncomingMessage,
+  response: ServerResponse,
+  refusal: Refusal,
+): void {
+  const method = request.method ?? '';
+  const requestId = adapter.nextRequestId();
+  const { headers, body } = refusalAnswer(refusal, requestId);
+  response.writeHead(refusal.status, headers);
+  response.end(method === 'HEAD' ? undefined : body);
+  logRefusal(
+    adapter,
+    { ...refusal, ...(/^[A-Z]{1,16}$/.test(method) ? { method } : {}) },
+    requestId,
+    method === 'HEAD' ? 0 : body.byteLength,
+  );
+}
+
+/** The core answers every request itself; this only guards against a broken socket or a bug. */
+function answerFailure(response: ServerResponse): void {
+  if (response.headersSent) {
+    response.destroy();
+    return;
+  }
+  const body = errorBody({ code: 'origin_unavailable', message: 'Internal failure.' }, 'req_unknown');
+  response.writeHead(503, {
+    'content-type': JSON_CONTENT_TYPE,
+    'content-length': body.byteLength,
+  });
+  response.end(body);
 }
 
 async function serve(handle: ProxyHandler, request: ProxyRequest, response: ServerResponse): Promise<void> {

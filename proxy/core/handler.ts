@@ -17,7 +17,8 @@ import { DependencyError, errorText } from '../../store/errors.js';
 import { type KeyRecord, keyAccepted } from '../../tables/keys.js';
 import { ByteCache } from '../cache/bytes.js';
 import { cursorError } from '../catalogue/cursor.js';
-import { Catalogue } from '../catalogue/reader.js';
+import { Catalogue, type ReadOutcome } from '../catalogue/reader.js';
+import type { ConfigOutcome, ProxyConfig } from '../config.js';
 import {
   type AcceptedCodings,
   acceptedCodings,
@@ -39,8 +40,7 @@ import { apiKeyHasher } from '../keys/hash.js';
 import { isoTime } from '../log/time.js';
 import type { MeterOutcome } from '../quota/interface.js';
 import { parseAuthorization } from '../request/auth.js';
-import { requestParser } from '../request/plan.js';
-import type { RouteName } from '../request/routes.js';
+import { type ParseOutcome, requestParser } from '../request/plan.js';
 import { callWithDeadline, meteringDeadlineMs } from './deadline.js';
 import type {
   ProxyDependencies,
@@ -53,12 +53,39 @@ import type {
 /** Timeout of dependency calls when the configuration itself could not be read. */
 const FALLBACK_TIMEOUT_MS = 2_000;
 
-/** What the log line needs to know about a request, filled in as it goes. */
-interface Trace {
-  route: RouteName;
-  keyId: string | null;
-  error: string | undefined;
+/** What every request's stages share: the dependencies and what the handler built from the configuration. */
+interface Core {
+  deps: ProxyDependencies;
+  /** The configuration, when it is complete (otherwise every authenticated request is a 503). */
+  config: ProxyConfig | undefined;
+  catalogue: Catalogue | undefined;
+  byteCache: ByteCache;
+  timeoutMs: number;
+  hashOf: (apiKey: string) => string;
 }
+
+/** One request as the stages see it: what was asked, its id, and its time (the clock read once). */
+interface RequestContext {
+  request: ProxyRequest;
+  parsed: ParseOutcome;
+  requestId: string;
+  at: Date;
+}
+
+/** How a stage ended a request: the response, and for the log line what failed (503s only). */
+interface Settled {
+  response: ProxyResponse;
+  error?: string | undefined;
+}
+
+/** A request answered: the response and what its log line reports besides it. */
+interface Handled extends Settled {
+  /** The key's id once the key is known, also when it is refused (revoked, expired). */
+  keyId: string | null;
+}
+
+/** The key a lookup found (`undefined`: none), or how the lookup failed. */
+type KeyLookup = { found: KeyRecord | undefined } | { failed: Settled };
 
 /**
  * Build the request handler. It keeps the catalogue index in memory between requests.
@@ -68,8 +95,33 @@ interface Trace {
  * const response = await handle({ method: 'GET', path: '/v1/tags', query: '', headers: { authorization } });
  */
 export function createHandler(deps: ProxyDependencies): ProxyHandler {
+  const core = coreOf(deps);
+  const parse = requestParser();
+  return async (request) => {
+    const started = request.receivedAt ?? performance.now();
+    const context: RequestContext = {
+      request,
+      parsed: parse(request.method, request.path, request.query),
+      requestId: deps.requestId(),
+      at: deps.now(),
+    };
+    let handled: Handled;
+    try {
+      handled = await respond(core, context);
+    } catch (error) {
+      // Only a bug gets here; answer within the documented codes and say what happened in the log.
+      const failed = originUnavailable(error, context.requestId);
+      handled = { response: failed.response, error: `unexpected: ${failed.error}`, keyId: null };
+    }
+    const response = request.method === 'HEAD' ? withoutBody(handled.response) : handled.response;
+    writeLog(deps, logLine(context, handled, response, started));
+    return response;
+  };
+}
+
+/** What the handler builds once from its dependencies: the catalogue reader and its byte cache. */
+function coreOf(deps: ProxyDependencies): Core {
   const config = deps.config.ok ? deps.config.config : undefined;
-  const timeoutMs = config?.dependencyTimeoutMs ?? FALLBACK_TIMEOUT_MS;
   const byteCache = deps.byteCache ?? new ByteCache({ maxBytes: config?.byteCacheBytes ?? 0 });
   const catalogue =
     config &&
@@ -82,144 +134,166 @@ export function createHandler(deps: ProxyDependencies): ProxyHandler {
       now: () => deps.now().getTime(),
       cache: byteCache,
     });
+  const timeoutMs = config?.dependencyTimeoutMs ?? FALLBACK_TIMEOUT_MS;
+  return { deps, config, catalogue, byteCache, timeoutMs, hashOf: apiKeyHasher() };
+}
 
-  const hashOf = apiKeyHasher();
-  const parse = requestParser();
+/** The stages in the order their answers rank: method, Authorization, configuration, key, answer, metering. */
+async function respond(core: Core, context: RequestContext): Promise<Handled> {
+  const { request, parsed, requestId } = context;
+  if (!parsed.ok && parsed.error.code === 'method_not_allowed')
+    return { response: errorResponse(parsed.error, requestId), keyId: null };
+  const authorization = parseAuthorization(request.headers.authorization);
+  if (!authorization.ok) return { response: errorResponse(authorization.error, requestId), keyId: null };
+  if (!core.config || !core.catalogue) return { ...unconfigured(core.deps.config, requestId), keyId: null };
 
-  async function respond(request: ProxyRequest, requestId: string, trace: Trace): Promise<ProxyResponse> {
-    const parsed = parse(request.method, request.path, request.query);
-    trace.route = parsed.route;
-    if (!parsed.ok && parsed.error.code === 'method_not_allowed')
-      return errorResponse(parsed.error, requestId);
+  const lookup = lookUpKey(core, authorization.key, requestId);
+  // A warm container knows most keys already: the lookup is there at once, no promise to wait for.
+  const looked = lookup instanceof Promise ? await lookup : lookup;
+  if ('failed' in looked) return { ...looked.failed, keyId: null };
+  const key = looked.found;
+  // A known key is logged by its id even when refused (revoked, expired): the operator sees who still tries.
+  const keyId = key ? key.keyId : null;
+  if (!key || !keyAccepted(key, context.at.getTime()))
+    return {
+      response: errorResponse(apiError('invalid_key', 'This API key is not accepted.'), requestId),
+      keyId,
+    };
 
-    const authorization = parseAuthorization(request.headers.authorization);
-    if (!authorization.ok) return errorResponse(authorization.error, requestId);
-    if (!deps.config.ok || !catalogue) {
-      trace.error = `configuration: ${deps.config.ok ? 'incomplete' : deps.config.problems.join('; ')}`;
-      return errorResponse(
-        apiError('configuration_error', 'The service is not fully configured.'),
-        requestId,
-      );
-    }
+  const answering = answer(core, context);
+  // A warm container's hot answer is there at once: no turn of the event loop spent waiting for it.
+  const answered = answering instanceof Promise ? await answering : answering;
+  if (answered.response.status === 503) return { ...answered, keyId };
+  const metered = await meter(core, key, answered.response, context);
+  return { response: metered.response, error: metered.error ?? answered.error, keyId };
+}
 
-    const keyHash = hashOf(authorization.key);
-    // A warm container knows most keys already: no dependency call, no deadline to arm.
-    const known = deps.keys.known?.(keyHash);
-    let key: KeyRecord | undefined;
-    if (known !== undefined) key = known ?? undefined;
-    else {
-      try {
-        key = await callWithDeadline('keys', timeoutMs, (signal) => deps.keys.lookup(keyHash, { signal }));
-      } catch (error) {
-        trace.error = describe(error);
-        return errorResponse(
+/** The key of this API key: from the warm container's cache at once, else looked up within the deadline. */
+function lookUpKey(core: Core, apiKey: string, requestId: string): KeyLookup | Promise<KeyLookup> {
+  const { keys } = core.deps;
+  const keyHash = core.hashOf(apiKey);
+  // A warm container knows most keys already: no dependency call, no deadline to arm.
+  const known = keys.known?.(keyHash);
+  if (known !== undefined) return { found: known ?? undefined };
+  return callWithDeadline('keys', core.timeoutMs, (signal) => keys.lookup(keyHash, { signal })).then(
+    (found) => ({ found }),
+    (error: unknown) => ({
+      failed: {
+        response: errorResponse(
           apiError('authentication_unavailable', 'Keys cannot be checked right now.'),
           requestId,
-        );
-      }
-    }
-    // A known key is logged by its id even when refused (revoked, expired): the operator sees who still tries.
-    if (key) trace.keyId = key.keyId;
-    if (!key || !keyAccepted(key, deps.now().getTime())) {
-      return errorResponse(apiError('invalid_key', 'This API key is not accepted.'), requestId);
-    }
+        ),
+        error: describe(error),
+      },
+    }),
+  );
+}
 
-    let answer: ProxyResponse;
-    if (!parsed.ok) answer = errorResponse(parsed.error, requestId);
-    else if (parsed.method === 'OPTIONS') {
-      // OPTIONS reads nothing, but refuses a tampered cursor as GET and HEAD do.
-      const cursor = cursorError(parsed.plan, deps.config.config.cursorSecret);
-      answer = cursor ? errorResponse(cursor, requestId) : optionsResponse(requestId);
-    } else {
-      try {
-        const accepted = acceptedCodings(request.headers['accept-encoding']);
-        const reading = catalogue.read(
-          parsed.plan,
-          ifNoneMatchFor(request.headers['if-none-match'], accepted),
-        );
-        // A warm container's hot answer is there at once: no turn of the event loop spent waiting for it.
-        const outcome = reading instanceof Promise ? await reading : reading;
-        answer = outcome.ok
-          ? codedResponse(outcome.body, outcome.etag, accepted, requestId)
-          : outcome.reason === 'not-modified'
-            ? notModifiedResponse(outcome.etag, requestId)
-            : errorResponse(outcome.error, requestId);
-        if (!outcome.ok && outcome.reason === 'refused' && outcome.error.code === 'configuration_error')
-          trace.error = outcome.error.message;
-      } catch (error) {
-        trace.error = describe(error);
-        return errorResponse(
-          apiError('origin_unavailable', 'The catalogue cannot be read right now.'),
-          requestId,
-        );
-      }
-    }
-    if (answer.status === 503) return answer;
-
-    let meter: MeterOutcome;
-    try {
-      meter = await callWithDeadline('quota', meteringDeadlineMs(timeoutMs), (signal) =>
-        deps.quota.meter(key, deps.now(), { signal }),
-      );
-    } catch (error) {
-      trace.error = describe(error);
-      return errorResponse(apiError('quota_unavailable', 'Quota cannot be checked right now.'), requestId);
-    }
-    if (!meter.ok) {
-      const which = meter.reason === 'month' ? 'monthly' : 'per-minute';
-      const refusal = errorResponse(
-        apiError('rate_limit_exceeded', `The ${which} request quota of this key is used up.`),
-        requestId,
-      );
-      withRateLimitHeaders(refusal, meter).headers['retry-after'] = String(meter.retryAfterSeconds);
-      return refusal;
-    }
-    return withRateLimitHeaders(answer, meter);
+/** The answer itself, before metering: 404, 400, OPTIONS' 204, 304, 200, or 503 when the origin fails. */
+function answer(core: Core, context: RequestContext): Settled | Promise<Settled> {
+  const { request, parsed, requestId } = context;
+  if (!parsed.ok) return { response: errorResponse(parsed.error, requestId) };
+  if (parsed.method === 'OPTIONS') {
+    // OPTIONS reads nothing, but refuses a tampered cursor as GET and HEAD do.
+    const cursor = cursorError(parsed.plan, core.config!.cursorSecret);
+    return { response: cursor ? errorResponse(cursor, requestId) : optionsResponse(requestId) };
   }
-
-  /** The 200 in the coding the request prefers (HEAD too: its Content-Length is the coded length). */
-  function codedResponse(
-    body: Buffer,
-    etag: string,
-    accepted: AcceptedCodings,
-    requestId: string,
-  ): ProxyResponse {
-    const coding = chooseCoding(accepted, body.byteLength);
-    if (coding === 'identity') return okResponse(body, etag, requestId);
-    return okResponse(encodeBody(body, etag, coding, byteCache), codedEtag(etag, coding), requestId, coding);
+  try {
+    const accepted = acceptedCodings(request.headers['accept-encoding']);
+    const ifNoneMatch = ifNoneMatchFor(request.headers['if-none-match'], accepted);
+    const reading = core.catalogue!.read(parsed.plan, ifNoneMatch);
+    if (!(reading instanceof Promise)) return compose(core, reading, accepted, requestId);
+    return reading
+      .then((outcome) => compose(core, outcome, accepted, requestId))
+      .catch((error: unknown) => originUnavailable(error, requestId));
+  } catch (error) {
+    return originUnavailable(error, requestId);
   }
+}
 
-  return async (request) => {
-    const started = request.receivedAt ?? performance.now();
-    const requestId = deps.requestId();
-    const trace: Trace = { route: 'unknown', keyId: null, error: undefined };
-    let response: ProxyResponse;
-    try {
-      response = await respond(request, requestId, trace);
-    } catch (error) {
-      // Only a bug gets here; answer within the documented codes and say what happened in the log.
-      trace.error = `unexpected: ${describe(error)}`;
-      response = errorResponse(
-        apiError('origin_unavailable', 'The catalogue cannot be read right now.'),
-        requestId,
-      );
-    }
-    if (request.method === 'HEAD') response = withoutBody(response);
-    const line: RequestLogLine = {
-      time: isoTime(deps.now()),
-      request_id: requestId,
-      method: /^[A-Z]{1,16}$/.test(request.method) ? request.method : 'OTHER',
-      route: trace.route,
-      status: response.status,
-      latency_ms: Math.round((performance.now() - started) * 10) / 10,
-      bytes: response.body?.byteLength ?? 0,
-      key_id: trace.keyId,
-    };
-    // Added, not spread in: every line then has one shape, which JSON.stringify serialises fastest.
-    if (trace.error) line.error = trace.error;
-    writeLog(deps, line);
-    return response;
+/** The response to what the catalogue read gave: the 200 in the preferred coding, a 304, or its refusal. */
+function compose(core: Core, outcome: ReadOutcome, accepted: AcceptedCodings, requestId: string): Settled {
+  if (outcome.ok) return { response: codedResponse(core, outcome, accepted, requestId) };
+  if (outcome.reason === 'not-modified') return { response: notModifiedResponse(outcome.etag, requestId) };
+  const response = errorResponse(outcome.error, requestId);
+  if (outcome.reason === 'refused' && outcome.error.code === 'configuration_error')
+    return { response, error: outcome.error.message };
+  return { response };
+}
+
+/** The 200 in the coding the request prefers (HEAD too: its Content-Length is the coded length). */
+function codedResponse(
+  core: Core,
+  { body, etag }: { body: Buffer; etag: string },
+  accepted: AcceptedCodings,
+  requestId: string,
+): ProxyResponse {
+  const coding = chooseCoding(accepted, body.byteLength);
+  if (coding === 'identity') return okResponse(body, etag, requestId);
+  const coded = encodeBody(body, etag, coding, core.byteCache);
+  return okResponse(coded, codedEtag(etag, coding), requestId, coding);
+}
+
+/** Count the request at its time: the answer with the rate-limit headers, or the 429 or the 503 instead. */
+async function meter(
+  core: Core,
+  key: KeyRecord,
+  answered: ProxyResponse,
+  context: RequestContext,
+): Promise<Settled> {
+  const { requestId } = context;
+  let outcome: MeterOutcome;
+  try {
+    outcome = await callWithDeadline('quota', meteringDeadlineMs(core.timeoutMs), (signal) =>
+      core.deps.quota.meter(key, context.at, { signal }),
+    );
+  } catch (error) {
+    const refusal = apiError('quota_unavailable', 'Quota cannot be checked right now.');
+    return { response: errorResponse(refusal, requestId), error: describe(error) };
+  }
+  if (outcome.ok) return { response: withRateLimitHeaders(answered, outcome) };
+  const which = outcome.reason === 'month' ? 'monthly' : 'per-minute';
+  const refusal = errorResponse(
+    apiError('rate_limit_exceeded', `The ${which} request quota of this key is used up.`),
+    requestId,
+  );
+  return { response: withRateLimitHeaders(refusal, outcome, outcome.retryAfterSeconds) };
+}
+
+/** The 503 of a configuration that is incomplete or could not be used, and what the log line says of it. */
+function unconfigured(outcome: ConfigOutcome, requestId: string): Settled {
+  const refusal = apiError('configuration_error', 'The service is not fully configured.');
+  const problem = outcome.ok ? 'incomplete' : outcome.problems.join('; ');
+  return { response: errorResponse(refusal, requestId), error: `configuration: ${problem}` };
+}
+
+/** The 503 of a catalogue read that failed, and the failure for the log line. */
+function originUnavailable(error: unknown, requestId: string): Settled & { error: string } {
+  const refusal = apiError('origin_unavailable', 'The catalogue cannot be read right now.');
+  return { response: errorResponse(refusal, requestId), error: describe(error) };
+}
+
+/** The request's one log line, from what its stages returned; its time is the request's. */
+function logLine(
+  context: RequestContext,
+  handled: Handled,
+  response: ProxyResponse,
+  started: number,
+): RequestLogLine {
+  const { request } = context;
+  const line: RequestLogLine = {
+    time: isoTime(context.at),
+    request_id: context.requestId,
+    method: /^[A-Z]{1,16}$/.test(request.method) ? request.method : 'OTHER',
+    route: context.parsed.route,
+    status: response.status,
+    latency_ms: Math.round((performance.now() - started) * 10) / 10,
+    bytes: response.body?.byteLength ?? 0,
+    key_id: handled.keyId,
   };
+  // Added, not spread in: every line then has one shape, which JSON.stringify serialises fastest.
+  if (handled.error) line.error = handled.error;
+  return line;
 }
 
 function describe(error: unknown): string {

@@ -53,10 +53,23 @@ export interface RequestLogLine {
   error?: string;
 }
 
+/** A line about the proxy itself rather than one request: a configuration it cannot use, a secret not read. */
+export interface ProblemLogLine {
+  time: string;
+  level: 'error';
+  message: string;
+  /** What is missing or wrong (`configuration incomplete`). */
+  problems?: string[];
+}
+
+/** Every line the wired proxy writes: one per request, and its problems. */
+export type ProxyLogLine = RequestLogLine | ProblemLogLine;
+
 export interface ProxyDependencies {
   objects: ObjectStore;
   keys: KeyStore;
   quota: QuotaMeter;
+  /** The configuration as loaded: `config.ok` and `config.config`, or the problems that make it unusable. */
   config: ConfigOutcome;
   now: () => Date;
   requestId: () => string;

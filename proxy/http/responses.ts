@@ -71,22 +71,29 @@ export function errorResponse(error: ApiError, requestId: string): ProxyResponse
 }
 
 /**
- * Add the rate-limit headers of docs/api.md#rate-limits to a response the core has just built for this request (it is never
- * shared, so they are written into it: no copies).
+ * A copy of `response` with the rate-limit headers of docs/api.md#rate-limits, and `Retry-After` when the meter refused the
+ * request (`retryAfterSeconds`, with a 429). The response given is left as it was, as `withoutBody` leaves it.
  * @example withRateLimitHeaders(okResponse(body, etag, id), { limitMonth: 5000, remainingMonth: 4999, limitMinute: 60, remainingMinute: 59, reset: 1795000000 })
- *   // headers gain 'x-ratelimit-limit-month': '5000', …, 'x-ratelimit-reset': '1795000000'
+ *   // → its headers and 'x-ratelimit-limit-month': '5000', …, 'x-ratelimit-reset': '1795000000'
  */
-export function withRateLimitHeaders(response: ProxyResponse, state: RateLimitState): ProxyResponse {
-  const headers = response.headers;
-  headers['x-ratelimit-limit-month'] = String(state.limitMonth);
-  headers['x-ratelimit-remaining-month'] = String(state.remainingMonth);
-  headers['x-ratelimit-limit-minute'] = String(state.limitMinute);
-  headers['x-ratelimit-remaining-minute'] = String(state.remainingMinute);
-  headers['x-ratelimit-reset'] = String(state.reset);
-  return response;
+export function withRateLimitHeaders(
+  response: ProxyResponse,
+  state: RateLimitState,
+  retryAfterSeconds?: number,
+): ProxyResponse {
+  const headers: Record<string, string> = {
+    ...response.headers,
+    'x-ratelimit-limit-month': String(state.limitMonth),
+    'x-ratelimit-remaining-month': String(state.remainingMonth),
+    'x-ratelimit-limit-minute': String(state.limitMinute),
+    'x-ratelimit-remaining-minute': String(state.remainingMinute),
+    'x-ratelimit-reset': String(state.reset),
+  };
+  if (retryAfterSeconds !== undefined) headers['retry-after'] = String(retryAfterSeconds);
+  return { status: response.status, headers, body: response.body };
 }
 
-/** HEAD: the GET answer's headers (Content-Length included), no body. */
+/** HEAD: a copy of the GET answer with its headers (Content-Length included) and no body. */
 export function withoutBody(response: ProxyResponse): ProxyResponse {
   return response.body === undefined ? response : { ...response, body: undefined };
 }

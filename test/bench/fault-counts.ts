@@ -55,7 +55,8 @@ function proxy(env: Record<string, string> = {}): ProxyHandler {
   if (!config.ok) throw new Error(config.problems.join('; '));
   return createProxy(config, {
     log: (line) => {
-      if (process.env.DEBUG && line.status >= 500) console.error(JSON.stringify(line));
+      if (process.env.DEBUG && (!('status' in line) || line.status >= 500))
+        console.error(JSON.stringify(line));
     },
   });
 }

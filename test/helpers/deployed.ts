@@ -84,5 +84,6 @@ export function deployedProxy(options: {
     ...options.env,
   });
   if (!config.ok) throw new Error(config.problems.join('; '));
-  return createProxy(config, { log: (line) => logs.push(line), ...(now && { now }) });
+  // Request lines only: the wiring's own lines (configuration, the cursor secret) go to the same logger.
+  return createProxy(config, { log: (line) => 'status' in line && logs.push(line), ...(now && { now }) });
 }

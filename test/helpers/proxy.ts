@@ -213,3 +213,27 @@ export async function startStack(select?: ObjectSelection): Promise<Stack> {
     },
   };
 }
+
+/**
+ * The proxy's environment for a catalogue published under PREFIX in `s3`'s bucket and the tables on `dynamo`.
+ * @example loadConfig(serversEnv({ s3, dynamo, tables }, { KEY_CACHE_TTL_MS: '0' }))
+ */
+export function serversEnv(
+  servers: {
+    s3: LocalServer & { bucket: string };
+    dynamo: LocalServer;
+    tables: { keysTable: string; countersTable: string };
+  },
+  overrides: Record<string, string> = {},
+): Record<string, string> {
+  return {
+    CATALOGUE_BUCKET: servers.s3.bucket,
+    CATALOGUE_PREFIX: PREFIX,
+    S3_ENDPOINT: servers.s3.endpoint,
+    KEYS_TABLE: servers.tables.keysTable,
+    COUNTERS_TABLE: servers.tables.countersTable,
+    DYNAMODB_ENDPOINT: servers.dynamo.endpoint,
+    CURSOR_SECRET,
+    ...overrides,
+  };
+}

@@ -16,7 +16,7 @@ import type { ProxyHandler, RequestLogLine } from '../../proxy/core/types.js';
 import { S3ObjectStore } from '../../store/objects/s3.js';
 import { issueKey, revokeKey } from '../helpers/admin.js';
 import { loadResponseValidator } from '../helpers/openapi.js';
-import { CURSOR_SECRET, objectsOf, PREFIX, publishFixture } from '../helpers/proxy.js';
+import { objectsOf, PREFIX, publishFixture, serversEnv } from '../helpers/proxy.js';
 
 const openapi = loadResponseValidator();
 const tables = { keysTable: 'keys', countersTable: 'counters' };
@@ -28,17 +28,7 @@ let handle: ProxyHandler;
 const logs: RequestLogLine[] = [];
 
 function env(overrides: Record<string, string> = {}) {
-  return {
-    CATALOGUE_BUCKET: s3.bucket,
-    CATALOGUE_PREFIX: PREFIX,
-    S3_ENDPOINT: s3.endpoint,
-    KEYS_TABLE: tables.keysTable,
-    COUNTERS_TABLE: tables.countersTable,
-    DYNAMODB_ENDPOINT: dynamo.endpoint,
-    CURSOR_SECRET,
-    KEY_CACHE_TTL_MS: '0',
-    ...overrides,
-  };
+  return serversEnv({ s3, dynamo, tables }, { KEY_CACHE_TTL_MS: '0', ...overrides });
 }
 
 beforeAll(async () => {
@@ -51,7 +41,7 @@ beforeAll(async () => {
     PREFIX,
     objectsOf(['tags?sort=id'], [101]),
   );
-  handle = createProxy(loadConfig(env()), { log: (line) => logs.push(line) });
+  handle = createProxy(loadConfig(env()), { log: (line) => 'status' in line && logs.push(line) });
 });
 afterAll(async () => {
   s3client?.destroy();

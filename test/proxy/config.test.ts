@@ -90,7 +90,8 @@ describe('values no client could use are problems, answered 503 configuration_er
     }) as typeof process.stdout.write;
     let answer: Awaited<ReturnType<ReturnType<typeof createProxy>>>;
     try {
-      const handle = createProxy(config, { log: () => {} });
+      // No logger given: the problems go to the default one, stdout.
+      const handle = createProxy(config);
       answer = await handle({
         method: 'GET',
         path: '/v1/tags',
@@ -104,6 +105,18 @@ describe('values no client could use are problems, answered 503 configuration_er
     expect(answer.status).toBe(503);
     expect(JSON.parse(answer.body!.toString()).error.code).toBe('configuration_error');
     expect(logged.join('')).toContain(problem);
+
+    // A logger given gets them instead, timed by the clock given.
+    const lines: object[] = [];
+    createProxy(config, { log: (line) => lines.push(line), now: () => new Date(0) });
+    expect(lines).toEqual([
+      {
+        time: '1970-01-01T00:00:00.000Z',
+        level: 'error',
+        message: 'configuration incomplete',
+        problems: [problem],
+      },
+    ]);
   });
 });
 

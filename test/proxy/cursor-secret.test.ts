@@ -273,7 +273,7 @@ describe('right under Lambda’s life cycle (the process is frozen between invoc
         },
       },
       quota: new MemoryQuotaMeter(),
-      log: (line) => lines.push(line),
+      log: (line) => 'status' in line && lines.push(line),
       now: () => new Date(clock.ms),
       fetchCursorSecret: async () => {
         events.push('secret read');

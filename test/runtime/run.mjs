@@ -21,6 +21,7 @@ const SUITES = [
   'test/proxy/app.hot-path.test.ts',
   'test/proxy/config.test.ts',
   'test/proxy/cursor-secret.test.ts',
+  'test/proxy/wiring.test.ts',
   'test/proxy/catalogue',
   'test/proxy/keys',
   'test/proxy/quota',

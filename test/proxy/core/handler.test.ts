@@ -567,7 +567,7 @@ describe('security', () => {
     expect(at.json().error.code).toBe('invalid_key');
   });
 
-  it("a log line's time is the clock's when the answer is logged, to the millisecond", async () => {
+  it("a log line's time is the clock's when the request is handled, to the millisecond", async () => {
     const logs: { time: string }[] = [];
     const clock = { ms: Date.UTC(2026, 10, 23, 12, 0, 0, 7) };
     const handle = stack.handler({ now: () => new Date(clock.ms), log: (line) => logs.push(line) });
@@ -576,6 +576,45 @@ describe('security', () => {
       await stack.call('GET', '/v1/tags', auth(KEYS.main), handle);
       expect(logs.at(-1)?.time).toBe(new Date(clock.ms).toISOString());
     }
+  });
+
+  it('reads the clock once per request: key expiry, metering and the log line share that time', async () => {
+    // A clock that moves on at every read: two reads by the request path would show as two times.
+    const clock = { ms: 0, reads: 0 };
+    const metered: Date[] = [];
+    const logs: { time: string; status: number }[] = [];
+    const handle = stack.handler({
+      now: () => {
+        clock.reads++;
+        return new Date(clock.ms++);
+      },
+      quota: {
+        meter: async (key, now) => {
+          metered.push(now);
+          return stack.quota.meter(key, now);
+        },
+      },
+      log: (line) => logs.push(line),
+    });
+    // The catalogue's pointer cache keeps its own time (its TTL): warmed first, so that it reads no pointer.
+    clock.ms = Date.parse('2025-12-31T23:59:59.900Z');
+    await stack.call('GET', '/v1/tags', auth(KEYS.main), handle);
+    // The expired key's last accepted millisecond: a second read would see it expired.
+    clock.ms = Date.parse('2025-12-31T23:59:59.999Z');
+    const before = { reads: clock.reads, ms: clock.ms };
+    const answer = await stack.call('GET', '/v1/tags', auth(KEYS.expired), handle);
+
+    expect(answer.status).toBe(200);
+    expect(clock.reads - before.reads).toBeGreaterThan(1); // the pointer cache's TTL checks read it too
+    expect(metered.at(-1)?.getTime()).toBe(before.ms);
+    expect(logs.at(-1)).toMatchObject({ status: 200, time: new Date(before.ms).toISOString() });
+
+    // A refused key is answered before the catalogue is read: the request path's one read, and only it.
+    const reads = clock.reads;
+    const refused = await stack.call('GET', '/v1/tags', auth(KEYS.revoked), handle);
+    expect(refused.status).toBe(401);
+    expect(clock.reads - reads).toBe(1);
+    expect(logs.at(-1)).toMatchObject({ status: 401, time: new Date(clock.ms - 1).toISOString() });
   });
 
   it('no key ever appears in logs or answers', async () => {
