@@ -9,13 +9,12 @@ import { Duration, type RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import { LogLevel, NodejsFunction, OutputFormat, SourceMapMode } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { KEY_CACHE_DEFAULTS, KEYS_SCHEMA } from '../tables/schema.js';
+import { bundledFunction } from './bundling.js';
 import { ownLogsAndRole } from './function-role.js';
-import { metafileArgs } from './metafile.js';
-import { REPO_ROOT } from './proxy-function.js';
 
 /** The admin function's entry point (exports `handler`). */
 export const ADMIN_ENTRY = fileURLToPath(new URL('../admin/lambda.ts', import.meta.url));
@@ -90,13 +89,9 @@ export class AdminApi extends Construct {
     );
 
     this.function = new NodejsFunction(this, 'Function', {
+      // The SDK's DynamoDB client is bundled, at the version the lockfile pins (not the runtime's copy).
+      ...bundledFunction(this, { fn: 'admin-function', entry: ADMIN_ENTRY }),
       description: 'Catalogue Read API key administration: the admin API behind an AWS_IAM function URL',
-      entry: ADMIN_ENTRY,
-      handler: 'handler',
-      projectRoot: REPO_ROOT,
-      depsLockFilePath: fileURLToPath(new URL('../package-lock.json', import.meta.url)),
-      runtime: lambda.Runtime.NODEJS_24_X,
-      architecture: lambda.Architecture.ARM_64,
       memorySize: 256,
       timeout: Duration.seconds(10),
       role: this.role,
@@ -106,24 +101,6 @@ export class AdminApi extends Construct {
         COUNTERS_TABLE: countersTable.tableName,
         ADMIN_MAX_KEYS_PER_OWNER: String(props.maxKeysPerOwner ?? 10),
         KEY_CACHE_TTL_MS: String(props.keyCacheTtlMs ?? KEY_CACHE_DEFAULTS.ttlMs),
-      },
-      bundling: {
-        forceDockerBundling: false,
-        format: OutputFormat.ESM,
-        target: 'node24',
-        mainFields: ['module', 'main'],
-        banner:
-          "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
-        // The SDK's DynamoDB client is bundled, at the version the lockfile pins (not the runtime's copy).
-        externalModules: [],
-        // What each part weighs, beside the assembly (infra/metafile.ts), not in the asset.
-        esbuildArgs: metafileArgs(this, 'admin-function'),
-        minify: true,
-        sourceMap: true,
-        sourceMapMode: SourceMapMode.DEFAULT,
-        sourcesContent: false,
-        tsconfig: fileURLToPath(new URL('../tsconfig.json', import.meta.url)),
-        logLevel: LogLevel.WARNING,
       },
     });
 

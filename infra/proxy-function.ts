@@ -7,18 +7,17 @@ import { Duration, type RemovalPolicy, Validations } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import { LogLevel, NodejsFunction, OutputFormat, SourceMapMode } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import { KEY_CACHE_DEFAULTS } from '../tables/schema.js';
+import { bundledFunction } from './bundling.js';
 import { ownLogsAndRole } from './function-role.js';
-import { metafileArgs } from './metafile.js';
 import { prefixWildcardFinding } from './nag.js';
 
 /** The repository root: the bundler resolves `proxy/` and `node_modules/` from here. */
-export const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** The proxy's Lambda entry point (exports `handler`). */
 export const PROXY_ENTRY = fileURLToPath(new URL('../proxy/lambda-entry.ts', import.meta.url));
 
@@ -149,15 +148,16 @@ export class ProxyFunction extends Construct {
     });
 
     this.function = new NodejsFunction(this, 'Function', {
+      ...bundledFunction(this, {
+        fn: 'proxy-function',
+        entry: PROXY_ENTRY,
+        // The function carries no AWS SDK: the request path's one client is lean signed requests
+        // (aws/signed.ts), and proxy/ imports only the SDK's types. Leaving `@aws-sdk/*` out keeps an
+        // accidental import from bundling it: test/infra/stack.test.ts checks that nothing imports a package
+        // at load time.
+        externalModules: ['@aws-sdk/*'],
+      }),
       description: 'Catalogue Read API proxy: authenticate, meter, stream precomputed objects',
-      entry: PROXY_ENTRY,
-      handler: 'handler',
-      projectRoot: REPO_ROOT,
-      depsLockFilePath: fileURLToPath(new URL('../package-lock.json', import.meta.url)),
-      // Node.js 24 (the active LTS): measured against 22 with the same bundle (bench section 10) and tested on
-      // it by `npm test` (test/runtime/), which runs the proxy's suites on that version too.
-      runtime: lambda.Runtime.NODEJS_24_X,
-      architecture: lambda.Architecture.ARM_64,
       memorySize: props.memorySize ?? 512,
       timeout: Duration.seconds(props.timeoutSeconds ?? 10),
       reservedConcurrentExecutions: props.reservedConcurrency,
@@ -180,33 +180,6 @@ export class ProxyFunction extends Construct {
         // No --enable-source-maps: Node would read and parse the map when the function loads (a fifth of
         // the asset's import cost, bench section 10), for stack traces the proxy never logs (its log lines
         // name errors, never stacks). The map stays in the asset: `node --enable-source-maps` maps a trace.
-      },
-      bundling: {
-        // No Docker: esbuild is a devDependency, and synthesis must work offline.
-        forceDockerBundling: false,
-        // The repository is ESM ("type": "module"), and so is the bundle.
-        format: OutputFormat.ESM,
-        target: 'node24',
-        mainFields: ['module', 'main'],
-        // aws4 (the SigV4 signer) is CommonJS and calls require() for Node built-ins, which ESM output does
-        // not define.
-        banner:
-          "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
-        // The function carries no AWS SDK: the request path's one client is lean signed requests
-        // (aws/signed.ts), and proxy/ imports only the SDK's types. Leaving `@aws-sdk/*` out keeps an
-        // accidental import from bundling it: test/infra/stack.test.ts checks that nothing imports a package
-        // at load time.
-        externalModules: ['@aws-sdk/*'],
-        // The metafile (what each part weighs) goes into the cloud assembly's directory, not the asset: the
-        // asset holds only what the function loads (index.mjs, and its source map for --enable-source-maps).
-        esbuildArgs: metafileArgs(this, 'proxy-function'),
-        minify: true,
-        sourceMap: true,
-        sourceMapMode: SourceMapMode.DEFAULT,
-        // Stack traces need names and line numbers, not the sources: keeps the asset small.
-        sourcesContent: false,
-        tsconfig: fileURLToPath(new URL('../tsconfig.json', import.meta.url)),
-        logLevel: LogLevel.WARNING,
       },
     });
     if (props.tracing) {

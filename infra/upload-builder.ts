@@ -14,16 +14,14 @@ import { fileURLToPath } from 'node:url';
 import { Arn, Duration, type RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import * as lambda from 'aws-cdk-lib/aws-lambda';
-import { LogLevel, NodejsFunction, OutputFormat, SourceMapMode } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as s3n from 'aws-cdk-lib/aws-s3-notifications';
 import { Construct } from 'constructs';
+import { bundledFunction } from './bundling.js';
 import { ownLogsAndRole } from './function-role.js';
-import { metafileArgs } from './metafile.js';
 import { prefixWildcardFinding } from './nag.js';
-import { REPO_ROOT } from './proxy-function.js';
 
 /**
  * The EventBridge `source` of the builder's events: builder/upload/report.ts EVENT_SOURCE (infra imports no
@@ -125,13 +123,10 @@ export class UploadBuilder extends Construct {
     );
 
     this.function = new NodejsFunction(this, 'Function', {
+      // Everything bundled, the AWS SDK included: the builder runs the exact client versions it is tested
+      // with, not the runtime's.
+      ...bundledFunction(this, { fn: 'upload-builder', entry: UPLOAD_BUILDER_ENTRY }),
       description: 'Catalogue Read API upload builder: validate and publish an uploaded snapshot',
-      entry: UPLOAD_BUILDER_ENTRY,
-      handler: 'handler',
-      projectRoot: REPO_ROOT,
-      depsLockFilePath: fileURLToPath(new URL('../package-lock.json', import.meta.url)),
-      runtime: lambda.Runtime.NODEJS_24_X,
-      architecture: lambda.Architecture.ARM_64,
       memorySize: props.memorySize ?? 3008,
       timeout: Duration.seconds(props.timeoutSeconds ?? 900),
       // One upload at a time; others wait in the asynchronous queue (the publish lock holds the target too).
@@ -146,26 +141,6 @@ export class UploadBuilder extends Construct {
         EVENT_BUS_NAME: 'default',
         BUILD_BUDGET_SECONDS: String(Math.min(BUILD_BUDGET_SECONDS, (props.timeoutSeconds ?? 900) - 60)),
         NODE_OPTIONS: '--enable-source-maps',
-      },
-      bundling: {
-        forceDockerBundling: false,
-        format: OutputFormat.ESM,
-        target: 'node24',
-        mainFields: ['module', 'main'],
-        // The SDK's S3 client (the builder's store) and tar are CommonJS and require() Node built-ins.
-        banner:
-          "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
-        // Everything bundled, the AWS SDK included: the builder runs the exact client versions it is tested
-        // with, not the runtime's.
-        externalModules: [],
-        // What each part weighs, beside the assembly (infra/metafile.ts), not in the asset.
-        esbuildArgs: metafileArgs(this, 'upload-builder'),
-        minify: true,
-        sourceMap: true,
-        sourceMapMode: SourceMapMode.DEFAULT,
-        sourcesContent: false,
-        tsconfig: fileURLToPath(new URL('../tsconfig.json', import.meta.url)),
-        logLevel: LogLevel.WARNING,
       },
     });
     // Throttled events (one upload at a time) wait up to the maximum age; a failed build is tried twice more.

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { App, RemovalPolicy } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { PriceClass } from 'aws-cdk-lib/aws-cloudfront';
-import { metafileSuffix } from '../../infra/metafile.js';
+import { metafileSuffix } from '../../infra/bundling.js';
 import { CatalogueStack, type CatalogueStackProps } from '../../infra/stack.js';
 
 /** A stack with every optional setting changed from its default. */
@@ -135,12 +135,12 @@ export interface BundledAsset {
   mapBytes: number;
   /** Every file of the asset's directory: what Lambda receives. */
   files: string[];
-  /** esbuild's metafile of the bundle, written beside the assembly's files (infra/metafile.ts). */
+  /** esbuild's metafile of the bundle, written beside the assembly's files (infra/bundling.ts). */
   metafile: string;
 }
 
 /**
- * The asset of function `fn` (infra/metafile.ts names): its metafile beside the assembly gives the size of its
+ * The asset of function `fn` (infra/bundling.ts names): its metafile beside the assembly gives the size of its
  * index.mjs, and the asset is the one whose index.mjs has that size (the functions' bundles differ by far).
  */
 function bundledAsset(assemblyDir: string, fn: string): BundledAsset {

@@ -1,0 +1,79 @@
+/**
+ * What the stack's three functions (the proxy, the admin API, the upload builder) share: Node.js 24 on arm64,
+ * bundled from this repository by the local esbuild into one minified ESM file with a source map. Each
+ * bundle's esbuild metafile (what each input weighs: the size budgets of test/infra and bench section 10) goes
+ * beside the cloud assembly's files as `<stack>.<function>.meta.json`, never into the asset, which holds only
+ * what Lambda loads (index.mjs and its source map).
+ */
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Stack, Stage } from 'aws-cdk-lib';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import {
+  LogLevel,
+  type NodejsFunctionProps,
+  OutputFormat,
+  SourceMapMode,
+} from 'aws-cdk-lib/aws-lambda-nodejs';
+import type { Construct } from 'constructs';
+
+export const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+/** The metafile's name for `fn` (`proxy-function`, `upload-builder`, `admin-function`) after the stack's id. */
+export function metafileSuffix(fn: string): string {
+  return `.${fn}.meta.json`;
+}
+
+export interface BundledFunction {
+  /** Names its metafile (see {@link metafileSuffix}). */
+  fn: string;
+  /** The TypeScript file that exports `handler`. */
+  entry: string;
+  /** Packages left out of the bundle (`@aws-sdk/*` for the proxy, which carries no SDK); none by default. */
+  externalModules?: string[];
+}
+
+/**
+ * The props of a `NodejsFunction` built from this repository: entry, runtime, architecture and bundling.
+ * @example new NodejsFunction(this, 'Function', { ...bundledFunction(this, { fn: 'admin-function', entry }), memorySize: 256 })
+ */
+export function bundledFunction(
+  scope: Construct,
+  { fn, entry, externalModules = [] }: BundledFunction,
+): NodejsFunctionProps {
+  return {
+    entry,
+    handler: 'handler',
+    projectRoot: REPO_ROOT,
+    depsLockFilePath: fileURLToPath(new URL('../package-lock.json', import.meta.url)),
+    // Node.js 24 (the active LTS): measured against 22 with the same bundle (bench section 10) and tested on
+    // it by `npm test` (test/runtime/), which runs the proxy's suites on that version too.
+    runtime: lambda.Runtime.NODEJS_24_X,
+    architecture: lambda.Architecture.ARM_64,
+    bundling: {
+      // No Docker: esbuild is a devDependency, and synthesis must work offline.
+      forceDockerBundling: false,
+      // The repository is ESM ("type": "module"), and so is the bundle.
+      format: OutputFormat.ESM,
+      target: 'node24',
+      mainFields: ['module', 'main'],
+      // CommonJS packages (aws4, the SDK's clients, tar) call require() for Node built-ins, which ESM output
+      // does not define.
+      banner: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
+      externalModules,
+      esbuildArgs: {
+        '--metafile': join(
+          Stage.of(scope)?.assetOutdir ?? '.',
+          `${Stack.of(scope).artifactId}${metafileSuffix(fn)}`,
+        ),
+      },
+      minify: true,
+      sourceMap: true,
+      sourceMapMode: SourceMapMode.DEFAULT,
+      // Stack traces need names and line numbers, not the sources: keeps the asset small.
+      sourcesContent: false,
+      tsconfig: fileURLToPath(new URL('../tsconfig.json', import.meta.url)),
+      logLevel: LogLevel.WARNING,
+    },
+  };
+}
