@@ -36,8 +36,10 @@ export type ReadOutcome =
   | { ok: true; body: Buffer; etag: string }
   /** `etag`: the tag the request's If-None-Match matched (identity or a coding's, see core/coding.ts). */
   | { ok: false; reason: 'not-modified'; etag: string }
-  /** An error answer instead of data: `not_found`, `invalid_parameter` (a bad cursor), `configuration_error`. */
-  | { ok: false; reason: 'refused'; error: ApiError };
+  | ReadRefusal;
+
+/** An error answer instead of data: `not_found`, `invalid_parameter` (a bad cursor), `configuration_error`. */
+type ReadRefusal = { ok: false; reason: 'refused'; error: ApiError };
 
 export interface CatalogueOptions {
   objects: ObjectStore;
@@ -131,15 +133,9 @@ export class Catalogue {
 
   /** A first page or a detail, reading the pointer, the shard and the object's bytes it lacks. */
   async #loaded(plan: ListPlan | DetailPlan, ifNoneMatch: IfNoneMatch): Promise<ReadOutcome> {
-    const current = await this.#pointer.current();
-    if (!current.ok)
-      return {
-        ok: false,
-        reason: 'refused',
-        error: apiError('configuration_error', 'No catalogue is published.'),
-      };
-    const entry = await this.#entry(current.pointer, this.#factsOf(plan));
-    const resolved = this.#resolve(plan, current.pointer, entry, ifNoneMatch);
+    const current = await this.#currentEntry(plan);
+    if (!current.ok) return current;
+    const resolved = this.#resolve(plan, current.pointer, current.entry, ifNoneMatch);
     if ('outcome' in resolved) return resolved.outcome;
     if (resolved.cacheKey === undefined) {
       // Composed from bytes no digest vouches for (format 2): answered, never cached.
@@ -270,20 +266,28 @@ export class Catalogue {
    * this path.
    */
   async #goneObject(plan: ListPlan, objectId: string): Promise<ReadOutcome> {
-    const current = await this.#pointer.current();
-    if (!current.ok)
-      return {
-        ok: false,
-        reason: 'refused',
-        error: apiError('configuration_error', 'No catalogue is published.'),
-      };
-    const entry = await this.#entry(current.pointer, this.#factsOf(plan));
+    const current = await this.#currentEntry(plan);
+    if (!current.ok) return current;
+    const { entry } = current;
     if (Array.isArray(entry) && entry[0] === objectId)
       throw new DependencyError('objects', `object ${objectId} of the current version is missing`);
     return {
       ok: false,
       reason: 'refused',
       error: apiError('invalid_parameter', `${INVALID_CURSOR_MESSAGE} It has expired.`),
+    };
+  }
+
+  /** The live pointer and the plan's entry in its index; refused when no catalogue is published. */
+  async #currentEntry(
+    plan: ListPlan | DetailPlan,
+  ): Promise<{ ok: true; pointer: Pointer; entry: IndexEntry | undefined } | ReadRefusal> {
+    const current = await this.#pointer.current();
+    if (!current.ok) return noCatalogue();
+    return {
+      ok: true,
+      pointer: current.pointer,
+      entry: await this.#entry(current.pointer, this.#factsOf(plan)),
     };
   }
 
@@ -385,6 +389,15 @@ export class Catalogue {
 }
 
 const EMPTY_LIST_ETAG = etagOfBytes(EMPTY_LIST_BODY);
+
+/** The answer while no pointer object exists: nothing has been published to the prefix. */
+function noCatalogue(): ReadRefusal {
+  return {
+    ok: false,
+    reason: 'refused',
+    error: apiError('configuration_error', 'No catalogue is published.'),
+  };
+}
 
 /** An index shard as parsed and kept in the byte cache. */
 type ParsedShard = Record<string, IndexEntry>;
