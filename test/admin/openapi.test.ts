@@ -4,7 +4,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { describe, expect, it } from 'vitest';
 import { ADMIN_ERROR_STATUS } from '../../admin/errors.js';
 import { BOUNDS } from '../../admin/validate.js';
-import { ADMIN_OPENAPI_PATH, adminResponseValidator } from '../helpers/admin-openapi.js';
+import { ADMIN_OPENAPI_PATH, adminResponseValidator } from '../helpers/openapi.js';
 
 const document = JSON.parse(readFileSync(ADMIN_OPENAPI_PATH, 'utf8'));
 

@@ -1,7 +1,7 @@
 /**
- * Validating answers against `proxy/openapi.json`, for any suite that drives the proxy: status, headers
- * (declared ones must match their schema; undeclared ones are refused) and the JSON body (decoded first when
- * the answer names a Content-Encoding).
+ * Validating answers against an OpenAPI 3.1 document — `proxy/openapi.json` for any suite that drives the
+ * proxy, `admin/openapi.json` for the admin API's: status, headers (declared ones must match their schema;
+ * undeclared ones are refused) and the JSON body (decoded first when the answer names a Content-Encoding).
  */
 import { readFileSync } from 'node:fs';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
@@ -12,7 +12,7 @@ import addFormatsModule from 'ajv-formats';
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 
 export const OPENAPI_PATH = new URL('../../proxy/openapi.json', import.meta.url);
-const DOCUMENT_ID = 'https://catalogue.invalid/openapi.json';
+export const ADMIN_OPENAPI_PATH = new URL('../../admin/openapi.json', import.meta.url);
 
 /** Headers that describe the transfer, not the API (OpenAPI leaves them out, or ignores Content-Type). */
 const TRANSPORT_HEADERS = new Set([
@@ -41,6 +41,15 @@ function pointerEscape(segment: string): string {
   return segment.replaceAll('~', '~0').replaceAll('/', '~1');
 }
 
+/** The API's paths (with `/v1`) as patterns, and a reader of the document by JSON pointer. */
+interface DocumentView {
+  paths: { template: string; pattern: RegExp }[];
+  at(pointer: string): unknown;
+}
+
+/** Where in the document the response object of an answer is (a JSON pointer), or why it is not documented. */
+type ResponsePointer = (response: ObservedResponse, view: DocumentView) => string | { problem: string };
+
 export interface ResponseValidator {
   /** Every problem found (empty when the answer conforms). */
   problems(response: ObservedResponse): string[];
@@ -56,14 +65,79 @@ export interface ResponseValidator {
 export function loadResponseValidator(
   document: Json = JSON.parse(readFileSync(OPENAPI_PATH, 'utf8')),
 ): ResponseValidator {
+  return responseValidator(document, 'openapi.json', proxyResponsePointer);
+}
+
+/**
+ * The admin API's answers against `admin/openapi.json`.
+ * @example const openapi = adminResponseValidator(); openapi.assert({ method: 'GET', path: '/v1/keys?owner=u', … });
+ */
+export function adminResponseValidator(
+  document: Json = JSON.parse(readFileSync(ADMIN_OPENAPI_PATH, 'utf8')),
+): ResponseValidator {
+  return responseValidator(document, 'admin/openapi.json', adminResponsePointer);
+}
+
+/** The proxy's: only GET, HEAD and OPTIONS are operations; an unknown route gets the generic answers. */
+function proxyResponsePointer(response: ObservedResponse, { paths, at }: DocumentView) {
+  // Methods are case-sensitive: `get` is not GET.
+  if (!['GET', 'HEAD', 'OPTIONS'].includes(response.method)) {
+    return response.status === 405
+      ? '/components/responses/MethodNotAllowed'
+      : { problem: `${response.method} must be answered with 405, not ${response.status}` };
+  }
+  const method = response.method.toLowerCase();
+  const match = paths.find((p) => p.pattern.test(response.path));
+  if (!match) {
+    // Unknown routes: the generic answers, as any authenticated request can get them.
+    const byStatus: Record<number, string> = {
+      401: 'Unauthorized',
+      404: 'NotFound',
+      429: 'TooManyRequests',
+      503: 'ServiceUnavailable',
+    };
+    const name = byStatus[response.status];
+    if (!name) return { problem: `status ${response.status} is not documented for an unknown route` };
+    return `/components/responses/${name}${method === 'head' ? 'Head' : ''}`;
+  }
+  const pointer = `/paths/${pointerEscape(match.template)}/${method}/responses/${response.status}`;
+  if (!at(pointer))
+    return {
+      problem: `status ${response.status} is not documented for ${method.toUpperCase()} ${match.template}`,
+    };
+  return pointer;
+}
+
+/** The admin API's: a documented operation's own answers; otherwise (unknown route or method) 403, 404, 405. */
+function adminResponsePointer(response: ObservedResponse, { paths, at }: DocumentView) {
+  const path = response.path.split('?')[0]!;
+  const method = response.method.toLowerCase();
+  const match = paths.find((p) => p.pattern.test(path));
+  const operation = match && `/paths/${pointerEscape(match.template)}/${method}`;
+  const generic: Record<number, string> = { 403: 'Forbidden', 404: 'NotFound', 405: 'MethodNotAllowed' };
+  const pointer =
+    operation && at(operation)
+      ? `${operation}/responses/${response.status}`
+      : generic[response.status] && `/components/responses/${generic[response.status]}`;
+  if (!pointer || !at(pointer))
+    return { problem: `status ${response.status} is not documented for ${response.method} ${path}` };
+  return pointer;
+}
+
+function responseValidator(
+  document: Json,
+  label: string,
+  responsePointer: ResponsePointer,
+): ResponseValidator {
+  const id = `https://catalogue.invalid/${label}`;
   const ajv = new Ajv2020({ strict: false, allErrors: true });
   addFormats(ajv);
-  ajv.addSchema(document, DOCUMENT_ID);
+  ajv.addSchema(document, id);
   const compiled = new Map<string, ValidateFunction>();
   const schemaAt = (pointer: string) => {
     let validate = compiled.get(pointer);
     if (!validate) {
-      validate = ajv.compile({ $ref: `${DOCUMENT_ID}#${pointer}` });
+      validate = ajv.compile({ $ref: `${id}#${pointer}` });
       compiled.set(pointer, validate);
     }
     return validate;
@@ -91,39 +165,9 @@ export function loadResponseValidator(
     pattern: new RegExp(`^/v1${template.replace(/\{[^}]+\}/g, '[^/]+')}$`),
   }));
 
-  /** The pointer of the response object the answer must conform to, or a problem. */
-  function responsePointer(response: ObservedResponse): string | { problem: string } {
-    // Methods are case-sensitive: `get` is not GET.
-    if (!['GET', 'HEAD', 'OPTIONS'].includes(response.method)) {
-      return response.status === 405
-        ? '/components/responses/MethodNotAllowed'
-        : { problem: `${response.method} must be answered with 405, not ${response.status}` };
-    }
-    const method = response.method.toLowerCase();
-    const match = paths.find((p) => p.pattern.test(response.path));
-    if (!match) {
-      // Unknown routes: the generic answers, as any authenticated request can get them.
-      const byStatus: Record<number, string> = {
-        401: 'Unauthorized',
-        404: 'NotFound',
-        429: 'TooManyRequests',
-        503: 'ServiceUnavailable',
-      };
-      const name = byStatus[response.status];
-      if (!name) return { problem: `status ${response.status} is not documented for an unknown route` };
-      return `/components/responses/${name}${method === 'head' ? 'Head' : ''}`;
-    }
-    const pointer = `/paths/${pointerEscape(match.template)}/${method}/responses/${response.status}`;
-    if (!at(pointer))
-      return {
-        problem: `status ${response.status} is not documented for ${method.toUpperCase()} ${match.template}`,
-      };
-    return pointer;
-  }
-
   function problems(response: ObservedResponse): string[] {
     const found: string[] = [];
-    const where = responsePointer(response);
+    const where = responsePointer(response, { paths, at });
     if (typeof where !== 'string') return [where.problem];
     const { pointer, node } = resolve(where);
     if (!node) return [`no response object at ${where}`];
@@ -193,7 +237,7 @@ export function loadResponseValidator(
       const found = problems(response);
       if (found.length > 0) {
         throw new Error(
-          `${response.method} ${response.path} → ${response.status} does not conform to openapi.json:\n  ${found.join('\n  ')}`,
+          `${response.method} ${response.path} → ${response.status} does not conform to ${label}:\n  ${found.join('\n  ')}`,
         );
       }
     },

@@ -15,8 +15,8 @@ import { type LocalAdmin, localAdminLines, startLocalAdmin } from '../../local/a
 import { DynamoKeyStore } from '../../proxy/keys/dynamo.js';
 import { DynamoQuotaMeter } from '../../proxy/quota/dynamo.js';
 import { hashApiKey, keyAccepted } from '../../tables/keys.js';
-import { adminResponseValidator } from '../helpers/admin-openapi.js';
 import { type DynamoFixture, dynamoFixture } from '../helpers/dynamo.js';
+import { adminResponseValidator } from '../helpers/openapi.js';
 import { type SignedAnswer, signedRequest } from '../helpers/signed.js';
 
 let db: DynamoFixture;
