@@ -20,10 +20,10 @@ import {
   keyExpired,
   type Limits,
 } from '../tables/keys.js';
-import type { AdminTables } from './dynamo.js';
-import { type AdminError, adminError } from './errors.js';
+import type { AdminTables, KeyGuard } from './dynamo.js';
+import { type AdminError, adminError, ContentionError } from './errors.js';
 import { type Idempotency, recordClaim, releaseClaim } from './idempotency.js';
-import { commitToLedger, rollForward } from './ledger.js';
+import { commitToLedger, type Replaces, rollForward, type Written, writeKey } from './ledger.js';
 import { limitsText } from './output.js';
 import type { AdminSettings } from './settings.js';
 import { type KeyUsage, lastUsed, readUsage } from './usage.js';
@@ -74,30 +74,56 @@ function newRecord(
   return { key, record };
 }
 
+/** What issue and roll were asked to create: the key (undefined in a replay) and its record. */
+interface Planned {
+  key: string | undefined;
+  record: KeyRecord;
+  /** roll: when the key it replaces ends (a replay's: its first call's). */
+  oldKeyExpires?: Date | undefined;
+}
+
 /**
- * Make `record` exist: in its owner's ledger within the cap, then as a key item. Repeating it is harmless
- * (a replay, a call finishing an interrupted one). `setAside`: the key a roll replaces.
+ * Record what the call creates under its Idempotency-Key, or find what an earlier call with it created: then
+ * this call is a replay of that one, and answers without the key.
  */
-async function materialise(
+async function claimed(
+  ctx: AdminContext,
+  planned: Planned & { key: string },
+  claim: { idempotency: Idempotency | undefined; action: 'issue' | 'roll'; now: Date },
+): Promise<Outcome<Planned>> {
+  const { idempotency, action, now } = claim;
+  if (!idempotency) return { ok: true, ...planned };
+  const { record, oldKeyExpires } = planned;
+  const found = await recordClaim(ctx.tables, { idempotency, action, record, oldKeyExpires }, now);
+  if (!found.ok) return found;
+  if (!found.replay) return { ok: true, ...planned };
+  return {
+    ok: true,
+    key: undefined,
+    record: found.record,
+    oldKeyExpires: found.oldKeyExpires ?? oldKeyExpires,
+  };
+}
+
+/**
+ * Make `record` exist: its entry in its owner's ledger within the cap, then its key writes (admin/ledger.ts).
+ * Repeating it is harmless (a replay, a call finishing an interrupted one). `replaces`: the key a roll replaces.
+ */
+async function create(
   ctx: AdminContext,
   record: KeyRecord,
-  now: Date,
-  setAside?: string,
-): Promise<{ ok: true } | { ok: false; error: AdminError }> {
+  at: { now: Date; replaces?: Replaces },
+): Promise<Outcome<{ written: Written }>> {
   if (record.owner !== undefined) {
     const committed = await commitToLedger(ctx.tables, record as KeyRecord & { owner: string }, {
+      mode: 'create',
       cap: ctx.settings.maxKeysPerOwner,
-      now,
-      ...(setAside && { setAside }),
+      now: at.now,
+      replaces: at.replaces,
     });
     if (!committed.ok) return capReached(record.owner, ctx.settings.maxKeysPerOwner);
   }
-  const stored = await ctx.tables.createKey(record);
-  if (stored !== 'created' && stored?.keyId !== record.keyId) {
-    // 132 random bits never collide in practice; if they did, failing beats overwriting someone's key.
-    throw Object.assign(new Error('a key with this hash exists already'), { name: 'KeyCollision' });
-  }
-  return { ok: true };
+  return { ok: true, written: await writeKey(ctx.tables, record, at.replaces) };
 }
 
 /**
@@ -121,21 +147,27 @@ export async function issue(
     },
     now,
   );
-  let { key, record } = made as { key: string | undefined; record: KeyRecord };
-  if (idempotency) {
-    const claim = await recordClaim(ctx.tables, { idempotency, action: 'issue', record }, now);
-    if (!claim.ok) return claim;
-    if (claim.replay) {
-      key = undefined;
-      record = claim.record;
-    }
-  }
-  const done = await materialise(ctx, record, now);
+  const planned = await claimed(ctx, made, { idempotency, action: 'issue', now });
+  if (!planned.ok) return planned;
+  const { key, record } = planned;
+  const done = await create(ctx, record, { now });
   if (!done.ok) {
     if (idempotency) await releaseClaim(ctx.tables, idempotency, record.keyId);
     return done;
   }
   return { ok: true, key, record, replayed: key === undefined };
+}
+
+/** Why a key cannot be rolled now (a first call; a replay finishes what its first call began). */
+function unrollable(old: KeyRecord, next: string, now: Date): { ok: false; error: AdminError } | undefined {
+  if (old.rolledTo !== undefined && old.rolledTo !== next) {
+    return fail(adminError('key_already_rolled', `Key ${old.keyId} was already rolled to ${old.rolledTo}.`));
+  }
+  if (!keyAccepted(old, now.getTime())) {
+    const state = old.status === 'revoked' ? 'revoked' : 'expired';
+    return fail(adminError('key_not_active', `Key ${old.keyId} is ${state}: issue a new key instead.`));
+  }
+  return undefined;
 }
 
 /**
@@ -151,9 +183,8 @@ export async function roll(
   const now = ctx.now();
   const old = await ctx.tables.keyById(keyId);
   if (!old) return noKey(keyId);
-  let oldExpires = input.oldKeyExpires;
-  if (old.expires && Date.parse(old.expires) < oldExpires.getTime()) oldExpires = new Date(old.expires);
-  const made = newRecord(
+  const until = Math.min(input.oldKeyExpires.getTime(), Date.parse(old.expires ?? '9999-12-31T00:00:00Z'));
+  const { key: fresh, record: successor } = newRecord(
     {
       tier: old.tier,
       limits: { ...old.limits },
@@ -163,65 +194,28 @@ export async function roll(
     },
     now,
   );
-  let { key, record } = made as { key: string | undefined; record: KeyRecord };
-  if (idempotency) {
-    const claim = await recordClaim(
-      ctx.tables,
-      { idempotency, action: 'roll', record, oldKeyExpires: oldExpires },
-      now,
-    );
-    if (!claim.ok) return claim;
-    if (claim.replay) {
-      key = undefined;
-      record = claim.record;
-      oldExpires = claim.oldKeyExpires ?? oldExpires;
-    }
-  }
+  const made = { key: fresh, record: successor, oldKeyExpires: new Date(until) };
+  const planned = await claimed(ctx, made, { idempotency, action: 'roll', now });
+  if (!planned.ok) return planned;
+  const { key, record, oldKeyExpires = made.oldKeyExpires } = planned;
   const release = async () => {
     if (idempotency && key !== undefined) await releaseClaim(ctx.tables, idempotency, record.keyId);
   };
-  if (key !== undefined) {
-    // A first call (a replay finishes what its first call began, whatever the old key has become since).
-    if (old.rolledTo !== undefined && old.rolledTo !== record.keyId) {
-      await release();
-      return fail(adminError('key_already_rolled', `Key ${keyId} was already rolled to ${old.rolledTo}.`));
-    }
-    if (!keyAccepted(old, now.getTime())) {
-      await release();
-      return fail(
-        adminError(
-          'key_not_active',
-          `Key ${keyId} is ${old.status === 'revoked' ? 'revoked' : 'expired'}: issue a new key instead.`,
-        ),
-      );
-    }
-  }
-  const done = await materialise(ctx, record, now, old.keyId);
+  const refused = key === undefined ? undefined : unrollable(old, record.keyId, now);
+  const replaces = { keyHash: old.keyHash, keyId: old.keyId, expires: oldKeyExpires.toISOString() };
+  const done = refused ?? (await create(ctx, record, { now, replaces }));
   if (!done.ok) {
     await release();
     return done;
   }
-  const updated = await ctx.tables.updateKey(old.keyHash, 'rolling a key', {
-    expression: 'SET rolled_to = :next, expires = :at',
-    condition: '(attribute_not_exists(rolled_to) OR rolled_to = :next)',
-    values: { ':next': { S: record.keyId }, ':at': { S: oldExpires.toISOString() } },
-  });
-  if (!updated) {
-    // Another roll of the same key (without an Idempotency-Key) came first: this new key was never shown.
-    await ctx.tables.updateKey(record.keyHash, 'withdrawing a key', {
-      expression: 'SET #status = :revoked',
-      names: { '#status': 'status' },
-      values: { ':revoked': { S: 'revoked' } },
-    });
+  if (!done.written.old) {
+    // Another roll of the same key (without an Idempotency-Key) came first: this new key, never shown, was
+    // created withdrawn (revoked).
     const winner = await ctx.tables.keyById(keyId);
-    return fail(
-      adminError(
-        'key_already_rolled',
-        `Key ${keyId} was already rolled${winner?.rolledTo ? ` to ${winner.rolledTo}` : ''}.`,
-      ),
-    );
+    const to = winner?.rolledTo ? ` to ${winner.rolledTo}` : '';
+    return fail(adminError('key_already_rolled', `Key ${keyId} was already rolled${to}.`));
   }
-  return { ok: true, key, record, replayed: key === undefined, old: updated };
+  return { ok: true, key, record, replayed: key === undefined, old: done.written.old };
 }
 
 /** A key and, when asked, when it was last used. */
@@ -245,7 +239,7 @@ export async function list(
 ): Promise<Outcome<{ records: KeyRecord[]; lastUsed: Map<string, string>; next: KeyRecord | undefined }>> {
   const now = ctx.now();
   // The first page finishes what interrupted calls left (admin/ledger.ts), so it shows what the cap counts.
-  if (!input.cursor) await rollForward(ctx.tables, input.owner, new Set(), now);
+  if (!input.cursor) await rollForward(ctx.tables, input.owner, now);
   const page = await ctx.tables.ownerKeys(input.owner, input.limit, input.cursor);
   const used = await lastUsed(
     ctx.tables,
@@ -270,26 +264,50 @@ export async function revoke(
   if (!found) return noKey(keyId);
   const effectiveBy = by(now, ctx.settings.keyCacheTtlMs);
   if (found.status === 'revoked') return { ok: true, record: found, already: true, effectiveBy };
-  const record = await ctx.tables.updateKey(found.keyHash, 'revoking a key', {
-    expression: 'SET #status = :revoked',
-    names: { '#status': 'status' },
-    values: { ':revoked': { S: 'revoked' } },
-  });
+  const record = await ctx.tables.revokeKey(found.keyHash);
   return record ? { ok: true, record, already: false, effectiveBy } : noKey(keyId);
 }
 
+/** Attempts of an action whose key write found the key changed by another call (it reads again). */
+const KEY_ATTEMPTS = 5;
+
 /**
- * Make a key usable again: through its owner's ledger first, so the cap holds. Used by enable and by an
- * expiry change that lifts a passed expiry.
+ * Decide from the key as read and write; when the write's condition finds the key changed meanwhile by
+ * another call (`decide` answers undefined), read it again (consistently) and decide again.
  */
-async function reinstate(ctx: AdminContext, found: KeyRecord, now: Date) {
-  if (found.owner === undefined) return { ok: true as const };
+async function onKey<T>(
+  ctx: AdminContext,
+  keyId: string,
+  decide: (found: KeyRecord) => Promise<Outcome<T> | undefined>,
+): Promise<Outcome<T>> {
+  let found = await ctx.tables.keyById(keyId);
+  for (let attempt = 0; attempt < KEY_ATTEMPTS; attempt++) {
+    if (!found) return noKey(keyId);
+    const outcome = await decide(found);
+    if (outcome !== undefined) return outcome;
+    found = (await ctx.tables.keysByHash([found.keyHash])).get(found.keyHash);
+  }
+  throw new ContentionError(`key ${keyId} kept changing while the call wrote it`);
+}
+
+/**
+ * The guard of a write that makes `found` usable again (`reinstate`) or keeps it usable longer (`renew`):
+ * its entry in its owner's ledger first, within the cap (admin/ledger.ts); none for a key without an owner,
+ * which no ledger counts, as long as it stays without one.
+ */
+async function ledgerGuard(
+  ctx: AdminContext,
+  found: KeyRecord,
+  at: { now: Date; mode: 'reinstate' | 'renew' },
+): Promise<{ ok: true; guard: KeyGuard } | { ok: false; error: AdminError }> {
+  if (found.owner === undefined) return { ok: true, guard: { unowned: true } };
   const committed = await commitToLedger(ctx.tables, found as KeyRecord & { owner: string }, {
+    mode: at.mode,
     cap: ctx.settings.maxKeysPerOwner,
-    now,
-    touch: true,
+    now: at.now,
   });
-  return committed.ok ? committed : capReached(found.owner, ctx.settings.maxKeysPerOwner);
+  if (!committed.ok) return capReached(found.owner, ctx.settings.maxKeysPerOwner);
+  return { ok: true, guard: { ledger: committed.version } };
 }
 
 /**
@@ -297,26 +315,23 @@ async function reinstate(ctx: AdminContext, found: KeyRecord, now: Date) {
  * proxy container by `effectiveBy` (the negative cache's bound). An expired key stays refused until its expiry
  * changes: `expired` says so.
  */
-export async function enable(
+export function enable(
   ctx: AdminContext,
   keyId: string,
 ): Promise<Outcome<{ record: KeyRecord; already: boolean; expired: boolean; effectiveBy: string }>> {
   const now = ctx.now();
-  const found = await ctx.tables.keyById(keyId);
-  if (!found) return noKey(keyId);
   const effectiveBy = by(now, ctx.settings.negativeTtlMs);
-  const expired = keyExpired(found, now.getTime());
-  if (found.status === 'active') return { ok: true, record: found, already: true, expired, effectiveBy };
-  if (!expired) {
-    const room = await reinstate(ctx, found, now);
+  return onKey(ctx, keyId, async (found) => {
+    const expired = keyExpired(found, now.getTime());
+    if (found.status === 'active') return { ok: true, record: found, already: true, expired, effectiveBy };
+    // Enabled while expired, it stays refused; else it becomes usable: through its owner's ledger.
+    const room = expired
+      ? { ok: true as const, guard: { expiredAt: now } }
+      : await ledgerGuard(ctx, found, { now, mode: 'reinstate' });
     if (!room.ok) return room;
-  }
-  const record = await ctx.tables.updateKey(found.keyHash, 'enabling a key', {
-    expression: 'SET #status = :active',
-    names: { '#status': 'status' },
-    values: { ':active': { S: 'active' } },
+    const record = await ctx.tables.activateKey(found.keyHash, room.guard);
+    return record && { ok: true, record, already: false, expired, effectiveBy };
   });
-  return record ? { ok: true, record, already: false, expired, effectiveBy } : noKey(keyId);
 }
 
 /**
@@ -340,14 +355,36 @@ export async function setLimits(
       ),
     );
   }
-  const limits = { ...found.limits, ...input };
-  const record = await ctx.tables.updateKey(found.keyHash, 'changing limits', {
-    expression: 'SET limit_minute = :minute, limit_month = :month',
-    values: { ':minute': { N: String(limits.minute) }, ':month': { N: String(limits.month) } },
-  });
+  const record = await ctx.tables.setKeyLimits(found.keyHash, { ...found.limits, ...input });
   return record
     ? { ok: true, record, previous: found.limits, effectiveBy: by(now, ctx.settings.keyCacheTtlMs) }
     : noKey(keyId);
+}
+
+/**
+ * The guard of an expiry change: one that only brings the expiry forward needs the expiry still no earlier;
+ * one that lifts it or puts it later may make the key usable longer, so it goes through the owner's ledger —
+ * unless the key is revoked (it stays refused), and never for a key rolled away (it ends at its roll's expiry).
+ */
+async function expiryGuard(
+  ctx: AdminContext,
+  found: KeyRecord,
+  at: { now: Date; expires: Date | null },
+): Promise<{ ok: true; guard: KeyGuard } | { ok: false; error: AdminError }> {
+  const { now, expires } = at;
+  const later =
+    expires === null || (found.expires !== undefined && expires.getTime() > Date.parse(found.expires));
+  if (!later) return { ok: true, guard: { expiresFrom: expires.toISOString() } };
+  if (found.rolledTo !== undefined) {
+    return fail(
+      adminError(
+        'key_already_rolled',
+        `Key ${found.keyId} was rolled to ${found.rolledTo}: it ends at ${found.expires ?? 'its expiry'} or earlier (its expiry can be brought forward, not lifted or put later). Issue a new key instead.`,
+      ),
+    );
+  }
+  if (found.status === 'revoked') return { ok: true, guard: { revoked: true } };
+  return ledgerGuard(ctx, found, { now, mode: keyAccepted(found, now.getTime()) ? 'renew' : 'reinstate' });
 }
 
 /**
@@ -355,31 +392,22 @@ export async function setLimits(
  * passed expiry makes the key usable again, within its owner's cap. `effectiveBy`: when every proxy container
  * follows (refuses it from max(expiry, now + key cache bound); accepts it again within the negative bound).
  */
-export async function setExpiry(
+export function setExpiry(
   ctx: AdminContext,
   keyId: string,
   input: ExpiryInput,
 ): Promise<Outcome<{ record: KeyRecord; effectiveBy: string }>> {
   const now = ctx.now();
-  const found = await ctx.tables.keyById(keyId);
-  if (!found) return noKey(keyId);
-  if (found.status === 'active' && keyExpired(found, now.getTime())) {
-    const room = await reinstate(ctx, found, now);
-    if (!room.ok) return room;
-  }
-  const record = await ctx.tables.updateKey(
-    found.keyHash,
-    'setting an expiry',
-    input.expires === null
-      ? { expression: 'REMOVE expires' }
-      : { expression: 'SET expires = :expires', values: { ':expires': { S: input.expires.toISOString() } } },
-  );
-  if (!record) return noKey(keyId);
   const effectiveBy =
     input.expires === null
       ? by(now, ctx.settings.negativeTtlMs)
       : new Date(Math.max(input.expires.getTime(), now.getTime() + ctx.settings.keyCacheTtlMs)).toISOString();
-  return { ok: true, record, effectiveBy };
+  return onKey(ctx, keyId, async (found) => {
+    const room = await expiryGuard(ctx, found, { now, expires: input.expires });
+    if (!room.ok) return room;
+    const record = await ctx.tables.setKeyExpiry(found.keyHash, input.expires, room.guard);
+    return record && { ok: true, record, effectiveBy };
+  });
 }
 
 /** Requests counted this minute and month, the last use, and per-day counts of this and last month. */
@@ -391,33 +419,28 @@ export async function usage(ctx: AdminContext, keyId: string): Promise<Outcome<{
 
 /**
  * Give a key that has none an owner (keys issued before owners existed; the operator's CLI). A usable key
- * enters the owner's ledger first, within the cap.
+ * enters the owner's ledger first, within the cap; a refused one only while it stays refused.
  */
-export async function assignOwner(
+export function assignOwner(
   ctx: AdminContext,
   keyId: string,
   owner: string,
 ): Promise<Outcome<{ record: KeyRecord; already: boolean }>> {
   const now = ctx.now();
-  const found = await ctx.tables.keyById(keyId);
-  if (!found) return noKey(keyId);
-  if (found.owner === owner) return { ok: true, record: found, already: true };
-  if (found.owner !== undefined) {
-    return fail(
-      adminError('owner_already_set', `Key ${keyId} belongs to ${found.owner}; roll it to move it.`),
-    );
-  }
-  if (keyAccepted(found, now.getTime())) {
-    const room = await reinstate(ctx, { ...found, owner }, now);
+  return onKey(ctx, keyId, async (found) => {
+    if (found.owner === owner) return { ok: true, record: found, already: true };
+    if (found.owner !== undefined) {
+      return fail(
+        adminError('owner_already_set', `Key ${keyId} belongs to ${found.owner}; roll it to move it.`),
+      );
+    }
+    const room = keyAccepted(found, now.getTime())
+      ? await ledgerGuard(ctx, { ...found, owner }, { now, mode: 'reinstate' })
+      : { ok: true as const, guard: { unusableAt: now } };
     if (!room.ok) return room;
-  }
-  const record = await ctx.tables.updateKey(found.keyHash, 'setting an owner', {
-    expression: 'SET #owner = :owner',
-    condition: 'attribute_not_exists(#owner)',
-    names: { '#owner': 'owner' },
-    values: { ':owner': { S: owner } },
+    const record = await ctx.tables.setKeyOwner(found.keyHash, owner, room.guard);
+    return record && { ok: true, record, already: false };
   });
-  return record ? { ok: true, record, already: false } : assignOwner(ctx, keyId, owner);
 }
 
 /**
@@ -426,25 +449,16 @@ export async function assignOwner(
  * customers: it bypasses owners and the cap.
  * @example await register(tables, devKey, { tier: 'free', limits: FREE_TIER_LIMITS });
  */
-export async function register(
+export function register(
   tables: AdminTables,
   key: string,
   options: { tier: KeyRecord['tier']; limits: Limits; label?: string; now?: Date },
 ): Promise<KeyRecord> {
-  const label = options.label ? ', label = :label' : '';
-  const hash = hashApiKey(key);
-  const record = await tables.updateKeyOrCreate(hash, 'registering a key', {
-    expression: `SET key_id = if_not_exists(key_id, :id), created = if_not_exists(created, :created), tier = :tier, #status = :active, limit_minute = :minute, limit_month = :month${label} REMOVE expires`,
-    names: { '#status': 'status' },
-    values: {
-      ':id': { S: generateKeyId() },
-      ':created': { S: (options.now ?? new Date()).toISOString() },
-      ':tier': { S: options.tier },
-      ':active': { S: 'active' },
-      ':minute': { N: String(options.limits.minute) },
-      ':month': { N: String(options.limits.month) },
-      ...(options.label ? { ':label': { S: options.label } } : {}),
-    },
+  return tables.registerKey(hashApiKey(key), {
+    keyId: generateKeyId(),
+    created: (options.now ?? new Date()).toISOString(),
+    tier: options.tier,
+    limits: options.limits,
+    ...(options.label && { label: options.label }),
   });
-  return record;
 }

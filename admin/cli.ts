@@ -4,7 +4,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
-import { awsRegion, dynamoClient } from '../aws/sdk.js';
+import type { LeanDynamo } from '../aws/dynamodb.js';
+import { awsRegion, dynamoClient, leanDynamo } from '../aws/sdk.js';
 import {
   checkOptionsApply,
   findCommand,
@@ -14,15 +15,15 @@ import {
   UsageError,
 } from '../cli/kit.js';
 import { DependencyError, errorMessage } from '../store/errors.js';
-import { FREE_TIER_LIMITS, type KeyRecord, type Limits, type Tier } from '../tables/keys.js';
+import { FREE_TIER_LIMITS, type Item, type KeyRecord, type Limits, type Tier } from '../tables/keys.js';
 import * as actions from './actions.js';
-import { AdminTableError, AdminTables } from './dynamo.js';
+import { AdminTableError, AdminTables, sortKeys } from './dynamo.js';
 import { type AdminError, ConfigurationError } from './errors.js';
 import { fieldLines, isoSeconds, keyFields, keyTable, limitsText, shownKey } from './output.js';
 import { type AdminSettings, adminSettings, partnerDefaults } from './settings.js';
 import { createTables } from './tables.js';
-import { lastUsed } from './usage.js';
-import { checkOwner, type Parsed, Problems, parseIssue, parseRoll } from './validate.js';
+import { lastUsed, lastUseSince } from './usage.js';
+import { checkOwner, type Parsed, Problems, parseInstant, parseIssue, parseRoll } from './validate.js';
 
 /** The help's lines before the commands' and after them: every command brings its own (`COMMANDS`). */
 const HELP_HEAD = `Usage: npm run keys -- <command> [options]
@@ -90,15 +91,13 @@ function parseWhen(flag: string, raw: string, now: Date): Date {
   if (raw === 'now') return now;
   const duration = /^([1-9][0-9]{0,5})([mhd])$/.exec(raw);
   if (duration) return new Date(now.getTime() + Number(duration[1]) * DURATION_UNITS[duration[2]!]!);
-  const date = /^\d{4}-\d{2}-\d{2}$/.test(raw) ? `${raw}T00:00:00Z` : raw;
-  const zoned = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/.test(date);
-  const time = Date.parse(date);
-  if (!zoned || Number.isNaN(time)) {
+  const time = parseInstant(raw);
+  if (!time) {
     throw new UsageError(
       `${flag} ${raw}: expected a UTC date (2026-12-31), a time with its zone (2026-12-31T18:00:00Z), a duration (90d, 12h, 30m) or now`,
     );
   }
-  return new Date(time);
+  return time;
 }
 
 /** A parser's problems as one usage error: "--owner may hold letters…". */
@@ -111,7 +110,10 @@ function checked<T>(parsed: Parsed<T>, flags: Record<string, string> = {}): T {
 
 interface Admin {
   tables: AdminTables;
+  dynamo: LeanDynamo;
   settings: AdminSettings;
+  endpoint: string | undefined;
+  region: string;
   /** For messages: "in us-east-1", plus the endpoint when it is not AWS's. */
   where: string;
 }
@@ -121,13 +123,13 @@ function adminFrom(env: Env): Admin {
   const endpoint = env.DYNAMODB_ENDPOINT?.trim() || undefined;
   if (endpoint && !URL.canParse(endpoint)) throw new ConfigurationError('DYNAMODB_ENDPOINT is not a URL');
   const region = awsRegion(env.AWS_REGION?.trim() || undefined);
+  const dynamo = leanDynamo(endpoint, region);
   return {
     settings,
-    tables: new AdminTables({
-      client: dynamoClient({ endpoint, region }),
-      keysTable: settings.keysTable,
-      countersTable: settings.countersTable,
-    }),
+    dynamo,
+    tables: new AdminTables({ dynamo, keysTable: settings.keysTable, countersTable: settings.countersTable }),
+    endpoint,
+    region,
     where: `in ${region}${endpoint ? ` at ${endpoint}` : ''}`,
   };
 }
@@ -190,7 +192,10 @@ interface Given {
 /** What a checked command runs with, once connected. */
 interface Session {
   admin: Admin;
+  /** The command's one admin call: every table call of it ends by one deadline (ADMIN_DEADLINE_MS). */
   ctx: actions.AdminContext;
+  /** A context whose calls end by a deadline of its own: one per page of a listing. */
+  page(): actions.AdminContext;
   now: Date;
   io: Output;
 }
@@ -275,20 +280,38 @@ const issueCommand: KeysCommand = {
   },
 };
 
-/** Every key (of `owner`, or all), page by page; or an action's refusal's exit code, once said. */
-async function everyKey(
-  { admin, ctx, io }: Session,
-  owner: string | undefined,
-): Promise<KeyRecord[] | number> {
-  let all = owner ? [] : await admin.tables.allKeys();
-  for (let cursor: { created: string; keyId: string } | undefined, more = Boolean(owner); more; ) {
-    const page = await actions.list(ctx, { owner: owner!, limit: 100, ...(cursor && { cursor }) });
-    if (!page.ok) return refused(page.error, io);
-    all = [...all, ...page.records];
-    cursor = page.next && { created: page.next.created, keyId: page.next.keyId };
-    more = cursor !== undefined;
-  }
-  return all;
+/** One page of keys with their last use. */
+interface KeyPage {
+  records: KeyRecord[];
+  lastUsed: Map<string, string>;
+}
+
+/**
+ * Every key (of `owner`, or all), page by page, each page within its own deadline; or an action's refusal's
+ * exit code, once said.
+ */
+async function everyKey(session: Session, owner: string | undefined): Promise<KeyPage[] | number> {
+  const pages: KeyPage[] = [];
+  let cursor: { created: string; keyId: string } | undefined;
+  let start: Item | undefined;
+  do {
+    const ctx = session.page();
+    if (owner) {
+      const page = await actions.list(ctx, { owner, limit: 100, ...(cursor && { cursor }) });
+      if (!page.ok) return refused(page.error, session.io);
+      pages.push(page);
+      cursor = page.next && { created: page.next.created, keyId: page.next.keyId };
+    } else {
+      const page = await ctx.tables.scanKeys(start);
+      const ids = page.records.map((record) => record.keyId);
+      pages.push({
+        records: page.records,
+        lastUsed: (await lastUsed(ctx.tables, ids, session.now)).lastUsed,
+      });
+      start = page.next;
+    }
+  } while (cursor || start);
+  return pages;
 }
 
 const listCommand: KeysCommand = {
@@ -300,19 +323,17 @@ const listCommand: KeysCommand = {
   check: ({ options }) => {
     const owner = ownerOption('--owner', options.owner);
     return async (session) => {
-      const all = await everyKey(session, owner);
-      if (typeof all === 'number') return all;
-      const { admin, now, io } = session;
-      const used = await lastUsed(
-        admin.tables,
-        all.map((record) => record.keyId),
-        now,
+      const pages = await everyKey(session, owner);
+      if (typeof pages === 'number') return pages;
+      const { now, io } = session;
+      const used = new Map(pages.flatMap((page) => [...page.lastUsed]));
+      const keys = sortKeys(pages.flatMap((page) => page.records)).map((record) =>
+        shownKey(record, now, used.get(record.keyId) ?? null),
       );
-      const keys = all.map((record) => shownKey(record, now, used.lastUsed.get(record.keyId) ?? null));
       io.print(
         keys,
         keys.length
-          ? `${keyTable(keys)}\n(last_used: the last counted request since ${used.since})`
+          ? `${keyTable(keys)}\n(last_used: the last counted request since ${lastUseSince(now)})`
           : 'no keys',
       );
       return 0;
@@ -552,8 +573,10 @@ const createTablesCommand: KeysCommand = {
   args: [],
   check:
     () =>
-    async ({ admin: { tables }, io }) => {
-      const result = await createTables(tables.client, tables);
+    async ({ admin, io }) => {
+      // Setting tables up is the SDK's job (admin/tables.ts), as for npm start; keys are the lean client's.
+      const client = dynamoClient({ endpoint: admin.endpoint, region: admin.region });
+      const result = await createTables(client, admin.tables).finally(() => client.destroy());
       io.print(
         result,
         `tables ready (created: ${result.created.join(', ') || 'none'}; owner index ${result.ownerIndex}; TTL ${result.ttl})`,
@@ -632,13 +655,17 @@ async function run(argv: string[], env: Env, io: Io, now: Date): Promise<number>
   const execute = commandFor(command, options, args).check({ options, args, env, now });
   const admin = adminFrom(env);
   const print = (json: unknown, text: string) => io.out(options.json ? JSON.stringify(json, null, 2) : text);
-  const ctx: actions.AdminContext = { tables: admin.tables, settings: admin.settings, now: () => now };
+  const page = (): actions.AdminContext => ({
+    tables: admin.tables.within(AbortSignal.timeout(admin.settings.deadlineMs)),
+    settings: admin.settings,
+    now: () => now,
+  });
   try {
-    return await execute({ admin, ctx, now, io: { print, err: io.err } });
+    return await execute({ admin, ctx: page(), page, now, io: { print, err: io.err } });
   } catch (error) {
     throw located(error, admin);
   } finally {
-    admin.tables.client.destroy();
+    await admin.dynamo.close();
   }
 }
 

@@ -1,27 +1,25 @@
 /**
- * Key administration's DynamoDB calls (AWS SDK v3), one method per thing it reads or writes: keys (by hash, by
- * id, by owner), an owner's ledger (admin/ledger.ts), idempotency records (admin/idempotency.ts) and the
- * counters the meter writes. Every fault comes out as an {@link AdminTableError} naming the table and what
- * was being done, `throttled` when DynamoDB refused for throughput (the API answers 503 with Retry-After).
+ * Key administration's DynamoDB calls, one typed method per thing it reads or writes: keys (by hash, by id, by
+ * owner), each change of a key with the conditions that keep the owner's cap exact (admin/ledger.ts), an
+ * owner's ledger, idempotency records and the counters the meter writes. No update expression is written
+ * outside this file. Every call is a lean signed request (aws/dynamodb.ts, no SDK), sent again after a
+ * throttling or transient answer — every write here is conditional or idempotent, so one that lands twice
+ * changes nothing more — and ends by the deadline of the admin call it serves ({@link AdminTables.within}).
+ * Every fault comes out as an {@link AdminTableError} naming the table and what was being done, `transient`
+ * when a retry soon may succeed (the API answers 503 with Retry-After).
  */
-import {
-  type AttributeValue,
-  BatchGetItemCommand,
-  type BatchGetItemCommandOutput,
-  DeleteItemCommand,
-  type DynamoDBClient,
-  GetItemCommand,
-  PutItemCommand,
-  QueryCommand,
-  ScanCommand,
-  UpdateItemCommand,
-} from '@aws-sdk/client-dynamodb';
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import type { LeanDynamo } from '../aws/dynamodb.js';
+import { AwsCallError } from '../aws/signed.js';
 import { type Dependency, DependencyError } from '../store/errors.js';
-import { type Item, type KeyRecord, keyItem, keyRecordFromItem } from '../tables/keys.js';
+import { type Item, type KeyRecord, keyItem, keyRecordFromItem, type Limits } from '../tables/keys.js';
 import { COUNTERS_SCHEMA, KEYS_SCHEMA, type TableNames } from '../tables/schema.js';
 
 export interface AdminTablesOptions extends TableNames {
-  client: DynamoDBClient;
+  /** How calls reach DynamoDB: lean signed requests. */
+  dynamo: LeanDynamo;
+  /** Ends every call (an admin call's deadline); none: each call ends by the client's own bounds. */
+  signal?: AbortSignal | undefined;
 }
 
 /** DynamoDB's answers for a request refused for throughput (nothing was applied): worth a retry soon. */
@@ -43,7 +41,7 @@ export class AdminTableError extends DependencyError {
   readonly action: string;
   /** The service's answer: "Requested resource not found (ResourceNotFoundException)". */
   readonly reason: string;
-  /** DynamoDB refused for throughput (or a 5xx / no answer): a retry after a short wait may succeed. */
+  /** DynamoDB refused for throughput (or a 5xx / no answer in time): a retry after a short wait may succeed. */
   readonly transient: boolean;
   constructor(
     dependency: Dependency,
@@ -59,17 +57,18 @@ export class AdminTableError extends DependencyError {
   }
 }
 
-function fault(dependency: Dependency, table: string, action: string, error: unknown): AdminTableError {
+function fault(
+  on: { dependency: Dependency; table: string; action: string; signal: AbortSignal | undefined },
+  error: unknown,
+): AdminTableError {
   if (error instanceof AdminTableError) return error;
-  const { name, message, $metadata } = error as {
-    name?: string;
-    message?: string;
-    $metadata?: { httpStatusCode?: number };
-  };
-  const named = name && name !== 'Error' ? ` (${name})` : '';
-  const status = $metadata?.httpStatusCode;
+  const { name, message } = error as { name?: string; message?: string };
+  const status = error instanceof AwsCallError ? error.status : undefined;
   const transient = THROTTLING.has(name ?? '') || status === undefined || status >= 500;
-  const reason = `${message || 'failed'}${named}`;
+  const reason = on.signal?.aborted
+    ? "no answer before the call's deadline"
+    : `${message || 'failed'}${name && name !== 'Error' ? ` (${name})` : ''}`;
+  const { dependency, table, action } = on;
   return new AdminTableError(dependency, { table, action, reason, transient }, { cause: error });
 }
 
@@ -102,27 +101,115 @@ export interface StoredLedger {
   entries: string;
 }
 
+/**
+ * What must still hold of a key item when a write that may make it usable lands (admin/ledger.ts says why):
+ * - `ledger`: its ledger entry is there from this ledger version on (no prune has fenced the key since);
+ * - `expiredAt`: its expiry has passed at this time (made active, it stays refused);
+ * - `unusableAt`: it is revoked, or its expiry has passed at this time;
+ * - `revoked`: it is revoked (a new expiry leaves it refused);
+ * - `unowned`: it has no owner (no ledger counts it);
+ * - `expiresFrom`: it has no expiry, or one not before this time (a new expiry only brings it forward).
+ */
+export type KeyGuard =
+  | { ledger: number }
+  | { expiredAt: Date }
+  | { unusableAt: Date }
+  | { revoked: true }
+  | { unowned: true }
+  | { expiresFrom: string };
+
+/** A condition expression with the names and values it uses (DynamoDB refuses unused ones). */
+interface Condition {
+  expression: string;
+  names: Record<string, string>;
+  values: Record<string, AttributeValue>;
+}
+
+const REVOKED: AttributeValue = { S: 'revoked' };
+const EXPIRED_AT = (now: Date): Condition => ({
+  expression: '(attribute_exists(#expires) AND #expires <= :now)',
+  names: { '#expires': 'expires' },
+  values: { ':now': { S: now.toISOString() } },
+});
+
+/** The condition a guard stands for. Expiries are stored in UTC (toISOString), so they compare as text. */
+function conditionOf(guard: KeyGuard): Condition {
+  if ('ledger' in guard) {
+    return {
+      expression: '(attribute_not_exists(#fence) OR #fence < :ledger)',
+      names: { '#fence': KEYS_SCHEMA.fenceAttribute },
+      values: { ':ledger': { N: String(guard.ledger) } },
+    };
+  }
+  if ('expiredAt' in guard) return EXPIRED_AT(guard.expiredAt);
+  if ('unusableAt' in guard) {
+    const expired = EXPIRED_AT(guard.unusableAt);
+    return {
+      expression: `(#status = :revoked OR ${expired.expression})`,
+      names: { '#status': 'status', ...expired.names },
+      values: { ':revoked': REVOKED, ...expired.values },
+    };
+  }
+  if ('revoked' in guard) {
+    return {
+      expression: '#status = :revoked',
+      names: { '#status': 'status' },
+      values: { ':revoked': REVOKED },
+    };
+  }
+  if ('unowned' in guard)
+    return { expression: 'attribute_not_exists(#owner)', names: { '#owner': 'owner' }, values: {} };
+  return {
+    expression: '(attribute_not_exists(#expires) OR #expires >= :from)',
+    names: { '#expires': 'expires' },
+    values: { ':from': { S: guard.expiresFrom } },
+  };
+}
+
+/** A change of a key item: attributes set, attributes removed, and what must hold for it to land. */
+interface KeyChange {
+  set?: Record<string, AttributeValue>;
+  remove?: string[];
+  conditions?: Condition[];
+}
+
 /** BatchGetItem reads at most 100 items per call. */
 const BATCH_ITEMS = 100;
 /** Rounds of unprocessed items (throttling) before giving up. */
 const BATCH_ROUNDS = 5;
 
 export class AdminTables {
-  readonly client: DynamoDBClient;
   readonly keysTable: string;
   readonly countersTable: string;
+  readonly #dynamo: LeanDynamo;
+  readonly #signal: AbortSignal | undefined;
 
   constructor(options: AdminTablesOptions) {
-    this.client = options.client;
+    this.#dynamo = options.dynamo;
     this.keysTable = options.keysTable;
     this.countersTable = options.countersTable;
+    this.#signal = options.signal;
+  }
+
+  /**
+   * The same tables, every call of which ends by `signal`: an admin call's deadline (AbortSignal.timeout),
+   * after which nothing more of the call is sent.
+   * @example const bounded = tables.within(AbortSignal.timeout(ADMIN_DEADLINE_MS));
+   */
+  within(signal: AbortSignal): AdminTables {
+    const { keysTable, countersTable } = this;
+    return new AdminTables({ dynamo: this.#dynamo, keysTable, countersTable, signal });
+  }
+
+  #call(operation: Parameters<LeanDynamo['call']>[0], input: object) {
+    return this.#dynamo.call(operation, input, this.#signal);
   }
 
   async #keys<T>(action: string, call: () => Promise<T>): Promise<T> {
     try {
       return await call();
     } catch (error) {
-      throw fault('keys', this.keysTable, action, error);
+      throw fault({ dependency: 'keys', table: this.keysTable, action, signal: this.#signal }, error);
     }
   }
 
@@ -130,7 +217,7 @@ export class AdminTables {
     try {
       return await call();
     } catch (error) {
-      throw fault('quota', this.countersTable, action, error);
+      throw fault({ dependency: 'quota', table: this.countersTable, action, signal: this.#signal }, error);
     }
   }
 
@@ -140,16 +227,14 @@ export class AdminTables {
    */
   keyById(keyId: string): Promise<KeyRecord | undefined> {
     return this.#keys('finding a key', async () => {
-      const response = await this.client.send(
-        new QueryCommand({
-          TableName: this.keysTable,
-          IndexName: KEYS_SCHEMA.keyIdIndex,
-          KeyConditionExpression: '#id = :id',
-          ExpressionAttributeNames: { '#id': KEYS_SCHEMA.keyIdAttribute },
-          ExpressionAttributeValues: { ':id': { S: keyId } },
-        }),
-      );
-      const item = response.Items?.[0];
+      const response = await this.#call('Query', {
+        TableName: this.keysTable,
+        IndexName: KEYS_SCHEMA.keyIdIndex,
+        KeyConditionExpression: '#id = :id',
+        ExpressionAttributeNames: { '#id': KEYS_SCHEMA.keyIdAttribute },
+        ExpressionAttributeValues: { ':id': { S: keyId } },
+      });
+      const item = (response.Items as Item[] | undefined)?.[0];
       return item && recordOf(item, this.keysTable);
     });
   }
@@ -158,8 +243,8 @@ export class AdminTables {
   keysByHash(hashes: readonly string[]): Promise<Map<string, KeyRecord>> {
     return this.#keys('reading keys', async () => {
       const found = new Map<string, KeyRecord>();
-      const keys = hashes.map((hash) => ({ [KEYS_SCHEMA.partitionKey]: { S: hash } }));
-      for (const item of await this.#batchGet(this.keysTable, keys, true)) {
+      const keys = [...new Set(hashes)].map((hash) => ({ [KEYS_SCHEMA.partitionKey]: { S: hash } }));
+      for (const item of await this.#batchGet(this.keysTable, keys)) {
         const record = recordOf(item, this.keysTable);
         found.set(record.keyHash, record);
       }
@@ -174,83 +259,175 @@ export class AdminTables {
   createKey(record: KeyRecord): Promise<'created' | KeyRecord | undefined> {
     return this.#keys('issuing a key', async () => {
       try {
-        await this.client.send(
-          new PutItemCommand({
-            TableName: this.keysTable,
-            Item: keyItem(record),
-            ConditionExpression: 'attribute_not_exists(#hash)',
-            ExpressionAttributeNames: { '#hash': KEYS_SCHEMA.partitionKey },
-          }),
-        );
+        await this.#call('PutItem', {
+          TableName: this.keysTable,
+          Item: keyItem(record),
+          ConditionExpression: 'attribute_not_exists(#hash)',
+          ExpressionAttributeNames: { '#hash': KEYS_SCHEMA.partitionKey },
+        });
         return 'created';
       } catch (error) {
         if (!conditionFailed(error)) throw error;
-        const response = await this.client.send(
-          new GetItemCommand({
-            TableName: this.keysTable,
-            Key: { [KEYS_SCHEMA.partitionKey]: { S: record.keyHash } },
-            ConsistentRead: true,
-          }),
-        );
-        return response.Item && recordOf(response.Item, this.keysTable);
+        const response = await this.#call('GetItem', {
+          TableName: this.keysTable,
+          Key: { [KEYS_SCHEMA.partitionKey]: { S: record.keyHash } },
+          ConsistentRead: true,
+        });
+        const item = response.Item as Item | undefined;
+        return item && recordOf(item, this.keysTable);
       }
+    });
+  }
+
+  /** Revoke a key: the key as stored after, or undefined when there is no such key. */
+  revokeKey(keyHash: string): Promise<KeyRecord | undefined> {
+    return this.#change(keyHash, 'revoking a key', { set: { status: REVOKED } });
+  }
+
+  /** Make a key active again, where `guard` holds: the key after, or undefined (no key, or the guard failed). */
+  activateKey(keyHash: string, guard: KeyGuard): Promise<KeyRecord | undefined> {
+    return this.#change(keyHash, 'enabling a key', {
+      set: { status: { S: 'active' } },
+      conditions: [conditionOf(guard)],
+    });
+  }
+
+  /** Set a key's expiry (null: never), where `guard` holds: the key after, or undefined. */
+  setKeyExpiry(keyHash: string, expires: Date | null, guard: KeyGuard): Promise<KeyRecord | undefined> {
+    return this.#change(keyHash, 'setting an expiry', {
+      ...(expires === null ? { remove: ['expires'] } : { set: { expires: { S: expires.toISOString() } } }),
+      conditions: [conditionOf(guard)],
+    });
+  }
+
+  /** Change a key's limits: the key after, or undefined when there is no such key. */
+  setKeyLimits(keyHash: string, limits: Limits): Promise<KeyRecord | undefined> {
+    return this.#change(keyHash, 'changing limits', {
+      set: { limit_minute: { N: String(limits.minute) }, limit_month: { N: String(limits.month) } },
+    });
+  }
+
+  /** Give a key without an owner its owner, where `guard` holds too: the key after, or undefined. */
+  setKeyOwner(keyHash: string, owner: string, guard: KeyGuard): Promise<KeyRecord | undefined> {
+    return this.#change(keyHash, 'setting an owner', {
+      set: { owner: { S: owner } },
+      conditions: [conditionOf({ unowned: true }), conditionOf(guard)],
     });
   }
 
   /**
-   * Update an existing key item (never creates one) and return it as stored after the write; undefined when
-   * there is no such key, or when `condition` does not hold.
+   * Record that a key was rolled to `next` and expires at `expires`: the key after, or undefined when it was
+   * rolled to another key first (or there is no such key). Marking it again for the same `next` is harmless.
    */
-  updateKey(
+  markRolled(keyHash: string, next: string, expires: string): Promise<KeyRecord | undefined> {
+    return this.#change(keyHash, 'rolling a key', {
+      set: { rolled_to: { S: next }, expires: { S: expires } },
+      conditions: [
+        {
+          expression: '(attribute_not_exists(#rolled) OR #rolled = :next)',
+          names: { '#rolled': 'rolled_to' },
+          values: { ':next': { S: next } },
+        },
+      ],
+    });
+  }
+
+  /**
+   * Fence a key before its owner's ledger drops its entry (admin/ledger.ts): only while it is refused at `now`
+   * (revoked, or expired), and never back to an older ledger version. True when the fence is in place.
+   */
+  async fenceKey(keyHash: string, ledgerVersion: number, now: Date): Promise<boolean> {
+    const fence = KEYS_SCHEMA.fenceAttribute;
+    const record = await this.#change(keyHash, 'fencing a key', {
+      set: { [fence]: { N: String(ledgerVersion) } },
+      conditions: [
+        conditionOf({ unusableAt: now }),
+        {
+          expression: '(attribute_not_exists(#fenced) OR #fenced <= :version)',
+          names: { '#fenced': fence },
+          values: { ':version': { N: String(ledgerVersion) } },
+        },
+      ],
+    });
+    return record !== undefined;
+  }
+
+  /**
+   * Make sure a known key exists, active, unexpiring, with this tier and limits; its key id and creation time
+   * survive re-registration (dev keys: npm start, benchmarks).
+   */
+  registerKey(
     keyHash: string,
-    action: string,
-    update: {
-      expression: string;
-      condition?: string;
-      names?: Record<string, string>;
-      values?: Record<string, AttributeValue>;
-    },
-  ): Promise<KeyRecord | undefined> {
+    fields: { keyId: string; created: string; tier: KeyRecord['tier']; limits: Limits; label?: string },
+  ): Promise<KeyRecord> {
+    return this.#keys('registering a key', async () => {
+      const label = fields.label ? ', label = :label' : '';
+      const response = await this.#call('UpdateItem', {
+        TableName: this.keysTable,
+        Key: { [KEYS_SCHEMA.partitionKey]: { S: keyHash } },
+        UpdateExpression: `SET key_id = if_not_exists(key_id, :id), created = if_not_exists(created, :created), tier = :tier, #status = :active, limit_minute = :minute, limit_month = :month${label} REMOVE expires`,
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: {
+          ':id': { S: fields.keyId },
+          ':created': { S: fields.created },
+          ':tier': { S: fields.tier },
+          ':active': { S: 'active' },
+          ':minute': { N: String(fields.limits.minute) },
+          ':month': { N: String(fields.limits.month) },
+          ...(fields.label ? { ':label': { S: fields.label } } : {}),
+        },
+        ReturnValues: 'ALL_NEW',
+      });
+      return recordOf((response.Attributes as Item | undefined) ?? {}, this.keysTable);
+    });
+  }
+
+  /**
+   * One conditional UpdateItem of an existing key item (never creates one): the key after it, or undefined
+   * when there is no such key or a condition does not hold.
+   */
+  #change(keyHash: string, action: string, change: KeyChange): Promise<KeyRecord | undefined> {
     return this.#keys(action, async () => {
+      const names: Record<string, string> = { '#hash': KEYS_SCHEMA.partitionKey };
+      const values: Record<string, AttributeValue> = {};
+      const set = Object.entries(change.set ?? {}).map(([attribute, value], i) => {
+        names[`#s${i}`] = attribute;
+        values[`:s${i}`] = value;
+        return `#s${i} = :s${i}`;
+      });
+      const remove = (change.remove ?? []).map((attribute, i) => {
+        names[`#r${i}`] = attribute;
+        return `#r${i}`;
+      });
+      for (const condition of change.conditions ?? []) {
+        Object.assign(names, condition.names);
+        Object.assign(values, condition.values);
+      }
       try {
-        const response = await this.client.send(
-          new UpdateItemCommand({
-            TableName: this.keysTable,
-            Key: { [KEYS_SCHEMA.partitionKey]: { S: keyHash } },
-            UpdateExpression: update.expression,
-            // Never create a half record if the key was deleted meanwhile.
-            ConditionExpression: ['attribute_exists(#hash)', update.condition].filter(Boolean).join(' AND '),
-            ExpressionAttributeNames: { '#hash': KEYS_SCHEMA.partitionKey, ...update.names },
-            ...(update.values && { ExpressionAttributeValues: update.values }),
-            ReturnValues: 'ALL_NEW',
-          }),
-        );
-        return response.Attributes && recordOf(response.Attributes, this.keysTable);
+        const response = await this.#call('UpdateItem', {
+          TableName: this.keysTable,
+          Key: { [KEYS_SCHEMA.partitionKey]: { S: keyHash } },
+          UpdateExpression: [
+            set.length ? `SET ${set.join(', ')}` : '',
+            remove.length ? `REMOVE ${remove.join(', ')}` : '',
+          ]
+            .filter(Boolean)
+            .join(' '),
+          // Never create a half record if the key was deleted meanwhile.
+          ConditionExpression: [
+            'attribute_exists(#hash)',
+            ...(change.conditions ?? []).map((c) => c.expression),
+          ].join(' AND '),
+          ExpressionAttributeNames: names,
+          ...(Object.keys(values).length > 0 && { ExpressionAttributeValues: values }),
+          ReturnValues: 'ALL_NEW',
+        });
+        const item = response.Attributes as Item | undefined;
+        return item && recordOf(item, this.keysTable);
       } catch (error) {
         if (conditionFailed(error)) return undefined;
         throw error;
       }
-    });
-  }
-
-  /** Update a key item, creating it when missing (dev keys only: register), and return it as stored. */
-  updateKeyOrCreate(
-    keyHash: string,
-    action: string,
-    update: { expression: string; names?: Record<string, string>; values: Record<string, AttributeValue> },
-  ): Promise<KeyRecord> {
-    return this.#keys(action, async () => {
-      const response = await this.client.send(
-        new UpdateItemCommand({
-          TableName: this.keysTable,
-          Key: { [KEYS_SCHEMA.partitionKey]: { S: keyHash } },
-          UpdateExpression: update.expression,
-          ...(update.names && { ExpressionAttributeNames: update.names }),
-          ExpressionAttributeValues: update.values,
-          ReturnValues: 'ALL_NEW',
-        }),
-      );
-      return recordOf(response.Attributes ?? {}, this.keysTable);
     });
   }
 
@@ -278,89 +455,84 @@ export class AdminTables {
         return sorted[sorted.length - 1]!.created > sorted[limit - 1]!.created;
       };
       do {
-        const page = await this.client.send(
-          new QueryCommand({
-            TableName: this.keysTable,
-            IndexName: KEYS_SCHEMA.ownerIndex,
-            KeyConditionExpression: after ? '#owner = :owner AND #created >= :after' : '#owner = :owner',
-            ExpressionAttributeNames: {
-              '#owner': KEYS_SCHEMA.ownerAttribute,
-              ...(after && { '#created': KEYS_SCHEMA.ownerSortAttribute }),
-            },
-            ExpressionAttributeValues: {
-              ':owner': { S: owner },
-              ...(after && { ':after': { S: after.created } }),
-            },
-            Limit: limit + 1,
-            ExclusiveStartKey: start,
-          }),
-        );
-        for (const item of page.Items ?? []) {
+        const page = await this.#call('Query', {
+          TableName: this.keysTable,
+          IndexName: KEYS_SCHEMA.ownerIndex,
+          KeyConditionExpression: after ? '#owner = :owner AND #created >= :after' : '#owner = :owner',
+          ExpressionAttributeNames: {
+            '#owner': KEYS_SCHEMA.ownerAttribute,
+            ...(after && { '#created': KEYS_SCHEMA.ownerSortAttribute }),
+          },
+          ExpressionAttributeValues: {
+            ':owner': { S: owner },
+            ...(after && { ':after': { S: after.created } }),
+          },
+          Limit: limit + 1,
+          ...(start && { ExclusiveStartKey: start }),
+        });
+        for (const item of (page.Items as Item[] | undefined) ?? []) {
           const record = recordOf(item, this.keysTable);
           if (after_(record)) records.push(record);
         }
-        start = page.LastEvaluatedKey;
+        start = page.LastEvaluatedKey as Item | undefined;
       } while (start && !complete());
       const sorted = sortKeys(records);
       return { records: sorted.slice(0, limit), more: sorted.length > limit };
     });
   }
 
-  /** Every key, oldest first (a Scan: for the operator's CLI, never the API). Ledger items are skipped. */
-  allKeys(): Promise<KeyRecord[]> {
+  /**
+   * One page of every key (a Scan: for the operator's CLI, never the API), ledger items skipped; `next`
+   * positions the following page, undefined after the last.
+   */
+  scanKeys(start?: Item): Promise<{ records: KeyRecord[]; next: Item | undefined }> {
     return this.#keys('listing keys', async () => {
-      const records: KeyRecord[] = [];
-      let start: Item | undefined;
-      do {
-        const page = await this.client.send(
-          new ScanCommand({
-            TableName: this.keysTable,
-            ExclusiveStartKey: start,
-            FilterExpression: 'attribute_exists(#id)',
-            ExpressionAttributeNames: { '#id': KEYS_SCHEMA.keyIdAttribute },
-          }),
-        );
-        for (const item of page.Items ?? []) records.push(recordOf(item, this.keysTable));
-        start = page.LastEvaluatedKey;
-      } while (start);
-      return sortKeys(records);
+      const page = await this.#call('Scan', {
+        TableName: this.keysTable,
+        ...(start && { ExclusiveStartKey: start }),
+        FilterExpression: 'attribute_exists(#id)',
+        ExpressionAttributeNames: { '#id': KEYS_SCHEMA.keyIdAttribute },
+      });
+      const records = ((page.Items as Item[] | undefined) ?? []).map((item) =>
+        recordOf(item, this.keysTable),
+      );
+      return { records, next: page.LastEvaluatedKey as Item | undefined };
     });
   }
 
   /** An owner's ledger, read consistently; version 0 and no entries when it has none yet. */
   readLedger(owner: string): Promise<StoredLedger> {
     return this.#keys("reading an owner's ledger", async () => {
-      const response = await this.client.send(
-        new GetItemCommand({
-          TableName: this.keysTable,
-          Key: { [KEYS_SCHEMA.partitionKey]: { S: `${KEYS_SCHEMA.ledgerPrefix}${owner}` } },
-          ConsistentRead: true,
-        }),
-      );
-      const item = response.Item;
+      const response = await this.#call('GetItem', {
+        TableName: this.keysTable,
+        Key: { [KEYS_SCHEMA.partitionKey]: { S: `${KEYS_SCHEMA.ledgerPrefix}${owner}` } },
+        ConsistentRead: true,
+      });
+      const item = response.Item as Item | undefined;
       return { version: Number(item?.version?.N ?? 0), entries: item?.entries?.S ?? '{}' };
     });
   }
 
-  /** Write an owner's ledger over the version read; false when another write came first. */
+  /**
+   * Write an owner's ledger over the version read; false when another write came first. A write whose answer
+   * was lost and that is sent again finds its own version there, and reports false: the caller reads again.
+   */
   writeLedger(owner: string, entries: string, readVersion: number): Promise<boolean> {
     return this.#keys("writing an owner's ledger", async () => {
       try {
-        await this.client.send(
-          new PutItemCommand({
-            TableName: this.keysTable,
-            Item: {
-              [KEYS_SCHEMA.partitionKey]: { S: `${KEYS_SCHEMA.ledgerPrefix}${owner}` },
-              ledger_owner: { S: owner },
-              version: { N: String(readVersion + 1) },
-              entries: { S: entries },
-            },
-            ConditionExpression: readVersion === 0 ? 'attribute_not_exists(version)' : 'version = :read',
-            ...(readVersion === 0
-              ? {}
-              : { ExpressionAttributeValues: { ':read': { N: String(readVersion) } } }),
-          }),
-        );
+        await this.#call('PutItem', {
+          TableName: this.keysTable,
+          Item: {
+            [KEYS_SCHEMA.partitionKey]: { S: `${KEYS_SCHEMA.ledgerPrefix}${owner}` },
+            ledger_owner: { S: owner },
+            version: { N: String(readVersion + 1) },
+            entries: { S: entries },
+          },
+          ConditionExpression: readVersion === 0 ? 'attribute_not_exists(version)' : 'version = :read',
+          ...(readVersion === 0
+            ? {}
+            : { ExpressionAttributeValues: { ':read': { N: String(readVersion) } } }),
+        });
         return true;
       } catch (error) {
         if (conditionFailed(error)) return false;
@@ -373,14 +545,12 @@ export class AdminTables {
   putClaim(item: Item): Promise<boolean> {
     return this.#counters('recording an idempotency key', async () => {
       try {
-        await this.client.send(
-          new PutItemCommand({
-            TableName: this.countersTable,
-            Item: item,
-            ConditionExpression: 'attribute_not_exists(#pk)',
-            ExpressionAttributeNames: { '#pk': COUNTERS_SCHEMA.partitionKey },
-          }),
-        );
+        await this.#call('PutItem', {
+          TableName: this.countersTable,
+          Item: item,
+          ConditionExpression: 'attribute_not_exists(#pk)',
+          ExpressionAttributeNames: { '#pk': COUNTERS_SCHEMA.partitionKey },
+        });
         return true;
       } catch (error) {
         if (conditionFailed(error)) return false;
@@ -392,14 +562,12 @@ export class AdminTables {
   /** An idempotency record, read consistently. */
   readClaim(pk: string): Promise<Item | undefined> {
     return this.#counters('reading an idempotency key', async () => {
-      const response = await this.client.send(
-        new GetItemCommand({
-          TableName: this.countersTable,
-          Key: { [COUNTERS_SCHEMA.partitionKey]: { S: pk } },
-          ConsistentRead: true,
-        }),
-      );
-      return response.Item;
+      const response = await this.#call('GetItem', {
+        TableName: this.countersTable,
+        Key: { [COUNTERS_SCHEMA.partitionKey]: { S: pk } },
+        ConsistentRead: true,
+      });
+      return response.Item as Item | undefined;
     });
   }
 
@@ -407,14 +575,12 @@ export class AdminTables {
   deleteClaim(pk: string, keyId: string): Promise<void> {
     return this.#counters('releasing an idempotency key', async () => {
       try {
-        await this.client.send(
-          new DeleteItemCommand({
-            TableName: this.countersTable,
-            Key: { [COUNTERS_SCHEMA.partitionKey]: { S: pk } },
-            ConditionExpression: 'key_id = :id',
-            ExpressionAttributeValues: { ':id': { S: keyId } },
-          }),
-        );
+        await this.#call('DeleteItem', {
+          TableName: this.countersTable,
+          Key: { [COUNTERS_SCHEMA.partitionKey]: { S: pk } },
+          ConditionExpression: 'key_id = :id',
+          ExpressionAttributeValues: { ':id': { S: keyId } },
+        });
       } catch (error) {
         if (!conditionFailed(error)) throw error;
       }
@@ -422,42 +588,40 @@ export class AdminTables {
   }
 
   /** Counter items by partition key (`<key id>#<YYYY-MM>`), read consistently. */
-  counterItems(pks: readonly string[], projection?: string[]): Promise<Map<string, Item>> {
+  counterItems(pks: readonly string[], projection?: readonly string[]): Promise<Map<string, Item>> {
     return this.#counters('reading usage', async () => {
       const keys = pks.map((pk) => ({ [COUNTERS_SCHEMA.partitionKey]: { S: pk } }));
       const found = new Map<string, Item>();
-      for (const item of await this.#batchGet(this.countersTable, keys, true, projection)) {
+      for (const item of await this.#batchGet(this.countersTable, keys, projection)) {
         found.set(item[COUNTERS_SCHEMA.partitionKey]?.S ?? '', item);
       }
       return found;
     });
   }
 
-  async #batchGet(table: string, all: Item[], consistent: boolean, projection?: string[]): Promise<Item[]> {
+  async #batchGet(table: string, all: Item[], projection?: readonly string[]): Promise<Item[]> {
     const items: Item[] = [];
     const names = projection && Object.fromEntries(projection.map((name, i) => [`#p${i}`, name]));
     for (let offset = 0; offset < all.length; offset += BATCH_ITEMS) {
       let keys: Item[] | undefined = all.slice(offset, offset + BATCH_ITEMS);
       for (let round = 0; keys?.length; round++) {
         if (round === BATCH_ROUNDS) {
-          throw Object.assign(new Error('stayed throttled'), { name: 'ThrottlingException' });
+          throw new AwsCallError('ProvisionedThroughputExceededException', 'items stayed unprocessed', 400);
         }
-        const response: BatchGetItemCommandOutput = await this.client.send(
-          new BatchGetItemCommand({
-            RequestItems: {
-              [table]: {
-                Keys: keys,
-                ConsistentRead: consistent,
-                ...(names && {
-                  ProjectionExpression: Object.keys(names).join(', '),
-                  ExpressionAttributeNames: names,
-                }),
-              },
+        const response = await this.#call('BatchGetItem', {
+          RequestItems: {
+            [table]: {
+              Keys: keys,
+              ConsistentRead: true,
+              ...(names && {
+                ProjectionExpression: Object.keys(names).join(', '),
+                ExpressionAttributeNames: names,
+              }),
             },
-          }),
-        );
-        items.push(...(response.Responses?.[table] ?? []));
-        keys = response.UnprocessedKeys?.[table]?.Keys;
+          },
+        });
+        items.push(...((response.Responses as Record<string, Item[]> | undefined)?.[table] ?? []));
+        keys = (response.UnprocessedKeys as Record<string, { Keys?: Item[] }> | undefined)?.[table]?.Keys;
         if (keys?.length) await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** round));
       }
     }

@@ -61,3 +61,12 @@ export function errorEnvelope(error: AdminError, requestId: string) {
 export class ConfigurationError extends Error {
   override name = 'ConfigurationError';
 }
+
+/**
+ * Other calls kept changing what this call had to read and write over (an owner's ledger, a key, an
+ * Idempotency-Key record) for all its attempts: nothing is half written, and the call may be retried at once.
+ * The API answers 503 with `Retry-After: 1`.
+ */
+export class ContentionError extends Error {
+  override name = 'ContentionError';
+}

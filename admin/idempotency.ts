@@ -17,7 +17,7 @@ import { hash } from 'node:crypto';
 import type { Item, KeyRecord } from '../tables/keys.js';
 import { COUNTERS_SCHEMA } from '../tables/schema.js';
 import type { AdminTables } from './dynamo.js';
-import { type AdminError, adminError } from './errors.js';
+import { type AdminError, adminError, ContentionError } from './errors.js';
 
 /** How long an Idempotency-Key is remembered. */
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 3600;
@@ -82,9 +82,7 @@ export async function recordClaim(tables: AdminTables, claim: Claim, now: Date):
     const expires = found.old_key_expires?.S;
     return { ok: true, replay: true, record: earlier, ...(expires && { oldKeyExpires: new Date(expires) }) };
   }
-  throw Object.assign(new Error('the idempotency record could not be written'), {
-    name: 'ThrottlingException',
-  });
+  throw new ContentionError('the idempotency record kept changing while it was written');
 }
 
 /** Forget the record of a call that was refused, so the same Idempotency-Key can be tried again. */

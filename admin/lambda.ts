@@ -1,12 +1,14 @@
 /**
- * The admin function's entry (infra/admin.ts bundles it): settings from the environment the stack sets, the
- * SDK's DynamoDB client with the function role's credentials, and one audit line per call on stdout
- * (CloudWatch Logs). A configuration problem answers 503 and is logged; it never crashes the function.
+ * The admin function's entry (infra/admin.ts bundles it): settings from the environment the stack sets, lean
+ * signed DynamoDB calls (aws/dynamodb.ts: aws4 over node:http, no SDK in the bundle) with the function role's
+ * credentials, and one audit line per call on stdout (CloudWatch Logs). A configuration problem answers 503
+ * and is logged; it never crashes the function.
  */
-import { randomBytes } from 'node:crypto';
-import { dynamoClient } from '../aws/sdk.js';
+import { LeanDynamo } from '../aws/dynamodb.js';
+import { awsRegion, endpointSetting, roleCredentials } from '../aws/env.js';
+import { errorMessage } from '../store/errors.js';
 import { AdminTables } from './dynamo.js';
-import { createAdminHandler } from './http/handler.js';
+import { createAdminHandler, newRequestId } from './http/handler.js';
 import { type FunctionUrlEvent, type FunctionUrlResult, requestOf, resultOf } from './http/lambda.js';
 import { adminSettings } from './settings.js';
 
@@ -14,8 +16,9 @@ let handle: ((event: FunctionUrlEvent) => Promise<FunctionUrlResult>) | undefine
 
 function create(): (event: FunctionUrlEvent) => Promise<FunctionUrlResult> {
   const settings = adminSettings(process.env);
+  const endpoint = endpointSetting('dynamodb')?.value;
   const tables = new AdminTables({
-    client: dynamoClient({ maxAttempts: 3 }),
+    dynamo: new LeanDynamo({ endpoint, region: awsRegion(), credentials: roleCredentials(endpoint) }),
     keysTable: settings.keysTable,
     countersTable: settings.countersTable,
   });
@@ -30,14 +33,14 @@ export async function handler(event: FunctionUrlEvent): Promise<FunctionUrlResul
   try {
     handle ??= create();
   } catch (error) {
-    const requestId = `req_${randomBytes(12).toString('base64url')}`;
+    const requestId = newRequestId();
     const line = {
       level: 'error',
       type: 'admin_audit',
       request_id: requestId,
       outcome: 'configuration_error',
     };
-    process.stdout.write(`${JSON.stringify({ ...line, error: (error as Error).message })}\n`);
+    process.stdout.write(`${JSON.stringify({ ...line, error: errorMessage(error) })}\n`);
     return {
       statusCode: 503,
       headers: {

@@ -1,48 +1,117 @@
 /**
- * An owner's ledger: the keys that count against the owner's cap of active keys, in one item per owner
- * (`owner#<owner>` in the keys table), written only over the version that was read. It is where a key comes
- * into being: without transactions (dynalite has none), a new key is first added to its owner's ledger, with
- * its whole record, and only then written as the key item the request path reads. So:
+ * An owner's ledger: the keys that count against the owner's cap, in one item per owner (`owner#<owner>` in
+ * the keys table) with a version, written only over the version that was read (a conditional PutItem).
+ * DynamoDB writes one item atomically and dynalite has no transactions, so the cap is kept by the order of
+ * single-item writes and by what each write checks. This comment is the argument that it is exact; the
+ * property-based test test/admin/ledger.test.ts runs issue, enable, roll, expiry changes, revokes, crashes and
+ * calls held past the window against dynalite in the orders fast-check picks, and checks what it claims.
  *
- * - two calls for one owner cannot both take the last place under the cap: one ledger write wins, the other
- *   reads again and counts again;
- * - a call that stops between the two writes leaves a ledger entry without its key item. Nobody holds that
- *   key (the answer that would have shown it was never given); the next call that counts the owner's keys
- *   writes the missing key item from the entry (rolls forward), so the owner sees what its cap counts, and a
- *   retry with the same Idempotency-Key finds it by id;
- * - a key becomes usable (issued, rolled, enabled again, its expiry lifted) only after its entry is in the
- *   ledger, so the ledger always holds at least the owner's usable keys. Entries of keys that are revoked or
- *   expired are dropped when the cap is reached, after their key items are read — except while a call may
- *   still be writing the key item: an entry added, or written to make its key usable again, less than
- *   {@link IN_FLIGHT_MS} ago is kept (and counted) whatever its key item says.
+ * **Words.** A key is *usable* at a time when it is active and not expired then (tables/keys.ts keyAccepted:
+ * what the request path accepts). A key is *rolled away* when it names a successor (`rolled_to`): it ends at
+ * its roll's expiry, which can be brought forward, never lifted or put later (setExpiry refuses). An entry of
+ * the ledger is a *roll entry* when it `replaces` another key; the key it replaces is *replaced* while the roll
+ * entry is in the ledger.
+ *
+ * **The claim.** At every moment, the usable keys of an owner that are not rolled away number at most the cap.
+ * (A roll lets an owner hold its old key beside the new one until the old one ends: one key over the cap per
+ * key rolled, for at most 30 days.)
+ *
+ * **1. The ledger's count never exceeds the cap.** Let C be the number of entries that are not replaced. Every
+ * ledger write is one of: an entry added for a key (issue, roll, enable, an expiry lifted, an owner given),
+ * only when the entries other than the key itself and the key a roll replaces number fewer than the cap —
+ * so C after it is at most the cap; an entry touched again without a room check, only for a key that is usable
+ * and counted already (its expiry put later) — C unchanged; entries dropped (pruned, below) — C does not grow
+ * (dropping a roll entry counts the key it replaced again, and drops one). Writes are over the version read, so
+ * each one starts from the ledger as the last one left it: C ≤ cap always.
+ *
+ * **2. Every usable key of the owner has its entry in the ledger.** A key becomes usable, or is given an owner
+ * while usable, only by a key write whose condition holds at the instant it lands (admin/dynamo.ts KeyGuard):
+ * - it is created (PutItem, never over an existing item) after its entry was written; a roll's new key only
+ *   after its old key was marked rolled to it (else it is created revoked: withdrawn);
+ * - it is enabled, its expiry lifted or put later, or it is given an owner, after a ledger write at version v
+ *   that holds its entry, with the condition that the key's *fence* is below v;
+ * - or the write leaves it refused (enabled while expired; an expiry changed while revoked; an owner given
+ *   while revoked or expired), or it concerns a key without an owner (which no ledger counts).
+ * An entry leaves the ledger only by a prune that read the ledger at version p holding it, then *fenced* the
+ * key — a write that lands only while the key is refused at the pruner's clock, setting its fence to p (fences
+ * never go down) — and then wrote the ledger over p. Suppose a usable key had no entry: take the last write
+ * that dropped its entry, version p + 1, after its fence p. The key was refused when fenced and usable now, so
+ * a later write made it usable; by the list above, that write needed an entry at a version v > p with the
+ * fence below v — but no version after p holds the entry (p + 1 dropped it, and nothing added it again).
+ * Contradiction: a held-up write arriving late, from a call that ran out of time or a network that delivered
+ * it late, fails its condition instead of landing.
+ *
+ * **3. The claim.** Each usable key that is not rolled away has its entry (2). Those that are not replaced are
+ * counted in C. One that is replaced but not yet marked rolled away is the old key of a roll whose new key is
+ * not yet created (a new key is created only after the mark), so its roll entry is counted in C with no usable
+ * key behind it; each roll entry stands for one such old key. So these keys number at most C ≤ cap (1).
+ *
+ * **Crashes.** Each call writes its ledger entry first and its key writes after, in an order where each prefix
+ * leaves a state of the claim: an entry without its key item is a key nobody holds (the answer that would have
+ * shown it was never given). Whoever counts the owner next — an issue, a roll, an enable, the first page of a
+ * listing — writes what such an entry lacks (rolls it forward: marks the old key, creates the new one) once the
+ * entry is older than {@link IN_FLIGHT_MS}, so a listing shows what the cap counts; with an Idempotency-Key, a
+ * retry finishes the same key. Repeating a write is harmless: each is conditional on what it would change.
+ *
+ * **Time.** Nothing above depends on how long a call takes: the window only keeps a prune from fencing, and a
+ * roll-forward from doing, what a call still in progress is about to do (both would be harmless, but the call
+ * would then have to start again). Every admin call ends by a deadline well under the window
+ * (admin/settings.ts ADMIN_DEADLINE_MS), so a call on time never meets either. Expiry is judged by the clock of
+ * whoever reads a key, as the request path judges it: a pruner whose clock runs ahead by d frees an expired
+ * key's place up to d early, as a proxy with that clock would refuse the key d early.
  */
 import { type KeyRecord, keyAccepted } from '../tables/keys.js';
 import type { AdminTables } from './dynamo.js';
+import { ContentionError } from './errors.js';
 
-/** How long a call may take from its ledger write to its key write: longer than any admin call's deadline. */
+/**
+ * How long an entry is left to the call that wrote it (no roll-forward, no fence): far longer than any admin
+ * call's deadline (admin/settings.ts).
+ */
 export const IN_FLIGHT_MS = 60_000;
 
 /** Ledger writes lost to other calls before giving up (each loser reads and counts again). */
 const MAX_ATTEMPTS = 12;
 
+/** A roll entry's key replaces this one, which ends at `expires`. */
+export interface Replaces {
+  keyHash: string;
+  keyId: string;
+  /** ISO 8601, UTC. */
+  expires: string;
+}
+
 interface Entry {
+  /** The key as it is created (a new key), or as it was when made usable again. */
   record: KeyRecord;
   /** Milliseconds: when the entry was added (its key item is written after it). */
   touched: number;
-  /** Milliseconds: when it was last written to make its key usable again (enable, an expiry lifted). */
+  /** Milliseconds: when it was last written to make its key usable again (its key write follows). */
   reinstated?: number;
+  replaces?: Replaces;
 }
 
-export type CommitOutcome = { ok: true } | { ok: false; reason: 'cap'; counted: string[] };
+/**
+ * What a commit does with the key's entry:
+ * - `create`: a new key (issue, roll): add it within the cap, or find it there (a retry);
+ * - `reinstate`: a key being made usable again (enable, an expiry lifted, an owner given): add or touch it,
+ *   within the cap;
+ * - `renew`: a usable key whose expiry is put later: touch its entry (no room needed: it is counted), or add
+ *   it within the cap when it is missing.
+ */
+export type CommitMode = 'create' | 'reinstate' | 'renew';
+
+export type CommitOutcome =
+  /** `version`: a ledger version holding the entry (the key write's fence must be below it). */
+  { ok: true; version: number } | { ok: false; reason: 'cap'; counted: string[] };
 
 export interface CommitOptions {
+  mode: CommitMode;
   /** The owner's cap of usable keys. */
   cap: number;
   now: Date;
-  /** A key counted as gone (the key a roll replaces): the owner may hold one over the cap until it expires. */
-  setAside?: string;
-  /** Write the entry even when it is there (a key made usable again): other calls then see the change. */
-  touch?: boolean;
+  /** A roll: the key its new key replaces (counted as gone). */
+  replaces?: Replaces | undefined;
 }
 
 function parse(entries: string): Record<string, Entry> {
@@ -50,9 +119,10 @@ function parse(entries: string): Record<string, Entry> {
 }
 
 /**
- * Add `record` to its owner's ledger within the cap (or find it there). The key item is not written here: the
- * caller writes it after this succeeds (see the module's comment).
- * @example const outcome = await commitToLedger(tables, record, { cap: 10, now: new Date() });
+ * Write `record`'s entry into its owner's ledger (see {@link CommitMode}). The key item is not written here:
+ * the caller writes it after this succeeds, with the fence below the version answered (see the module's
+ * comment). Throws ContentionError when other calls kept winning the ledger.
+ * @example const outcome = await commitToLedger(tables, record, { mode: 'create', cap: 10, now: new Date() });
  */
 export async function commitToLedger(
   tables: AdminTables,
@@ -64,56 +134,96 @@ export async function commitToLedger(
     if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * attempt));
     const stored = await tables.readLedger(record.owner);
     const entries = parse(stored.entries);
-    if (entries[record.keyId] && !options.touch) return { ok: true };
-    const counted = () =>
-      Object.keys(entries).filter((keyId) => keyId !== record.keyId && keyId !== options.setAside);
-    if (counted().length >= options.cap) await prune(tables, entries, record.keyId, now);
-    if (counted().length >= options.cap) return { ok: false, reason: 'cap', counted: counted() };
     const known = entries[record.keyId];
-    entries[record.keyId] = known ? { ...known, reinstated: now } : { record, touched: now };
-    if (await tables.writeLedger(record.owner, JSON.stringify(entries), stored.version)) return { ok: true };
+    if (known && options.mode === 'create') return { ok: true, version: stored.version };
+    if (!known || options.mode !== 'renew') {
+      const setAside = options.replaces?.keyId;
+      const counted = () => Object.keys(entries).filter((id) => id !== record.keyId && id !== setAside);
+      if (counted().length >= options.cap) {
+        await prune(tables, entries, { version: stored.version, except: record.keyId, now });
+      }
+      if (counted().length >= options.cap) return { ok: false, reason: 'cap', counted: counted() };
+    }
+    const reinstated = options.mode === 'create' ? {} : { reinstated: now };
+    entries[record.keyId] = known
+      ? { ...known, ...reinstated }
+      : { record, touched: now, ...reinstated, ...(options.replaces && { replaces: options.replaces }) };
+    if (await tables.writeLedger(record.owner, JSON.stringify(entries), stored.version)) {
+      return { ok: true, version: stored.version + 1 };
+    }
   }
-  throw Object.assign(new Error("the owner's ledger stayed contended"), { name: 'ThrottlingException' });
+  throw new ContentionError(`the ledger of owner ${record.owner} stayed contended`);
 }
 
+/** Whether a call may still be writing what `entry` is for: its key item, or the write making it usable. */
+const inFlight = (entry: Entry, keyWritten: boolean, now: number) =>
+  now - (keyWritten ? (entry.reinstated ?? Number.NEGATIVE_INFINITY) : entry.touched) < IN_FLIGHT_MS;
+
 /**
- * Drop the entries of keys that are no longer usable, and write the key items an interrupted call left
- * unwritten (roll forward). What a call may still be writing (IN_FLIGHT_MS) is kept as it is.
+ * Drop the entries of keys that are refused now, each after fencing its key at the version read (a revoked
+ * key frees its place at once), and finish what interrupted calls left unwritten (roll forward). What a call
+ * may still be writing ({@link IN_FLIGHT_MS}) is left to it. The caller's ledger write (over `version`)
+ * persists the drops.
  */
 async function prune(
   tables: AdminTables,
   entries: Record<string, Entry>,
-  except: string,
-  now: number,
+  at: { version: number; except: string; now: number },
 ): Promise<void> {
-  const others = Object.entries(entries).filter(([keyId]) => keyId !== except);
+  const others = Object.entries(entries).filter(([keyId]) => keyId !== at.except);
   const stored = await tables.keysByHash(others.map(([, entry]) => entry.record.keyHash));
   for (const [keyId, entry] of others) {
-    const record = stored.get(entry.record.keyHash);
-    if (!record) {
-      if (now - entry.touched >= IN_FLIGHT_MS) await tables.createKey(entry.record);
-    } else if (!keyAccepted(record, now) && now - (entry.reinstated ?? 0) >= IN_FLIGHT_MS) {
-      delete entries[keyId];
-    }
+    let record = stored.get(entry.record.keyHash);
+    if (inFlight(entry, record !== undefined, at.now)) continue;
+    record ??= (await writeKey(tables, entry.record, entry.replaces)).record;
+    if (keyAccepted(record, at.now)) continue;
+    if (await tables.fenceKey(record.keyHash, at.version, new Date(at.now))) delete entries[keyId];
   }
 }
 
+/** What {@link writeKey} wrote: the key as stored, and for a roll the key it replaces as marked. */
+export interface Written {
+  record: KeyRecord;
+  /** A roll's old key after it was marked; undefined when another roll came first (`record` is withdrawn). */
+  old?: KeyRecord | undefined;
+}
+
 /**
- * Write the key items the owner's ledger holds but the keys table lacks (calls interrupted between their two
- * writes), so a listing shows every key the cap counts. `known`: the key ids the listing found already.
+ * The key writes that follow a ledger entry (or stand alone, for a key without an owner): for a roll, first
+ * the old key marked rolled to the new one, then the new key item — created revoked (withdrawn) when the old
+ * key was rolled to another key first. Repeating them is harmless (a retry, a roll-forward).
+ * @example const { record } = await writeKey(tables, record);
  */
-export async function rollForward(
+export async function writeKey(
   tables: AdminTables,
-  owner: string,
-  known: ReadonlySet<string>,
-  now: Date,
-): Promise<void> {
+  record: KeyRecord,
+  replaces?: Replaces,
+): Promise<Written> {
+  let old: KeyRecord | undefined;
+  let planned = record;
+  if (replaces) {
+    old = await tables.markRolled(replaces.keyHash, record.keyId, replaces.expires);
+    if (!old) planned = { ...record, status: 'revoked' };
+  }
+  const stored = await tables.createKey(planned);
+  if (stored !== 'created' && stored?.keyId !== record.keyId) {
+    // 132 random bits never collide in practice; if they did, failing beats overwriting someone's key.
+    throw Object.assign(new Error('a key with this hash exists already'), { name: 'KeyCollision' });
+  }
+  return { record: stored === 'created' ? planned : stored, ...(replaces && { old }) };
+}
+
+/**
+ * Write the key items the owner's ledger holds but the keys table lacks (calls interrupted between their
+ * writes, older than {@link IN_FLIGHT_MS}), so a listing shows every key the cap counts.
+ */
+export async function rollForward(tables: AdminTables, owner: string, now: Date): Promise<void> {
   const entries = Object.values(parse((await tables.readLedger(owner)).entries)).filter(
-    (entry) => !known.has(entry.record.keyId) && now.getTime() - entry.touched >= IN_FLIGHT_MS,
+    (entry) => now.getTime() - entry.touched >= IN_FLIGHT_MS,
   );
   if (entries.length === 0) return;
   const stored = await tables.keysByHash(entries.map((entry) => entry.record.keyHash));
   for (const entry of entries) {
-    if (!stored.has(entry.record.keyHash)) await tables.createKey(entry.record);
+    if (!stored.has(entry.record.keyHash)) await writeKey(tables, entry.record, entry.replaces);
   }
 }

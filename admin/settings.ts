@@ -14,6 +14,16 @@ export const PARTNER_DEFAULT_LIMITS: Limits = { minute: 600, month: 1_000_000 };
 /** Usable keys an owner may hold at once, by default (ADMIN_MAX_KEYS_PER_OWNER, 1–100). */
 export const DEFAULT_MAX_KEYS_PER_OWNER = 10;
 
+/**
+ * How long one admin call may take, from its request to its answer (ADMIN_DEADLINE_MS, 100–20,000): after it
+ * nothing more of the call is sent, and the API answers 503 with Retry-After. 8 s: an admin call is a dozen
+ * DynamoDB round trips at most, and the admin function has 10 s (infra/admin.ts) to answer before Lambda cuts
+ * it; at most 20 s, a third of the ledger's window (admin/ledger.ts IN_FLIGHT_MS), so a call on time never
+ * meets a roll-forward of its own work.
+ */
+export const DEFAULT_DEADLINE_MS = 8_000;
+const MAX_DEADLINE_MS = 20_000;
+
 export interface AdminSettings extends TableNames {
   /** Usable (active, unexpired) keys an owner may hold; a roll may hold one more until the old key expires. */
   maxKeysPerOwner: number;
@@ -21,6 +31,8 @@ export interface AdminSettings extends TableNames {
   /** The proxy's key cache (KEY_CACHE_TTL_MS, KEY_NEGATIVE_CACHE_TTL_MS): when a change takes effect. */
   keyCacheTtlMs: number;
   negativeTtlMs: number;
+  /** How long one admin call may take (ADMIN_DEADLINE_MS). */
+  deadlineMs: number;
 }
 
 function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
@@ -73,5 +85,6 @@ export function adminSettings(env: Env): AdminSettings {
     maxKeysPerOwner: integer(env, 'ADMIN_MAX_KEYS_PER_OWNER', DEFAULT_MAX_KEYS_PER_OWNER, 1, 100),
     partnerDefaults: partnerDefaults(env),
     ...cacheBounds(env),
+    deadlineMs: integer(env, 'ADMIN_DEADLINE_MS', DEFAULT_DEADLINE_MS, 100, MAX_DEADLINE_MS),
   };
 }

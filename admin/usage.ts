@@ -106,5 +106,14 @@ export async function lastUsed(
       minuteOf(items.get(counterKey(keyId, now))) ?? minuteOf(items.get(counterKey(keyId, last)));
     if (minute) found.set(keyId, minute);
   }
-  return { lastUsed: found, since: `${monthWindowId(last)}-01T00:00:00Z` };
+  return { lastUsed: found, since: lastUseSince(now) };
+}
+
+/**
+ * Since when the counters tell a key's last use at `now`: the first of last month (UTC; items of older months
+ * have expired).
+ * @example lastUseSince(new Date('2026-11-24T10:00:00Z')) === '2026-10-01T00:00:00Z'
+ */
+export function lastUseSince(now: Date): string {
+  return `${monthWindowId(previousMonth(now))}-01T00:00:00Z`;
 }

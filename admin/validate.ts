@@ -4,7 +4,7 @@
  * values out. The bounds are in {@link BOUNDS}; the OpenAPI document (admin/openapi.json) states the same.
  */
 import { createHash } from 'node:crypto';
-import { FREE_TIER_LIMITS, KEY_ID_PATTERN, type Limits, TIERS, type Tier } from '../tables/keys.js';
+import { FREE_TIER_LIMITS, holdsKey, KEY_ID_PATTERN, type Limits, TIERS, type Tier } from '../tables/keys.js';
 import type { FieldProblem } from './errors.js';
 import { limitsText } from './output.js';
 
@@ -33,6 +33,10 @@ export const OWNER_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:@+=|-]*$/;
 const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]+$/;
 
 const DAY_MS = 86_400_000;
+
+/** Why something shaped like a key is refused where it does not belong. */
+export const KEY_PROBLEM =
+  'holds something shaped like an API key: a key is a secret, shown once, never sent back (this one was not logged)';
 
 export type Parsed<T> = { ok: true; value: T } | { ok: false; problems: FieldProblem[] };
 
@@ -63,16 +67,55 @@ export interface ListInput {
   cursor?: { created: string; keyId: string };
 }
 
+const INSTANT =
+  /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,3}))?)?(Z|([+-])(\d{2}):(\d{2})))?$/;
+
 /**
  * A time as the API takes it: ISO 8601 with its zone (`2026-12-31T18:00:00Z`, `2026-12-31T19:00+01:00`), or
- * a UTC date (`2026-12-31`, midnight UTC). undefined when it is not one.
+ * a UTC date (`2026-12-31`, midnight UTC). undefined when it is not one — and when it names no instant of the
+ * calendar: `2027-02-30`, `24:00`, a 61st second or an offset past ±23:59 are refused, never rolled over into
+ * the next day or month as `Date.parse` would.
  * @example parseInstant('2026-12-31')?.toISOString() === '2026-12-31T00:00:00.000Z'
+ * @example parseInstant('2027-02-30') === undefined
  */
 export function parseInstant(raw: string): Date | undefined {
-  const date = /^\d{4}-\d{2}-\d{2}$/.test(raw) ? `${raw}T00:00:00Z` : raw;
-  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/.test(date)) return undefined;
-  const time = Date.parse(date);
-  return Number.isNaN(time) ? undefined : new Date(time);
+  const m = INSTANT.exec(raw);
+  if (!m) return undefined;
+  const [year, month, day, hour, minute, second] = [1, 2, 3, 4, 5, 6].map((i) => Number(m[i] ?? 0)) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  const millis = Number((m[7] ?? '0').padEnd(3, '0'));
+  const [offsetHours, offsetMinutes] = [Number(m[10] ?? 0), Number(m[11] ?? 0)];
+  const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth) return undefined;
+  if (hour > 23 || minute > 59 || second > 59 || offsetHours > 23 || offsetMinutes > 59) return undefined;
+  const offset = (m[9] === '-' ? -1 : 1) * (offsetHours * 60 + offsetMinutes) * 60_000;
+  const utc = new Date(0);
+  utc.setUTCFullYear(year, month - 1, day);
+  utc.setUTCHours(hour, minute, second, millis);
+  return new Date(utc.getTime() - offset);
+}
+
+/**
+ * Characters a label may not hold: controls, format characters (zero-width ones, bidirectional overrides
+ * and isolates, the byte-order mark), surrogates, private-use and unassigned code points, line and paragraph
+ * separators. What is left prints as itself, in a user area and in a terminal alike.
+ */
+const NOT_PRINTABLE = /[\p{C}\p{Zl}\p{Zp}]/u;
+
+/**
+ * Whether `text` prints as itself: none of {@link NOT_PRINTABLE} (a lone surrogate is a code point of its own,
+ * a surrogate, to a `u` regular expression; a pair is the character it encodes).
+ * @example printable('Acme app') === true
+ * @example printable('Acme\u202Eppa') === false
+ */
+function printable(text: string): boolean {
+  return !NOT_PRINTABLE.test(text);
 }
 
 export class Problems {
@@ -109,6 +152,7 @@ export function checkOwner(value: unknown, field: string, problems: Problems): s
       'may hold letters, digits and . _ : @ + = | - and must start with a letter or digit',
     );
   }
+  if (holdsKey(value)) return problems.add(field, KEY_PROBLEM);
   return value;
 }
 
@@ -162,8 +206,13 @@ export function parseIssue(
       problems.add('label', 'must be a non-empty string');
     } else if ([...input.label.trim()].length > BOUNDS.labelLength) {
       problems.add('label', `must be at most ${BOUNDS.labelLength} characters`);
-    } else if (/\p{Cc}/u.test(input.label)) {
-      problems.add('label', 'must not hold control characters');
+    } else if (!printable(input.label)) {
+      problems.add(
+        'label',
+        'must hold printable characters only (no control, zero-width or bidirectional-override characters, no lone surrogates)',
+      );
+    } else if (holdsKey(input.label)) {
+      problems.add('label', KEY_PROBLEM);
     } else label = input.label.trim();
   }
   let limits: Partial<Limits> | undefined;
@@ -255,7 +304,8 @@ export function parseEmpty(body: unknown): Parsed<Record<string, never>> {
 /** A key id in a path; problems name it. */
 export function parseKeyId(raw: string): Parsed<string> {
   const problems = new Problems();
-  if (!KEY_ID_PATTERN.test(raw)) problems.add('key_id', 'must be key_ followed by 10 letters or digits');
+  if (holdsKey(raw)) problems.add('key_id', KEY_PROBLEM);
+  else if (!KEY_ID_PATTERN.test(raw)) problems.add('key_id', 'must be key_ followed by 10 letters or digits');
   return result(problems, () => raw);
 }
 

@@ -91,3 +91,20 @@ export function environmentCredentials(env: Env = process.env): AwsCredentials |
   const sessionToken = env.AWS_SESSION_TOKEN?.trim();
   return sessionToken ? { accessKeyId, secretAccessKey, sessionToken } : { accessKeyId, secretAccessKey };
 }
+
+/**
+ * The credentials of a Lambda function's role, as Lambda puts them in the environment for the execution
+ * environment's lifetime (read once, when first asked); the fixed local ones for a loopback endpoint, whatever
+ * the environment holds. The proxy and the admin function sign every call with these.
+ * @example const credentials = roleCredentials(process.env.AWS_ENDPOINT_URL_DYNAMODB); credentials().accessKeyId
+ */
+export function roleCredentials(endpoint: string | undefined): () => AwsCredentials {
+  if (isLoopback(endpoint)) return () => LOOPBACK_CREDENTIALS;
+  let credentials = environmentCredentials();
+  return () => {
+    credentials ??= environmentCredentials();
+    if (!credentials)
+      throw new Error('no AWS credentials in the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY)');
+    return credentials;
+  };
+}

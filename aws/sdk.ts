@@ -7,6 +7,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { defaultProvider } from '@aws-sdk/credential-provider-node';
 import type { AwsCredentialIdentityProvider } from '@smithy/types';
+import { LeanDynamo } from './dynamodb.js';
 import { awsRegion, endpointSetting, isLoopback, LOOPBACK_CREDENTIALS } from './env.js';
 
 export { awsRegion } from './env.js';
@@ -81,4 +82,14 @@ export function dynamoClient(options: ClientOptions = {}): DynamoDBClient {
     ...(endpoint ? { endpoint } : {}),
     ...localCredentials(endpoint),
   });
+}
+
+/**
+ * Key administration's DynamoDB client outside Lambda (`npm run keys`, `npm start`, tests): lean signed
+ * requests (aws/dynamodb.ts) with {@link credentialProvider}'s credentials. Close it when done.
+ * @example const dynamo = leanDynamo(process.env.DYNAMODB_ENDPOINT);
+ */
+export function leanDynamo(endpoint?: string, region?: string): LeanDynamo {
+  const at = endpoint ?? endpointSetting('dynamodb')?.value;
+  return new LeanDynamo({ endpoint: at, region: awsRegion(region), credentials: credentialProvider(at) });
 }

@@ -13,7 +13,7 @@ import { AdminTables } from '../admin/dynamo.js';
 import { type AuditLine, createAdminHandler } from '../admin/http/handler.js';
 import { createAdminServer } from '../admin/http/node.js';
 import { adminSettings } from '../admin/settings.js';
-import { awsRegion, dynamoClient } from '../aws/sdk.js';
+import { awsRegion, leanDynamo } from '../aws/sdk.js';
 import { type LocalCredentials, sigV4Check } from './sigv4.js';
 
 /** Where `npm start` keeps the local admin credentials (a secret of this machine only: mode 0600). */
@@ -60,6 +60,8 @@ export interface LocalAdminOptions {
   /** 0: a free port. */
   port: number;
   log?: (line: AuditLine) => void;
+  /** The admin core's clock (tests move it); the signature check keeps the real one. */
+  now?: () => Date;
 }
 
 /**
@@ -74,20 +76,21 @@ export async function startLocalAdmin(options: LocalAdminOptions): Promise<Local
   });
   const region = awsRegion(options.env.AWS_REGION?.trim() || undefined);
   const credentials = localAdminCredentials(options.directory);
+  const dynamo = leanDynamo(options.dynamodbEndpoint);
   const tables = new AdminTables({
-    client: dynamoClient({ endpoint: options.dynamodbEndpoint }),
+    dynamo,
     keysTable: settings.keysTable,
     countersTable: settings.countersTable,
   });
   const handle = createAdminHandler({
-    context: { tables, settings, now: () => new Date() },
+    context: { tables, settings, now: options.now ?? (() => new Date()) },
     log: options.log ?? ((line) => process.stdout.write(`${JSON.stringify(line)}\n`)),
   });
   const server = createAdminServer(
     handle,
     sigV4Check({ credentials, region, service: 'lambda', principal: LOCAL_PRINCIPAL }),
   );
-  server.on('close', () => tables.client.destroy());
+  server.on('close', () => void dynamo.close());
   await new Promise<void>((ready, fail) => {
     server.once('error', fail);
     server.listen(options.port, '127.0.0.1', () => ready());

@@ -40,15 +40,22 @@ function amzDate(value: string): Date | undefined {
   return Number.isNaN(time) ? undefined : new Date(time);
 }
 
-/** The query as SigV4 canonicalises it: names and values percent-decoded (a `+` stays a `+`). */
-function queryOf(search: string): Record<string, string | string[]> {
+/**
+ * The query as SigV4 canonicalises it: names and values percent-decoded (a `+` stays a `+`); undefined when
+ * an escape is malformed (the admin API answers that 400 itself).
+ */
+function queryOf(search: string): Record<string, string | string[]> | undefined {
   const query: Record<string, string | string[]> = {};
-  for (const part of search.split('&').filter(Boolean)) {
-    const at = part.indexOf('=');
-    const name = decodeURIComponent(at < 0 ? part : part.slice(0, at));
-    const value = at < 0 ? '' : decodeURIComponent(part.slice(at + 1));
-    const known = query[name];
-    query[name] = known === undefined ? value : [...(Array.isArray(known) ? known : [known]), value];
+  try {
+    for (const part of search.split('&').filter(Boolean)) {
+      const at = part.indexOf('=');
+      const name = decodeURIComponent(at < 0 ? part : part.slice(0, at));
+      const value = at < 0 ? '' : decodeURIComponent(part.slice(at + 1));
+      const known = query[name];
+      query[name] = known === undefined ? value : [...(Array.isArray(known) ? known : [known]), value];
+    }
+  } catch {
+    return undefined;
   }
   return query;
 }
@@ -105,15 +112,17 @@ export function sigV4Check(
     if (declared !== undefined && declared !== hash('sha256', request.body, 'hex')) {
       return refuse('The x-amz-content-sha256 header is not the hash of the body sent.');
     }
-    const url = new URL(request.url, `http://${headers.host}`);
+    // The path and query as sent (the signature covers the Host header itself, whatever it holds).
+    const queryAt = request.url.indexOf('?');
+    const query = queryOf(queryAt < 0 ? '' : request.url.slice(queryAt + 1));
+    if (!query) return refuse('The query is not valid percent-encoding.');
     const again = await signer.sign(
       {
         method: request.method,
         protocol: 'http:',
-        hostname: url.hostname,
-        ...(url.port ? { port: Number(url.port) } : {}),
-        path: url.pathname,
-        query: queryOf(url.search.slice(1)),
+        hostname: headers.host!,
+        path: queryAt < 0 ? request.url : request.url.slice(0, queryAt),
+        query,
         headers,
         body: request.body.length === 0 ? undefined : request.body,
       },

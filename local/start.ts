@@ -20,7 +20,7 @@ import { register } from '../admin/actions.js';
 import { AdminTables } from '../admin/dynamo.js';
 import { partnerDefaults } from '../admin/settings.js';
 import { createTables } from '../admin/tables.js';
-import { dynamoClient, s3Client } from '../aws/sdk.js';
+import { dynamoClient, leanDynamo, s3Client } from '../aws/sdk.js';
 import { whoAmI } from '../builder/exit.js';
 import { publishSnapshot, type SnapshotTarget } from '../builder/publish-snapshot.js';
 import { explainPublishFailure } from '../builder/report/failure.js';
@@ -307,12 +307,11 @@ async function publishedState(store: S3ObjectStore, prefix: string): Promise<Pub
 
 /** Keys: tables, the keys named in CATALOGUE_DEV_KEYS, and the dev key of this data directory. */
 async function seedKeys(start: StartContext, config: ProxyConfig): Promise<DevKeyOutcome> {
-  const tables = new AdminTables({
-    client: dynamoClient({ endpoint: config.dynamodbEndpoint }),
-    keysTable: config.keysTable,
-    countersTable: config.countersTable,
-  });
-  await createTables(tables.client, tables);
+  const names = { keysTable: config.keysTable, countersTable: config.countersTable };
+  const client = dynamoClient({ endpoint: config.dynamodbEndpoint });
+  await createTables(client, names).finally(() => client.destroy());
+  const dynamo = leanDynamo(config.dynamodbEndpoint);
+  const tables = new AdminTables({ dynamo, ...names });
   for (const { tier, key } of start.devKeys) {
     await register(tables, key, {
       tier,
@@ -321,7 +320,7 @@ async function seedKeys(start: StartContext, config: ProxyConfig): Promise<DevKe
     });
   }
   const devKey = await devKeyFor(tables, LOCAL);
-  tables.client.destroy();
+  await dynamo.close();
   return devKey;
 }
 

@@ -46,6 +46,39 @@ export interface KeyRecord {
 /** `pk_live_` followed by 22 base64url characters (docs/api.md#authentication). */
 export const API_KEY_PATTERN = /^pk_live_[A-Za-z0-9_-]{22}$/;
 
+/**
+ * Anything shaped like a key, and its near misses: `pk` and `live` (or `test`) in any case, joined by `_`, `-`
+ * or nothing, then 16 or more base64url characters — a key typed, pasted or cut a little wrong is still a
+ * secret. Percent-escapes are read first (`pk%5Flive%5F…`).
+ */
+const KEY_SHAPED = /pk[_-]?(?:live|test)[_-]?[A-Za-z0-9_-]{16,}/i;
+const EVERY_KEY_SHAPED = new RegExp(KEY_SHAPED.source, 'gi');
+
+const percentDecoded = (text: string) =>
+  text.replace(/%([0-9A-Fa-f]{2})/g, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
+
+/**
+ * Whether `text` holds something shaped like an API key ({@link KEY_SHAPED}), as typed or percent-encoded.
+ * Key administration refuses such a text where a key id, an owner or a label goes, before it is logged or
+ * echoed: a key appears in the one answer that issues it, nowhere else.
+ * @example holdsKey('/v1/keys/pk_live_AbCdEfGhIjKlMnOpQrStUv') === true
+ * @example holdsKey('owner=PK-LIVE-abcdefghijklmnopq') === true
+ * @example holdsKey('/v1/keys/key_3fG7xQ2mPa') === false
+ */
+export function holdsKey(text: string): boolean {
+  return KEY_SHAPED.test(text) || (text.includes('%') && KEY_SHAPED.test(percentDecoded(text)));
+}
+
+/**
+ * `text` with everything shaped like a key replaced by `[key redacted]` (percent-escapes read first where
+ * that is what held one): what an audit line may show of a refused request's path.
+ * @example redactKeys('/v1/keys/pk_live_AbCdEfGhIjKlMnOpQrStUv/revoke') === '/v1/keys/[key redacted]/revoke'
+ */
+export function redactKeys(text: string): string {
+  const plain = holdsKey(text) && !KEY_SHAPED.test(text) ? percentDecoded(text) : text;
+  return plain.replace(EVERY_KEY_SHAPED, '[key redacted]');
+}
+
 /** `key_` followed by 10 letters and digits: the public id of a key. */
 export const KEY_ID_PATTERN = /^key_[A-Za-z0-9]{10}$/;
 

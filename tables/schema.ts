@@ -22,6 +22,11 @@ export const KEYS_SCHEMA = {
   ownerSortAttribute: 'created',
   /** Partition key prefix of an owner's ledger item. */
   ledgerPrefix: 'owner#',
+  /**
+   * On a key item: the owner's ledger version from which its ledger entry may be gone (admin/ledger.ts), so a
+   * write that would make the key usable again over an older version fails. The request path ignores it.
+   */
+  fenceAttribute: 'ledger_fence',
 } as const;
 
 /**

@@ -9,10 +9,18 @@
  */
 import { randomBytes } from 'node:crypto';
 import { DependencyError, errorText } from '../../store/errors.js';
+import { holdsKey, redactKeys } from '../../tables/keys.js';
 import type { AdminContext } from '../actions.js';
 import * as actions from '../actions.js';
 import { AdminTableError } from '../dynamo.js';
-import { ADMIN_ERROR_STATUS, type AdminError, adminError, errorEnvelope } from '../errors.js';
+import {
+  ADMIN_ERROR_STATUS,
+  type AdminError,
+  adminError,
+  ContentionError,
+  errorEnvelope,
+  type FieldProblem,
+} from '../errors.js';
 import type { Idempotency } from '../idempotency.js';
 import { isoSeconds, shownKey } from '../output.js';
 import type { KeyUsage } from '../usage.js';
@@ -20,6 +28,7 @@ import {
   BOUNDS,
   encodeCursor,
   fingerprint,
+  KEY_PROBLEM,
   type Parsed,
   parseEmpty,
   parseExpiry,
@@ -51,6 +60,8 @@ export interface AdminRequest {
   /** Who signed it; undefined: refused (403) with `refusal` as the reason. */
   principal: Principal | undefined;
   refusal?: string;
+  /** Why the adapter could not read the request at all (answered 400, before anything else but 413). */
+  unreadable?: string;
 }
 
 export interface AdminResponse {
@@ -70,7 +81,10 @@ export interface AuditLine {
   principal: string | null;
   account_id: string | null;
   method: string;
+  /** As sent, with anything shaped like a key replaced by `[key redacted]`. */
   path: string;
+  /** Where the request held something shaped like a key (`path`, `query`, `body`): refused, never logged. */
+  redacted?: string[];
   action: Action | null;
   key_id: string | null;
   owner: string | null;
@@ -100,10 +114,12 @@ interface Answer {
   owner?: string | undefined;
   replayed?: boolean;
   retryAfter?: number;
+  /** Where the request held something shaped like a key. */
+  redacted?: string[];
 }
 
 /** `req_` + 16 base64url characters, as the public API's (whose hot path draws them in blocks). */
-const newRequestId = () => `req_${randomBytes(12).toString('base64url')}`;
+export const newRequestId = () => `req_${randomBytes(12).toString('base64url')}`;
 
 const ROUTES: { pattern: RegExp; methods: Partial<Record<string, Action>> }[] = [
   { pattern: /^\/v1\/keys$/, methods: { GET: 'list', POST: 'issue' } },
@@ -112,10 +128,10 @@ const ROUTES: { pattern: RegExp; methods: Partial<Record<string, Action>> }[] = 
   { pattern: /^\/v1\/keys\/([^/]+)\/(revoke|enable|limits|expiry|roll)$/, methods: { POST: 'revoke' } },
 ];
 
-function route(
-  method: string,
-  path: string,
-): { action: Action; keyId?: string } | { allow: string } | undefined {
+/** A request's route: its action and the key id in its path. */
+type Routed = { action: Action; keyId?: string };
+
+function route(method: string, path: string): Routed | { allow: string } | undefined {
   for (const { pattern, methods } of ROUTES) {
     const match = pattern.exec(path);
     if (!match) continue;
@@ -145,9 +161,6 @@ const invalid = (problems: { field: string; problem: string }[]) =>
 
 /** The body as JSON: undefined when empty; an Answer when it cannot be read. */
 function readBody(request: AdminRequest): { value: unknown } | Answer {
-  if (request.body.length > BOUNDS.bodyBytes) {
-    return errorAnswer(adminError('payload_too_large', `The body is over ${BOUNDS.bodyBytes} bytes.`));
-  }
   if (request.body.length === 0) return { value: undefined };
   const type = request.headers['content-type']?.split(';')[0]?.trim().toLowerCase();
   if (type !== 'application/json') {
@@ -155,17 +168,151 @@ function readBody(request: AdminRequest): { value: unknown } | Answer {
       adminError('unsupported_media_type', 'Send the body as Content-Type: application/json.'),
     );
   }
+  let value: unknown;
   try {
-    return { value: JSON.parse(request.body.toString('utf8')) };
+    value = JSON.parse(request.body.toString('utf8'));
   } catch {
     return invalid([{ field: 'body', problem: 'is not valid JSON' }]);
   }
+  const keyAt = keyShapedField(value, '');
+  if (keyAt === undefined) return { value };
+  return { ...invalid([{ field: keyAt || 'body', problem: KEY_PROBLEM }]), redacted: ['body'] };
+}
+
+/**
+ * Where in a JSON value something shaped like a key is (escapes such as `\u0070k_live_…` read already): the
+ * field's dotted name, '' when it is a name itself (never echoed), undefined when nowhere.
+ */
+function keyShapedField(value: unknown, at: string): string | undefined {
+  if (typeof value === 'string') return holdsKey(value) ? at : undefined;
+  if (typeof value !== 'object' || value === null) return undefined;
+  for (const [name, inner] of Object.entries(value)) {
+    if (holdsKey(name)) return '';
+    const found = keyShapedField(inner, Array.isArray(value) ? at : at ? `${at}.${name}` : name);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
+/** Host as HTTP/1.1 has it: a name or an IPv4 or bracketed IPv6 address, an optional port; sent once. */
+const HOST = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?)(?::[0-9]{1,5})?$/;
+
+const percentEncoded = (text: string) => {
+  try {
+    decodeURIComponent(text);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * What makes a request unreadable as it came, or unfit to be logged: a Host header malformed or sent more than
+ * once (an adapter joins repeated headers with ", "), a malformed percent-escape in the path or the query, and
+ * anything shaped like a key in either (refused before it is logged or echoed: the audit line says so).
+ */
+function malformed(request: AdminRequest): FieldProblem[] {
+  if (request.unreadable) return [{ field: 'request', problem: request.unreadable }];
+  const problems: FieldProblem[] = [];
+  const host = request.headers.host;
+  if (host !== undefined && !HOST.test(host)) {
+    const problem = /,/.test(host)
+      ? 'must be sent once'
+      : 'must be a host name or address, with an optional port';
+    problems.push({ field: 'Host', problem });
+  }
+  for (const [field, text] of [
+    ['path', request.path],
+    ['query', request.query],
+  ] as const) {
+    if (holdsKey(text)) problems.push({ field, problem: KEY_PROBLEM });
+    else if (!percentEncoded(text)) problems.push({ field, problem: 'holds a malformed percent-escape' });
+  }
+  return problems;
+}
+
+/**
+ * The answer given before any action: 413 for a body too large (before its signature can be checked: npm
+ * start reads at most the limit; on AWS the function URL has checked the signature already), 400 for a
+ * malformed request or one holding something shaped like a key, 403 unless signed by an allowed principal,
+ * 404 for no route, 405 for another method. Undefined: the request goes on to its action.
+ */
+function refusal(request: AdminRequest, found: ReturnType<typeof route>): Answer | undefined {
+  if (request.body.length > BOUNDS.bodyBytes) {
+    return errorAnswer(adminError('payload_too_large', `The body is over ${BOUNDS.bodyBytes} bytes.`));
+  }
+  const problems = malformed(request);
+  if (problems.length > 0) {
+    const redacted = problems.filter((p) => p.problem === KEY_PROBLEM).map((p) => p.field);
+    return { ...invalid(problems), ...(redacted.length > 0 && { redacted }) };
+  }
+  if (!request.principal) {
+    const why = request.refusal ?? 'Sign the request with AWS Signature Version 4 (service lambda).';
+    return errorAnswer(adminError('forbidden', why));
+  }
+  if (!found) return errorAnswer(adminError('not_found', `No route ${request.method} ${request.path}.`));
+  if ('allow' in found) {
+    return errorAnswer(
+      adminError('method_not_allowed', `${request.path} takes ${found.allow}, not ${request.method}.`),
+    );
+  }
+  return undefined;
+}
+
+/** The audit line of a call (never a key: the path as logged has any key-shaped text redacted). */
+function auditLine(call: {
+  request: AdminRequest;
+  requestId: string;
+  found: ReturnType<typeof route>;
+  answer: Answer;
+  fault: string | undefined;
+  started: number;
+  now: Date;
+}): AuditLine {
+  const { request, found, answer } = call;
+  const status = answer.status;
+  return {
+    level: status >= 500 ? 'error' : status >= 400 ? 'warn' : 'info',
+    type: 'admin_audit',
+    time: call.now.toISOString(),
+    request_id: call.requestId,
+    principal: request.principal?.arn ?? null,
+    account_id: request.principal?.accountId ?? null,
+    method: request.method,
+    path: redactKeys(request.path),
+    ...(answer.redacted && { redacted: answer.redacted }),
+    action: found && 'action' in found ? found.action : null,
+    key_id: answer.keyId ?? (found && 'keyId' in found && !answer.redacted ? (found.keyId ?? null) : null),
+    owner: answer.owner ?? null,
+    ...(answer.newKeyId && { new_key_id: answer.newKeyId }),
+    outcome: answer.outcome,
+    status,
+    latency_ms: Math.round(performance.now() - call.started),
+    ...(call.fault && { error: call.fault }),
+  };
+}
+
+/** The answer as sent: its headers and its body (the error envelope, or the data with the request id). */
+function responseOf(answer: Answer, found: ReturnType<typeof route>, requestId: string): AdminResponse {
+  const headers: Record<string, string> = {
+    'content-type': 'application/json; charset=utf-8',
+    'cache-control': 'no-store',
+    'x-request-id': requestId,
+    ...(answer.replayed && { 'idempotent-replayed': 'true' }),
+    ...(answer.retryAfter !== undefined && { 'retry-after': String(answer.retryAfter) }),
+    ...(answer.status === 405 && found && 'allow' in found && { allow: found.allow }),
+  };
+  const body =
+    answer.status >= 400
+      ? errorEnvelope(answer.body as AdminError, requestId)
+      : { ...(answer.body as object), request_id: requestId };
+  return { status: answer.status, headers, body: JSON.stringify(body) };
 }
 
 /**
  * @example
  * const handle = createAdminHandler({ context, log: (line) => console.log(JSON.stringify(line)) });
- * const response = await handle({ method: 'GET', path: '/v1/keys', query: 'owner=user_42', headers: {}, body: Buffer.alloc(0), principal });
+ * const response = await handle({ method: 'GET', path: '/v1/keys', query: 'owner=u1', headers: {}, body: Buffer.alloc(0), principal });
  */
 export function createAdminHandler(
   options: AdminHandlerOptions,
@@ -175,71 +322,31 @@ export function createAdminHandler(
     const started = performance.now();
     const requestId = newRequestId();
     const found = route(request.method, request.path);
-    const action = found && 'action' in found ? found.action : null;
     let answer: Answer;
     let fault: string | undefined;
     try {
-      // Size first: a body too large is refused before its signature can be checked (npm start reads at
-      // most the limit; on AWS the function URL has checked the signature already).
-      if (request.body.length > BOUNDS.bodyBytes) {
-        answer = errorAnswer(adminError('payload_too_large', `The body is over ${BOUNDS.bodyBytes} bytes.`));
-      } else if (!request.principal) {
-        // Only a signed request of an allowed IAM principal gets past this line.
-        answer = errorAnswer(
-          adminError(
-            'forbidden',
-            request.refusal ?? 'Sign the request with AWS Signature Version 4 (service lambda).',
-          ),
-        );
-      } else if (!found) {
-        answer = errorAnswer(adminError('not_found', `No route ${request.method} ${request.path}.`));
-      } else if ('allow' in found) {
-        answer = errorAnswer(
-          adminError('method_not_allowed', `${request.path} takes ${found.allow}, not ${request.method}.`),
-        );
-      } else answer = await dispatch(context, found.action, found.keyId, request);
+      answer = refusal(request, found) ?? (await dispatch(context, found as Routed, request));
     } catch (error) {
       fault = errorText(error);
       answer = errorAnswer(faultError(error));
     }
-    const status = answer.status;
-    const headers: Record<string, string> = {
-      'content-type': 'application/json; charset=utf-8',
-      'cache-control': 'no-store',
-      'x-request-id': requestId,
-      ...(answer.replayed && { 'idempotent-replayed': 'true' }),
-      ...(answer.retryAfter !== undefined && { 'retry-after': String(answer.retryAfter) }),
-      ...(found && 'allow' in found && { allow: found.allow }),
-    };
-    const body =
-      status >= 400
-        ? errorEnvelope(answer.body as AdminError, requestId)
-        : { ...(answer.body as object), request_id: requestId };
-    log({
-      level: status >= 500 ? 'error' : status >= 400 ? 'warn' : 'info',
-      type: 'admin_audit',
-      time: new Date().toISOString(),
-      request_id: requestId,
-      principal: request.principal?.arn ?? null,
-      account_id: request.principal?.accountId ?? null,
-      method: request.method,
-      path: request.path,
-      action,
-      key_id: answer.keyId ?? (found && 'keyId' in found ? (found.keyId ?? null) : null),
-      owner: answer.owner ?? null,
-      ...(answer.newKeyId && { new_key_id: answer.newKeyId }),
-      outcome: answer.outcome,
-      status,
-      latency_ms: Math.round(performance.now() - started),
-      ...(fault && { error: fault }),
-    });
-    return { status, headers, body: JSON.stringify(body) };
+    log(auditLine({ request, requestId, found, answer, fault, started, now: context.now() }));
+    return responseOf(answer, found, requestId);
   };
 }
 
-/** A thrown fault as the answer: DynamoDB's throttling and faults 503 with Retry-After; anything else 500. */
+/**
+ * A thrown fault as the answer: DynamoDB's throttling, faults and a call out of time, and a call that kept
+ * losing to others, 503 with Retry-After; anything else 500.
+ */
 function faultError(error: unknown): AdminError {
-  if (error instanceof AdminTableError || error instanceof DependencyError) {
+  if (error instanceof ContentionError) {
+    return {
+      ...adminError('service_unavailable', "Too many changes at once to this owner's keys; try again."),
+      retryAfter: 1,
+    };
+  }
+  if (error instanceof DependencyError) {
     const transient = !(error instanceof AdminTableError) || error.transient;
     return {
       ...adminError(
@@ -248,9 +355,6 @@ function faultError(error: unknown): AdminError {
       ),
       retryAfter: transient ? 1 : 30,
     };
-  }
-  if ((error as { name?: string }).name === 'ThrottlingException') {
-    return { ...adminError('service_unavailable', 'Too many changes at once; try again.'), retryAfter: 1 };
   }
   return adminError('internal_error', 'Something went wrong on our side; the call may be retried.');
 }
@@ -312,12 +416,11 @@ function pathKeyId(rawKeyId: string | undefined): Parsed<string> {
   return parseKeyId(decoded);
 }
 
-async function dispatch(
-  ctx: AdminContext,
-  action: Action,
-  rawKeyId: string | undefined,
-  request: AdminRequest,
-): Promise<Answer> {
+/** The routed call's action, under its deadline: after it, nothing more of the call is sent. */
+async function dispatch(context: AdminContext, routed: Routed, request: AdminRequest): Promise<Answer> {
+  const { action, keyId: rawKeyId } = routed;
+  const deadline = AbortSignal.timeout(context.settings.deadlineMs);
+  const ctx = { ...context, tables: context.tables.within(deadline) };
   const query = new URLSearchParams(request.query);
   if (action !== 'list' && request.query !== '') {
     return invalid(

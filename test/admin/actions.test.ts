@@ -33,7 +33,7 @@ const owner = () => `user_${process.pid}_${++ownerCount}`;
 
 beforeAll(async () => {
   db = await dynamoFixture();
-  admin = { client: db.client, keysTable: db.keysTable, countersTable: db.countersTable };
+  admin = { dynamo: db.dynamo, keysTable: db.keysTable, countersTable: db.countersTable };
   store = new DynamoKeyStore({ transport: db.transport, table: db.keysTable });
 });
 afterAll(async () => {
@@ -186,7 +186,11 @@ describe('owners and their cap', () => {
     };
     const later = () => new Date(now.getTime() + IN_FLIGHT_MS);
     const ctx = adminContext(admin, later, { ADMIN_MAX_KEYS_PER_OWNER: '1' });
-    await commitToLedger(ctx.tables, interrupted as KeyRecord & { owner: string }, { cap: 1, now });
+    await commitToLedger(ctx.tables, interrupted as KeyRecord & { owner: string }, {
+      mode: 'create',
+      cap: 1,
+      now,
+    });
 
     const listed = await actions.list(ctx, { owner: who, limit: 10 });
     const refused = await actions.issue(ctx, free(who));

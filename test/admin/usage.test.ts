@@ -19,7 +19,7 @@ let meter: DynamoQuotaMeter;
 
 beforeAll(async () => {
   db = await dynamoFixture();
-  admin = { client: db.client, keysTable: db.keysTable, countersTable: db.countersTable };
+  admin = { dynamo: db.dynamo, keysTable: db.keysTable, countersTable: db.countersTable };
   tables = new AdminTables(admin);
   meter = new DynamoQuotaMeter({ transport: db.transport, table: db.countersTable });
 });
@@ -54,7 +54,7 @@ describe('lastUsed', () => {
 
   it('reads many keys in batches of at most 100 items (two per key)', async () => {
     const keyIds = Array.from({ length: 120 }, (_, i) => `key_batch${String(i).padStart(5, '0')}`);
-    const calls = countCalls(db.client);
+    const calls = countCalls(db.dynamo);
 
     const used = await lastUsed(tables, keyIds, at('2026-01-15T00:00:00Z'));
 
@@ -76,7 +76,7 @@ describe('readUsage', () => {
       ['2026-11-03T00:00:00.000Z', 5],
     ];
     for (const [iso, times] of plan) for (let i = 0; i < times; i++) await meter.meter(record, at(iso));
-    const calls = countCalls(db.client);
+    const calls = countCalls(db.dynamo);
 
     // Act
     const usage = await readUsage(tables, record, at('2026-11-03T00:00:30Z'));

@@ -5,7 +5,7 @@
  */
 
 import { createTables } from '../../admin/tables.js';
-import { dynamoClient, s3Client } from '../../aws/sdk.js';
+import { dynamoClient, leanDynamo, s3Client } from '../../aws/sdk.js';
 import { publishCatalogue } from '../../builder/publish/publish.js';
 import { generateSnapshot } from '../../builder/synthetic/generate.js';
 import { startDynamo, startS3 } from '../../local/servers.js';
@@ -28,7 +28,8 @@ const [s3Faults, dynamoFaults] = await Promise.all([
 ]);
 const ddb = dynamoClient({ endpoint: dynamo.endpoint });
 await createTables(ddb, TABLES);
-await registerKey({ client: ddb, ...TABLES }, KEY, { tier: 'partner', limits: { minute: 1e6, month: 1e9 } });
+const lean = leanDynamo(dynamo.endpoint);
+await registerKey({ dynamo: lean, ...TABLES }, KEY, { tier: 'partner', limits: { minute: 1e6, month: 1e9 } });
 const writer = s3Client({ endpoint: s3.endpoint });
 await publishCatalogue({
   store: new S3ObjectStore({ client: writer, bucket: BUCKET }),
@@ -204,6 +205,7 @@ for (const action of ['garbage', 'truncate', 'flip'] as const) {
 console.log(JSON.stringify(report, null, 1));
 writer.destroy();
 ddb.destroy();
+await lean.close();
 await s3Faults.close();
 await dynamoFaults.close();
 await s3.dispose();

@@ -15,7 +15,7 @@ import { pathToFileURL } from 'node:url';
 import { register } from '../../admin/actions.js';
 import { AdminTables } from '../../admin/dynamo.js';
 import { createTables } from '../../admin/tables.js';
-import { dynamoClient } from '../../aws/sdk.js';
+import { dynamoClient, leanDynamo } from '../../aws/sdk.js';
 import { LAMBDA_NODE, nodeBinary } from '../runtime/node.mjs';
 import { runCli } from './build.js';
 import { forkServer, stopAll } from './children.js';
@@ -46,7 +46,12 @@ const dynamo = await forkServer('dynalite', join(BENCH_DIR, 'servers/dynalite.ts
 try {
   const client = dynamoClient({ endpoint: String(dynamo.ready.endpoint) });
   await createTables(client, TABLES);
-  await register(new AdminTables({ client, ...TABLES }), BENCH_KEY, { tier: 'partner', limits: HUGE_LIMITS });
+  const lean = leanDynamo(String(dynamo.ready.endpoint));
+  await register(new AdminTables({ dynamo: lean, ...TABLES }), BENCH_KEY, {
+    tier: 'partner',
+    limits: HUGE_LIMITS,
+  });
+  await lean.close();
   client.destroy();
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,

@@ -15,7 +15,7 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { createTables } from '../../admin/tables.js';
-import { dynamoClient } from '../../aws/sdk.js';
+import { dynamoClient, leanDynamo } from '../../aws/sdk.js';
 import type { Snapshot } from '../../builder/snapshot/snapshot.js';
 import { defaultByteCacheBytes } from '../../proxy/cache/bytes.js';
 import { generateApiKey } from '../../tables/keys.js';
@@ -92,16 +92,18 @@ export async function benchFunction(
     const dynamo = { endpoint: String(dynamoChild.ready.endpoint) };
     const floodKeys = Array.from({ length: Number(process.env.BENCH_FLOOD_KEYS ?? 500) }, generateApiKey);
     const client = dynamoClient({ endpoint: dynamo.endpoint });
+    const lean = leanDynamo(dynamo.endpoint);
     try {
       await createTables(client, TABLES);
       for (const key of [BENCH_KEY, ...floodKeys])
-        await registerKey({ client, ...TABLES }, key, {
+        await registerKey({ dynamo: lean, ...TABLES }, key, {
           tier: 'partner',
           limits: HUGE_LIMITS,
           label: 'bench',
         });
     } finally {
       client.destroy();
+      await lean.close();
     }
 
     // The function's environment as the stack sets it, the services on loopback.

@@ -21,7 +21,7 @@ import { createContext, runInContext } from 'node:vm';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTables } from '../../admin/tables.js';
-import { dynamoClient } from '../../aws/sdk.js';
+import { dynamoClient, leanDynamo } from '../../aws/sdk.js';
 import { operationExamples } from '../../docs/reference/examples.js';
 import { type LocalServer, startDynamo } from '../../local/servers.js';
 import { createHttpServer } from '../../proxy/adapters/http.js';
@@ -94,10 +94,12 @@ beforeAll(async () => {
   [stack, dynamo] = await servers;
   const client = dynamoClient({ endpoint: dynamo.endpoint });
   await createTables(client, TABLES);
-  await registerKey({ client, ...TABLES }, KEY, {
+  const lean = leanDynamo(dynamo.endpoint);
+  await registerKey({ dynamo: lean, ...TABLES }, KEY, {
     tier: 'partner',
     limits: { minute: 100_000, month: 1_000_000 },
   });
+  await lean.close();
   client.destroy();
   const config = loadConfig({
     CATALOGUE_BUCKET: stack.s3.bucket,

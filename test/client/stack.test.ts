@@ -7,7 +7,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTables } from '../../admin/tables.js';
-import { dynamoClient } from '../../aws/sdk.js';
+import { dynamoClient, leanDynamo } from '../../aws/sdk.js';
 import { CatalogueApiError, CatalogueClient, type CatalogueClientOptions } from '../../client/index.js';
 import { type LocalServer, startDynamo } from '../../local/servers.js';
 import { createHttpServer } from '../../proxy/adapters/http.js';
@@ -28,10 +28,12 @@ beforeAll(async () => {
   [stack, dynamo] = await Promise.all([startStack(), startDynamo()]);
   const client = dynamoClient({ endpoint: dynamo.endpoint });
   await createTables(client, TABLES);
-  await registerKey({ client, ...TABLES }, KEY, {
+  const lean = leanDynamo(dynamo.endpoint);
+  await registerKey({ dynamo: lean, ...TABLES }, KEY, {
     tier: 'partner',
     limits: { minute: 100_000, month: 1_000_000 },
   });
+  await lean.close();
   client.destroy();
   const config = loadConfig({
     CATALOGUE_BUCKET: stack.s3.bucket,

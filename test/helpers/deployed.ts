@@ -6,7 +6,7 @@
  */
 import fc from 'fast-check';
 import { createTables } from '../../admin/tables.js';
-import { dynamoClient, s3Client } from '../../aws/sdk.js';
+import { dynamoClient, leanDynamo, s3Client } from '../../aws/sdk.js';
 import { publishCatalogue } from '../../builder/publish/publish.js';
 import type { Snapshot } from '../../builder/snapshot/snapshot.js';
 import { type LocalS3, type LocalServer, startDynamo, startS3 } from '../../local/servers.js';
@@ -46,12 +46,14 @@ export async function startDeployedWorld(
   const [s3, dynamo] = await Promise.all([startS3(bucket), startDynamo()]);
   const client = dynamoClient({ endpoint: dynamo.endpoint });
   await createTables(client, tables);
+  const lean = leanDynamo(dynamo.endpoint);
   for (const key of settings.keys) {
-    await registerKey({ client, ...tables }, key, {
+    await registerKey({ dynamo: lean, ...tables }, key, {
       tier: 'partner',
       limits: { minute: 100_000, month: 1e9 },
     });
   }
+  await lean.close();
   client.destroy();
   const { minModules, maxModules, seed } = settings.catalogue;
   const snapshot = fc.sample(snapshotArb({ minModules, maxModules }), { numRuns: 1, seed })[0]!;

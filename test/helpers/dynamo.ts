@@ -1,7 +1,8 @@
 /** Shared fixtures for the key and quota suites: a dynalite with both tables, call counting, records. */
 import type { AttributeValue, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { createTables } from '../../admin/tables.js';
-import { credentialProvider, dynamoClient } from '../../aws/sdk.js';
+import type { LeanDynamo } from '../../aws/dynamodb.js';
+import { credentialProvider, dynamoClient, leanDynamo } from '../../aws/sdk.js';
 import { type LocalServer, startDynamo } from '../../local/servers.js';
 import { LeanCounterTransport } from '../../proxy/quota/dynamo-lean.js';
 import type { CounterTransport } from '../../proxy/quota/dynamo-transport.js';
@@ -14,6 +15,8 @@ export interface DynamoFixture extends TableNames {
   client: DynamoDBClient;
   /** The request path's client (lean signed requests), for the key store and the meter. */
   transport: LeanCounterTransport;
+  /** Key administration's client (lean signed requests): with the table names, what test/helpers/admin.ts takes. */
+  dynamo: LeanDynamo;
   dispose(): Promise<void>;
 }
 
@@ -36,29 +39,29 @@ export async function dynamoFixture(): Promise<DynamoFixture> {
   const names = { keysTable: 'test-keys', countersTable: 'test-counters' };
   await createTables(client, names);
   const transport = leanTransport(server.endpoint);
+  const dynamo = leanDynamo(server.endpoint);
   return {
     server,
     client,
     transport,
+    dynamo,
     ...names,
     async dispose() {
       client.destroy();
       await transport.close();
+      await dynamo.close();
       await server.dispose();
     },
   };
 }
 
-type Send = (command: { constructor: { name: string } }, options?: unknown) => Promise<unknown>;
-
-/** Record the name of every command sent through `client` (logical calls; SDK retries are not separate). */
-export function countCalls(client: DynamoDBClient): { calls: string[]; reset(): void } {
+/** Record the operation of every call of key administration's client (one per logical call; its retries are not separate). */
+export function countCalls(dynamo: LeanDynamo): { calls: string[]; reset(): void } {
   const calls: string[] = [];
-  const target = client as unknown as { send: Send };
-  const original = target.send.bind(client);
-  target.send = (command, options) => {
-    calls.push(command.constructor.name.replace(/Command$/, ''));
-    return original(command, options);
+  const original = dynamo.call.bind(dynamo);
+  dynamo.call = (operation, input, signal) => {
+    calls.push(operation);
+    return original(operation, input, signal);
   };
   return { calls, reset: () => calls.splice(0) };
 }

@@ -17,7 +17,9 @@
  * - `reset-after`: the request reaches the server (a write lands), then the connection is reset before any
  *   byte of the answer is sent: the client never learns the outcome;
  * - `{ status, body }`: answered here without reaching the server (e.g. `503 SlowDown`); with `forward`,
- *   answered so after the server has handled the request (a write that landed, answered 500).
+ *   answered so after the server has handled the request (a write that landed, answered 500);
+ * - `{ until }`: the request is held here, not forwarded, until `until` settles; then it reaches the server
+ *   and its answer is passed on (a write delivered late, after its sender may have given up on it).
  *
  * Rules see each request (method, path, headers, body) and return an action, or `undefined` to pass it.
  */
@@ -37,7 +39,9 @@ export type FaultAction =
   | 'reset-after'
   | 'hold-after'
   /** Answered here instead of by the server; with `forward`, after the server has handled the request. */
-  | { status: number; body: string; headers?: Record<string, string>; forward?: boolean };
+  | { status: number; body: string; headers?: Record<string, string>; forward?: boolean }
+  /** Held, not forwarded, until `until` settles; then passed. */
+  | { until: Promise<unknown> };
 
 export interface FaultRequest {
   method: string;
@@ -120,10 +124,11 @@ export async function startFaultProxy(options: {
       url: incoming.url ?? '',
       // DynamoDB names its operation in a header (`DynamoDB_20120810.UpdateItem`).
       target: String(incoming.headers['x-amz-target'] ?? ''),
-      action: typeof action === 'string' ? action : String(action.status),
+      action: typeof action === 'string' ? action : 'until' in action ? 'until' : String(action.status),
     };
     seen.push(record);
-    if (typeof action === 'object' && !action.forward) {
+    if (typeof action === 'object' && 'until' in action) await action.until.catch(() => {});
+    else if (typeof action === 'object' && !action.forward) {
       const bytes = Buffer.from(action.body);
       outgoing.writeHead(action.status, { ...action.headers, 'content-length': String(bytes.byteLength) });
       outgoing.end(bytes);
@@ -151,7 +156,7 @@ export async function startFaultProxy(options: {
     }
     // Left unanswered (the socket is destroyed by close()).
     if (action === 'hold-after') return;
-    if (typeof action === 'object') {
+    if (typeof action === 'object' && !('until' in action)) {
       const bytes = Buffer.from(action.body);
       outgoing.writeHead(action.status, { ...action.headers, 'content-length': String(bytes.byteLength) });
       outgoing.end(bytes);

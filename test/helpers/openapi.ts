@@ -114,7 +114,14 @@ function adminResponsePointer(response: ObservedResponse, { paths, at }: Documen
   const method = response.method.toLowerCase();
   const match = paths.find((p) => p.pattern.test(path));
   const operation = match && `/paths/${pointerEscape(match.template)}/${method}`;
-  const generic: Record<number, string> = { 403: 'Forbidden', 404: 'NotFound', 405: 'MethodNotAllowed' };
+  // What any request may be answered before its route and method count (admin/openapi.json's description).
+  const generic: Record<number, string> = {
+    400: 'InvalidRequest',
+    403: 'Forbidden',
+    404: 'NotFound',
+    405: 'MethodNotAllowed',
+    413: 'PayloadTooLarge',
+  };
   const pointer =
     operation && at(operation)
       ? `${operation}/responses/${response.status}`

@@ -3,10 +3,14 @@
  * a SigV4 check, against dynalite, through real signed HTTP as a Node.js application sends it. Every action;
  * unsigned, expired, wrongly signed and tampered requests refused; the per-owner cap; Idempotency-Key under
  * concurrent calls; every input check; DynamoDB down → 503 with Retry-After; one audit line per call, never a
- * key. Every answer is checked against admin/openapi.json.
+ * key. Every answer is checked against admin/openapi.json. Issue 36's findings (test/helpers/admin-findings.ts)
+ * run against a second server, whose DynamoDB calls pass a fault proxy and whose clock the tests move; raw
+ * sockets send what a client library would not: a Host sent twice or malformed, a request line Node cannot
+ * read, a body over the limit on a kept-alive connection.
  */
 
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,7 +19,10 @@ import { type LocalAdmin, localAdminLines, startLocalAdmin } from '../../local/a
 import { DynamoKeyStore } from '../../proxy/keys/dynamo.js';
 import { DynamoQuotaMeter } from '../../proxy/quota/dynamo.js';
 import { hashApiKey, keyAccepted } from '../../tables/keys.js';
+import { describeAdminFindings } from '../helpers/admin-findings.js';
 import { type DynamoFixture, dynamoFixture } from '../helpers/dynamo.js';
+import { type FaultProxy, startFaultProxy } from '../helpers/fault-proxy.js';
+import { closeServer } from '../helpers/loopback.js';
 import { adminResponseValidator } from '../helpers/openapi.js';
 import { type SignedAnswer, signedRequest } from '../helpers/signed.js';
 
@@ -25,21 +32,39 @@ const audit: AuditLine[] = [];
 const openapi = adminResponseValidator();
 const directory = mkdtempSync(join(tmpdir(), 'cat-admin-'));
 
+/** The second server: its DynamoDB calls through `faults`, its clock `clock.ms` from now on. */
+let findings: LocalAdmin;
+let faults: FaultProxy;
+const findingsAudit: AuditLine[] = [];
+const clock = { offset: 0 };
+
 beforeAll(async () => {
   db = await dynamoFixture();
-  admin = await startLocalAdmin({
-    env: { ADMIN_MAX_KEYS_PER_OWNER: '3', AWS_REGION: 'eu-west-1' },
+  faults = await startFaultProxy({ targetPort: db.server.port });
+  const options = {
     dynamodbEndpoint: db.server.endpoint,
     keysTable: db.keysTable,
     countersTable: db.countersTable,
     directory,
     port: 0,
+  };
+  admin = await startLocalAdmin({
+    ...options,
+    env: { ADMIN_MAX_KEYS_PER_OWNER: '3', AWS_REGION: 'eu-west-1' },
     log: (line) => audit.push(line),
+  });
+  findings = await startLocalAdmin({
+    ...options,
+    env: { ADMIN_MAX_KEYS_PER_OWNER: '2', AWS_REGION: 'eu-west-1', ADMIN_DEADLINE_MS: '3000' },
+    dynamodbEndpoint: faults.endpoint,
+    log: (line) => findingsAudit.push(line),
+    now: () => new Date(Date.now() + clock.offset),
   });
 });
 afterAll(async () => {
-  admin?.server.closeAllConnections();
-  await new Promise((done) => admin?.server.close(done));
+  await closeServer(admin?.server);
+  await closeServer(findings?.server);
+  await faults?.close();
   await db?.dispose();
   rmSync(directory, { recursive: true, force: true });
 });
@@ -260,5 +285,105 @@ describe('the local admin API: retries, caps and mistakes', () => {
     expect(
       keyAccepted({ ...data(after), keyHash: '', keyId: data(after).key_id, status: 'active' }, Date.now()),
     ).toBe(true);
+  });
+});
+
+describeAdminFindings('the local admin API', () => ({
+  call: (method, target, options = {}) => signedRequest(findings, method, target, options),
+  audit: findingsAudit,
+  faults,
+  cap: 2,
+  advance: (ms) => {
+    clock.offset += ms;
+  },
+}));
+
+/** Write `bytes` on a fresh connection: what comes back, and whether the server closed the connection. */
+function exchange(bytes: string): Promise<{ text: string; closed: boolean }> {
+  return new Promise((resolve, reject) => {
+    const socket = createConnection({ port: Number(new URL(findings.url).port), host: '127.0.0.1' });
+    let text = '';
+    let closed = false;
+    const done = setTimeout(() => socket.destroy(), 1_500);
+    socket.on('data', (chunk: Buffer) => {
+      text += chunk.toString('latin1');
+    });
+    socket.on('end', () => {
+      closed = true;
+    });
+    socket.on('error', reject);
+    socket.on('close', () => {
+      clearTimeout(done);
+      resolve({ text, closed });
+    });
+    socket.write(bytes);
+  });
+}
+
+/** The first answer of a raw exchange: status, lower-case headers and the JSON body. */
+function firstAnswer(text: string) {
+  const [head = '', rest = ''] = text.split('\r\n\r\n');
+  const [statusLine = '', ...lines] = head.split('\r\n');
+  const headers = Object.fromEntries(
+    lines.map((line) => [
+      line.slice(0, line.indexOf(':')).toLowerCase(),
+      line.slice(line.indexOf(':') + 1).trim(),
+    ]),
+  );
+  const length = Number(headers['content-length'] ?? 0);
+  return {
+    status: Number(statusLine.split(' ')[1]),
+    headers,
+    json: JSON.parse(rest.slice(0, length) || 'null'),
+  };
+}
+
+describe('the local admin API: what only a raw socket sends', () => {
+  it.each([
+    ['a Host sent twice', 'Host: 127.0.0.1\r\nHost: evil.example\r\n', 'Host', 'must be sent once'],
+    ['a malformed Host', 'Host: a b\r\n', 'Host', 'must be a host name or address, with an optional port'],
+    ['a malformed escape', 'Host: 127.0.0.1\r\n', 'query', 'holds a malformed percent-escape'],
+  ])(
+    'answers %s with 400 in the envelope, audited, and keeps serving',
+    async (_, hostLines, field, problem) => {
+      const query = field === 'query' ? 'owner=%zz' : 'owner=u1';
+      const { text } = await exchange(
+        `GET /v1/keys?${query} HTTP/1.1\r\n${hostLines}Connection: close\r\n\r\n`,
+      );
+      const answer = firstAnswer(text);
+
+      expect(answer.status).toBe(400);
+      expect(answer.json.error).toMatchObject({ code: 'invalid_request', details: [{ field, problem }] });
+      expect(findingsAudit.find((line) => line.request_id === answer.json.error.request_id)).toMatchObject({
+        status: 400,
+      });
+      expect((await signedRequest(findings, 'GET', '/keys?owner=u1')).status).toBe(200);
+    },
+  );
+
+  it('answers a request line Node cannot read in the envelope, audited, and closes', async () => {
+    const { text, closed } = await exchange('GET /v1/keys HTTP/1.1 extra\r\nHost: 127.0.0.1\r\n\r\n');
+    const answer = firstAnswer(text);
+
+    expect(answer.status).toBe(400);
+    expect(answer.headers.connection).toBe('close');
+    expect(answer.json.error.code).toBe('invalid_request');
+    expect(findingsAudit.find((line) => line.request_id === answer.json.error.request_id)).toMatchObject({
+      status: 400,
+    });
+    expect(closed).toBe(true);
+  });
+
+  it('answers a body over the limit with 413 and Connection: close, and closes the connection', async () => {
+    const body = 'x'.repeat(20_000);
+    const { text, closed } = await exchange(
+      `POST /v1/keys HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: keep-alive\r\n\r\n${body}`,
+    );
+    const answer = firstAnswer(text);
+
+    expect(answer.status).toBe(413);
+    expect(answer.headers.connection).toBe('close');
+    expect(answer.json.error.code).toBe('payload_too_large');
+    expect(closed).toBe(true);
   });
 });

@@ -15,7 +15,7 @@ const scratch = mkdtempSync(join(tmpdir(), 'cat-devkey-'));
 
 beforeAll(async () => {
   db = await dynamoFixture();
-  admin = { client: db.client, keysTable: db.keysTable, countersTable: db.countersTable };
+  admin = { dynamo: db.dynamo, keysTable: db.keysTable, countersTable: db.countersTable };
 });
 afterAll(async () => {
   await db?.dispose();

@@ -6,7 +6,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTables } from '../../admin/tables.js';
-import { dynamoClient, s3Client } from '../../aws/sdk.js';
+import { dynamoClient, leanDynamo, s3Client } from '../../aws/sdk.js';
 import { type LocalServer, startDynamo, startS3 } from '../../local/servers.js';
 import { createProxy } from '../../proxy/app.js';
 import { loadConfig } from '../../proxy/config.js';
@@ -37,6 +37,7 @@ beforeAll(async () => {
   [s3, dynamo] = await Promise.all([startS3('catalogue-hot'), startDynamo()]);
   const s3client = s3Client({ endpoint: s3.endpoint });
   const ddb = dynamoClient({ endpoint: dynamo.endpoint });
+  const lean = leanDynamo(dynamo.endpoint);
   try {
     await createTables(ddb, tables);
     await publishFixture(
@@ -44,10 +45,11 @@ beforeAll(async () => {
       PREFIX,
       objectsOf([], [101]),
     );
-    ({ key } = await issueKey({ client: ddb, ...tables }, { tier: 'free' }));
+    ({ key } = await issueKey({ dynamo: lean, ...tables }, { tier: 'free' }));
   } finally {
     s3client.destroy();
     ddb.destroy();
+    await lean.close();
   }
 });
 afterAll(async () => {

@@ -7,7 +7,8 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTables } from '../../admin/tables.js';
-import { dynamoClient, s3Client } from '../../aws/sdk.js';
+import type { LeanDynamo } from '../../aws/dynamodb.js';
+import { dynamoClient, leanDynamo, s3Client } from '../../aws/sdk.js';
 import { type LocalServer, startDynamo, startS3 } from '../../local/servers.js';
 import { createLambdaHandler, localRuntime, type ResponsePrelude } from '../../proxy/adapters/lambda.js';
 import { createProxy } from '../../proxy/app.js';
@@ -24,6 +25,7 @@ let s3: LocalServer & { bucket: string };
 let dynamo: LocalServer;
 let s3client: S3Client;
 let ddb: DynamoDBClient;
+let lean: LeanDynamo;
 let handle: ProxyHandler;
 const logs: RequestLogLine[] = [];
 
@@ -35,6 +37,7 @@ beforeAll(async () => {
   [s3, dynamo] = await Promise.all([startS3('catalogue-app'), startDynamo()]);
   s3client = s3Client({ endpoint: s3.endpoint });
   ddb = dynamoClient({ endpoint: dynamo.endpoint });
+  lean = leanDynamo(dynamo.endpoint);
   await createTables(ddb, tables);
   await publishFixture(
     new S3ObjectStore({ client: s3client, bucket: s3.bucket }),
@@ -46,6 +49,7 @@ beforeAll(async () => {
 afterAll(async () => {
   s3client?.destroy();
   ddb?.destroy();
+  await lean?.close();
   await Promise.all([s3?.dispose(), dynamo?.dispose()]);
 });
 
@@ -75,7 +79,7 @@ async function invoke(method: string, target: string, key?: string, via = handle
 
 describe('createProxy with real dependencies', () => {
   it('serves an issued free key with its published limits, and logs the key id only', async () => {
-    const { key, record } = await issueKey({ client: ddb, ...tables }, { tier: 'free' });
+    const { key, record } = await issueKey({ dynamo: lean, ...tables }, { tier: 'free' });
     const answer = await invoke('GET', '/v1/modules/101?include=tags', key);
     expect(answer.status).toBe(200);
     expect(answer.headers).toMatchObject({
@@ -90,7 +94,7 @@ describe('createProxy with real dependencies', () => {
   it('meters exactly: 70 concurrent requests of one free key in one minute admit exactly 60', async () => {
     const secondsLeft = 60 - new Date().getUTCSeconds();
     if (secondsLeft < 10) await new Promise((resolve) => setTimeout(resolve, secondsLeft * 1000 + 100));
-    const { key } = await issueKey({ client: ddb, ...tables }, { tier: 'free' });
+    const { key } = await issueKey({ dynamo: lean, ...tables }, { tier: 'free' });
     // Seventy contending conditional writes on one item take dynalite a while on a busy machine.
     const patient = createProxy(loadConfig(env({ DEPENDENCY_TIMEOUT_MS: '30000' })), { log: () => {} });
     const answers = await Promise.all(
@@ -106,7 +110,7 @@ describe('createProxy with real dependencies', () => {
   });
 
   it('a revoked key is refused once the cache lets go (TTL 0 here)', async () => {
-    const admin = { client: ddb, ...tables };
+    const admin = { dynamo: lean, ...tables };
     const { key, record } = await issueKey(admin, { tier: 'free' });
     expect((await invoke('GET', '/v1/tags', key)).status).toBe(200);
     await revokeKey(admin, record.keyId);
@@ -116,7 +120,7 @@ describe('createProxy with real dependencies', () => {
   });
 
   it('the key and quota tables being down give their 503s', async () => {
-    const { key } = await issueKey({ client: ddb, ...tables }, { tier: 'free' });
+    const { key } = await issueKey({ dynamo: lean, ...tables }, { tier: 'free' });
     const cached = createProxy(
       loadConfig(env({ KEY_CACHE_TTL_MS: '60000', DEPENDENCY_TIMEOUT_MS: '1000' })),
       { log: () => {} },

@@ -9,8 +9,9 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { ScanCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTables } from '../../admin/tables.js';
+import type { LeanDynamo } from '../../aws/dynamodb.js';
 import { LOOPBACK_CREDENTIALS } from '../../aws/env.js';
-import { dynamoClient, s3Client } from '../../aws/sdk.js';
+import { dynamoClient, leanDynamo, s3Client } from '../../aws/sdk.js';
 import { type LocalServer, startDynamo, startS3 } from '../../local/servers.js';
 import { loadConfig } from '../../proxy/config.js';
 import type { ProxyLogLine, ProxyRequest } from '../../proxy/core/types.js';
@@ -25,10 +26,12 @@ const tables = { keysTable: 'wired-keys', countersTable: 'wired-counters' };
 let s3: LocalServer & { bucket: string };
 let dynamo: LocalServer;
 let ddb: DynamoDBClient;
+let lean: LeanDynamo;
 
 beforeAll(async () => {
   [s3, dynamo] = await Promise.all([startS3('catalogue-wiring'), startDynamo()]);
   ddb = dynamoClient({ endpoint: dynamo.endpoint });
+  lean = leanDynamo(dynamo.endpoint);
   await createTables(ddb, tables);
   const s3client = s3Client({ endpoint: s3.endpoint });
   await publishFixture(
@@ -40,6 +43,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   ddb?.destroy();
+  await lean?.close();
   await Promise.all([s3?.dispose(), dynamo?.dispose()]);
 });
 
@@ -71,7 +75,7 @@ const get = (path: string, key: string): ProxyRequest => ({
 
 describe('what wireProxy builds from the configuration', () => {
   it('reads the configured bucket and prefix, looks keys up and meters in the configured tables', async () => {
-    const { key, record } = await issueKey({ client: ddb, ...tables }, { tier: 'free' });
+    const { key, record } = await issueKey({ dynamo: lean, ...tables }, { tier: 'free' });
     const clock = { ms: Date.UTC(2026, 10, 25, 12, 0, 0) };
     const { handle, signedFor, lines } = wired(
       {},
@@ -99,7 +103,7 @@ describe('what wireProxy builds from the configuration', () => {
   });
 
   it('caches key lookups for KEY_CACHE_TTL_MS of the injected clock', async () => {
-    const admin = { client: ddb, ...tables };
+    const admin = { dynamo: lean, ...tables };
     const { key, record } = await issueKey(admin, { tier: 'free' });
     const clock = { ms: Date.UTC(2026, 10, 25, 13, 0, 0) };
     const { handle } = wired({ KEY_CACHE_TTL_MS: '60000' }, { now: () => new Date(clock.ms) });

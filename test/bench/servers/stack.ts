@@ -5,7 +5,7 @@
  */
 
 import { createTables } from '../../../admin/tables.js';
-import { dynamoClient } from '../../../aws/sdk.js';
+import { dynamoClient, leanDynamo } from '../../../aws/sdk.js';
 import { startDynamo, startS3 } from '../../../local/servers.js';
 import { registerKey } from '../../helpers/admin.js';
 import { BENCH_KEY, HUGE_LIMITS, STACK_BUCKET, STACK_TABLES } from '../settings.js';
@@ -18,15 +18,17 @@ main(async () => {
   const dynamo = await startDynamo({ directory: dynamoDirectory! });
   onStop(() => dynamo.dispose());
   const client = dynamoClient({ endpoint: dynamo.endpoint });
+  const lean = leanDynamo(dynamo.endpoint);
   try {
     await createTables(client, STACK_TABLES);
-    await registerKey({ client, ...STACK_TABLES }, BENCH_KEY, {
+    await registerKey({ dynamo: lean, ...STACK_TABLES }, BENCH_KEY, {
       tier: 'partner',
       limits: HUGE_LIMITS,
       label: 'bench',
     });
   } finally {
     client.destroy();
+    await lean.close();
   }
   ready({ s3Endpoint: s3.endpoint, dynamoEndpoint: dynamo.endpoint, bucket: STACK_BUCKET });
 });

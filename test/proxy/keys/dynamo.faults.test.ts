@@ -25,7 +25,7 @@ describe('failing closed', () => {
       maxEntries: 10,
     });
     const meter = new DynamoQuotaMeter({ transport, table: db.countersTable });
-    const admin = { client: db.client, keysTable: db.keysTable, countersTable: db.countersTable };
+    const admin = { dynamo: db.dynamo, keysTable: db.keysTable, countersTable: db.countersTable };
     const { key, record } = await issueKey(admin, { tier: 'free' });
     expect(await store.lookup(hashApiKey(key))).toEqual(record);
     expect((await meter.meter(record, new Date())).ok).toBe(true);

@@ -27,7 +27,7 @@ let store: DynamoKeyStore;
 
 beforeAll(async () => {
   db = await dynamoFixture();
-  admin = { client: db.client, keysTable: db.keysTable, countersTable: db.countersTable };
+  admin = { dynamo: db.dynamo, keysTable: db.keysTable, countersTable: db.countersTable };
   store = new DynamoKeyStore({ transport: db.transport, table: db.keysTable });
 });
 afterAll(async () => {

@@ -1,0 +1,111 @@
+/**
+ * DynamoDB's JSON protocol over the lean signed calls (aws/signed.ts), for key administration (admin/dynamo.ts):
+ * any operation is one JSON.stringify, one signature, one POST and one JSON.parse, with no SDK loaded (the
+ * admin function's bundle carries aws4 and this, not the SDK's client and credential chain). A call is sent
+ * again as the SDK sends one again: after a throttling or transient answer (the SDK's standard retry mode,
+ * aws/retry.ts) and after a reset of a reused connection. That suits a caller whose writes are conditional
+ * and may land twice (key administration's are: admin/dynamo.ts); the request path's meter must never resend
+ * a write that may have landed, and has its own transport (proxy/quota/dynamo-lean.ts).
+ */
+
+import { StandardRetries } from './retry.js';
+import { AwsCallError, type CredentialSource, SignedClient, type SignedResponse } from './signed.js';
+
+/** The operations key administration uses. */
+export type DynamoOperation =
+  | 'GetItem'
+  | 'PutItem'
+  | 'UpdateItem'
+  | 'DeleteItem'
+  | 'Query'
+  | 'Scan'
+  | 'BatchGetItem';
+
+export interface LeanDynamoOptions {
+  /** A DynamoDB-compatible endpoint such as dynalite; AWS when absent. */
+  endpoint?: string | undefined;
+  region: string;
+  credentials: CredentialSource;
+  /** Attempts per call, as an SDK client's `maxAttempts` (default 3). */
+  maxAttempts?: number;
+}
+
+/**
+ * The AWS error code of a DynamoDB answer: JSON with a `__type` such as
+ * `com.amazonaws.dynamodb.v20120810#ThrottlingException`; a proxy or load balancer in between may answer
+ * something else entirely, named after its status.
+ */
+function errorOf(response: SignedResponse): AwsCallError {
+  let parsed: { __type?: string; message?: string; Message?: string } = {};
+  try {
+    parsed = JSON.parse(response.body.toString('utf8'));
+  } catch {
+    // Not JSON: named after the status.
+  }
+  const code = parsed.__type?.split('#').pop() || `HTTP ${response.status}`;
+  const message = parsed.message ?? parsed.Message ?? `DynamoDB answered ${response.status}`;
+  return new AwsCallError(code, message, response.status);
+}
+
+/**
+ * @example
+ * const dynamo = new LeanDynamo({ region: 'eu-west-1', credentials: () => environmentCredentials()! });
+ * const { Item } = await dynamo.call('GetItem', { TableName: 'keys', Key: { key_hash: { S: hash } } }, signal);
+ */
+export class LeanDynamo {
+  readonly #client: SignedClient;
+  readonly #path: string;
+
+  constructor(options: LeanDynamoOptions) {
+    const url = new URL(options.endpoint ?? `https://dynamodb.${options.region}.amazonaws.com/`);
+    this.#path = url.pathname || '/';
+    this.#client = new SignedClient({
+      origin: url.origin,
+      service: 'dynamodb',
+      region: options.region,
+      credentials: options.credentials,
+      retryStrategy: new StandardRetries(options.maxAttempts ?? 3),
+    });
+  }
+
+  /**
+   * One operation: the answer's JSON. Throws an AwsCallError named after the AWS error code
+   * (`ConditionalCheckFailedException`, `ThrottlingException`, `HTTP 502`…) with its status, or after the
+   * network failure (`ECONNRESET`, `AbortError` when `signal` ended the call) without one; an answer that
+   * cannot be read (cut short, not JSON) is `SerializationException` without a status: it may have landed.
+   */
+  async call(
+    operation: DynamoOperation,
+    input: object,
+    signal?: AbortSignal,
+  ): Promise<Record<string, unknown>> {
+    const response = await this.#client.request({
+      method: 'POST',
+      path: this.#path,
+      headers: {
+        'content-type': 'application/x-amz-json-1.0',
+        'x-amz-target': `DynamoDB_20120810.${operation}`,
+      },
+      body: JSON.stringify(input),
+      signal,
+      retryOnReset: true,
+      errorCode: (answer) => (answer.status === 200 ? undefined : errorOf(answer).name),
+    });
+    if (response.status !== 200) throw errorOf(response);
+    try {
+      return JSON.parse(response.body.toString('utf8')) as Record<string, unknown>;
+    } catch (error) {
+      throw new AwsCallError(
+        'SerializationException',
+        `DynamoDB's answer to ${operation} could not be read (${response.body.byteLength} bytes)`,
+        undefined,
+        { cause: error },
+      );
+    }
+  }
+
+  /** Close the kept-alive connections (tests, the CLI when it is done). */
+  close(): Promise<void> {
+    return this.#client.close();
+  }
+}
