@@ -362,19 +362,19 @@ export async function setLimits(
 }
 
 /**
- * The guard of an expiry change: one that only brings the expiry forward needs the expiry still no earlier;
+ * The guards of an expiry change: one that only brings the expiry forward needs the expiry still no earlier;
  * one that lifts it or puts it later may make the key usable longer, so it goes through the owner's ledger —
  * unless the key is revoked (it stays refused), and never for a key rolled away (it ends at its roll's expiry).
  */
-async function expiryGuard(
+async function expiryGuards(
   ctx: AdminContext,
   found: KeyRecord,
   at: { now: Date; expires: Date | null },
-): Promise<{ ok: true; guard: KeyGuard } | { ok: false; error: AdminError }> {
+): Promise<{ ok: true; guards: KeyGuard[] } | { ok: false; error: AdminError }> {
   const { now, expires } = at;
   const later =
     expires === null || (found.expires !== undefined && expires.getTime() > Date.parse(found.expires));
-  if (!later) return { ok: true, guard: { expiresFrom: expires.toISOString() } };
+  if (!later) return { ok: true, guards: [{ expiresFrom: expires.toISOString() }] };
   if (found.rolledTo !== undefined) {
     return fail(
       adminError(
@@ -383,8 +383,13 @@ async function expiryGuard(
       ),
     );
   }
-  if (found.status === 'revoked') return { ok: true, guard: { revoked: true } };
-  return ledgerGuard(ctx, found, { now, mode: keyAccepted(found, now.getTime()) ? 'renew' : 'reinstate' });
+  // Decided from a key not rolled away: the write lands only while it is still not.
+  const mode = keyAccepted(found, now.getTime()) ? 'renew' : 'reinstate';
+  const room =
+    found.status === 'revoked'
+      ? { ok: true as const, guard: { revoked: true as const } }
+      : await ledgerGuard(ctx, found, { now, mode });
+  return room.ok ? { ok: true, guards: [room.guard, { notRolled: true }] } : room;
 }
 
 /**
@@ -403,9 +408,9 @@ export function setExpiry(
       ? by(now, ctx.settings.negativeTtlMs)
       : new Date(Math.max(input.expires.getTime(), now.getTime() + ctx.settings.keyCacheTtlMs)).toISOString();
   return onKey(ctx, keyId, async (found) => {
-    const room = await expiryGuard(ctx, found, { now, expires: input.expires });
+    const room = await expiryGuards(ctx, found, { now, expires: input.expires });
     if (!room.ok) return room;
-    const record = await ctx.tables.setKeyExpiry(found.keyHash, input.expires, room.guard);
+    const record = await ctx.tables.setKeyExpiry(found.keyHash, input.expires, room.guards);
     return record && { ok: true, record, effectiveBy };
   });
 }

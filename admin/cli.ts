@@ -15,7 +15,7 @@ import {
   UsageError,
 } from '../cli/kit.js';
 import { DependencyError, errorMessage } from '../store/errors.js';
-import { FREE_TIER_LIMITS, type Item, type KeyRecord, type Limits, type Tier } from '../tables/keys.js';
+import { FREE_TIER_LIMITS, holdsKey, type Item, type KeyRecord, type Limits, type Tier } from '../tables/keys.js';
 import * as actions from './actions.js';
 import { AdminTableError, AdminTables, sortKeys } from './dynamo.js';
 import { type AdminError, ConfigurationError } from './errors.js';
@@ -23,7 +23,7 @@ import { fieldLines, isoSeconds, keyFields, keyTable, limitsText, shownKey } fro
 import { type AdminSettings, adminSettings, partnerDefaults } from './settings.js';
 import { createTables } from './tables.js';
 import { lastUsed, lastUseSince } from './usage.js';
-import { checkOwner, type Parsed, Problems, parseInstant, parseIssue, parseRoll } from './validate.js';
+import { checkOwner, KEY_PROBLEM, type Parsed, Problems, parseInstant, parseIssue, parseRoll } from './validate.js';
 
 /** The help's lines before the commands' and after them: every command brings its own (`COMMANDS`). */
 const HELP_HEAD = `Usage: npm run keys -- <command> [options]
@@ -617,6 +617,10 @@ function commandFor(command: string, options: Options, args: readonly string[]):
     const takes = spec.options.length ? ` (${command} takes ${optionList(spec.options)})` : '';
     return `${command} takes no --${name}${takes}`;
   });
+  // A key where its id goes would be sent to DynamoDB and echoed in "no key with id …": refused unsaid.
+  if (args.some((arg, i) => spec.args[i] === 'key id' && holdsKey(arg))) {
+    throw new UsageError(`the key id ${KEY_PROBLEM}; give its key id (key_…)`);
+  }
   if (args.length !== spec.args.length) {
     throw new UsageError(
       spec.args.length === 0

@@ -108,7 +108,8 @@ export interface StoredLedger {
  * - `unusableAt`: it is revoked, or its expiry has passed at this time;
  * - `revoked`: it is revoked (a new expiry leaves it refused);
  * - `unowned`: it has no owner (no ledger counts it);
- * - `expiresFrom`: it has no expiry, or one not before this time (a new expiry only brings it forward).
+ * - `expiresFrom`: it has no expiry, or one not before this time (a new expiry only brings it forward);
+ * - `notRolled`: it names no successor (a key rolled away ends at its roll's expiry).
  */
 export type KeyGuard =
   | { ledger: number }
@@ -116,7 +117,8 @@ export type KeyGuard =
   | { unusableAt: Date }
   | { revoked: true }
   | { unowned: true }
-  | { expiresFrom: string };
+  | { expiresFrom: string }
+  | { notRolled: true };
 
 /** A condition expression with the names and values it uses (DynamoDB refuses unused ones). */
 interface Condition {
@@ -159,6 +161,9 @@ function conditionOf(guard: KeyGuard): Condition {
   }
   if ('unowned' in guard)
     return { expression: 'attribute_not_exists(#owner)', names: { '#owner': 'owner' }, values: {} };
+  if ('notRolled' in guard) {
+    return { expression: 'attribute_not_exists(#rolled)', names: { '#rolled': 'rolled_to' }, values: {} };
+  }
   return {
     expression: '(attribute_not_exists(#expires) OR #expires >= :from)',
     names: { '#expires': 'expires' },
@@ -292,11 +297,15 @@ export class AdminTables {
     });
   }
 
-  /** Set a key's expiry (null: never), where `guard` holds: the key after, or undefined. */
-  setKeyExpiry(keyHash: string, expires: Date | null, guard: KeyGuard): Promise<KeyRecord | undefined> {
+  /** Set a key's expiry (null: never), where every guard holds: the key after, or undefined. */
+  setKeyExpiry(
+    keyHash: string,
+    expires: Date | null,
+    guards: readonly KeyGuard[],
+  ): Promise<KeyRecord | undefined> {
     return this.#change(keyHash, 'setting an expiry', {
       ...(expires === null ? { remove: ['expires'] } : { set: { expires: { S: expires.toISOString() } } }),
-      conditions: [conditionOf(guard)],
+      conditions: guards.map(conditionOf),
     });
   }
 
@@ -316,20 +325,25 @@ export class AdminTables {
   }
 
   /**
-   * Record that a key was rolled to `next` and expires at `expires`: the key after, or undefined when it was
-   * rolled to another key first (or there is no such key). Marking it again for the same `next` is harmless.
+   * Record that a key was rolled to `next` and expires at `expires`, or earlier if it was to expire earlier:
+   * the key after, or undefined when it was rolled to another key first (or there is no such key). Marking it
+   * again for the same `next` is harmless.
    */
-  markRolled(keyHash: string, next: string, expires: string): Promise<KeyRecord | undefined> {
-    return this.#change(keyHash, 'rolling a key', {
+  async markRolled(keyHash: string, next: string, expires: string): Promise<KeyRecord | undefined> {
+    const rolledToNext: Condition = {
+      expression: '(attribute_not_exists(#rolled) OR #rolled = :next)',
+      names: { '#rolled': 'rolled_to' },
+      values: { ':next': { S: next } },
+    };
+    const marked = await this.#change(keyHash, 'rolling a key', {
       set: { rolled_to: { S: next }, expires: { S: expires } },
-      conditions: [
-        {
-          expression: '(attribute_not_exists(#rolled) OR #rolled = :next)',
-          names: { '#rolled': 'rolled_to' },
-          values: { ':next': { S: next } },
-        },
-      ],
+      conditions: [rolledToNext, conditionOf({ expiresFrom: expires })],
     });
+    // It was to expire earlier (its expiry brought forward since the roll read it): that expiry stays.
+    return (
+      marked ??
+      this.#change(keyHash, 'rolling a key', { set: { rolled_to: { S: next } }, conditions: [rolledToNext] })
+    );
   }
 
   /**

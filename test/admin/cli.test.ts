@@ -4,10 +4,13 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../admin/cli.js';
+import { IN_FLIGHT_MS } from '../../admin/ledger.js';
 import { DynamoQuotaMeter } from '../../proxy/quota/dynamo.js';
 import { API_KEY_PATTERN } from '../../tables/keys.js';
 import { findKey } from '../helpers/admin.js';
+import { KEY, KEY_SHAPES } from '../helpers/admin-findings.js';
 import { type DynamoFixture, dynamoFixture } from '../helpers/dynamo.js';
+import { startFaultProxy } from '../helpers/fault-proxy.js';
 
 const root = join(import.meta.dirname, '..', '..');
 const tsx = join(root, 'node_modules', '.bin', 'tsx');
@@ -432,5 +435,79 @@ describe('keys CLI: owners, rolls, per-day usage and --version', () => {
       stdout: `catalogue-read-api ${version} (keys CLI), Node.js ${process.version}\n`,
       stderr: '',
     });
+  });
+});
+
+describe('keys CLI: no key echoed, and a deadline on every call', () => {
+  it.each(KEY_SHAPES)('refuses %s where a key id or an owner goes, without printing it', async (_, key) => {
+    for (const args of [
+      ['revoke', key],
+      ['usage', key],
+      ['list', '--owner', key],
+      ['owner', 'key_AAAAAAAAAA', key],
+    ]) {
+      const run = await keysInProcess(args);
+      expect(run.code).toBe(2);
+      // (An owner with `%` is refused for that first: either way, never printed.)
+      expect(run.stderr).toMatch(/shaped like an API key|may hold letters/);
+      expect((run.stdout + run.stderr).toLowerCase()).not.toContain(KEY.slice(9, 29).toLowerCase());
+    }
+  });
+
+  it("ends a call held past the ledger's window by its deadline, and the held write, landing late, changes nothing", async () => {
+    const faults = await startFaultProxy({ targetPort: db.server.port });
+    const env = {
+      DYNAMODB_ENDPOINT: faults.endpoint,
+      ADMIN_MAX_KEYS_PER_OWNER: '1',
+      ADMIN_DEADLINE_MS: '2000',
+    };
+    const start = new Date();
+    const later = new Date(start.getTime() + IN_FLIGHT_MS + 1_000);
+    const owner = `cli-deadline-${process.pid}`;
+    const cli = async (args: string[], now = start) => {
+      const run = await keysInProcess([...args, '--json'], env, now);
+      return { ...run, json: run.code === 0 ? JSON.parse(run.stdout) : undefined };
+    };
+    try {
+      // Prepare: the owner's one place taken, then freed; the first key's entry dropped for the second.
+      const first = (await cli(['issue', '--tier', 'free', '--owner', owner])).json.key_id;
+      await cli(['revoke', first]);
+      const second = (await cli(['issue', '--tier', 'free', '--owner', owner])).json.key_id;
+      await cli(['revoke', second]);
+      // Act: enabling the first key, its write held; a window later, an issue takes the place.
+      let release = () => {};
+      const until = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      faults.setRule(({ headers, body }) =>
+        String(headers['x-amz-target']).endsWith('.UpdateItem') && body.toString().includes('"S":"active"')
+          ? { until }
+          : undefined,
+      );
+      const enabling = cli(['enable', first]);
+      while (!faults.seen.some((seen) => seen.action === 'until'))
+        await new Promise((r) => setTimeout(r, 10));
+      faults.setRule(undefined);
+      const third = await cli(['issue', '--tier', 'free', '--owner', owner], later);
+      const enabled = await Promise.race([
+        enabling,
+        new Promise<undefined>((r) => setTimeout(() => r(undefined), 15_000)),
+      ]);
+      release();
+      await enabling;
+      await new Promise((r) => setTimeout(r, 200));
+      const listed = await cli(['list', '--owner', owner], later);
+
+      // Assess: the enable gave up by its deadline; its write, delivered late, was refused by the fence.
+      expect(third.code).toBe(0);
+      expect(enabled?.code).toBe(1);
+      expect(enabled?.stderr).toContain("no answer before the call's deadline");
+      const usable = (listed.json as { key_id: string; status: string }[]).filter(
+        (k) => k.status === 'active',
+      );
+      expect(usable.map((k) => k.key_id)).toEqual([third.json.key_id]);
+    } finally {
+      await faults.close();
+    }
   });
 });
