@@ -15,7 +15,14 @@ import {
   UsageError,
 } from '../cli/kit.js';
 import { DependencyError, errorMessage } from '../store/errors.js';
-import { FREE_TIER_LIMITS, holdsKey, type Item, type KeyRecord, type Limits, type Tier } from '../tables/keys.js';
+import {
+  FREE_TIER_LIMITS,
+  holdsKey,
+  type Item,
+  type KeyRecord,
+  type Limits,
+  type Tier,
+} from '../tables/keys.js';
 import * as actions from './actions.js';
 import { AdminTableError, AdminTables, sortKeys } from './dynamo.js';
 import { type AdminError, ConfigurationError } from './errors.js';
@@ -23,7 +30,15 @@ import { fieldLines, isoSeconds, keyFields, keyTable, limitsText, shownKey } fro
 import { type AdminSettings, adminSettings, partnerDefaults } from './settings.js';
 import { createTables } from './tables.js';
 import { lastUsed, lastUseSince } from './usage.js';
-import { checkOwner, KEY_PROBLEM, type Parsed, Problems, parseInstant, parseIssue, parseRoll } from './validate.js';
+import {
+  checkOwner,
+  KEY_PROBLEM,
+  type Parsed,
+  Problems,
+  parseInstant,
+  parseIssue,
+  parseRoll,
+} from './validate.js';
 
 /** The help's lines before the commands' and after them: every command brings its own (`COMMANDS`). */
 const HELP_HEAD = `Usage: npm run keys -- <command> [options]

@@ -6,8 +6,15 @@
  * the minute window it counted in (`minute`). Items live until 35 days after their month (TTL), so this
  * month's and last month's are always there to read.
  */
-import { counterKey, minuteWindowStart, monthWindowId } from '../tables/counters.js';
+import {
+  COUNTER_ATTRIBUTES,
+  counterKey,
+  countersOf,
+  minuteWindowStart,
+  monthWindowId,
+} from '../tables/counters.js';
 import type { Item, KeyRecord } from '../tables/keys.js';
+import { COUNTERS_SCHEMA } from '../tables/schema.js';
 import type { AdminTables } from './dynamo.js';
 import { isoSeconds } from './output.js';
 
@@ -38,25 +45,25 @@ export interface KeyUsage {
 /** The first day of last month (UTC). */
 const previousMonth = (now: Date) => new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 1, 1));
 
-/** The ISO minute an item's `minute` attribute names, or undefined when it has none. */
-function minuteOf(item: Item | undefined): string | undefined {
-  const seconds = Number(item?.minute?.N);
-  return Number.isSafeInteger(seconds) && seconds > 0 ? isoSeconds(seconds * 1000) : undefined;
-}
+/** A stored count as usage shows it: nothing (absent, or not a count) is 0. */
+const count = (value: number | undefined) =>
+  value !== undefined && Number.isSafeInteger(value) && value > 0 ? value : 0;
 
-const count = (value: { N?: string } | undefined) => {
-  const n = Number(value?.N ?? 0);
-  return Number.isSafeInteger(n) && n > 0 ? n : 0;
-};
+/** The ISO minute an item's minute window names, or undefined when it has none. */
+function minuteOf(item: Item | undefined): string | undefined {
+  const seconds = count(item && countersOf(item).minute);
+  return seconds > 0 ? isoSeconds(seconds * 1000) : undefined;
+}
 
 /** A month's usage from its counter item, with days 1 … `lastDay`. */
 function monthUsage(month: Date, item: Item | undefined, lastDay: number): MonthUsage {
   const id = monthWindowId(month);
-  const days = Array.from({ length: lastDay }, (_, i) => {
-    const day = String(i + 1).padStart(2, '0');
-    return { date: `${id}-${day}`, count: count(item?.[`d${day}`]) };
-  });
-  const total = count(item?.month_count);
+  const stored = item && countersOf(item);
+  const days = Array.from({ length: lastDay }, (_, i) => ({
+    date: `${id}-${String(i + 1).padStart(2, '0')}`,
+    count: count(stored?.days[i + 1]),
+  }));
+  const total = count(stored?.monthCount);
   const attributed = days.reduce((sum, day) => sum + day.count, 0);
   return { month: id, count: total, days, unattributed: Math.max(0, total - attributed) };
 }
@@ -78,7 +85,8 @@ export async function readUsage(tables: AdminTables, record: KeyRecord, now: Dat
   return {
     record,
     minute,
-    minuteCount: Number(current?.minute?.N) === minute ? count(current?.minute_count) : 0,
+    minuteCount:
+      current && countersOf(current).minute === minute ? count(countersOf(current).minuteCount) : 0,
     lastUsed: minuteOf(current) ?? minuteOf(previous) ?? null,
     current: monthUsage(now, current, now.getUTCDate()),
     previous: monthUsage(last, previous, daysIn(last)),
@@ -98,7 +106,7 @@ export async function lastUsed(
   const last = previousMonth(now);
   const items = await tables.counterItems(
     keyIds.flatMap((keyId) => [counterKey(keyId, now), counterKey(keyId, last)]),
-    ['pk', 'minute'],
+    [COUNTERS_SCHEMA.partitionKey, COUNTER_ATTRIBUTES.minute],
   );
   const found = new Map<string, string>();
   for (const keyId of keyIds) {

@@ -13,7 +13,49 @@
  *
  * Every admitted request increments `month_count` and exactly one day attribute in the same UpdateItem, so the
  * day counts of a month add up to its `month_count` (apart from requests counted before per-day counts existed).
+ * The attributes are named once ({@link COUNTER_ATTRIBUTES}) and read by one decoder ({@link countersOf}).
  */
+import type { Item } from './keys.js';
+
+/** The counter item's attributes by meaning (the day counts: {@link dayAttribute}). */
+export const COUNTER_ATTRIBUTES = {
+  monthCount: 'month_count',
+  minute: 'minute',
+  minuteCount: 'minute_count',
+} as const;
+
+/**
+ * What a counter item holds, each value as the number stored: undefined where the item (or the part of it a
+ * write answered with) does not carry the attribute, NaN where it holds something that is not a number. Who
+ * reads decides what that means: the meter fails closed, the usage reader counts nothing.
+ */
+export interface StoredCounters {
+  /** Unix seconds of the start of the minute window counted. */
+  minute: number | undefined;
+  minuteCount: number | undefined;
+  monthCount: number | undefined;
+  /** `days[d]`: the count of day `d` of the month (1–31); `days[0]` is unused. */
+  days: (number | undefined)[];
+}
+
+/**
+ * The counters in `item` (see {@link StoredCounters}).
+ * @example countersOf({ month_count: { N: '12' }, d03: { N: '5' } }).days[3] === 5
+ */
+export function countersOf(item: Item): StoredCounters {
+  const number = (name: string) => {
+    const value = item[name];
+    return value === undefined ? undefined : Number(value.N ?? Number.NaN);
+  };
+  return {
+    minute: number(COUNTER_ATTRIBUTES.minute),
+    minuteCount: number(COUNTER_ATTRIBUTES.minuteCount),
+    monthCount: number(COUNTER_ATTRIBUTES.monthCount),
+    days: Array.from({ length: 32 }, (_, day) => (day === 0 ? undefined : number(dayName(day)))),
+  };
+}
+
+const dayName = (day: number) => `d${String(day).padStart(2, '0')}`;
 
 /** Unix seconds of the start of the minute containing `now` (the `X-RateLimit-Reset` value). */
 export function minuteWindowStart(now: Date): number {
@@ -38,5 +80,5 @@ export function counterKey(keyId: string, now: Date): string {
  * @example dayAttribute(new Date('2026-11-05T23:59:59Z')) === 'd05'
  */
 export function dayAttribute(now: Date): string {
-  return `d${String(now.getUTCDate()).padStart(2, '0')}`;
+  return dayName(now.getUTCDate());
 }

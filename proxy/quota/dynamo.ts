@@ -17,7 +17,7 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import type { UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
 import { DependencyError } from '../../store/errors.js';
-import { counterKey, dayAttribute } from '../../tables/counters.js';
+import { counterKey, countersOf, dayAttribute } from '../../tables/counters.js';
 import type { KeyRecord, Limits } from '../../tables/keys.js';
 import { COUNTER_RETENTION_SECONDS, COUNTERS_SCHEMA } from '../../tables/schema.js';
 import { deadlineSignal } from '../core/deadline.js';
@@ -135,10 +135,11 @@ function outcomeUnknown(error: unknown): boolean {
 
 /** The counters in `item`; `minute` when the item does not carry it (an answer with only what a write updated). */
 function countersFrom(item: Item, minute?: number): Counters {
+  const stored = countersOf(item);
   const counters: Counters = {
-    minute: item.minute ? Number(item.minute.N) : (minute ?? Number.NaN),
-    minuteCount: Number(item.minute_count?.N),
-    monthCount: Number(item.month_count?.N),
+    minute: stored.minute ?? minute ?? Number.NaN,
+    minuteCount: stored.minuteCount ?? Number.NaN,
+    monthCount: stored.monthCount ?? Number.NaN,
   };
   if (!Object.values(counters).every(Number.isSafeInteger)) {
     throw new DependencyError('quota', 'counter item is malformed');
