@@ -89,8 +89,9 @@ export class AdminApi extends Construct {
     );
 
     this.function = new NodejsFunction(this, 'Function', {
-      // The SDK's DynamoDB client is bundled, at the version the lockfile pins (not the runtime's copy).
-      ...bundledFunction(this, { fn: 'admin-function', entry: ADMIN_ENTRY }),
+      // No AWS SDK: its DynamoDB calls are lean signed requests (aws/dynamodb.ts: aws4 over node:http), as
+      // the proxy's; the SDK stays out of the bundle, like the proxy's (test/infra/stack.test.ts: its budget).
+      ...bundledFunction(this, { fn: 'admin-function', entry: ADMIN_ENTRY, externalModules: ['@aws-sdk/*'] }),
       description: 'Catalogue Read API key administration: the admin API behind an AWS_IAM function URL',
       memorySize: 256,
       timeout: Duration.seconds(10),

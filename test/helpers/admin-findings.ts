@@ -9,7 +9,8 @@
  * - malformed percent-escapes, a malformed or repeated Host: answered in the envelope, with an audit line;
  * - dates that name no day of the calendar, labels and owners with characters that do not print: refused;
  * - the cap races: an enable whose key write is held while an issue takes the place (within the window, and
- *   held past it, when the clock can move); a roll at the cap, then its old key's expiry lifted.
+ *   held past it, when the clock can move); a roll at the cap, then its old key's expiry lifted;
+ * - DynamoDB's faults as before the lean client: throttling and cut answers answered 503 with Retry-After.
  * Every answer is checked against admin/openapi.json.
  */
 import { describe, expect, it } from 'vitest';
@@ -244,6 +245,29 @@ export function describeAdminFindings(name: string, harness: () => FindingsHarne
         raw: '{"owner":"u1","tier":"free","label":"Acme \\ud800"}',
       });
       expect([answer.status, answer.json.error.details[0].field]).toEqual([400, 'label']);
+    });
+  });
+
+  describe(`${name}: DynamoDB's faults answered 503 with Retry-After`, () => {
+    it.each([
+      [
+        'throttles every call',
+        () => ({ status: 400, body: '{"__type":"x#ProvisionedThroughputExceededException"}' }),
+      ],
+      ['cuts every answer short', () => 'truncate' as const],
+      ['answers every call with garbage', () => 'garbage' as const],
+    ])('when DynamoDB %s', async (_, rule) => {
+      const h = harness();
+      h.faults.setRule(rule);
+      try {
+        const answer = await call('GET', '/keys?owner=u1');
+        expect(answer.status).toBe(503);
+        expect(answer.json.error.code).toBe('service_unavailable');
+        expect(answer.headers['retry-after']).toBe('1');
+      } finally {
+        h.faults.setRule(undefined);
+      }
+      expect((await call('GET', '/keys?owner=u1')).status).toBe(200);
     });
   });
 

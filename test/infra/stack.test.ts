@@ -951,7 +951,30 @@ describe('key-administration API', () => {
     expect(allowedActions(template, adminRole())).not.toContain('dynamodb:DeleteTable');
   });
 
-  it('is bundled with its DynamoDB client, loads as Lambda loads it and answers an event without an IAM caller with 403', () => {
+  it('stays within its size budget, without the AWS SDK: no package but the signer, nothing loaded but Node.js built-ins', () => {
+    const bundle = bundledAdmin(synthesised.assemblyDir);
+    const meta = JSON.parse(readFileSync(bundle.metafile, 'utf8'));
+    const inputs = Object.values(
+      meta.outputs as Record<string, { entryPoint?: string; inputs: object }>,
+    ).find((output) => output.entryPoint)!.inputs;
+    const packages = new Set(
+      Object.keys(inputs).flatMap((file) =>
+        [...file.matchAll(/node_modules\/((?:@[^/]+\/)?[^/]+)/g)].map((m) => m[1]),
+      ),
+    );
+    const code = readFileSync(bundle.path, 'utf8');
+    const loaded = [...code.matchAll(/(?:^|[;}\s])import\s*(?:[^'"()]*?from\s*)?["']([^"']+)["']/g)].map(
+      (m) => m[1],
+    );
+
+    // Issue 38: at most 128 KB, as the proxy's budget (373 KB with the SDK's DynamoDB client; 54 KB lean).
+    expect(bundle.bytes).toBeLessThanOrEqual(ASSET_BUDGET_BYTES);
+    expect(bundle.files).toEqual(['index.mjs', 'index.mjs.map']);
+    expect([...packages].sort()).toEqual(['aws4']);
+    expect(loaded.filter((specifier) => !specifier!.startsWith('node:'))).toEqual([]);
+  });
+
+  it('loads as Lambda loads it and answers an event without an IAM caller with 403', () => {
     const bundle = bundledAdmin(synthesised.assemblyDir);
     const script = `
       const { handler } = await import(process.env.BUNDLE);
