@@ -48,7 +48,7 @@ const MB = 2 ** 20;
 const summary = (s: number[]) => `${fmt.ms(median(s))} (${fmt.ms(Math.min(...s))}–${fmt.ms(Math.max(...s))})`;
 
 /** What each part of the bundle weighs, from esbuild's metafile: packages, and our folders. */
-async function bundleParts(metafile: string): Promise<{ part: string; bytes: number }[]> {
+export async function bundleParts(metafile: string): Promise<{ part: string; bytes: number }[]> {
   const meta = JSON.parse(await readFile(metafile, 'utf8'));
   const output = Object.values(meta.outputs as Record<string, { entryPoint?: string; inputs: object }>).find(
     (o) => o.entryPoint,

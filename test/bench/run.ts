@@ -7,6 +7,7 @@
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { generateSnapshot, writeSnapshot } from '../../builder/synthetic/generate.js';
+import { benchAdminFunction } from './admin-function.js';
 import { benchBuild } from './build.js';
 import { benchBuilderFunction } from './builder-function.js';
 import { benchCalls } from './calls.js';
@@ -40,6 +41,7 @@ const TITLES: Record<Section, string> = {
   10: '10. The Lambda function: asset size, import, cold start, CPU per warm request, memory under a flood',
   11: '11. The upload builder as Lambda runs it: a publish by upload, full and incremental',
   12: "12. npm start: the protocol servers on the proxy's thread vs on their own",
+  13: '13. The admin function as Lambda runs it: asset size and cold start beside an empty function',
 };
 
 async function main(): Promise<number> {
@@ -111,6 +113,7 @@ async function main(): Promise<number> {
   await attempt(10, () => benchFunction(settings, snapshot, snapshotDir));
   await attempt(11, () => benchBuilderFunction(settings));
   await attempt(12, () => benchNpmStart(settings, snapshotDir, picks));
+  await attempt(13, () => benchAdminFunction());
   closeClient();
 
   const seconds = (performance.now() - started) / 1000;

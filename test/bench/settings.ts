@@ -20,8 +20,8 @@ export const STACK_TABLES = { keysTable: 'bench-keys', countersTable: 'bench-cou
 export const STACK_BUCKET = 'bench-catalogue';
 export const STACK_PREFIX = 'catalogue/';
 
-export type Section = 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 9 | 10 | 11 | 12;
-export const SECTIONS: readonly Section[] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12];
+export type Section = 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 9 | 10 | 11 | 12 | 13;
+export const SECTIONS: readonly Section[] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13];
 
 export interface Settings {
   modules: number;
