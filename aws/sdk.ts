@@ -1,7 +1,9 @@
 /**
- * AWS SDK clients, configured for AWS or for a local S3/DynamoDB-compatible endpoint: for the CLIs,
- * `npm start`'s setup and the tests. The Lambda function carries none of this (it signs its few calls itself:
- * aws/signed.ts); both follow the same rules for endpoints and loopback credentials (aws/env.ts).
+ * AWS SDK clients, configured for AWS or for a local S3/DynamoDB-compatible endpoint: for the builder's CLI,
+ * table setup (`npm start`, `npm run keys -- create-tables`) and the tests; and the credentials the lean signed
+ * calls use outside Lambda (key administration's client: {@link leanDynamo}). The Lambda functions carry none
+ * of this (they sign their calls themselves: aws/signed.ts); all follow the same rules for endpoints and
+ * loopback credentials (aws/env.ts).
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';

@@ -1,12 +1,14 @@
 /**
- * Signed AWS requests without the SDK: the Lambda function's every call (the ranged S3 GET, the metering
- * UpdateItem/GetItem, key lookups, the cursor secret's GetSecretValue) is one request signed by `aws4` (a
+ * Signed AWS requests without the SDK: the Lambda functions' every call (the proxy's ranged S3 GET, metering
+ * UpdateItem/GetItem, key lookups and cursor secret's GetSecretValue; the admin function's DynamoDB calls) is
+ * one request signed by `aws4` (a
  * small, synchronous SigV4 signer on node:crypto, never code of ours) and sent over Node's own HTTP client
  * with a keep-alive agent. Measured against the alternatives (test/bench/README.md, section 10): undici was
  * half the asset (537 KB) and no cheaper per round trip than node:http; the built-in fetch's first call costs
  * 70–190 ms; the SDK's signer is twice aws4's size and asynchronous. node:http and node:https are loaded when
- * the first request is sent, not when the function is imported. Everything outside the function (builder,
- * key CLI, table setup) stays on the SDK (aws/sdk.ts).
+ * the first request is sent, not when the function is imported. Key administration's DynamoDB calls are these
+ * too, everywhere (aws/dynamodb.ts); the builder, table setup and the tests' own set-up stay on the SDK
+ * (aws/sdk.ts).
  */
 import { createHash } from 'node:crypto';
 import type { Agent, ClientRequest, IncomingHttpHeaders, IncomingMessage, RequestOptions } from 'node:http';

@@ -5,7 +5,8 @@
  * with Lambda's heap flags, against a handler that answers at once, run the same way, alternating. The first
  * answer is a user area's call: an owner's keys (`GET /v1/keys?owner=…`: the ledger read, the owner index
  * queried, the last uses read) against dynalite in a process of its own, signed with the role's credentials
- * as the stack's function signs them. Node.js 24, the runtime.
+ * as the stack's function signs them. Node.js 24, the runtime. BENCH_ADMIN_REFERENCE=<directory of another
+ * admin asset's index.mjs> (e.g. one synthesized from an older tree) runs it too, in the same alternation.
  */
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -129,7 +130,13 @@ export async function benchAdminFunction(): Promise<SectionResult> {
     };
     const node = nodeBinary(LAMBDA_NODE.version);
     const runs = Number(process.env.BENCH_COLD_RUNS ?? 10);
-    const cold = { admin: [] as number[], empty: [] as number[], statuses: [] as number[] };
+    const reference = process.env.BENCH_ADMIN_REFERENCE?.trim() || undefined;
+    const cold = {
+      admin: [] as number[],
+      empty: [] as number[],
+      reference: [] as number[],
+      statuses: [] as number[],
+    };
     progress(
       `13. cold start: ${runs} runtime processes each under aws-lambda-ric, the admin function and an empty one`,
     );
@@ -138,6 +145,7 @@ export async function benchAdminFunction(): Promise<SectionResult> {
       const admin = await coldRun(node, ric, dirname(asset.path), env, listEvent());
       cold.admin.push(admin.ms);
       cold.statuses.push(admin.status);
+      if (reference) cold.reference.push((await coldRun(node, ric, reference, env, listEvent())).ms);
     }
     commands.push(
       `<node 24> ${LAMBDA_512_FLAGS.join(' ')} ${join('.work', `ric-${RIC_VERSION}`, 'node_modules/aws-lambda-ric/index.mjs')} index.handler (LAMBDA_TASK_ROOT: the admin asset, or an empty buffered handler; the first event: GET /v1/keys?owner=…)`,
@@ -165,6 +173,12 @@ export async function benchAdminFunction(): Promise<SectionResult> {
         ],
       ),
       '',
+      ...(reference
+        ? [
+            `The reference asset (BENCH_ADMIN_REFERENCE) in the same alternation: ${summary(cold.reference)} ms, ${fmt.x(median(cold.reference) / median(cold.empty))} the empty function's.`,
+            '',
+          ]
+        : []),
     );
     return { markdown: lines.join('\n'), commands, targets };
   } finally {
