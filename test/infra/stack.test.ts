@@ -29,6 +29,24 @@ import {
  */
 const ASSET_BUDGET_BYTES = 128 * 1024;
 
+/** The packages an asset bundles (from its metafile) and what its module imports when it loads. */
+function assetContents(bundle: { metafile: string; path: string }) {
+  const meta = JSON.parse(readFileSync(bundle.metafile, 'utf8'));
+  const inputs = Object.values(meta.outputs as Record<string, { entryPoint?: string; inputs: object }>).find(
+    (output) => output.entryPoint,
+  )!.inputs;
+  const packages = new Set(
+    Object.keys(inputs).flatMap((file) =>
+      [...file.matchAll(/node_modules\/((?:@[^/]+\/)?[^/]+)/g)].map((m) => m[1]),
+    ),
+  );
+  const code = readFileSync(bundle.path, 'utf8');
+  const loaded = [...code.matchAll(/(?:^|[;}\s])import\s*(?:[^'"()]*?from\s*)?["']([^"']+)["']/g)].map(
+    (m) => m[1],
+  );
+  return { packages, loaded };
+}
+
 let synthesised: Synthesised;
 let template: Template;
 let ids: Record<
@@ -269,20 +287,8 @@ describe('proxy Lambda', () => {
     // The handler, and its source map (read only under --enable-source-maps, for a crash's trace); esbuild's
     // metafile is written outside the asset (27 KB that Lambda never reads).
     expect(bundle.files).toEqual(['index.mjs', 'index.mjs.map']);
-    const meta = JSON.parse(readFileSync(bundle.metafile, 'utf8'));
-    const inputs = Object.values(
-      meta.outputs as Record<string, { entryPoint?: string; inputs: object }>,
-    ).find((output) => output.entryPoint)!.inputs;
-    const packages = new Set(
-      Object.keys(inputs).flatMap((file) =>
-        [...file.matchAll(/node_modules\/((?:@[^/]+\/)?[^/]+)/g)].map((m) => m[1]),
-      ),
-    );
-    const code = readFileSync(bundle.path, 'utf8');
     // What the module imports when it loads: Node.js built-ins only (the AWS SDK is never in the function).
-    const loaded = [...code.matchAll(/(?:^|[;}\s])import\s*(?:[^'"()]*?from\s*)?["']([^"']+)["']/g)].map(
-      (m) => m[1],
-    );
+    const { packages, loaded } = assetContents(bundle);
 
     expect(bundle.bytes).toBeLessThanOrEqual(ASSET_BUDGET_BYTES);
     expect([...packages].sort()).toEqual(['aws4', 'lru-cache']);
@@ -953,19 +959,7 @@ describe('key-administration API', () => {
 
   it('stays within its size budget, without the AWS SDK: no package but the signer, nothing loaded but Node.js built-ins', () => {
     const bundle = bundledAdmin(synthesised.assemblyDir);
-    const meta = JSON.parse(readFileSync(bundle.metafile, 'utf8'));
-    const inputs = Object.values(
-      meta.outputs as Record<string, { entryPoint?: string; inputs: object }>,
-    ).find((output) => output.entryPoint)!.inputs;
-    const packages = new Set(
-      Object.keys(inputs).flatMap((file) =>
-        [...file.matchAll(/node_modules\/((?:@[^/]+\/)?[^/]+)/g)].map((m) => m[1]),
-      ),
-    );
-    const code = readFileSync(bundle.path, 'utf8');
-    const loaded = [...code.matchAll(/(?:^|[;}\s])import\s*(?:[^'"()]*?from\s*)?["']([^"']+)["']/g)].map(
-      (m) => m[1],
-    );
+    const { packages, loaded } = assetContents(bundle);
 
     // Issue 38: at most 128 KB, as the proxy's budget (373 KB with the SDK's DynamoDB client; 54 KB lean).
     expect(bundle.bytes).toBeLessThanOrEqual(ASSET_BUDGET_BYTES);
