@@ -8,9 +8,10 @@
  *
  * **Words.** A key is *usable* at a time when it is active and not expired then (tables/keys.ts keyAccepted:
  * what the request path accepts). A key is *rolled away* when it names a successor (`rolled_to`): it ends at
- * its roll's expiry, which can be brought forward, never lifted or put later (setExpiry refuses). An entry of
- * the ledger is a *roll entry* when it `replaces` another key; the key it replaces is *replaced* while the roll
- * entry is in the ledger.
+ * its roll's expiry, which can be brought forward, never lifted or put later (an expiry write that lifts it or
+ * puts it later lands only on a key not rolled away, and a roll's mark only ever brings an expiry forward). An
+ * entry of the ledger is a *roll entry* when it `replaces` another key; the key it replaces is *replaced* while
+ * the roll entry is in the ledger.
  *
  * **The claim.** At every moment, the usable keys of an owner that are not rolled away number at most the cap.
  * (A roll lets an owner hold its old key beside the new one until the old one ends: one key over the cap per
@@ -31,7 +32,8 @@
  * - it is enabled, its expiry lifted or put later, or it is given an owner, after a ledger write at version v
  *   that holds its entry, with the condition that the key's *fence* is below v;
  * - or the write leaves it refused (enabled while expired; an expiry changed while revoked; an owner given
- *   while revoked or expired), or it concerns a key without an owner (which no ledger counts).
+ *   while revoked or expired), only brings its expiry forward, or concerns a key without an owner (which no
+ *   ledger counts) and lands only while it still has none.
  * An entry leaves the ledger only by a prune that read the ledger at version p holding it, then *fenced* the
  * key — a write that lands only while the key is refused at the pruner's clock, setting its fence to p (fences
  * never go down) — and then wrote the ledger over p. Suppose a usable key had no entry: take the last write
