@@ -13,7 +13,7 @@ import {
   responseOf,
   type Tag,
 } from '../../client/index.js';
-import { RATE_HEADERS, type ScriptedServer, startScripted } from './scripted.js';
+import { clientOf, RATE_HEADERS, type ScriptedServer, startScripted } from './scripted.js';
 
 const KEY = `pk_live_${'R'.repeat(22)}`;
 const TAG = (id: number) => ({ id, name: `t${id}`, type: null });
@@ -35,15 +35,7 @@ afterEach(async () => {
   await api.close();
 });
 
-function client(): CatalogueClient {
-  return new CatalogueClient({
-    baseUrl: api.baseUrl,
-    apiKey: KEY,
-    logger: false,
-    random: () => 0,
-    sleep: async () => {},
-  });
-}
+const client = () => clientOf(api);
 
 describe('responseOf', () => {
   it('gives a page its answer, and each of its records the same', async () => {

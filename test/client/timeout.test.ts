@@ -9,15 +9,13 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   CatalogueApiError,
-  CatalogueClient,
   type CatalogueClientOptions,
   DEFAULT_TIMEOUT_MS,
   type RetryEvent,
 } from '../../client/index.js';
 import { requestSignal, timeoutOf } from '../../client/timeout.js';
-import { type ScriptedServer, type Step, startScripted } from './scripted.js';
+import { clientOf, type ScriptedServer, type Step, startScripted } from './scripted.js';
 
-const KEY = `pk_live_${'O'.repeat(22)}`;
 const TAGS = {
   status: 200,
   body: { data: [{ id: 1, name: 'Analog', type: 'nature' }], page: { next_cursor: null } },
@@ -48,16 +46,7 @@ afterEach(async () => {
   await api.close();
 });
 
-function client(options: Partial<CatalogueClientOptions> = {}): CatalogueClient {
-  return new CatalogueClient({
-    baseUrl: api.baseUrl,
-    apiKey: KEY,
-    logger: false,
-    random: () => 0,
-    sleep: async () => {},
-    ...options,
-  });
-}
+const client = (options: Partial<CatalogueClientOptions> = {}) => clientOf(api, options);
 
 async function failure(promise: Promise<unknown>): Promise<unknown> {
   return promise.then(

@@ -5,16 +5,22 @@
  * when one is given). Each is awaited, and what it throws rejects the call.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  CatalogueClient,
-  type CatalogueClientOptions,
-  type ClientWarning,
-  type RequestEvent,
-  type ResponseEvent,
+import type {
+  CatalogueClientOptions,
+  ClientWarning,
+  RequestEvent,
+  ResponseEvent,
 } from '../../client/index.js';
-import { errorAnswer, RATE_HEADERS, type ScriptedServer, startScripted } from './scripted.js';
+import {
+  clientOf,
+  errorAnswer,
+  SCRIPTED_KEY as KEY,
+  RATE_HEADERS,
+  type ScriptedServer,
+  startScripted,
+  withConsole,
+} from './scripted.js';
 
-const KEY = `pk_live_${'H'.repeat(22)}`;
 const TAGS = {
   status: 200,
   headers: { 'x-request-id': 'req_tags', etag: '"t"', ...RATE_HEADERS(5) },
@@ -29,28 +35,9 @@ afterEach(async () => {
   await api.close();
 });
 
-function client(options: Partial<CatalogueClientOptions> = {}): CatalogueClient {
-  return new CatalogueClient({
-    baseUrl: api.baseUrl,
-    apiKey: KEY,
-    random: () => 0,
-    sleep: async () => {},
-    ...options,
-  });
-}
-
-/** Runs `body` with console.warn recorded instead of printed. */
-async function withConsole(body: () => Promise<void>): Promise<string[]> {
-  const printed: string[] = [];
-  const original = console.warn;
-  console.warn = (...args: unknown[]) => printed.push(args.join(' '));
-  try {
-    await body();
-  } finally {
-    console.warn = original;
-  }
-  return printed;
-}
+/** A client of the scripted API whose warnings go where the test says (the console unless told). */
+const client = (options: Partial<CatalogueClientOptions> = {}) =>
+  clientOf(api, { logger: undefined, ...options });
 
 describe('onRequest', () => {
   it('is told of each request with its URL, retry number and headers, without the key', async () => {
