@@ -238,9 +238,8 @@ export async function list(
   input: ListInput,
 ): Promise<Outcome<{ records: KeyRecord[]; lastUsed: Map<string, string>; next: KeyRecord | undefined }>> {
   const now = ctx.now();
-  // The first page finishes what interrupted calls left (admin/ledger.ts), so it shows what the cap counts.
-  if (!input.cursor) await rollForward(ctx.tables, input.owner, now);
-  const page = await ctx.tables.ownerKeys(input.owner, input.limit, input.cursor);
+  const read = () => ctx.tables.ownerKeys(input.owner, input.limit, input.cursor);
+  const page = await (input.cursor ? read() : firstPage(ctx, input.owner, { now, read }));
   const used = await lastUsed(
     ctx.tables,
     page.records.map((record) => record.keyId),
@@ -252,6 +251,23 @@ export async function list(
     lastUsed: used.lastUsed,
     next: page.more ? page.records[page.records.length - 1] : undefined,
   };
+}
+
+/**
+ * The first page of an owner's keys, once what interrupted calls left is finished (admin/ledger.ts), so it
+ * shows what the cap counts: the ledger read beside the page, the page read again only when a key was written.
+ */
+async function firstPage(
+  ctx: AdminContext,
+  owner: string,
+  at: { now: Date; read: () => ReturnType<AdminTables['ownerKeys']> },
+): ReturnType<AdminTables['ownerKeys']> {
+  const page = at.read();
+  const listed = page.then(({ records }) => new Set(records.map((record) => record.keyId)));
+  // Awaited only when the ledger has entries to check; a failed page is answered through `page` below.
+  listed.catch(() => {});
+  const [wrote, first] = await Promise.all([rollForward(ctx.tables, owner, { now: at.now, listed }), page]);
+  return wrote ? at.read() : first;
 }
 
 /** Revoke a key. Every proxy container refuses it by `effectiveBy` (the key cache's bound). */

@@ -217,15 +217,24 @@ export async function writeKey(
 
 /**
  * Write the key items the owner's ledger holds but the keys table lacks (calls interrupted between their
- * writes, older than {@link IN_FLIGHT_MS}), so a listing shows every key the cap counts.
+ * writes, older than {@link IN_FLIGHT_MS}), so a listing shows every key the cap counts. `listed`: the key ids
+ * a listing read meanwhile (read beside the ledger: only keys it did not find are looked up). True when it
+ * wrote a key item (the listing is then read again).
  */
-export async function rollForward(tables: AdminTables, owner: string, now: Date): Promise<void> {
-  const entries = Object.values(parse((await tables.readLedger(owner)).entries)).filter(
-    (entry) => now.getTime() - entry.touched >= IN_FLIGHT_MS,
+export async function rollForward(
+  tables: AdminTables,
+  owner: string,
+  at: { now: Date; listed: Promise<ReadonlySet<string>> },
+): Promise<boolean> {
+  const due = Object.values(parse((await tables.readLedger(owner)).entries)).filter(
+    (entry) => at.now.getTime() - entry.touched >= IN_FLIGHT_MS,
   );
-  if (entries.length === 0) return;
-  const stored = await tables.keysByHash(entries.map((entry) => entry.record.keyHash));
-  for (const entry of entries) {
-    if (!stored.has(entry.record.keyHash)) await writeKey(tables, entry.record, entry.replaces);
-  }
+  if (due.length === 0) return false;
+  const listed = await at.listed;
+  const unseen = due.filter((entry) => !listed.has(entry.record.keyId));
+  if (unseen.length === 0) return false;
+  const stored = await tables.keysByHash(unseen.map((entry) => entry.record.keyHash));
+  const missing = unseen.filter((entry) => !stored.has(entry.record.keyHash));
+  for (const entry of missing) await writeKey(tables, entry.record, entry.replaces);
+  return missing.length > 0;
 }
