@@ -107,7 +107,7 @@ describe('handler, against dynalite', () => {
       return faults;
     },
   };
-  describeAdminFindings('the Lambda handler', () => harness);
+  describeAdminFindings('the Lambda handler', () => harness, { clock: false });
 
   it.each([
     ['sent twice (joined by the function URL)', `${HOST}, evil.example`, 'must be sent once'],

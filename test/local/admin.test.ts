@@ -288,15 +288,19 @@ describe('the local admin API: retries, caps and mistakes', () => {
   });
 });
 
-describeAdminFindings('the local admin API', () => ({
-  call: (method, target, options = {}) => signedRequest(findings, method, target, options),
-  audit: findingsAudit,
-  faults,
-  cap: 2,
-  advance: (ms) => {
-    clock.offset += ms;
-  },
-}));
+describeAdminFindings(
+  'the local admin API',
+  () => ({
+    call: (method, target, options = {}) => signedRequest(findings, method, target, options),
+    audit: findingsAudit,
+    faults,
+    cap: 2,
+    advance: (ms) => {
+      clock.offset += ms;
+    },
+  }),
+  { clock: true },
+);
 
 /** Write `bytes` on a fresh connection: what comes back, and whether the server closed the connection. */
 function exchange(bytes: string): Promise<{ text: string; closed: boolean }> {
