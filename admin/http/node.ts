@@ -6,7 +6,13 @@
  * parser cannot read is answered 400 by the handler with `Connection: close`; a body over the limit is
  * answered 413 with `Connection: close` — the rest of it is never read, so the connection cannot go on.
  */
-import { createServer, type IncomingMessage, type Server, STATUS_CODES } from 'node:http';
+import {
+  createServer,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+  STATUS_CODES,
+} from 'node:http';
 import type { Duplex } from 'node:stream';
 import { BOUNDS } from '../validate.js';
 import type { AdminRequest, AdminResponse, Principal } from './handler.js';
@@ -97,7 +103,7 @@ async function answerUnreadable(handle: Handle, error: NodeJS.ErrnoException, so
  */
 export function createAdminServer(handle: Handle, authenticate: Authenticate): Server {
   // No Host is answered by the handler, in the envelope, not by Node.
-  const server = createServer({ requireHostHeader: false }, async (incoming, outgoing) => {
+  const answer = async (incoming: IncomingMessage, outgoing: ServerResponse) => {
     const body = await readBody(incoming, BOUNDS.bodyBytes).catch(() => Buffer.alloc(0));
     const url = incoming.url ?? '/';
     const received: ReceivedRequest = {
@@ -127,6 +133,10 @@ export function createAdminServer(handle: Handle, authenticate: Authenticate): S
       ...(tooLarge && { connection: 'close' }),
     });
     outgoing.end(response.body);
+  };
+  // The handler answers every request; only a fault of this adapter's own (never expected) drops the socket.
+  const server = createServer({ requireHostHeader: false }, (incoming, outgoing) => {
+    answer(incoming, outgoing).catch(() => outgoing.destroy());
   });
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
     // A client gone (reset, or a socket no longer writable) has nobody to answer.
