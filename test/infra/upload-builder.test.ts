@@ -19,11 +19,11 @@ import { bundledBuilder, logicalId, roleStatements, type Synthesised, synth } fr
  * growth should show.
  */
 /**
- * The upload builder's asset (index.mjs): 609 KB with the S3 client and tar (the bundle's largest parts), not
- * the 632 KB it was with cli-progress; a little room for the uploads' own changes, none for a terminal or a
- * second SDK client.
+ * The upload builder's asset (index.mjs): 609,282 B with the S3 client and tar (the bundle's largest parts),
+ * below the 631,955 B it was with cli-progress; 20 KB of room for the uploads' own changes, none for a terminal
+ * or a second SDK client.
  */
-const BUILDER_BUDGET_BYTES = 640 * 1024;
+const BUILDER_BUDGET_BYTES = 615 * 1024;
 
 let synthesised: Synthesised;
 let template: Template;
