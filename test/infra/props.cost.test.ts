@@ -3,11 +3,19 @@
  * provisioned with auto scaling (`countersCapacity`, `countersMinWriteCapacity`, `countersMaxWriteCapacity`),
  * the proxy without Lambda's platform log lines (`proxySystemLogLevel`); their defaults, their checks.
  */
-import { Match, type Template } from 'aws-cdk-lib/assertions';
+import { App } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { settingsFromContext } from '../../infra/context.js';
-import { resolveProps, SettingsError } from '../../infra/props.js';
-import { logicalId, synth } from './helpers.js';
+import { type CatalogueStackProps, resolveProps, SettingsError } from '../../infra/props.js';
+import { CatalogueStack } from '../../infra/stack.js';
+import { cdkJsonContext, logicalId } from './helpers.js';
+
+/** The template for `props`, without bundling the functions (these settings change no asset): seconds. */
+function template(props: CatalogueStackProps = {}): Template {
+  const app = new App({ context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [] } });
+  return Template.fromStack(new CatalogueStack(app, 'Catalogue', props));
+}
 
 /** The problems `resolveProps` names for `props`. */
 function problems(props: Parameters<typeof resolveProps>[0]): readonly string[] {
@@ -21,43 +29,43 @@ function problems(props: Parameters<typeof resolveProps>[0]): readonly string[] 
 }
 
 describe('by default', () => {
-  let template: Template;
+  let synthesized: Template;
   beforeAll(() => {
-    template = synth().template;
+    synthesized = template();
   });
 
   it('meters on demand, with nothing to scale', () => {
-    const counters = logicalId(template, 'AWS::DynamoDB::Table', 'StorageCounters');
-    expect(template.toJSON().Resources[counters].Properties.BillingMode).toBe('PAY_PER_REQUEST');
-    template.resourceCountIs('AWS::ApplicationAutoScaling::ScalableTarget', 0);
+    const counters = logicalId(synthesized, 'AWS::DynamoDB::Table', 'StorageCounters');
+    expect(synthesized.toJSON().Resources[counters].Properties.BillingMode).toBe('PAY_PER_REQUEST');
+    synthesized.resourceCountIs('AWS::ApplicationAutoScaling::ScalableTarget', 0);
   });
 
   it("keeps Lambda's log format and levels (plain text, START/END/REPORT lines)", () => {
-    const fn = logicalId(template, 'AWS::Lambda::Function', 'ProxyFunction');
-    const config = template.toJSON().Resources[fn].Properties.LoggingConfig;
+    const fn = logicalId(synthesized, 'AWS::Lambda::Function', 'ProxyFunction');
+    const config = synthesized.toJSON().Resources[fn].Properties.LoggingConfig;
     expect(Object.keys(config)).toEqual(['LogGroup']);
   });
 });
 
 describe('countersCapacity=provisioned and proxySystemLogLevel=WARN', () => {
-  let template: Template;
+  let synthesized: Template;
   let ids: { counters: string; keys: string; proxy: string };
   beforeAll(() => {
-    template = synth({
+    synthesized = template({
       countersCapacity: 'provisioned',
       countersMinWriteCapacity: 40,
       countersMaxWriteCapacity: 900,
       proxySystemLogLevel: 'WARN',
-    }).template;
+    });
     ids = {
-      counters: logicalId(template, 'AWS::DynamoDB::Table', 'StorageCounters'),
-      keys: logicalId(template, 'AWS::DynamoDB::Table', 'StorageKeys'),
-      proxy: logicalId(template, 'AWS::Lambda::Function', 'ProxyFunction'),
+      counters: logicalId(synthesized, 'AWS::DynamoDB::Table', 'StorageCounters'),
+      keys: logicalId(synthesized, 'AWS::DynamoDB::Table', 'StorageKeys'),
+      proxy: logicalId(synthesized, 'AWS::Lambda::Function', 'ProxyFunction'),
     };
   });
 
   it('provisions the counters table (the keys table stays on demand)', () => {
-    const resources = template.toJSON().Resources;
+    const resources = synthesized.toJSON().Resources;
     expect(resources[ids.counters].Properties.BillingMode).toBe(undefined);
     expect(resources[ids.counters].Properties.ProvisionedThroughput).toEqual({
       ReadCapacityUnits: 5,
@@ -72,21 +80,21 @@ describe('countersCapacity=provisioned and proxySystemLogLevel=WARN', () => {
 
   it('scales its writes between the minimum and the maximum, and its reads between 5 and 500, at 70 %', () => {
     const table = { 'Fn::Join': ['', ['table/', { Ref: ids.counters }]] };
-    template.hasResourceProperties('AWS::ApplicationAutoScaling::ScalableTarget', {
+    synthesized.hasResourceProperties('AWS::ApplicationAutoScaling::ScalableTarget', {
       ServiceNamespace: 'dynamodb',
       ScalableDimension: 'dynamodb:table:WriteCapacityUnits',
       ResourceId: table,
       MinCapacity: 40,
       MaxCapacity: 900,
     });
-    template.hasResourceProperties('AWS::ApplicationAutoScaling::ScalableTarget', {
+    synthesized.hasResourceProperties('AWS::ApplicationAutoScaling::ScalableTarget', {
       ScalableDimension: 'dynamodb:table:ReadCapacityUnits',
       ResourceId: table,
       MinCapacity: 5,
       MaxCapacity: 500,
     });
     for (const metric of ['DynamoDBWriteCapacityUtilization', 'DynamoDBReadCapacityUtilization']) {
-      template.hasResourceProperties('AWS::ApplicationAutoScaling::ScalingPolicy', {
+      synthesized.hasResourceProperties('AWS::ApplicationAutoScaling::ScalingPolicy', {
         PolicyType: 'TargetTrackingScaling',
         TargetTrackingScalingPolicyConfiguration: {
           PredefinedMetricSpecification: { PredefinedMetricType: metric },
@@ -94,11 +102,11 @@ describe('countersCapacity=provisioned and proxySystemLogLevel=WARN', () => {
         },
       });
     }
-    template.resourceCountIs('AWS::ApplicationAutoScaling::ScalableTarget', 2);
+    synthesized.resourceCountIs('AWS::ApplicationAutoScaling::ScalableTarget', 2);
   });
 
   it("logs the proxy's lines as JSON without Lambda's platform lines, and only the proxy's", () => {
-    template.hasResourceProperties('AWS::Lambda::Function', {
+    synthesized.hasResourceProperties('AWS::Lambda::Function', {
       Description: Match.stringLikeRegexp('^Catalogue Read API proxy'),
       LoggingConfig: {
         LogFormat: 'JSON',
@@ -107,7 +115,7 @@ describe('countersCapacity=provisioned and proxySystemLogLevel=WARN', () => {
         LogGroup: Match.anyValue(),
       },
     });
-    const functions = Object.values(template.findResources('AWS::Lambda::Function'));
+    const functions = Object.values(synthesized.findResources('AWS::Lambda::Function'));
     const json = functions.filter((fn) => fn.Properties.LoggingConfig?.LogFormat === 'JSON');
     expect(json.map((fn) => fn.Properties.Description)).toEqual([
       expect.stringMatching(/^Catalogue Read API proxy/),
