@@ -4,7 +4,7 @@
  * `METRICS_NAMESPACE` (infra/proxy-function.ts), off locally. The line gains its status class and the function
  * version (the metrics' dimensions) and one `_aws` directive: `latency_ms` is the metric (its sample count is
  * the request count), by route and status class, by function version and status class (what a deploy's alarms
- * watch), and by status class; an execution environment's first line also counts a cold start.
+ * watch), and by status class; an execution environment's first line also counts a cold start, by version.
  * infra/request-metrics.ts names the same metrics for the dashboard and the alarms (test/infra checks both
  * agree).
  */
@@ -13,11 +13,13 @@ import { isoMillis } from './time.js';
 /** A metric namespace CloudWatch accepts (and not one of AWS's own): letters, digits and `.-_/#:`. */
 const NAMESPACE = /^(?!AWS\/)[0-9A-Za-z.\-_/#:]{1,255}$/;
 
-/** The metrics and their dimension sets, as the directive names them. */
+/** The metrics and their dimension sets, as the directives name them. */
 export const REQUEST_METRICS = {
   latency: 'latency_ms',
-  coldStart: 'cold_start',
   dimensions: [['route', 'status_class'], ['version', 'status_class'], ['status_class']],
+  /** Counted on an environment's first line, by version only (one metric per version, not per route). */
+  coldStart: 'cold_start',
+  coldStartDimensions: [['version']],
 } as const;
 
 /**
@@ -50,15 +52,14 @@ export class RequestMetrics {
   #first = true;
 
   constructor(namespace: string, version: string) {
-    const tail = (metrics: object[]) =>
-      `,"version":${JSON.stringify(version)},"_aws":{"CloudWatchMetrics":[${JSON.stringify({
-        Namespace: namespace,
-        Dimensions: REQUEST_METRICS.dimensions,
-        Metrics: metrics,
-      })}],"Timestamp":`;
-    const latency = { Name: REQUEST_METRICS.latency, Unit: 'Milliseconds' };
-    this.#warm = tail([latency]);
-    this.#cold = `,"${REQUEST_METRICS.coldStart}":1${tail([latency, { Name: REQUEST_METRICS.coldStart, Unit: 'Count' }])}`;
+    const directive = (dimensions: readonly (readonly string[])[], name: string, unit: string) =>
+      JSON.stringify({ Namespace: namespace, Dimensions: dimensions, Metrics: [{ Name: name, Unit: unit }] });
+    const latency = directive(REQUEST_METRICS.dimensions, REQUEST_METRICS.latency, 'Milliseconds');
+    const coldStart = directive(REQUEST_METRICS.coldStartDimensions, REQUEST_METRICS.coldStart, 'Count');
+    const tail = (directives: string) =>
+      `,"version":${JSON.stringify(version)},"_aws":{"CloudWatchMetrics":[${directives}],"Timestamp":`;
+    this.#warm = tail(latency);
+    this.#cold = `,"${REQUEST_METRICS.coldStart}":1${tail(`${latency},${coldStart}`)}`;
   }
 
   /**

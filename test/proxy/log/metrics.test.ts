@@ -119,14 +119,18 @@ describe('a request line with its metrics', () => {
 
     expect(first!.cold_start).toBe(1);
     expect(emfProblems(first!)).toEqual([]);
-    expect(((first!._aws as Json).CloudWatchMetrics as Json[])[0]!.Metrics).toEqual([
-      { Name: 'latency_ms', Unit: 'Milliseconds' },
-      { Name: 'cold_start', Unit: 'Count' },
+    expect((first!._aws as Json).CloudWatchMetrics).toEqual([
+      expect.objectContaining({ Metrics: [{ Name: 'latency_ms', Unit: 'Milliseconds' }] }),
+      {
+        Namespace: 'CatalogueReadApi/Api',
+        Dimensions: [['version']],
+        Metrics: [{ Name: 'cold_start', Unit: 'Count' }],
+      },
     ]);
     for (const line of [second!, third!]) {
       expect(line).not.toHaveProperty('cold_start');
-      expect(((line._aws as Json).CloudWatchMetrics as Json[])[0]!.Metrics).toEqual([
-        { Name: 'latency_ms', Unit: 'Milliseconds' },
+      expect((line._aws as Json).CloudWatchMetrics).toEqual([
+        expect.objectContaining({ Metrics: [{ Name: 'latency_ms', Unit: 'Milliseconds' }] }),
       ]);
     }
   });
