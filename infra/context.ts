@@ -21,6 +21,7 @@ export const STRING_SETTINGS = [
   'webAclArn',
   'alarmEmail',
   'publisherPrincipalArn',
+  'proxyDeployment',
 ] as const;
 export const BOOLEAN_SETTINGS = ['deletionProtection', 'tracing'] as const;
 export const NUMBER_SETTINGS = [

@@ -5,6 +5,7 @@
 import { RemovalPolicy, type StackProps, Token } from 'aws-cdk-lib';
 import { PriceClass } from 'aws-cdk-lib/aws-cloudfront';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { closestMatch } from 'leven';
 import { KEY_CACHE_DEFAULTS, KEY_CACHE_MAX_MS } from '../tables/schema.js';
 
 export interface CatalogueStackProps extends StackProps {
@@ -139,6 +140,15 @@ export interface CatalogueStackProps extends StackProps {
    */
   readonly unauthorizedPerMinuteThreshold?: number;
   /**
+   * How a deploy moves the proxy's traffic to its new version (CodeDeploy's predefined configurations without
+   * their `CodeDeployDefault.Lambda` prefix): a canary sends 10 % of requests to the new version for the
+   * minutes named, then all; linear adds 10 % at each interval; `AllAtOnce` switches at once. Until the traffic
+   * has moved, the new version's 5xx rate and p99 duration are watched, and either alarm moves every request
+   * back to the previous version (docs/operating.md, "Safe deploys").
+   * @default 'Canary10Percent5Minutes'
+   */
+  readonly proxyDeployment?: ProxyDeployment;
+  /**
    * Memory of the upload builder Lambda in MB (CPU scales with it: a vCPU per 1,769 MB). A full build of
    * 100,000 modules peaks at ~1.5 GB (test/bench/README.md, section 11).
    * @default 3008
@@ -150,6 +160,20 @@ export interface CatalogueStackProps extends StackProps {
    */
   readonly uploadBuilderTimeoutSeconds?: number;
 }
+
+/** The traffic shifts a proxy deploy may use: CodeDeploy's predefined Lambda configurations. */
+export const PROXY_DEPLOYMENTS = [
+  'Canary10Percent5Minutes',
+  'Canary10Percent10Minutes',
+  'Canary10Percent15Minutes',
+  'Canary10Percent30Minutes',
+  'Linear10PercentEvery1Minute',
+  'Linear10PercentEvery2Minutes',
+  'Linear10PercentEvery3Minutes',
+  'Linear10PercentEvery10Minutes',
+  'AllAtOnce',
+] as const;
+export type ProxyDeployment = (typeof PROXY_DEPLOYMENTS)[number];
 
 /**
  * Where snapshots are uploaded and reports written, at the bucket's root (fixed: the publisher's application
@@ -179,6 +203,7 @@ export type ResolvedProps = Required<
     | 'adminMaxKeysPerOwner'
     | 'uploadBuilderMemorySize'
     | 'uploadBuilderTimeoutSeconds'
+    | 'proxyDeployment'
   >
 > & { incomingPrefix: string; reportsPrefix: string } & Pick<
     CatalogueStackProps,
@@ -210,6 +235,7 @@ export const DEFAULTS = {
   adminMaxKeysPerOwner: 10,
   uploadBuilderMemorySize: 3008,
   uploadBuilderTimeoutSeconds: 900,
+  proxyDeployment: 'Canary10Percent5Minutes',
 } as const satisfies Partial<ResolvedProps>;
 
 /** Retention values CloudWatch Logs accepts (the numeric values of `RetentionDays`, without INFINITE). */
@@ -255,7 +281,12 @@ function badLiteral(value: string | undefined, pattern: RegExp): boolean {
  */
 export function resolveProps(props: CatalogueStackProps): ResolvedProps {
   const resolved = withDefaults(props);
-  const problems = [...prefixProblems(resolved), ...nameProblems(resolved), ...numberProblems(resolved)];
+  const problems = [
+    ...prefixProblems(resolved),
+    ...nameProblems(resolved),
+    ...numberProblems(resolved),
+    deploymentProblem(resolved.proxyDeployment),
+  ];
   const found = problems.filter((problem): problem is string => problem !== undefined);
   if (found.length > 0) throw new SettingsError(found);
   return resolved;
@@ -283,6 +314,7 @@ function withDefaults(props: CatalogueStackProps): ResolvedProps {
     adminMaxKeysPerOwner: props.adminMaxKeysPerOwner ?? DEFAULTS.adminMaxKeysPerOwner,
     uploadBuilderMemorySize: props.uploadBuilderMemorySize ?? DEFAULTS.uploadBuilderMemorySize,
     uploadBuilderTimeoutSeconds: props.uploadBuilderTimeoutSeconds ?? DEFAULTS.uploadBuilderTimeoutSeconds,
+    proxyDeployment: props.proxyDeployment ?? DEFAULTS.proxyDeployment,
     ...UPLOAD_PREFIXES,
     domainName: props.domainName,
     certificateArn: props.certificateArn,
@@ -391,4 +423,20 @@ function numberProblems(r: ResolvedProps): (string | undefined)[] {
   problems.push(integerIn('uploadBuilderMemorySize', r.uploadBuilderMemorySize, 1024, 10_240));
   problems.push(integerIn('uploadBuilderTimeoutSeconds', r.uploadBuilderTimeoutSeconds, 120, 900));
   return problems;
+}
+
+/**
+ * The problem with a `proxyDeployment` that is not one of {@link PROXY_DEPLOYMENTS}, naming the closest one
+ * (letter case aside, within a third of its letters).
+ * @example deploymentProblem('canary10percent5minutes') // → "… (got 'canary10percent5minutes'): did you mean Canary10Percent5Minutes?"
+ */
+function deploymentProblem(value: string): string | undefined {
+  if ((PROXY_DEPLOYMENTS as readonly string[]).includes(value)) return undefined;
+  const byLower = new Map(PROXY_DEPLOYMENTS.map((name) => [name.toLowerCase(), name]));
+  const meant = closestMatch(value.toLowerCase(), [...byLower.keys()], {
+    maxDistance: Math.max(2, Math.floor(value.length / 3)),
+  });
+  return `proxyDeployment must be one of ${PROXY_DEPLOYMENTS.join(', ')} (got '${value}')${
+    meant === undefined ? '' : `: did you mean ${byLower.get(meant)}?`
+  }`;
 }

@@ -1,7 +1,13 @@
 /** The stack with every optional setting, and the settings it refuses (before any synthesis). */
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type CatalogueStackProps, resolveProps, SettingsError } from '../../infra/props.js';
+import {
+  type CatalogueStackProps,
+  PROXY_DEPLOYMENTS,
+  type ProxyDeployment,
+  resolveProps,
+  SettingsError,
+} from '../../infra/props.js';
 import { CatalogueStack } from '../../infra/stack.js';
 import {
   ALL_OPTIONS,
@@ -45,8 +51,8 @@ describe('with every option', () => {
     });
     const topic = { Ref: logicalId(template, 'AWS::SNS::Topic', 'AlarmsTopic') };
     const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm')).map((r) => r.Properties);
-    // The proxy's six and the upload builder's failed build.
-    expect(alarms).toHaveLength(7);
+    // The proxy's six, the admin API's, a deploy's two and the upload builder's failed build.
+    expect(alarms).toHaveLength(10);
     for (const alarm of alarms) {
       expect(alarm.AlarmActions).toEqual([topic]);
       expect(alarm.OKActions).toEqual([topic]);
@@ -63,6 +69,13 @@ describe('with every option', () => {
     template.hasResourceProperties('AWS::CloudWatch::Alarm', {
       AlarmName: 'Catalogue-proxy-401-rate',
       Threshold: 120,
+    });
+  });
+
+  it('switches a deploy all at once when asked, still through CodeDeploy and its alarms', () => {
+    template.hasResourceProperties('AWS::CodeDeploy::DeploymentGroup', {
+      DeploymentConfigName: 'CodeDeployDefault.LambdaAllAtOnce',
+      AlarmConfiguration: Match.objectLike({ Enabled: true }),
     });
   });
 
@@ -202,6 +215,18 @@ describe('invalid settings', () => {
     [
       { p99DurationThresholdMs: 20_000 },
       'p99DurationThresholdMs must be an integer between 1 and 10000 (got 20000)',
+    ],
+    [
+      { proxyDeployment: 'Canary10Percent5Minute' as ProxyDeployment },
+      `proxyDeployment must be one of ${PROXY_DEPLOYMENTS.join(', ')} (got 'Canary10Percent5Minute'): did you mean Canary10Percent5Minutes?`,
+    ],
+    [
+      { proxyDeployment: 'allatonce' as ProxyDeployment },
+      `proxyDeployment must be one of ${PROXY_DEPLOYMENTS.join(', ')} (got 'allatonce'): did you mean AllAtOnce?`,
+    ],
+    [
+      { proxyDeployment: 'blue-green' as ProxyDeployment },
+      `proxyDeployment must be one of ${PROXY_DEPLOYMENTS.join(', ')} (got 'blue-green')`,
     ],
   ])('refuses %o, with that one problem', (props, message) => {
     const refused = (() => {
