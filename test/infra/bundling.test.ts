@@ -52,5 +52,6 @@ describe('the metafile', () => {
       rmSync(hadRootOut ? wrongPlace : join(REPO_ROOT, 'cdk.out'), { recursive: true, force: true });
       rmSync(appDir, { recursive: true, force: true });
     }
-  });
+    // One esbuild bundle and a synthesis: seconds, more on a busy machine.
+  }, 120_000);
 });
