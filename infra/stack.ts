@@ -1,6 +1,7 @@
 /**
- * The Catalogue Read API in one stack: storage, the proxy Lambda, the CloudFront edge, alarms and the
- * publisher role. Settings and their defaults: `props.ts`; CDK context names: `context.ts`.
+ * The Catalogue Read API in one stack: storage, the proxy Lambda and its safe deploys, the CloudFront edge,
+ * alarms, the dashboard, the publisher role, the admin API and the upload builder. Settings and their
+ * defaults: `props.ts`; CDK context names: `context.ts`.
  */
 import { Aws, CfnOutput, Stack } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
