@@ -4,13 +4,13 @@
  * traffic shift, its two alarms on the new version alone and its automatic rollback; every `proxyDeployment`
  * value as CodeDeploy names it.
  */
-import { App, Stack } from 'aws-cdk-lib';
+import { Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ProxyDeploys } from '../../infra/deploys.js';
 import { PROXY_DEPLOYMENTS, type ProxyDeployment } from '../../infra/props.js';
-import { distributionArn, logicalId, synth } from './helpers.js';
+import { distributionArn, logicalId, newApp, synth } from './helpers.js';
 
 type Resource = {
   Type: string;
@@ -175,7 +175,7 @@ describe('the deployment group', () => {
   });
 
   it.each(PROXY_DEPLOYMENTS)('%s is CodeDeploy’s configuration of that name', (deployment) => {
-    const stack = new Stack(new App(), 'Deploys');
+    const stack = new Stack(newApp(), 'Deploys');
     const fn = new lambda.Function(stack, 'Fn', {
       runtime: lambda.Runtime.NODEJS_24_X,
       handler: 'index.handler',
