@@ -39,8 +39,9 @@ describe.each<[string, CatalogueStackProps]>([
   let stack: CatalogueStack;
   let pack: AwsSolutionsChecks;
   beforeAll(() => {
-    // CloudFormation's validation of the same templates is test/infra/stack.resource-spec.test.ts's.
-    app = newApp();
+    // CloudFormation's validation of the same templates is test/infra/stack.resource-spec.test.ts's; the
+    // checks read the template, not the functions' code: no bundling.
+    app = newApp({ bundle: false });
     stack = new CatalogueStack(app, 'Nag', props);
     pack = new AwsSolutionsChecks(app);
   });

@@ -24,7 +24,7 @@ describe('with every option', () => {
   let template: Template;
   let bucket: string;
   beforeAll(() => {
-    template = synth(ALL_OPTIONS).template;
+    template = synth(ALL_OPTIONS, 'Catalogue', { bundle: false }).template;
     bucket = logicalId(template, 'AWS::S3::Bucket', 'StorageCatalogue');
   });
 
@@ -139,7 +139,7 @@ describe('with every option', () => {
 
 describe('at the bucket root', () => {
   it('grants ListBucket without a prefix condition (an empty prefix would match nothing)', () => {
-    const template = synth({ cataloguePrefix: '' }, 'Root').template;
+    const template = synth({ cataloguePrefix: '' }, 'Root', { bundle: false }).template;
 
     const proxy = roleStatements(template, logicalId(template, 'AWS::IAM::Role', 'ProxyRole'));
     expect(proxy.find((s) => s.Sid === 'ListPublishedObjects')).toEqual({
@@ -254,7 +254,7 @@ describe('invalid settings', () => {
 describe('with a rate-based web ACL (wafRateLimitPer5Min)', () => {
   let template: Template;
   beforeAll(() => {
-    const app = newApp();
+    const app = newApp({ bundle: false });
     template = Template.fromStack(new CatalogueStack(app, 'Waf', { wafRateLimitPer5Min: 2_000 }));
   });
 
@@ -319,7 +319,9 @@ describe('with a rate-based web ACL (wafRateLimitPer5Min)', () => {
   it('is absent by default', () => {
     expect(
       Object.keys(
-        Template.fromStack(new CatalogueStack(newApp(), 'NoWaf')).findResources('AWS::WAFv2::WebACL'),
+        Template.fromStack(new CatalogueStack(newApp({ bundle: false }), 'NoWaf')).findResources(
+          'AWS::WAFv2::WebACL',
+        ),
       ),
     ).toEqual([]);
   });
