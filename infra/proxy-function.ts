@@ -77,6 +77,12 @@ export interface ProxyFunctionProps {
    * @default 2000
    */
   readonly dependencyTimeoutMs?: number;
+  /**
+   * Lambda's system log level (`WARN` drops the START, END and REPORT lines); setting one makes the log format
+   * JSON, as log-level filtering needs.
+   * @default - Lambda's default: INFO, plain text
+   */
+  readonly systemLogLevel?: 'DEBUG' | 'INFO' | 'WARN';
 }
 
 export class ProxyFunction extends Construct {
@@ -177,6 +183,12 @@ export class ProxyFunction extends Construct {
       // Versions are kept when the next one replaces them: the alias can be moved back to one at once
       // (docs/operating.md, "Safe deploys"); Lambda deletes every version with the function.
       currentVersionOptions: { removalPolicy: RemovalPolicy.RETAIN },
+      // The proxy's own lines are JSON with no `level` (Lambda takes them as INFO): unchanged by the format.
+      ...(props.systemLogLevel && {
+        loggingFormat: lambda.LoggingFormat.JSON,
+        systemLogLevelV2: lambda.SystemLogLevel[props.systemLogLevel],
+        applicationLogLevelV2: lambda.ApplicationLogLevel.INFO,
+      }),
       environment: {
         CATALOGUE_BUCKET: props.bucket.bucketName,
         CATALOGUE_PREFIX: prefix,

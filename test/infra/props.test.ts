@@ -218,15 +218,15 @@ describe('invalid settings', () => {
     ],
     [
       { proxyDeployment: 'Canary10Percent5Minute' as ProxyDeployment },
-      `proxyDeployment must be one of ${PROXY_DEPLOYMENTS.join(', ')} (got 'Canary10Percent5Minute'): did you mean Canary10Percent5Minutes?`,
+      `proxyDeployment must be ${PROXY_DEPLOYMENTS.slice(0, -1).join(', ')} or AllAtOnce (got 'Canary10Percent5Minute'): did you mean Canary10Percent5Minutes?`,
     ],
     [
       { proxyDeployment: 'allatonce' as ProxyDeployment },
-      `proxyDeployment must be one of ${PROXY_DEPLOYMENTS.join(', ')} (got 'allatonce'): did you mean AllAtOnce?`,
+      `proxyDeployment must be ${PROXY_DEPLOYMENTS.slice(0, -1).join(', ')} or AllAtOnce (got 'allatonce'): did you mean AllAtOnce?`,
     ],
     [
       { proxyDeployment: 'blue-green' as ProxyDeployment },
-      `proxyDeployment must be one of ${PROXY_DEPLOYMENTS.join(', ')} (got 'blue-green')`,
+      `proxyDeployment must be ${PROXY_DEPLOYMENTS.slice(0, -1).join(', ')} or AllAtOnce (got 'blue-green')`,
     ],
   ])('refuses %o, with that one problem', (props, message) => {
     const refused = (() => {
