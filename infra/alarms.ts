@@ -10,6 +10,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
+import type { LogMetrics } from './log-metrics.js';
 
 export interface AlarmsProps {
   readonly proxy: lambda.IFunction;
@@ -37,6 +38,10 @@ export interface AlarmsProps {
    * @default 600
    */
   readonly unauthorizedPerMinuteThreshold?: number;
+  /** The key-administration function: its errors raise the admin alarm. */
+  readonly admin: lambda.IFunction;
+  /** The metrics of the admin function's audit lines (answered 5xx). */
+  readonly logMetrics: LogMetrics;
 }
 
 const PERIOD = Duration.minutes(5);
@@ -48,6 +53,7 @@ export class Alarms extends Construct {
   readonly keysTableThrottles: cloudwatch.Alarm;
   readonly countersTableThrottles: cloudwatch.Alarm;
   readonly unauthorizedRate: cloudwatch.Alarm;
+  readonly adminErrors: cloudwatch.Alarm;
   /** Receives every alarm and recovery when `alarmEmail` is set. */
   readonly topic?: sns.Topic;
 
@@ -174,6 +180,27 @@ export class Alarms extends Construct {
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
     });
 
+    // Any failed admin call: a crash or a timeout (Lambda's Errors) or a 5xx answer (DynamoDB failing, a
+    // configuration the function cannot use: audit lines of level error). Calls are few and each one is a
+    // publisher's application waiting, so one is enough.
+    this.adminErrors = new cloudwatch.MathExpression({
+      expression: 'FILL(failed, 0) + FILL(answered, 0)',
+      usingMetrics: {
+        failed: props.admin.metricErrors({ period: PERIOD, statistic: cloudwatch.Stats.SUM }),
+        answered: props.logMetrics.adminCalls('error', PERIOD),
+      },
+      label: 'Admin API errors',
+      period: PERIOD,
+    }).createAlarm(this, 'AdminErrors', {
+      alarmName: `${prefix}-admin-errors`,
+      alarmDescription:
+        'A call to the key-administration API failed: the function crashed or timed out, or answered a 5xx (DynamoDB failing, or a configuration it cannot use). Read the audit lines of level error in the admin log group: their outcome and error name the cause.',
+      threshold: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+
     if (props.alarmEmail !== undefined) {
       // Not KMS-encrypted: CloudWatch cannot publish to a topic under the AWS-managed SNS key, and the
       // messages hold only alarm names and states.
@@ -206,6 +233,7 @@ export class Alarms extends Construct {
       this.keysTableThrottles,
       this.countersTableThrottles,
       this.unauthorizedRate,
+      this.adminErrors,
     ];
   }
 }

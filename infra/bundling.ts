@@ -5,7 +5,7 @@
  * beside the cloud assembly's files as `<stack>.<function>.meta.json`, never into the asset, which holds only
  * what Lambda loads (index.mjs and its source map).
  */
-import { join } from 'node:path';
+import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Stack, Stage } from 'aws-cdk-lib';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
@@ -22,6 +22,16 @@ export const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** The metafile's name for `fn` (`proxy-function`, `upload-builder`, `admin-function`) after the stack's id. */
 export function metafileSuffix(fn: string): string {
   return `.${fn}.meta.json`;
+}
+
+/**
+ * Where the metafile of `fn` goes: beside the cloud assembly's files, as an absolute path. esbuild runs in the
+ * repository root, while the CDK CLI names the assembly relative to infra/ (`CDK_OUTDIR=cdk.out`): a relative
+ * path would put the metafile in the repository root's cdk.out/ instead.
+ * @example metafilePath(stack, 'proxy-function') // → '/…/infra/cdk.out/Catalogue.proxy-function.meta.json'
+ */
+export function metafilePath(scope: Construct, fn: string): string {
+  return resolve(Stage.of(scope)?.assetOutdir ?? '.', `${Stack.of(scope).artifactId}${metafileSuffix(fn)}`);
 }
 
 export interface BundledFunction {
@@ -61,12 +71,7 @@ export function bundledFunction(
       // does not define.
       banner: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
       externalModules,
-      esbuildArgs: {
-        '--metafile': join(
-          Stage.of(scope)?.assetOutdir ?? '.',
-          `${Stack.of(scope).artifactId}${metafileSuffix(fn)}`,
-        ),
-      },
+      esbuildArgs: { '--metafile': metafilePath(scope, fn) },
       minify: true,
       sourceMap: true,
       sourceMapMode: SourceMapMode.DEFAULT,

@@ -22,6 +22,7 @@ export const STRING_SETTINGS = [
   'alarmEmail',
   'publisherPrincipalArn',
   // Checked by props.ts (one of a few names, with the closest one when mistyped).
+  'proxyDeployment',
   'countersCapacity',
   'proxySystemLogLevel',
 ] as const;

@@ -140,6 +140,15 @@ export interface CatalogueStackProps extends StackProps {
    */
   readonly unauthorizedPerMinuteThreshold?: number;
   /**
+   * How a deploy moves the proxy's traffic to its new version (CodeDeploy's predefined configurations without
+   * their `CodeDeployDefault.Lambda` prefix): a canary sends 10 % of requests to the new version for the
+   * minutes named, then all; linear adds 10 % at each interval; `AllAtOnce` switches at once. Until the traffic
+   * has moved, the new version's 5xx rate and p99 duration are watched, and either alarm moves every request
+   * back to the previous version (docs/operating.md, "Safe deploys").
+   * @default 'Canary10Percent5Minutes'
+   */
+  readonly proxyDeployment?: ProxyDeployment;
+  /**
    * Memory of the upload builder Lambda in MB (CPU scales with it: a vCPU per 1,769 MB). A full build of
    * 100,000 modules peaks at ~1.5 GB (test/bench/README.md, section 11).
    * @default 3008
@@ -187,6 +196,19 @@ export interface CatalogueStackProps extends StackProps {
   readonly proxySystemLogLevel?: ProxySystemLogLevel;
 }
 
+/** The traffic shifts a proxy deploy may use: CodeDeploy's predefined Lambda configurations. */
+export const PROXY_DEPLOYMENTS = [
+  'Canary10Percent5Minutes',
+  'Canary10Percent10Minutes',
+  'Canary10Percent15Minutes',
+  'Canary10Percent30Minutes',
+  'Linear10PercentEvery1Minute',
+  'Linear10PercentEvery2Minutes',
+  'Linear10PercentEvery3Minutes',
+  'Linear10PercentEvery10Minutes',
+  'AllAtOnce',
+] as const;
+export type ProxyDeployment = (typeof PROXY_DEPLOYMENTS)[number];
 /** The counters table's capacity modes (`countersCapacity`). */
 export const COUNTERS_CAPACITIES = ['on-demand', 'provisioned'] as const;
 export type CountersCapacity = (typeof COUNTERS_CAPACITIES)[number];
@@ -224,6 +246,7 @@ export type ResolvedProps = Required<
     | 'adminMaxKeysPerOwner'
     | 'uploadBuilderMemorySize'
     | 'uploadBuilderTimeoutSeconds'
+    | 'proxyDeployment'
     | 'countersCapacity'
     | 'countersMinWriteCapacity'
     | 'countersMaxWriteCapacity'
@@ -259,6 +282,7 @@ export const DEFAULTS = {
   adminMaxKeysPerOwner: 10,
   uploadBuilderMemorySize: 3008,
   uploadBuilderTimeoutSeconds: 900,
+  proxyDeployment: 'Canary10Percent5Minutes',
   countersCapacity: 'on-demand',
   countersMinWriteCapacity: 25,
   countersMaxWriteCapacity: 4000,
@@ -312,6 +336,7 @@ export function resolveProps(props: CatalogueStackProps): ResolvedProps {
     ...nameProblems(resolved),
     ...numberProblems(resolved),
     ...costProblems(resolved, props),
+    oneOf('proxyDeployment', resolved.proxyDeployment, PROXY_DEPLOYMENTS),
   ];
   const found = problems.filter((problem): problem is string => problem !== undefined);
   if (found.length > 0) throw new SettingsError(found);
@@ -340,6 +365,7 @@ function withDefaults(props: CatalogueStackProps): ResolvedProps {
     adminMaxKeysPerOwner: props.adminMaxKeysPerOwner ?? DEFAULTS.adminMaxKeysPerOwner,
     uploadBuilderMemorySize: props.uploadBuilderMemorySize ?? DEFAULTS.uploadBuilderMemorySize,
     uploadBuilderTimeoutSeconds: props.uploadBuilderTimeoutSeconds ?? DEFAULTS.uploadBuilderTimeoutSeconds,
+    proxyDeployment: props.proxyDeployment ?? DEFAULTS.proxyDeployment,
     countersCapacity: props.countersCapacity ?? DEFAULTS.countersCapacity,
     countersMinWriteCapacity: props.countersMinWriteCapacity ?? DEFAULTS.countersMinWriteCapacity,
     countersMaxWriteCapacity: props.countersMaxWriteCapacity ?? DEFAULTS.countersMaxWriteCapacity,

@@ -1,9 +1,10 @@
 /**
  * The proxy Lambda (bundled from `proxy/lambda-entry.ts`), its least-privilege role, its log group, the cursor
- * secret it is configured with, and the function URL CloudFront reaches it through.
+ * secret it is configured with, the version each deploy publishes, the `live` alias CodeDeploy moves from one
+ * version to the next (infra/deploys.ts), and the alias's function URL CloudFront reaches it through.
  */
 import { fileURLToPath } from 'node:url';
-import { Duration, type RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
@@ -16,6 +17,10 @@ import { KEY_CACHE_DEFAULTS } from '../tables/schema.js';
 import { bundledFunction } from './bundling.js';
 import { ownLogsAndRole } from './function-role.js';
 import { prefixWildcardFinding } from './nag.js';
+import { metricsNamespace } from './request-metrics.js';
+
+/** The alias CloudFront reaches: the version a deploy has finished moving traffic to. */
+export const LIVE_ALIAS = 'live';
 
 /** The repository root: the bundler resolves `proxy/` and `node_modules/` from here. */
 /** The proxy's Lambda entry point (exports `handler`). */
@@ -82,6 +87,11 @@ export interface ProxyFunctionProps {
 
 export class ProxyFunction extends Construct {
   readonly function: NodejsFunction;
+  /** The version this deploy publishes (a new one whenever the code or the configuration changes). */
+  readonly version: lambda.Version;
+  /** `live`: what the function URL invokes; a deploy moves it to {@link version} (infra/deploys.ts). */
+  readonly alias: lambda.Alias;
+  /** The alias's function URL (`…/live`), the distribution's origin. */
   readonly functionUrl: lambda.FunctionUrl;
   readonly role: iam.Role;
   readonly logGroup: logs.LogGroup;
@@ -170,6 +180,9 @@ export class ProxyFunction extends Construct {
       tracing: props.tracing ? lambda.Tracing.ACTIVE : lambda.Tracing.DISABLED,
       role: this.role,
       logGroup: this.logGroup,
+      // Versions are kept when the next one replaces them: the alias can be moved back to one at once
+      // (docs/operating.md, "Safe deploys"); Lambda deletes every version with the function.
+      currentVersionOptions: { removalPolicy: RemovalPolicy.RETAIN },
       // The proxy's own lines are JSON with no `level` (Lambda takes them as INFO): unchanged by the format.
       ...(props.systemLogLevel && {
         loggingFormat: lambda.LoggingFormat.JSON,
@@ -189,6 +202,8 @@ export class ProxyFunction extends Construct {
         // lambda:GetFunctionConfiguration (part of AWS's ReadOnlyAccess) can read. Costs one GetSecretValue
         // round trip per cold start (docs/configuration.md).
         CURSOR_SECRET_ARN: this.cursorSecret.secretArn,
+        // The request metrics each request line carries (embedded metric format, proxy/log/metrics.ts).
+        METRICS_NAMESPACE: metricsNamespace(this),
         // No --enable-source-maps: Node would read and parse the map when the function loads (a fifth of
         // the asset's import cost, bench section 10), for stack traces the proxy never logs (its log lines
         // name errors, never stacks). The map stays in the asset: `node --enable-source-maps` maps a trace.
@@ -202,9 +217,15 @@ export class ProxyFunction extends Construct {
       });
     }
 
-    // AWS_IAM: only SigV4-signed requests reach the function, i.e. CloudFront's origin access control
-    // (the distribution's permission is added by the origin). RESPONSE_STREAM: the proxy streams bytes.
-    this.functionUrl = this.function.addFunctionUrl({
+    // Each deploy publishes a version. The alias is created on the first deploy pointing at the first
+    // version; on later ones CodeDeploy moves it (infra/deploys.ts).
+    this.version = this.function.currentVersion;
+    this.alias = new lambda.Alias(this, 'Live', { aliasName: LIVE_ALIAS, version: this.version });
+
+    // On the alias, not the function: CloudFront reaches the version the alias routes to, never $LATEST.
+    // AWS_IAM: only SigV4-signed requests reach it, i.e. CloudFront's origin access control (the
+    // distribution's permissions, on the alias, are added by the origin). RESPONSE_STREAM: the proxy streams.
+    this.functionUrl = this.alias.addFunctionUrl({
       authType: lambda.FunctionUrlAuthType.AWS_IAM,
       invokeMode: lambda.InvokeMode.RESPONSE_STREAM,
     });

@@ -1,13 +1,17 @@
 /**
- * The Catalogue Read API in one stack: storage, the proxy Lambda, the CloudFront edge, alarms and the
- * publisher role. Settings and their defaults: `props.ts`; CDK context names: `context.ts`.
+ * The Catalogue Read API in one stack: storage, the proxy Lambda and its safe deploys, the CloudFront edge,
+ * alarms, the dashboard, the publisher role, the admin API and the upload builder. Settings and their
+ * defaults: `props.ts`; CDK context names: `context.ts`.
  */
-import { CfnOutput, Stack } from 'aws-cdk-lib';
+import { Aws, CfnOutput, Stack } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { buildReferenceSync } from '../docs/reference/build.js';
 import { AdminApi } from './admin.js';
 import { Alarms } from './alarms.js';
+import { Dashboard } from './dashboard.js';
+import { ProxyDeploys } from './deploys.js';
 import { Edge } from './edge.js';
+import { LogMetrics } from './log-metrics.js';
 import { type CatalogueStackProps, type ResolvedProps, resolveProps } from './props.js';
 import { ProxyFunction } from './proxy-function.js';
 import { PublisherRole } from './publisher.js';
@@ -27,6 +31,9 @@ export class CatalogueStack extends Stack {
   readonly publisher: PublisherRole;
   readonly admin: AdminApi;
   readonly uploads: UploadBuilder;
+  readonly deploys: ProxyDeploys;
+  readonly logMetrics: LogMetrics;
+  readonly dashboard: Dashboard;
 
   constructor(scope: Construct, id: string, props: CatalogueStackProps = {}) {
     // Validate before anything is created, so a bad setting fails with its own message.
@@ -84,17 +91,6 @@ export class CatalogueStack extends Stack {
       logRetentionDays: s.logRetentionDays,
     });
 
-    this.alarms = new Alarms(this, 'Alarms', {
-      proxy: this.proxy.function,
-      keysTable,
-      countersTable,
-      alarmEmail: s.alarmEmail,
-      errorRateThresholdPercent: s.errorRateThresholdPercent,
-      p99DurationThresholdMs: s.p99DurationThresholdMs,
-      proxyLogGroup: this.proxy.logGroup,
-      unauthorizedPerMinuteThreshold: s.unauthorizedPerMinuteThreshold,
-    });
-
     this.publisher = new PublisherRole(this, 'Publisher', {
       bucket,
       cataloguePrefix: s.cataloguePrefix,
@@ -121,7 +117,50 @@ export class CatalogueStack extends Stack {
       logRetentionDays: s.logRetentionDays,
       removalPolicy: s.removalPolicy,
     });
-    this.alarms.notify(this.uploads.failureAlarm);
+    this.logMetrics = new LogMetrics(this, 'LogMetrics', {
+      adminLogGroup: this.admin.logGroup,
+      uploadLogGroup: this.uploads.logGroup,
+    });
+    // Each deploy of the proxy moves traffic to its new version as proxyDeployment says (infra/deploys.ts).
+    this.deploys = new ProxyDeploys(this, 'Deploys', {
+      function: this.proxy.function,
+      alias: this.proxy.alias,
+      version: this.proxy.version,
+      deployment: s.proxyDeployment,
+      errorRateThresholdPercent: s.errorRateThresholdPercent,
+      p99DurationThresholdMs: s.p99DurationThresholdMs,
+    });
+    this.alarms = new Alarms(this, 'Alarms', {
+      proxy: this.proxy.function,
+      keysTable,
+      countersTable,
+      alarmEmail: s.alarmEmail,
+      errorRateThresholdPercent: s.errorRateThresholdPercent,
+      p99DurationThresholdMs: s.p99DurationThresholdMs,
+      proxyLogGroup: this.proxy.logGroup,
+      unauthorizedPerMinuteThreshold: s.unauthorizedPerMinuteThreshold,
+      admin: this.admin.function,
+      logMetrics: this.logMetrics,
+    });
+    // The alarms of the other constructs go to the same topic.
+    const otherAlarms = [
+      this.deploys.newVersionErrorRate,
+      this.deploys.newVersionP99Duration,
+      this.uploads.failureAlarm,
+    ];
+    for (const alarm of otherAlarms) this.alarms.notify(alarm);
+
+    this.dashboard = new Dashboard(this, 'Dashboard', {
+      proxy: this.proxy.function,
+      admin: this.admin.function,
+      keysTable,
+      countersTable,
+      distributionId: this.edge.distribution.distributionId,
+      logMetrics: this.logMetrics,
+      uploadLogGroup: this.uploads.logGroup,
+      alarms: [...this.alarms.all(), ...otherAlarms],
+      reservedConcurrency: s.reservedConcurrency,
+    });
 
     const distributionDomain = this.edge.distribution.distributionDomainName;
     const outputs: Record<string, { value: string; description: string }> = {
@@ -200,6 +239,22 @@ export class CatalogueStack extends Stack {
         description: 'The upload builder log group (progress and one line per upload)',
       },
       ProxyFunctionName: { value: this.proxy.function.functionName, description: 'Proxy Lambda function' },
+      ProxyLiveAliasArn: {
+        value: this.proxy.alias.functionArn,
+        description: "The proxy's live alias: the version CloudFront reaches (a deploy moves it)",
+      },
+      ProxyDeploymentApplication: {
+        value: this.deploys.deploymentGroup.application.applicationName,
+        description: "CodeDeploy application of the proxy's deploys (aws deploy list-deployments)",
+      },
+      ProxyDeploymentGroup: {
+        value: this.deploys.deploymentGroup.deploymentGroupName,
+        description: "CodeDeploy deployment group of the proxy's deploys: traffic shifting and rollback",
+      },
+      DashboardUrl: {
+        value: `https://console.aws.amazon.com/cloudwatch/home?region=${Aws.REGION}#dashboards/dashboard/${this.dashboard.dashboard.dashboardName}`,
+        description: "The stack's CloudWatch dashboard",
+      },
       ProxyLogGroupName: { value: this.proxy.logGroup.logGroupName, description: 'Proxy Lambda log group' },
       CursorSecretArn: {
         value: this.proxy.cursorSecret.secretArn,

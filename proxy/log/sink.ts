@@ -4,8 +4,10 @@
  * Lines are written together once per turn of the event loop, not one system call each: stdout is
  * synchronous for files, pipes and terminals on Linux, and under load a write per request cost a fifth of
  * the proxy's CPU (bench section 2). Nothing waits longer than the current turn; the Lambda adapter flushes
- * at the end of each invocation, and the process flushes on exit.
+ * at the end of each invocation, and the process flushes on exit. On Lambda a request line also carries its
+ * CloudWatch metrics (metrics.ts).
  */
+import { requestMetrics } from './metrics.js';
 
 /** Above this many characters waiting, the lines are written at once rather than at the end of the turn. */
 const MAX_PENDING = 64 * 1024;
@@ -13,13 +15,16 @@ const MAX_PENDING = 64 * 1024;
 let pending = '';
 let scheduled = false;
 let flushOnExit = false;
+/** Read once: the environment is the execution environment's. */
+const metrics = requestMetrics(process.env);
 
 /**
  * Write one log line (at the end of the current event-loop turn at the latest).
  * @example logJson({ time: new Date().toISOString(), request_id: 'req_x', status: 200 })
  */
 export function logJson(line: object): void {
-  pending += `${JSON.stringify(line)}\n`;
+  const json = JSON.stringify(line);
+  pending += `${metrics ? metrics.line(json, line) : json}\n`;
   if (!flushOnExit) {
     flushOnExit = true;
     process.on('exit', flushLog);

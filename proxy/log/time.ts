@@ -17,3 +17,11 @@ export function isoTime(date: Date): string {
   }
   return isoText;
 }
+
+/**
+ * The milliseconds since the epoch of `text` (an ISO time): no parsing when it is the last {@link isoTime} gave.
+ * @example isoMillis('1970-01-01T00:00:01.000Z') === 1000
+ */
+export function isoMillis(text: string): number {
+  return text === isoText ? isoMs : Date.parse(text);
+}

@@ -2,14 +2,17 @@
  * Two proxy assets side by side (section 10's CPU step, A/B): the CPU per warm request of each, in its own
  * process with Lambda's heap flags at 512 MB, alternating A, B, A, B… against the same stand-ins (the fixture
  * catalogue on the S3 stand-in, keys and counters in one dynalite, the cursor secret in the Secrets Manager
- * stand-in), and each asset's size. For a change that must leave the hot path as it was:
+ * stand-in), each asset's size, and the bytes of its request log lines. For a change that must leave the hot
+ * path as it was:
  *
  *   npx tsx test/bench/function-ab.ts <base>/index.mjs <new>/index.mjs [rounds]
+ *
+ * With METRICS_NAMESPACE set, both run with the stack's request metrics on (proxy/log/metrics.ts), as version 1.
  *
  * (an asset path is what `bundledProxy(synth().assemblyDir)` of test/infra/helpers.ts gives, in each tree.)
  */
 import { statSync } from 'node:fs';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { register } from '../../admin/actions.js';
@@ -69,8 +72,13 @@ try {
     AWS_ENDPOINT_URL_S3: s3.endpoint,
     AWS_ENDPOINT_URL_DYNAMODB: String(dynamo.ready.endpoint),
     AWS_ENDPOINT_URL_SECRETS_MANAGER: secrets.endpoint,
-    PROXY_LOG: join(work, 'proxy.log'),
+    ...(process.env.METRICS_NAMESPACE && {
+      METRICS_NAMESPACE: process.env.METRICS_NAMESPACE,
+      AWS_LAMBDA_FUNCTION_VERSION: '1',
+    }),
   };
+  /** Each asset's log lines in a file of its own: their bytes per request line are compared. */
+  const logOf = (name: string) => join(work, `${name}.log`);
   const hot = join(work, 'hot.json');
   await writeFile(
     hot,
@@ -89,7 +97,7 @@ try {
         node,
         LAMBDA_512_FLAGS,
         ['cpu', pathToFileURL(asset).href, hot, '4', '500'],
-        env,
+        { ...env, PROXY_LOG: logOf(name) },
       );
       if (Object.keys(result.statuses).some((status) => status !== '200'))
         throw new Error(`${name}: warm requests answered ${JSON.stringify(result.statuses)}`);
@@ -98,11 +106,17 @@ try {
   }
   const [a, b] = [median(cpu.base), median(cpu.new)];
   const [sizeA, sizeB] = [statSync(base).size, statSync(next).size];
+  const lineBytes = async (name: string) => {
+    const lines = (await readFile(logOf(name), 'utf8')).split('\n').filter((l) => l.includes('"request_id"'));
+    return Math.round(lines.reduce((sum, line) => sum + Buffer.byteLength(line) + 1, 0) / lines.length);
+  };
+  const [linesA, linesB] = [await lineBytes('base'), await lineBytes('new')];
   console.log(
     JSON.stringify({
       cpuUsPerRequest: { base: cpu.base.map(Math.round), new: cpu.new.map(Math.round) },
       median: { base: Math.round(a), new: Math.round(b), ratio: Number((b / a).toFixed(3)) },
       assetBytes: { base: sizeA, new: sizeB, ratio: Number((sizeB / sizeA).toFixed(4)) },
+      requestLineBytes: { base: linesA, new: linesB, ratio: Number((linesB / linesA).toFixed(3)) },
     }),
   );
 } finally {

@@ -37,6 +37,7 @@ describe('settingsFromContext', () => {
       unauthorizedPerMinuteThreshold: '300',
       priceClass: 'PriceClass_All',
       removalPolicy: 'destroy',
+      proxyDeployment: 'AllAtOnce',
     });
 
     expect(settings).toEqual({
@@ -55,6 +56,7 @@ describe('settingsFromContext', () => {
         unauthorizedPerMinuteThreshold: 300,
         priceClass: PriceClass.PRICE_CLASS_ALL,
         removalPolicy: RemovalPolicy.DESTROY,
+        proxyDeployment: 'AllAtOnce',
       },
     });
   });

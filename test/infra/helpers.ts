@@ -35,6 +35,7 @@ export const ALL_OPTIONS: CatalogueStackProps = {
   errorRateThresholdPercent: 2,
   p99DurationThresholdMs: 1_500,
   unauthorizedPerMinuteThreshold: 120,
+  proxyDeployment: 'AllAtOnce',
   countersCapacity: 'provisioned',
   countersMinWriteCapacity: 50,
   countersMaxWriteCapacity: 800,
@@ -49,12 +50,14 @@ export function cdkJsonContext(): Record<string, unknown> {
 
 /**
  * A new app with the feature flags of cdk.json. CDK's built-in CloudFormation template validation takes
- * ~15 s to load, so only the test that synthesises exactly as `npm run synth` does turns it on.
+ * seconds to load: it is off here, and test/infra/stack.resource-spec.test.ts runs it on the templates.
  */
-export function newApp(options: { cloudFormationValidation?: boolean } = {}): App {
+export function newApp(options: { bundle?: boolean } = {}): App {
   return new App({
-    context: cdkJsonContext(),
-    builtinCloudFormationValidation: options.cloudFormationValidation ?? false,
+    // `bundle: false` lists no stack in the context the CDK CLI uses to bundle only the stacks it deploys: the
+    // template is the same but for the assets' hashes, and synthesis takes a second instead of several.
+    context: { ...cdkJsonContext(), ...(options.bundle === false && { 'aws:cdk:bundling-stacks': [] }) },
+    builtinCloudFormationValidation: false,
   });
 }
 
@@ -66,9 +69,16 @@ export interface Synthesised {
   assemblyDir: string;
 }
 
-/** Build and synthesise one stack (bundles the proxy with esbuild: a few seconds). */
-export function synth(props: CatalogueStackProps = {}, id = 'Catalogue'): Synthesised {
-  const app = newApp();
+/**
+ * Build and synthesise one stack (bundles the three functions with esbuild: a few seconds; `bundle: false`
+ * leaves the assets unbuilt, for tests of the template alone).
+ */
+export function synth(
+  props: CatalogueStackProps = {},
+  id = 'Catalogue',
+  options: { bundle?: boolean } = {},
+): Synthesised {
+  const app = newApp(options);
   const stack = new CatalogueStack(app, id, props);
   const template = Template.fromStack(stack);
   return { app, stack, template, assemblyDir: app.synth().directory };

@@ -1,7 +1,13 @@
 /** The stack with every optional setting, and the settings it refuses (before any synthesis). */
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type CatalogueStackProps, resolveProps, SettingsError } from '../../infra/props.js';
+import {
+  type CatalogueStackProps,
+  PROXY_DEPLOYMENTS,
+  type ProxyDeployment,
+  resolveProps,
+  SettingsError,
+} from '../../infra/props.js';
 import { CatalogueStack } from '../../infra/stack.js';
 import {
   ALL_OPTIONS,
@@ -18,7 +24,7 @@ describe('with every option', () => {
   let template: Template;
   let bucket: string;
   beforeAll(() => {
-    template = synth(ALL_OPTIONS).template;
+    template = synth(ALL_OPTIONS, 'Catalogue', { bundle: false }).template;
     bucket = logicalId(template, 'AWS::S3::Bucket', 'StorageCatalogue');
   });
 
@@ -45,8 +51,8 @@ describe('with every option', () => {
     });
     const topic = { Ref: logicalId(template, 'AWS::SNS::Topic', 'AlarmsTopic') };
     const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm')).map((r) => r.Properties);
-    // The proxy's six and the upload builder's failed build.
-    expect(alarms).toHaveLength(7);
+    // The proxy's six, the admin API's, a deploy's two and the upload builder's failed build.
+    expect(alarms).toHaveLength(10);
     for (const alarm of alarms) {
       expect(alarm.AlarmActions).toEqual([topic]);
       expect(alarm.OKActions).toEqual([topic]);
@@ -63,6 +69,13 @@ describe('with every option', () => {
     template.hasResourceProperties('AWS::CloudWatch::Alarm', {
       AlarmName: 'Catalogue-proxy-401-rate',
       Threshold: 120,
+    });
+  });
+
+  it('switches a deploy all at once when asked, still through CodeDeploy and its alarms', () => {
+    template.hasResourceProperties('AWS::CodeDeploy::DeploymentGroup', {
+      DeploymentConfigName: 'CodeDeployDefault.LambdaAllAtOnce',
+      AlarmConfiguration: Match.objectLike({ Enabled: true }),
     });
   });
 
@@ -126,7 +139,7 @@ describe('with every option', () => {
 
 describe('at the bucket root', () => {
   it('grants ListBucket without a prefix condition (an empty prefix would match nothing)', () => {
-    const template = synth({ cataloguePrefix: '' }, 'Root').template;
+    const template = synth({ cataloguePrefix: '' }, 'Root', { bundle: false }).template;
 
     const proxy = roleStatements(template, logicalId(template, 'AWS::IAM::Role', 'ProxyRole'));
     expect(proxy.find((s) => s.Sid === 'ListPublishedObjects')).toEqual({
@@ -203,6 +216,18 @@ describe('invalid settings', () => {
       { p99DurationThresholdMs: 20_000 },
       'p99DurationThresholdMs must be an integer between 1 and 10000 (got 20000)',
     ],
+    [
+      { proxyDeployment: 'Canary10Percent5Minute' as ProxyDeployment },
+      `proxyDeployment must be ${PROXY_DEPLOYMENTS.slice(0, -1).join(', ')} or AllAtOnce (got 'Canary10Percent5Minute'): did you mean Canary10Percent5Minutes?`,
+    ],
+    [
+      { proxyDeployment: 'allatonce' as ProxyDeployment },
+      `proxyDeployment must be ${PROXY_DEPLOYMENTS.slice(0, -1).join(', ')} or AllAtOnce (got 'allatonce'): did you mean AllAtOnce?`,
+    ],
+    [
+      { proxyDeployment: 'blue-green' as ProxyDeployment },
+      `proxyDeployment must be ${PROXY_DEPLOYMENTS.slice(0, -1).join(', ')} or AllAtOnce (got 'blue-green')`,
+    ],
   ])('refuses %o, with that one problem', (props, message) => {
     const refused = (() => {
       try {
@@ -229,7 +254,7 @@ describe('invalid settings', () => {
 describe('with a rate-based web ACL (wafRateLimitPer5Min)', () => {
   let template: Template;
   beforeAll(() => {
-    const app = newApp();
+    const app = newApp({ bundle: false });
     template = Template.fromStack(new CatalogueStack(app, 'Waf', { wafRateLimitPer5Min: 2_000 }));
   });
 
@@ -294,7 +319,9 @@ describe('with a rate-based web ACL (wafRateLimitPer5Min)', () => {
   it('is absent by default', () => {
     expect(
       Object.keys(
-        Template.fromStack(new CatalogueStack(newApp(), 'NoWaf')).findResources('AWS::WAFv2::WebACL'),
+        Template.fromStack(new CatalogueStack(newApp({ bundle: false }), 'NoWaf')).findResources(
+          'AWS::WAFv2::WebACL',
+        ),
       ),
     ).toEqual([]);
   });

@@ -249,6 +249,8 @@ describe('proxy Lambda', () => {
       DEPENDENCY_TIMEOUT_MS: '2000',
       // The ARN: the value is read from Secrets Manager at cold start, never kept in the configuration.
       CURSOR_SECRET_ARN: { Ref: logicalId(template, 'AWS::SecretsManager::Secret', 'ProxyCursorSecret') },
+      // Read by the log sink (proxy/log/metrics.ts): the request lines' embedded metrics.
+      METRICS_NAMESPACE: 'CatalogueReadApi/Catalogue',
     });
     // With the deploy-time values filled in, the proxy's own configuration loader accepts it.
     const deployed = Object.fromEntries(
@@ -737,9 +739,10 @@ describe('IAM', () => {
   it('grants nothing else to anyone', () => {
     // The proxy, the publisher, the admin API, CDK's BucketDeployment handler of the reference
     // (test/infra/reference.test.ts), the upload builder and CDK's bucket-notifications handler
-    // (test/infra/upload-builder.test.ts); the two managed policies are the admin API's caller policy and the
+    // (test/infra/upload-builder.test.ts), and CodeDeploy's service role (test/infra/deploys.test.ts: AWS's
+    // managed policy, no inline one); the two managed policies are the admin API's caller policy and the
     // publisher's application's upload permission, attached to nothing by the stack.
-    template.resourceCountIs('AWS::IAM::Role', 6);
+    template.resourceCountIs('AWS::IAM::Role', 7);
     template.resourceCountIs('AWS::IAM::Policy', 6);
     template.resourceCountIs('AWS::IAM::ManagedPolicy', 2);
     template.resourceCountIs('AWS::IAM::User', 0);
@@ -757,8 +760,8 @@ describe('alarms', () => {
       (r) => r.Properties.AlarmName === `Catalogue-${name}`,
     )?.Properties;
 
-  it("creates the seven alarms (the upload builder's included), without actions when no e-mail is given", () => {
-    template.resourceCountIs('AWS::CloudWatch::Alarm', 7);
+  it("creates the ten alarms (the admin API's, a deploy's two and the upload builder's included), without actions when no e-mail is given", () => {
+    template.resourceCountIs('AWS::CloudWatch::Alarm', 10);
     template.resourceCountIs('AWS::SNS::Topic', 0);
     for (const properties of Object.values(template.findResources('AWS::CloudWatch::Alarm')).map(
       (r) => r.Properties,
@@ -798,6 +801,43 @@ describe('alarms', () => {
       Threshold: 2000,
       EvaluationPeriods: 3,
     });
+  });
+
+  it("watches the admin API's errors: the function's, and its answered 5xx (audit lines of level error)", () => {
+    const properties = alarm('admin-errors');
+
+    expect(properties).toMatchObject({
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      EvaluationPeriods: 1,
+    });
+    const byId = Object.fromEntries(properties.Metrics.map((m: { Id: string }) => [m.Id, m]));
+    expect(byId.failed.MetricStat).toEqual({
+      Metric: {
+        Namespace: 'AWS/Lambda',
+        MetricName: 'Errors',
+        Dimensions: [
+          {
+            Name: 'FunctionName',
+            Value: { Ref: logicalId(template, 'AWS::Lambda::Function', 'AdminFunction') },
+          },
+        ],
+      },
+      Period: 300,
+      Stat: 'Sum',
+    });
+    expect(byId.answered.MetricStat).toEqual({
+      Metric: {
+        Namespace: 'CatalogueReadApi/Catalogue',
+        MetricName: 'AdminCalls',
+        Dimensions: [{ Name: 'level', Value: 'error' }],
+      },
+      Period: 300,
+      Stat: 'Sum',
+    });
+    expect(properties.Metrics.find((m: { Expression?: string }) => m.Expression)?.Expression).toBe(
+      'FILL(failed, 0) + FILL(answered, 0)',
+    );
   });
 
   it.each([
