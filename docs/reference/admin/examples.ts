@@ -14,6 +14,12 @@ import type { NamedExchange, ShownExchange } from '../shown.js';
 import { type AdminAsk, type AdminWorld, exampleIdempotencyKey } from './exchanges.js';
 import { curlSample, pythonSample, typescriptSample } from './samples.js';
 
+/**
+ * The story's today, when the keys are managed (the samples' dates are of that day: a reader's are of theirs).
+ * The same moment as the API page's examples (docs/reference/exchanges.ts).
+ */
+export const STORY_TODAY = '2026-01-15T09:30:30Z';
+
 /** The keys the walk makes and refers to later. */
 type KeyName = 'laptop' | 'sync' | 'rolled' | 'capped' | 'lapsed';
 
@@ -151,7 +157,7 @@ function walk(): Step[] {
     },
     ...ownerAtTheCap(),
     ...USE,
-    { at: '2026-01-15T09:30:30Z' },
+    { at: STORY_TODAY },
     ...issueErrors(),
     ...listAndRead(),
     ...changes(),

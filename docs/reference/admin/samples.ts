@@ -43,9 +43,15 @@ export function curlSample(exchange: ShownExchange): string {
     '  ${AWS_SESSION_TOKEN:+-H "x-amz-security-token: $AWS_SESSION_TOKEN"}',
     ...(body === undefined ? [] : ['  -H "Content-Type: application/json"']),
     ...(idempotent ? ['  -H "Idempotency-Key: $(openssl rand -hex 16)"'] : []),
-    ...(body === undefined ? [] : [`  -d '${JSON.stringify(body)}'`]),
+    ...(body === undefined ? [] : [`  -d ${shellQuoted(JSON.stringify(body))}`]),
   ].join(' \\\n');
 }
+
+/**
+ * Text as one shell word, in single quotes (a quote inside closes, escapes and reopens them).
+ * @example shellQuoted("it's") // → `'it'\''s'`
+ */
+const shellQuoted = (text: string) => `'${text.replaceAll("'", "'\\''")}'`;
 
 const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
 
