@@ -13,6 +13,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { type OperationExamples, operationExamples } from './examples.js';
+import { EXAMPLE_TIME, fixtureVersion } from './exchanges.js';
 import { pageProse } from './prose.js';
 import { httpText, type PageDocument, type PageOperation, unfolding, withResponseExamples } from './shown.js';
 
@@ -25,6 +26,34 @@ export const SOURCES = {
 } as const;
 
 type Document = PageDocument & { components: { responses: Record<string, unknown> } };
+
+/**
+ * What the examples are, and what a reader's own deployment answers differently: first on the page, before the
+ * manual's sections.
+ * @example aboutTheExamples('_BKItsyZiIu7TGIQ27u_9w', EXAMPLE_TIME).startsWith('## About the examples') // → true
+ */
+export function aboutTheExamples(version: string, time: Date): string {
+  const moment = `${time.toISOString().slice(0, 10)} ${time.toISOString().slice(11, 19)} UTC`;
+  return `## About the examples
+
+Every example on this page is what the API answered when the page was built: the proxy's own code, serving the
+fixture catalogue (\`fixtures/catalogue\` of the repository, published as version \`${version}\`) at ${moment},
+to a free-tier key. The samples read the base URL and your key from \`CATALOGUE_URL\` and \`CATALOGUE_KEY\`.
+Keys themselves are administered through the key-administration API: its page is [/docs/admin](/docs/admin).
+
+**What differs on your deployment**, request by request:
+
+| Value | Here | Yours |
+|---|---|---|
+| Request id (\`X-Request-Id\`, \`request_id\`) | made of each example's name | new for every request: quote it when you report a problem |
+| Cursor (\`page.next_cursor\`, \`cursor=\`) | sealed with this page's own secret, for the fixture's version | sealed with your deployment's secret and pinned to the version it serves: a cursor of this page is \`invalid_parameter\` there |
+| ETag (\`ETag\`, \`If-None-Match\`) | of the fixture's answers | of your catalogue's answers: the same only where an answer's bytes are the same |
+| Records, catalogue version | the fixture's | your catalogue's |
+| Rate limits (\`X-RateLimit-*\`, \`Retry-After\`) | a free key's, at ${moment} | your key's tier and use, at your time |
+| Key (\`Authorization\`) | \`pk_live_…\` | yours |
+
+Everything else — statuses, headers, fields, error codes and messages — is what your deployment answers.`;
+}
 
 /**
  * The description of an operation: its own, then the real exchanges of its first example (status line and
@@ -76,7 +105,8 @@ export async function referenceDocument(): Promise<Document> {
   const pages = await Promise.all(
     SOURCES.prose.map(async (file) => ({ file, markdown: await readFile(`${ROOT}${file}`, 'utf8') })),
   );
-  document.info.description = `${document.info.description.trimEnd()}\n\n${pageProse(pages)}\n`;
+  const about = aboutTheExamples(await fixtureVersion(), EXAMPLE_TIME);
+  document.info.description = `${document.info.description.trimEnd()}\n\n${about}\n\n${pageProse(pages)}\n`;
   const examples = await operationExamples(document);
   for (const item of Object.values(document.paths)) {
     for (const operation of Object.values(item)) {

@@ -151,7 +151,7 @@ describe('the samples, run against the admin API of npm start', () => {
     expect(checked).toBe('');
     writeFileSync(
       join(scratch, 'run.mjs'),
-      'for (const file of process.argv.slice(2)) { console.log(`=== ${file}`); await import(`./${file}`); }\n',
+      'for (const file of process.argv.slice(2)) { console.log("===", file); await import("./" + file); }\n',
     );
 
     const { stdout } = await run(process.execPath, ['--import', 'tsx', 'run.mjs', ...files], {
@@ -212,6 +212,7 @@ describe('a sample', () => {
         'curl -s -X POST "$CATALOGUE_ADMIN_URL/keys/key_AAAAAAAAAA/expiry"',
         '  --aws-sigv4 "aws:amz:$AWS_REGION:lambda"',
         '  --user "$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY"',
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion, not a template.
         '  ${AWS_SESSION_TOKEN:+-H "x-amz-security-token: $AWS_SESSION_TOKEN"}',
         '  -H "Content-Type: application/json"',
         '  -H "Idempotency-Key: $(openssl rand -hex 16)"',
