@@ -165,103 +165,20 @@ function walk(): Step[] {
   ];
 }
 
-function issueErrors(): Step[] {
-  const issue = (name: string, summary: string, status: number, ask: AdminAsk): Call => ({
-    operation: 'issue',
-    kind: 'error',
-    name,
-    summary,
-    status,
-    ask: () => ask,
-  });
-  return [
-    issue('invalid', 'Fields that are not valid: each one is named', 400, {
-      method: 'POST',
-      target: '/keys',
-      body: { owner: '', tier: 'gold', limits: { minute: 0 }, colour: 'blue' },
-    }),
-    issue('owner-at-the-cap', 'An owner who holds 10 usable keys already', 409, {
-      method: 'POST',
-      target: '/keys',
-      body: { owner: 'org:7', tier: 'free', label: 'seat 12' },
-      headers: idempotent('issue seat 12'),
-    }),
-    issue('idempotency-key-reused', 'The Idempotency-Key of another request', 422, {
-      ...ISSUE_LAPTOP,
-      body: { owner: 'user_42', tier: 'free', label: 'my phone' },
-    }),
-    issue('not-json', 'A body that is not JSON', 415, {
-      method: 'POST',
-      target: '/keys',
-      body: 'owner=user_42&tier=free',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    }),
-    issue('too-large', 'A body over 16 KiB', 413, {
-      method: 'POST',
-      target: '/keys',
-      body: { owner: 'user_42', tier: 'free', label: 'x'.repeat(17_000) },
-    }),
-    issue('no-such-route', 'A path that is no route', 404, { method: 'POST', target: '/key', body: {} }),
-    issue('method-not-allowed', 'Another method on /v1/keys', 405, { method: 'DELETE', target: '/keys' }),
-  ];
-}
-
-function listAndRead(): Step[] {
-  const call = (
-    operation: string,
-    kind: 'success' | 'error',
-    name: string,
-    summary: string,
-    status: number,
-    ask: Call['ask'],
-  ): Call => ({ operation, kind, name, summary, status, ask });
-  const owner = (query: string) => () => ({ method: 'GET', target: `/keys?${query}` });
-  return [
-    call(
-      'list',
-      'success',
-      'owner-keys',
-      "An owner's keys, oldest first, with their last use",
-      200,
-      owner('owner=user_42'),
-    ),
-    call(
-      'list',
-      'success',
-      'first-page',
-      'One a page: the first, and the cursor of the next',
-      200,
-      owner('owner=user_42&limit=1'),
-    ),
-    call('list', 'success', 'next-page', 'The next page: its cursor passed back', 200, (made) => ({
-      method: 'GET',
-      target: `/keys?owner=user_42&limit=1&cursor=${encodeURIComponent(made.cursor ?? '')}`,
-    })),
-    call('list', 'success', 'no-keys', 'An owner with no keys', 200, owner('owner=user_7')),
-    call('list', 'error', 'missing-owner', 'No owner', 400, () => ({ method: 'GET', target: '/keys' })),
-    call('list', 'error', 'invalid-limit', 'A page of more than 100', 400, owner('owner=user_42&limit=500')),
-    call('get', 'success', 'key', 'A key, with its last use', 200, (made) => ({
-      method: 'GET',
-      target: `/keys/${id(made, 'laptop')}`,
-    })),
-    call('get', 'error', 'no-such-key', 'No key with this id', 404, () => ({
-      method: 'GET',
-      target: '/keys/key_0000000000',
-    })),
-    call('get', 'error', 'malformed-id', 'Not a key id', 400, () => ({ method: 'GET', target: '/keys/42' })),
-    call('get', 'error', 'method-not-allowed', 'DELETE: a key is revoked, never deleted', 405, (made) => ({
-      method: 'DELETE',
-      target: `/keys/${id(made, 'laptop')}`,
-    })),
-    call('usage', 'success', 'usage', "Last month's and this month's requests, day by day", 200, (made) => ({
-      method: 'GET',
-      target: `/keys/${id(made, 'laptop')}/usage`,
-    })),
-    call('usage', 'error', 'no-such-key', 'No key with this id', 404, () => ({
-      method: 'GET',
-      target: '/keys/key_0000000000/usage',
-    })),
-  ];
+/** The steps shown under `operation`: `success(…)` and `error(…)` make them. */
+function stepsOf(operation: string) {
+  const make =
+    (kind: 'success' | 'error') =>
+    (name: string, summary: string, status: number, ask: Call['ask'], keep?: KeyName): Call => ({
+      operation,
+      kind,
+      name,
+      summary,
+      status,
+      ask,
+      ...(keep && { keep }),
+    });
+  return { success: make('success'), error: make('error') };
 }
 
 /** A POST to one of a key's actions. */
@@ -274,67 +191,146 @@ const action =
     ...(headers && { headers }),
   });
 
-function changes(): Step[] {
-  const step = (
-    operation: string,
-    kind: 'success' | 'error',
-    name: string,
-    summary: string,
-    status: number,
-    ask: Call['ask'],
-  ): Call => ({ operation, kind, name, summary, status, ask });
+/** A request the page writes whatever the keys made so far. */
+const fixed = (ask: AdminAsk) => () => ask;
+
+function issueErrors(): Step[] {
+  const issue = stepsOf('issue');
+  const post = (body: unknown, headers?: Record<string, string>) =>
+    fixed({ method: 'POST', target: '/keys', body, ...(headers && { headers }) });
   return [
-    step(
-      'limits',
-      'success',
+    issue.error(
+      'invalid',
+      'Fields that are not valid: each one is named',
+      400,
+      post({ owner: '', tier: 'gold', limits: { minute: 0 }, colour: 'blue' }),
+    ),
+    issue.error(
+      'owner-at-the-cap',
+      'An owner who holds 10 usable keys already',
+      409,
+      post({ owner: 'org:7', tier: 'free', label: 'seat 12' }, idempotent('issue seat 12')),
+    ),
+    issue.error(
+      'idempotency-key-reused',
+      'The Idempotency-Key of another request',
+      422,
+      fixed({ ...ISSUE_LAPTOP, body: { owner: 'user_42', tier: 'free', label: 'my phone' } }),
+    ),
+    issue.error(
+      'not-json',
+      'A body that is not JSON',
+      415,
+      post('owner=user_42&tier=free', { 'content-type': 'application/x-www-form-urlencoded' }),
+    ),
+    issue.error(
+      'too-large',
+      'A body over 16 KiB',
+      413,
+      post({ owner: 'user_42', label: 'x'.repeat(17_000) }),
+    ),
+    issue.error(
+      'no-such-route',
+      'A path that is no route',
+      404,
+      fixed({ method: 'POST', target: '/key', body: {} }),
+    ),
+    issue.error(
+      'method-not-allowed',
+      'Another method on /v1/keys',
+      405,
+      fixed({ method: 'DELETE', target: '/keys' }),
+    ),
+  ];
+}
+
+function listAndRead(): Step[] {
+  const [list, get, usage] = [stepsOf('list'), stepsOf('get'), stepsOf('usage')];
+  const owner = (query: string) => fixed({ method: 'GET', target: `/keys?${query}` });
+  const ofKey =
+    (key: KeyName, rest = '') =>
+    (made: Made) => ({ method: 'GET', target: `/keys/${id(made, key)}${rest}` });
+  return [
+    list.success(
+      'owner-keys',
+      "An owner's keys, oldest first, with their last use",
+      200,
+      owner('owner=user_42'),
+    ),
+    list.success(
+      'first-page',
+      'One a page: the first, and the cursor of the next',
+      200,
+      owner('owner=user_42&limit=1'),
+    ),
+    list.success('next-page', 'The next page: its cursor passed back', 200, (made) =>
+      owner(`owner=user_42&limit=1&cursor=${encodeURIComponent(made.cursor ?? '')}`)(),
+    ),
+    list.success('no-keys', 'An owner with no keys', 200, owner('owner=user_7')),
+    list.error('missing-owner', 'No owner', 400, fixed({ method: 'GET', target: '/keys' })),
+    list.error('invalid-limit', 'A page of more than 100', 400, owner('owner=user_42&limit=500')),
+    get.success('key', 'A key, with its last use', 200, ofKey('laptop')),
+    get.error(
+      'no-such-key',
+      'No key with this id',
+      404,
+      fixed({ method: 'GET', target: '/keys/key_0000000000' }),
+    ),
+    get.error('malformed-id', 'Not a key id', 400, fixed({ method: 'GET', target: '/keys/42' })),
+    get.error('method-not-allowed', 'DELETE: a key is revoked, never deleted', 405, (made) => ({
+      ...ofKey('laptop')(made),
+      method: 'DELETE',
+    })),
+    usage.success(
+      'usage',
+      "Last month's and this month's requests, day by day",
+      200,
+      ofKey('laptop', '/usage'),
+    ),
+    usage.error(
+      'no-such-key',
+      'No key with this id',
+      404,
+      fixed({ method: 'GET', target: '/keys/key_0000000000/usage' }),
+    ),
+  ];
+}
+
+function changes(): Step[] {
+  const [limits, expiry] = [stepsOf('limits'), stepsOf('expiry')];
+  return [
+    limits.success(
       'raise',
       "A partner key's minute limit raised",
       200,
       action('sync', 'limits', { minute: 3000 }),
     ),
-    step(
-      'limits',
-      'error',
+    limits.error(
       'free-key',
       'A free key: its limits are the published ones',
       400,
       action('laptop', 'limits', { minute: 120 }),
     ),
-    step(
-      'limits',
-      'error',
+    limits.error(
       'out-of-bounds',
       'More than 60,000 a minute',
       400,
       action('sync', 'limits', { minute: 100_000 }),
     ),
-    step(
-      'expiry',
-      'success',
+    expiry.success(
       'set',
       'An expiry set',
       200,
       action('sync', 'expiry', { expires: '2026-06-30T00:00:00Z' }),
     ),
-    step(
-      'expiry',
-      'success',
-      'remove',
-      'The expiry removed',
-      200,
-      action('sync', 'expiry', { expires: null }),
-    ),
-    step(
-      'expiry',
-      'error',
+    expiry.success('remove', 'The expiry removed', 200, action('sync', 'expiry', { expires: null })),
+    expiry.error(
       'past',
       'An expiry in the past',
       400,
       action('sync', 'expiry', { expires: '2025-06-30T00:00:00Z' }),
     ),
-    step(
-      'expiry',
-      'error',
+    expiry.error(
       'owner-at-the-cap',
       'An expired key given a new expiry, its owner holding 10 usable keys',
       409,
@@ -344,93 +340,62 @@ function changes(): Step[] {
 }
 
 function rollRevokeEnable(): Step[] {
-  const step = (
-    operation: string,
-    kind: 'success' | 'error',
-    name: string,
-    summary: string,
-    status: number,
-    ask: Call['ask'],
-    keep?: KeyName,
-  ): Call => ({ operation, kind, name, summary, status, ask, ...(keep && { keep }) });
-  const roll = action(
+  const [roll, revoke, enable] = [stepsOf('roll'), stepsOf('revoke'), stepsOf('enable')];
+  const rolling = action(
     'laptop',
     'roll',
     { old_key_expires: '2026-01-16T09:30:30Z' },
     idempotent('roll laptop'),
   );
   return [
-    step(
-      'roll',
-      'success',
+    roll.success(
       'roll',
       'A new key for the same owner; the old one goes on for a day',
       201,
-      roll,
+      rolling,
       'rolled',
     ),
-    step(
-      'roll',
-      'success',
+    roll.success(
       'replayed',
       'The same roll again (a retry): the same new key id, without the key',
       201,
-      roll,
+      rolling,
     ),
-    step(
-      'roll',
-      'error',
+    roll.error(
       'already-rolled',
       'A key rolled before',
       409,
       action('laptop', 'roll', {}, idempotent('roll again')),
     ),
-    step(
-      'roll',
-      'error',
+    roll.error(
       'idempotency-key-reused',
       'The Idempotency-Key of another roll',
       422,
       action('sync', 'roll', {}, idempotent('roll laptop')),
     ),
-    step(
-      'roll',
-      'error',
+    roll.error(
       'grace-too-long',
       'The old key kept more than 30 days',
       400,
       action('sync', 'roll', { old_key_expires: '2026-03-01T00:00:00Z' }, idempotent('roll long')),
     ),
-    step('revoke', 'success', 'revoke', 'A key revoked', 200, action('sync', 'revoke')),
-    step('revoke', 'success', 'again', 'Revoked again: nothing changes', 200, action('sync', 'revoke')),
-    step(
-      'revoke',
-      'error',
+    revoke.success('revoke', 'A key revoked', 200, action('sync', 'revoke')),
+    revoke.success('again', 'Revoked again: nothing changes', 200, action('sync', 'revoke')),
+    revoke.error(
       'unknown-field',
       'A body revoke does not take',
       400,
       action('sync', 'revoke', { reason: 'lost' }),
     ),
-    step(
-      'revoke',
-      'error',
+    revoke.error(
       'not-json',
       'A body that is not JSON',
       415,
       action('sync', 'revoke', 'lost', { 'content-type': 'text/plain' }),
     ),
-    step(
-      'roll',
-      'error',
-      'not-active',
-      'A revoked key',
-      409,
-      action('sync', 'roll', {}, idempotent('roll revoked')),
-    ),
-    step('enable', 'success', 'enable', 'A revoked key made usable again', 200, action('sync', 'enable')),
-    step(
-      'enable',
-      'error',
+    roll.error('not-active', 'A revoked key', 409, action('sync', 'roll', {}, idempotent('roll revoked'))),
+    enable.success('enable', 'A revoked key made usable again', 200, action('sync', 'enable')),
+    enable.error(
       'owner-at-the-cap',
       'A key of an owner who holds 10 usable keys',
       409,

@@ -252,6 +252,18 @@ async function measureLayout(
   return { ...out, covered: [...out.covered], broken: [...out.broken], offscreen: [...out.offscreen] };
 }
 
+/** The page ran with no script error or CSP violation, and asked nothing of any host but 127.0.0.1. */
+async function expectCleanRun(reader: Reader, path: string): Promise<void> {
+  await reader.page.waitForLoadState('networkidle');
+
+  expect(reader.problems).toEqual([]);
+  const foreign = reader.requests.filter(
+    (url) => !url.startsWith(`${started.origin}/`) && !url.startsWith('data:'),
+  );
+  expect(foreign).toEqual([]);
+  expect(reader.requests).toContain(`${started.origin}${path}`);
+}
+
 /** Scroll to the first code block of a section (its request sample) and keep a screenshot. */
 async function screenshotOperation(reader: Reader, route: string, name: string): Promise<void> {
   await reader
@@ -407,14 +419,7 @@ describe('/docs in Chromium', () => {
   );
 
   it('ran with no script error or CSP violation, and asked nothing of any host but 127.0.0.1', async () => {
-    await reader.page.waitForLoadState('networkidle');
-
-    expect(reader.problems).toEqual([]);
-    const foreign = reader.requests.filter(
-      (url) => !url.startsWith(`${started.origin}/`) && !url.startsWith('data:'),
-    );
-    expect(foreign).toEqual([]);
-    expect(reader.requests).toContain(`${started.origin}/docs`);
+    await expectCleanRun(reader, '/docs');
   });
 });
 
@@ -494,13 +499,6 @@ describe('/docs/admin in Chromium', () => {
   );
 
   it('ran with no script error or CSP violation, and asked nothing of any host but 127.0.0.1', async () => {
-    await reader.page.waitForLoadState('networkidle');
-
-    expect(reader.problems).toEqual([]);
-    const foreign = reader.requests.filter(
-      (url) => !url.startsWith(`${started.origin}/`) && !url.startsWith('data:'),
-    );
-    expect(foreign).toEqual([]);
-    expect(reader.requests).toContain(`${started.origin}/docs/admin`);
+    await expectCleanRun(reader, '/docs/admin');
   });
 });
