@@ -90,7 +90,8 @@ export const PAGES = {
       'tables',
       'store',
       'aws',
-      'proxy/quota',
+      // The request path's meter counts the usage shown (proxy/quota/ and what it imports).
+      'proxy',
       'docs/reference',
       'docs/admin-api.md',
       'package-lock.json',
