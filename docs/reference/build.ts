@@ -398,35 +398,43 @@ export async function buildReference(options: BuildOptions = {}): Promise<Refere
 }
 
 /**
- * The same, blocking: for the CDK app, whose constructs are synchronous.
+ * The same, blocking: for the CDK app, whose constructs are synchronous. What is not in the cache is built by
+ * `buildReference` in a process of its own (this file run as a script), so the pages are still built at once.
  * @example new ApiReference(this, 'Reference', { site: buildReferenceSync(), … })
  */
 export function buildReferenceSync(options: BuildOptions = {}): ReferenceSite {
   const cacheDirectory = options.cacheDirectory ?? DEFAULT_CACHE;
-  const directories = {} as Record<PageName, string>;
-  for (const name of PAGE_NAMES) {
-    const spec = PAGES[name];
-    const job = plan(spec, cacheDirectory);
-    if (!job.built) {
-      const into = scratchFor(cacheDirectory);
-      try {
-        execFileSync(process.execPath, job.document(into), { cwd: ROOT, env: job.env, stdio: 'pipe' });
-        execFileSync(process.execPath, job.arguments(into), { cwd: into, env: job.env, stdio: 'pipe' });
-        job.finish(into);
-      } catch (error) {
-        rmSync(into, { recursive: true, force: true });
-        throw failed(spec.path, error);
-      }
+  const jobs = PAGE_NAMES.map((name) => plan(PAGES[name], cacheDirectory));
+  if (jobs.some((job) => !job.built)) {
+    try {
+      execFileSync(process.execPath, ['--import', import.meta.resolve('tsx'), BUILD_SCRIPT, cacheDirectory], {
+        cwd: ROOT,
+        stdio: 'pipe',
+      });
+    } catch (error) {
+      const output = (error as { stderr?: unknown }).stderr;
+      throw new Error(String(output || error).trim(), { cause: error });
     }
-    directories[name] = job.directory;
   }
-  return siteOf(directories);
+  return siteOf(
+    Object.fromEntries(PAGE_NAMES.map((name, at) => [name, jobs[at]!.directory])) as Record<PageName, string>,
+  );
 }
+
+/** This file, run by `npm run docs:build` and by buildReferenceSync (with a cache directory). */
+const BUILD_SCRIPT = fileURLToPath(import.meta.url);
 
 // `npm run docs:build`: build (or find) the reference and say where it is.
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const site = await buildReference();
-  for (const { path, file } of servedFiles(site)) {
-    process.stdout.write(`${path}: ${file} (${statSync(file).size} bytes)\n`);
+  const cacheDirectory = process.argv[2];
+  try {
+    const site = await buildReference(cacheDirectory ? { cacheDirectory } : {});
+    for (const { path, file } of servedFiles(site)) {
+      process.stdout.write(`${path}: ${file} (${statSync(file).size} bytes)\n`);
+    }
+  } catch (error) {
+    // What failed and its output, not this script's stack: buildReferenceSync passes it on as it is.
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+    process.exitCode = 1;
   }
 }

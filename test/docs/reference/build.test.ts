@@ -6,7 +6,7 @@
  * Each served document is its contract with additions only.
  */
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -54,8 +54,9 @@ function withoutAdditions(document: any): unknown {
 
 describe('buildReference', () => {
   it('renders each page self-contained with its document beside it, once per input', async () => {
-    const site = await buildReference({ cacheDirectory: cache });
-    const again = buildReferenceSync({ cacheDirectory: cache });
+    // The blocking build (the CDK app's) builds what is missing in a process of its own; the other finds it.
+    const site = buildReferenceSync({ cacheDirectory: cache });
+    const again = await buildReference({ cacheDirectory: cache });
 
     // Not asserted (they change with the documents and the renderer): reported for the issue.
     for (const { path, file } of servedFiles(site)) console.info(`${path}: ${statSync(file).size} bytes`);
@@ -97,6 +98,16 @@ describe('buildReference', () => {
       ),
     );
   }, 120_000);
+
+  it("fails the blocking build with what went wrong in its builder process, not that process's stack", () => {
+    const file = join(cache, 'a-file');
+    writeFileSync(file, '');
+    const into = join(file, 'cache');
+
+    expect(() => buildReferenceSync({ cacheDirectory: into })).toThrow(
+      /^ENOTDIR: not a directory, mkdir '.*a-file\/cache'$/,
+    );
+  }, 60_000);
 
   it('allows exactly the inline scripts of the pages in its CSP, each once', () => {
     const page = '<p>x</p><script>one()</script><script type="module">two()</script>';
