@@ -1,14 +1,19 @@
 /**
- * The API reference at `https://<domain>/docs`: the page and the OpenAPI document that docs/reference/build.ts
- * builds at synth, deployed with the stack to the catalogue bucket under `docs/`, and served by two cache
- * behaviours of the distribution straight from S3 (origin access control): no Lambda, cached at the edge,
- * compressed, with the API's security headers and the page's own Content-Security-Policy. The `/docs/*`
- * behaviour has a small viewer function (docs-request.js) that sends a visitor of `/docs/` to `/docs`.
+ * The reference at `https://<domain>/docs`: the pages and OpenAPI documents that docs/reference/build.ts
+ * builds at synth — the API's (`/docs`) and the key-administration API's (`/docs/admin`, documentation only: the
+ * admin API stays at its own IAM-authenticated function URL, never behind this distribution) — deployed with
+ * the stack to the catalogue bucket under `docs/`, and served by cache behaviours of the distribution straight
+ * from S3 (origin access control): no Lambda, cached at the edge, compressed, with the API's security headers
+ * and the pages' own Content-Security-Policy. The `/docs/*` behaviour has a small viewer function
+ * (docs-request.js) that sends a visitor of a page's folder address (`/docs/`, `/docs/admin/`) to the page.
  *
- * Bucket layout (`/docs` and `/docs/openapi.json` cannot both be keys of one S3 folder, so each behaviour has
- * its own origin path):
- *   docs/page/docs                  ← GET /docs                (origin path /docs/page)
- *   docs/files/docs/openapi.json    ← GET /docs/openapi.json   (origin path /docs/files, behaviour /docs/*)
+ * Bucket layout (a page's address and its document's, `/docs` and `/docs/openapi.json`, cannot both be files of
+ * one deployment's folder, so the pages and the documents are deployed apart, each behaviour with its own
+ * origin path):
+ *   docs/page/docs                        ← GET /docs                      (origin path /docs/page)
+ *   docs/page/admin/docs/admin            ← GET /docs/admin                (origin path /docs/page/admin)
+ *   docs/files/docs/openapi.json          ← GET /docs/openapi.json         (origin path /docs/files, /docs/*)
+ *   docs/files/docs/admin/openapi.json    ← GET /docs/admin/openapi.json   (origin path /docs/files, /docs/*)
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -19,7 +24,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as s3deploy from 'aws-cdk-lib/aws-s3-deployment';
 import { Construct } from 'constructs';
-import { REFERENCE, type ReferenceSite } from '../docs/reference/build.js';
+import { type BuiltPage, FILES, PAGES, type ReferenceSite } from '../docs/reference/build.js';
 import { globalName, securityHeadersBehavior } from './edge.js';
 import { prefixWildcardFinding } from './nag.js';
 
@@ -32,8 +37,24 @@ export const REFERENCE_PREFIX = 'docs/';
 /** Browsers revalidate after 5 minutes; the edge keeps it until the next deployment invalidates it. */
 const CACHE_CONTROL = 'public, max-age=300';
 
+/** The address every page is under: the API's page, and the folder of the others. */
+const ROOT_PAGE = PAGES.api.path;
+
+/**
+ * Where a page lives in the bucket: its behaviour's origin path, and its key under `docs/page/` (the key is the
+ * origin path's rest and the page's address).
+ * @example pageLocation(site.pages.admin) // → { originPath: '/docs/page/admin', key: 'admin/docs/admin' }
+ */
+function pageLocation(page: BuiltPage): { originPath: string; key: string } {
+  const folder = page.path.slice(ROOT_PAGE.length).replace(/^\//, '');
+  return {
+    originPath: `/${REFERENCE_PREFIX}page${folder ? `/${folder}` : ''}`,
+    key: `${folder ? `${folder}/` : ''}${page.path.slice(1)}`,
+  };
+}
+
 export interface ApiReferenceProps {
-  /** The built page and document (`buildReferenceSync()`). */
+  /** The built pages and documents (`buildReferenceSync()`). */
   readonly site: ReferenceSite;
   /** The catalogue bucket (private; only `docs/` is granted to the distribution). */
   readonly bucket: s3.IBucket;
@@ -60,7 +81,7 @@ class ReferenceOrigin extends cloudfront.OriginBase {
 export class ApiReference extends Construct {
   readonly responseHeaders: cloudfront.ResponseHeadersPolicy;
   readonly originAccessControl: cloudfront.S3OriginAccessControl;
-  /** `/docs/` → 301 `/docs`; every other path of `/docs/*` to S3 unchanged. */
+  /** `/docs/` → 301 `/docs`, `/docs/admin/` → 301 `/docs/admin`; every other path of `/docs/*` to S3 unchanged. */
   readonly docsRequest: cloudfront.Function;
   /** Where the deployment handler logs (otherwise CDK makes one that outlives the stack, kept 731 days). */
   readonly deploymentLogs: logs.LogGroup;
@@ -69,10 +90,10 @@ export class ApiReference extends Construct {
     super(scope, id);
     const { bucket, distribution, site } = props;
 
-    // The API's security headers; the CSP is the page's own (it runs inline scripts, allowed by hash).
+    // The API's security headers; the CSP is the pages' own (they run inline scripts, allowed by hash).
     this.responseHeaders = new cloudfront.ResponseHeadersPolicy(this, 'SecurityHeaders', {
       responseHeadersPolicyName: globalName(this, 'headers', 128),
-      comment: 'Catalogue API reference: the API security headers, with the page CSP',
+      comment: 'Catalogue API reference: the API security headers, with the pages CSP',
       securityHeadersBehavior: securityHeadersBehavior(site.contentSecurityPolicy),
     });
 
@@ -90,18 +111,22 @@ export class ApiReference extends Construct {
       compress: true,
       responseHeadersPolicy: this.responseHeaders,
     };
-    distribution.addBehavior(
-      REFERENCE.page.path,
-      new ReferenceOrigin(bucket, oacId, `/${REFERENCE_PREFIX}page`),
-      behaviour,
-    );
+    // The pages first, each an exact path (CloudFront takes the first behaviour whose pattern matches).
+    const pages = Object.values(site.pages);
+    for (const page of pages) {
+      distribution.addBehavior(
+        page.path,
+        new ReferenceOrigin(bucket, oacId, pageLocation(page).originPath),
+        behaviour,
+      );
+    }
     this.docsRequest = new cloudfront.Function(this, 'DocsRequest', {
-      comment: 'Catalogue API reference: /docs/ is a permanent redirect to /docs',
+      comment: 'Catalogue API reference: a page folder address is a permanent redirect to the page',
       runtime: cloudfront.FunctionRuntime.JS_2_0,
       code: cloudfront.FunctionCode.fromFile({ filePath: DOCS_REQUEST_CODE }),
     });
     distribution.addBehavior(
-      `${REFERENCE.page.path}/*`,
+      `${ROOT_PAGE}/*`,
       new ReferenceOrigin(bucket, oacId, `/${REFERENCE_PREFIX}files`),
       {
         ...behaviour,
@@ -132,35 +157,37 @@ export class ApiReference extends Construct {
       retention: props.logRetentionDays ?? logs.RetentionDays.ONE_MONTH,
       removalPolicy: RemovalPolicy.DESTROY,
     });
-    // Deployed with the stack; each deployment prunes only its own prefix and invalidates its own paths.
+    // Deployed with the stack: the pages in one deployment, the documents in another (each prunes only its own
+    // prefix and invalidates its own paths).
     const deploy = (
       name: string,
-      what: { key: string; file: string; prefix: string; contentType: string; path: string },
+      what: { files: { key: string; file: string }[]; prefix: string; contentType: string; paths: string[] },
     ) =>
       new s3deploy.BucketDeployment(this, name, {
-        sources: [s3deploy.Source.data(what.key, readFileSync(what.file, 'utf8'))],
+        sources: what.files.map(({ key, file }) => s3deploy.Source.data(key, readFileSync(file, 'utf8'))),
         destinationBucket: bucket,
         destinationKeyPrefix: what.prefix,
         contentType: what.contentType,
         cacheControl: [s3deploy.CacheControl.fromString(CACHE_CONTROL)],
         distribution,
-        distributionPaths: [what.path],
+        distributionPaths: what.paths,
         memoryLimit: 256,
         logGroup: this.deploymentLogs,
       });
     deploy('Page', {
-      key: REFERENCE.page.path.slice(1),
-      file: site.page,
+      files: pages.map((page) => ({ key: pageLocation(page).key, file: page.page })),
       prefix: `${REFERENCE_PREFIX}page/`,
-      contentType: REFERENCE.page.contentType,
-      path: REFERENCE.page.path,
+      contentType: FILES.page.contentType,
+      paths: pages.map((page) => page.path),
     });
     deploy('Files', {
-      key: REFERENCE.openapi.file,
-      file: site.openapi,
-      prefix: `${REFERENCE_PREFIX}files${REFERENCE.page.path}/`,
-      contentType: REFERENCE.openapi.contentType,
-      path: `${REFERENCE.page.path}/*`,
+      files: pages.map((page) => ({
+        key: page.openapiPath.slice(`${ROOT_PAGE}/`.length),
+        file: page.openapi,
+      })),
+      prefix: `${REFERENCE_PREFIX}files${ROOT_PAGE}/`,
+      contentType: FILES.openapi.contentType,
+      paths: [`${ROOT_PAGE}/*`],
     });
 
     this.#acknowledgeDeploymentFindings(bucket);

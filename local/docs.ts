@@ -1,12 +1,22 @@
 /**
- * `/docs` for `npm start`: the API reference page and its OpenAPI document (docs/reference/build.ts), answered
- * without a key — as the deployed distribution answers them from the bucket — with the headers it sends there;
- * `/docs/` is a permanent redirect to `/docs`, as the distribution's docs-request.js answers it. Every other
- * request, and any method but GET and HEAD on these paths, goes to the proxy unchanged: a key is still
- * required everywhere else (`/` included: its 401 names `/docs`), and a POST to /docs is the API's 405.
+ * `/docs` for `npm start`: the reference pages and their OpenAPI documents (docs/reference/build.ts) — the
+ * API's at `/docs` and `/docs/openapi.json`, the key-administration API's at `/docs/admin` and
+ * `/docs/admin/openapi.json` — answered without a key, as the deployed distribution answers them from the
+ * bucket, with the headers it sends there; a page's folder address (`/docs/`, `/docs/admin/`) is a permanent
+ * redirect to the page, as the distribution's docs-request.js answers it. Every other request, and any method
+ * but GET and HEAD on these paths, goes to the proxy unchanged: a key is still required everywhere else (`/`
+ * included: its 401 names `/docs`), and a POST to /docs is the API's 405. The admin page is documentation
+ * only: the admin API itself listens on its own port, behind its SigV4 check (local/admin.ts).
  */
 import { readFile } from 'node:fs/promises';
-import { buildReference, REFERENCE, type ReferenceSite, referenceHeaders } from '../docs/reference/build.js';
+import {
+  buildReference,
+  PAGE_PATHS,
+  type ReferenceSite,
+  referenceHeaders,
+  SERVED_PATHS,
+  servedFiles,
+} from '../docs/reference/build.js';
 import type { ProxyHandler, ProxyRequest, ProxyResponse } from '../proxy/core/types.js';
 import { etagOfBytes, ifNoneMatchMatches } from '../proxy/http/etag.js';
 import { errorMessage } from '../store/errors.js';
@@ -16,11 +26,11 @@ interface Served {
   headers: Record<string, string>;
 }
 
-/** The two answers, read once. */
+/** The answers by path, read once. */
 async function load(site: ReferenceSite): Promise<Map<string, Served>> {
   const served = new Map<string, Served>();
-  for (const { file, path, contentType } of [REFERENCE.page, REFERENCE.openapi]) {
-    const body = await readFile(`${site.directory}/${file}`);
+  for (const { file, path, contentType } of servedFiles(site)) {
+    const body = await readFile(file);
     served.set(path, {
       body,
       headers: {
@@ -36,11 +46,11 @@ async function load(site: ReferenceSite): Promise<Map<string, Served>> {
   return served;
 }
 
-/** `/docs/`, a folder's address: the page's own is `/docs` (infra/docs-request.js answers the same). */
-const TO_THE_PAGE: ProxyResponse = {
+/** A page's folder address (`/docs/`, `/docs/admin/`) sends to the page (infra/docs-request.js answers the same). */
+const toThePage = (path: string): ProxyResponse => ({
   status: 301,
   headers: {
-    location: REFERENCE.page.path,
+    location: path,
     'cache-control': 'public, max-age=300',
     'strict-transport-security': 'max-age=31536000; includeSubDomains',
     'x-content-type-options': 'nosniff',
@@ -49,17 +59,19 @@ const TO_THE_PAGE: ProxyResponse = {
     'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
   },
   body: undefined,
-};
+});
+
+const OWN_PATHS: ReadonlySet<string> = new Set(SERVED_PATHS);
 
 const NOT_BUILT: ProxyResponse = {
   status: 503,
   headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' },
-  body: Buffer.from('The API reference could not be built; npm start printed why.\n'),
+  body: Buffer.from('The reference pages could not be built; npm start printed why.\n'),
 };
 
 /**
- * `handle` with `/docs` and `/docs/openapi.json` answered from the reference. The page is built (or found in
- * its cache) from the moment this is called, and the first request for it waits for the build.
+ * `handle` with the reference's pages and documents answered from the reference. The pages are built (or found
+ * in their cache) from the moment this is called, and the first request for one waits for the build.
  * @example createHttpServer(withReference(createProxy(config)))
  */
 export function withReference(
@@ -72,10 +84,9 @@ export function withReference(
   });
   return async (request: ProxyRequest) => {
     if (request.method !== 'GET' && request.method !== 'HEAD') return handle(request);
-    if (request.path === `${REFERENCE.page.path}/`)
-      return { ...TO_THE_PAGE, headers: { ...TO_THE_PAGE.headers } };
-    const own = request.path === REFERENCE.page.path || request.path === REFERENCE.openapi.path;
-    if (!own) return handle(request);
+    const folderOf = PAGE_PATHS.find((path) => request.path === `${path}/`);
+    if (folderOf) return toThePage(folderOf);
+    if (!OWN_PATHS.has(request.path)) return handle(request);
     const served = (await answers)?.get(request.path);
     if (!served) return NOT_BUILT;
     if (ifNoneMatchMatches(request.headers['if-none-match'], served.headers.etag!)) {

@@ -338,8 +338,8 @@ function startAdmin(start: StartContext, config: ProxyConfig): Promise<LocalAdmi
 }
 
 /**
- * Serve: /docs, the API reference page, without a key (local/docs.ts); everything else is the proxy's.
- * Returns the API's base URL on the port it listens on.
+ * Serve: /docs and /docs/admin, the reference pages, without a key (local/docs.ts); everything else is the
+ * proxy's. Returns the API's base URL on the port it listens on.
  */
 async function serve(start: StartContext, configured: ConfigOutcome): Promise<string> {
   const http = createHttpServer(withReference(createProxy(configured, { log: logJson })));

@@ -1,16 +1,19 @@
 /**
- * The API reference as a web page: the OpenAPI document of docs/reference/document.ts — `proxy/openapi.json`
- * with the manual's prose and, for every operation, samples and real examples produced by the proxy from the
- * fixture — rendered by Redocly CLI's `build-docs` (Redoc) into one static page with its scripts and styles
- * inlined (no CDN, no web font, no request but its own), and that document beside it. `npm start` serves both at
- * `/docs` (local/docs.ts), the CDK app deploys them to the bucket behind the distribution's `/docs` behaviours
- * (infra/reference.ts).
+ * The reference pages: each an OpenAPI document with the manual's prose, samples and real examples, rendered
+ * by Redocly CLI's `build-docs` (Redoc) into one static page with its scripts and styles inlined (no CDN, no
+ * web font, no request but its own), and that document beside it —
+ * - the API's (`/docs`): `proxy/openapi.json`, examples produced by the proxy from the fixture (document.ts);
+ * - the key-administration API's (`/docs/admin`): `admin/openapi.json`, examples produced by the admin API over
+ *   tables in a dynalite of its own (admin/document.ts). Documentation only: the admin API itself is reachable
+ *   only at its own IAM-authenticated function URL, never through the distribution.
+ * `npm start` serves them (local/docs.ts), the CDK app deploys them to the bucket behind the distribution's
+ * `/docs` behaviours (infra/reference.ts).
  *
- * Never committed: built where it is needed (npm start, the CDK synth, the tests) into a cache keyed by
- * everything it is made from (the document, the prose, the fixture, the code of the builder and the proxy,
- * the renderer), `node_modules/.cache/catalogue-reference/<key>/`, so a change of behaviour builds it again and
- * nothing else does. The document is made in a process of its own (tsx): what builds the page (the CDK app
- * among others) never imports product code.
+ * Never committed: built where they are needed (npm start, the CDK synth, the tests), each into a cache keyed
+ * by everything it is made from (its document, prose, data, the code that answers its examples, the renderer),
+ * `node_modules/.cache/catalogue-reference/<key>/`, so a change of behaviour builds that page again and nothing
+ * else does. A document is made in a process of its own (tsx): what builds the pages (the CDK app among others)
+ * never imports product code.
  */
 import { execFile, execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -31,64 +34,100 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-/** The contract the page documents. */
+/** The contract the API's page documents. */
 export const OPENAPI_DOCUMENT = join(ROOT, 'proxy/openapi.json');
-/** Writes the page's document (the contract with prose, samples and examples). */
-const DOCUMENT_SCRIPT = fileURLToPath(new URL('./document.ts', import.meta.url));
-/**
- * What the page is made from, files and folders of the repository: the key of its cache. The code of the
- * builder, the store, the proxy and AWS access makes the examples; the fixture is what they show.
- */
-const INPUTS = [
-  'proxy',
-  'store',
-  'builder',
-  'aws',
-  'fixtures/catalogue',
-  'docs/reference',
-  'docs/api.md',
-  'docs/versioning.md',
-  'docs/changelog.md',
-  'package-lock.json',
-] as const;
+/** The contract the key-administration page documents. */
+export const ADMIN_OPENAPI_DOCUMENT = join(ROOT, 'admin/openapi.json');
+
+/** The files of a built page, served at its path and at `<path>/openapi.json`. */
+export const FILES = {
+  page: { file: 'index.html', contentType: 'text/html; charset=utf-8' },
+  openapi: { file: 'openapi.json', contentType: 'application/json; charset=utf-8' },
+} as const;
+
+/** A page of the reference: where it is served, what writes its document, and what it is made from. */
+interface PageSpec {
+  /** Its address; its document is at `<path>/openapi.json`. */
+  path: string;
+  /** Writes the page's document: `tsx <script> <out.json>`. */
+  script: string;
+  /**
+   * Files and folders of the repository it is made from: the key of its cache. For the API's page the code of
+   * the builder, the store, the proxy and AWS access makes the examples and the fixture is what they show; for
+   * the admin page the admin API, the tables' contract and the request path's meter (its usage counts).
+   */
+  inputs: readonly string[];
+  /** Redoc's request samples, in the order of their tabs. */
+  languages: readonly { lang: string; label: string }[];
+}
+
+const CURL = { lang: 'curl', label: 'curl' };
+const TYPESCRIPT = { lang: 'TypeScript', label: 'TypeScript' };
+
+export const PAGES = {
+  api: {
+    path: '/docs',
+    script: fileURLToPath(new URL('./document.ts', import.meta.url)),
+    inputs: [
+      'proxy',
+      'store',
+      'builder',
+      'aws',
+      'fixtures/catalogue',
+      'docs/reference',
+      'docs/api.md',
+      'docs/versioning.md',
+      'docs/changelog.md',
+      'package-lock.json',
+    ],
+    languages: [CURL, TYPESCRIPT],
+  },
+  admin: {
+    path: '/docs/admin',
+    script: fileURLToPath(new URL('./admin/document.ts', import.meta.url)),
+    inputs: [
+      'admin',
+      'tables',
+      'store',
+      'aws',
+      // The request path's meter counts the usage shown (proxy/quota/ and what it imports).
+      'proxy',
+      'docs/reference',
+      'docs/admin-api.md',
+      'package-lock.json',
+    ],
+    languages: [CURL, TYPESCRIPT, { lang: 'Python', label: 'Python' }],
+  },
+} as const satisfies Record<string, PageSpec>;
+
+export type PageName = keyof typeof PAGES;
+const PAGE_NAMES = Object.keys(PAGES) as PageName[];
+
 const TEMPLATE = fileURLToPath(new URL('./template.hbs', import.meta.url));
 const DEFAULT_CACHE = fileURLToPath(
   new URL('../../node_modules/.cache/catalogue-reference', import.meta.url),
 );
 
-/** The files of a built reference, and the paths they are served at (locally and on AWS). */
-export const REFERENCE = {
-  page: { file: 'index.html', path: '/docs', contentType: 'text/html; charset=utf-8' },
-  openapi: {
-    file: 'openapi.json',
-    path: '/docs/openapi.json',
-    contentType: 'application/json; charset=utf-8',
-  },
-} as const;
-
 /** Bumped whenever what this file does to Redoc's output changes, so that cached builds are rebuilt. */
-const RECIPE = '3';
+const RECIPE = '4';
 
 /**
- * Redoc's options: the download button links the served document instead of a copy made inside the page; the
- * request samples are the document's own (`x-codeSamples`: curl and TypeScript), none generated by Redoc.
+ * Redoc's options for a page: the download button links the served document instead of a copy made inside the
+ * page; the request samples are the document's own (`x-codeSamples`), none generated by Redoc.
  */
-const REDOC_OPTIONS = {
-  downloadUrls: [{ title: 'OpenAPI document', url: REFERENCE.openapi.path }],
-  codeSamples: {
-    languages: [
-      { lang: 'curl', label: 'curl' },
-      { lang: 'TypeScript', label: 'TypeScript' },
-    ],
-  },
-  // Response examples unfolded: the records of an answer, not `{ … }`.
-  jsonSamplesExpandLevel: 'all',
-};
+function redocOptions(spec: PageSpec) {
+  return {
+    downloadUrls: [{ title: 'OpenAPI document', url: documentPath(spec.path) }],
+    codeSamples: { languages: spec.languages },
+    // Response examples unfolded: the records of an answer, not `{ … }`.
+    jsonSamplesExpandLevel: 'all',
+  };
+}
 
 /**
  * Redoc's sidebar credit loads Redocly's logo from their CDN once the page runs. The page must make no request
  * but its own, so the credit shows the name instead (an inline SVG). If a Redoc release stops loading these,
- * the build fails here and this list is updated; the browser test (test/docs/reference.browser.test.ts)
+ * the build fails here and this list is updated; the browser test (test/docs/reference/page.browser.test.ts)
  * catches any other request that leaves the page's origin.
  */
 const REMOTE_IMAGES = [
@@ -98,18 +137,60 @@ const REMOTE_IMAGES = [
 const CREDIT_IMAGE =
   "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' width='52' height='14'%3E%3Ctext x='0' y='11' font-family='sans-serif' font-size='11' fill='%230044D4'%3ERedocly%3C/text%3E%3C/svg%3E";
 
-/** A built reference: its directory (the two files of {@link REFERENCE}) and its Content-Security-Policy. */
-export interface ReferenceSite {
+/** One built page: where it is served and its two files. */
+export interface BuiltPage {
+  /** `/docs`, `/docs/admin` */
+  path: string;
+  /** `<path>/openapi.json` */
+  openapiPath: string;
   directory: string;
-  /** Absolute paths of the page and the document. */
+  /** Absolute paths of the page and its document. */
   page: string;
   openapi: string;
-  /** What the page needs and nothing more: its own inline scripts (by hash), inline styles, data: images. */
+}
+
+/** The built reference: its pages, and the Content-Security-Policy they are served with. */
+export interface ReferenceSite {
+  pages: Record<PageName, BuiltPage>;
+  /**
+   * What the pages need and nothing more: their own inline scripts (by hash), inline styles, data: images. One
+   * policy for both pages (one header policy on the distribution): each page's scripts are the reference's own.
+   */
   contentSecurityPolicy: string;
 }
 
+/** A file the reference serves: its address, where it is on disk, its Content-Type. */
+export interface ServedFile {
+  path: string;
+  file: string;
+  contentType: string;
+}
+
 /**
- * The security headers of the page and the document, as the distribution sends them (infra/reference.ts uses
+ * Every file of the reference with its address: each page at its path, its document at `<path>/openapi.json`.
+ * @example servedFiles(site).map((f) => f.path) // → ['/docs', '/docs/openapi.json', '/docs/admin', '/docs/admin/openapi.json']
+ */
+export function servedFiles(site: ReferenceSite): ServedFile[] {
+  return PAGE_NAMES.flatMap((name) => {
+    const built = site.pages[name];
+    return [
+      { path: built.path, file: built.page, contentType: FILES.page.contentType },
+      { path: built.openapiPath, file: built.openapi, contentType: FILES.openapi.contentType },
+    ];
+  });
+}
+
+/** The pages' addresses, `/docs` first: each also has a folder address (`/docs/`) that redirects to it. */
+export const PAGE_PATHS: readonly string[] = PAGE_NAMES.map((name) => PAGES[name].path);
+
+/** Where a page's document is served: `<path>/openapi.json`. */
+const documentPath = (path: string) => `${path}/${FILES.openapi.file}`;
+
+/** Every address the reference answers (built or not): the pages and their documents. */
+export const SERVED_PATHS: readonly string[] = PAGE_PATHS.flatMap((path) => [path, documentPath(path)]);
+
+/**
+ * The security headers of the pages and documents, as the distribution sends them (infra/reference.ts uses
  * the API's policy with this CSP): HSTS, nosniff, no framing, no referrer.
  * @example referenceHeaders(site)['x-frame-options'] // → 'DENY'
  */
@@ -124,25 +205,29 @@ export function referenceHeaders(site: ReferenceSite): Record<string, string> {
 }
 
 /**
- * The CSP of a page: every inline script allowed by its SHA-256 (Redoc's bundle, the document, the colour-mode
- * snippet) and nothing else; styles inline (Redoc's styled-components and style attributes); images from the
- * page itself or data: URLs; no frames, forms, plugins or base URL.
+ * The CSP of pages: every inline script allowed by its SHA-256 (Redoc's bundle, the document, the colour-mode
+ * snippet, the table labels) and nothing else; styles inline (Redoc's styled-components and style attributes);
+ * images from the page itself or data: URLs; no frames, forms, plugins or base URL.
  * @example contentSecurityPolicy('<script>a()</script>') // → "default-src 'none'; script-src 'sha256-…'; …"
  */
-export function contentSecurityPolicy(html: string): string {
-  const scripts = [...html.matchAll(/<script(\s[^>]*)?>([\s\S]*?)<\/script>/g)];
-  if (scripts.some((script) => /\ssrc=/.test(script[1] ?? ''))) {
-    throw new Error('the reference page loads a script from a URL; every script must be inline');
+export function contentSecurityPolicy(...pages: string[]): string {
+  const hashes = new Set<string>();
+  for (const html of pages) {
+    const scripts = [...html.matchAll(/<script(\s[^>]*)?>([\s\S]*?)<\/script>/g)];
+    if (scripts.some((script) => /\ssrc=/.test(script[1] ?? ''))) {
+      throw new Error('the reference page loads a script from a URL; every script must be inline');
+    }
+    for (const script of scripts) {
+      hashes.add(
+        `'sha256-${createHash('sha256')
+          .update(script[2] ?? '')
+          .digest('base64')}'`,
+      );
+    }
   }
-  const hashes = scripts.map(
-    (script) =>
-      `'sha256-${createHash('sha256')
-        .update(script[2] ?? '')
-        .digest('base64')}'`,
-  );
   return [
     "default-src 'none'",
-    `script-src ${hashes.join(' ')}`,
+    `script-src ${[...hashes].join(' ')}`,
     "style-src 'unsafe-inline'",
     "img-src 'self' data:",
     // Redoc's icon font, inlined.
@@ -166,61 +251,66 @@ interface Job {
   env: NodeJS.ProcessEnv;
 }
 
-function plan(cacheDirectory: string): Job {
+/** Replace what the page would load from elsewhere, and refuse what cannot be replaced. */
+function selfContained(html: string): string {
+  let page = html;
+  for (const url of REMOTE_IMAGES) {
+    if (!page.includes(url)) throw new Error(`Redoc no longer loads ${url}: update REMOTE_IMAGES`);
+    page = page.replaceAll(url, CREDIT_IMAGE);
+  }
+  if (/<link\b[^>]*\bhref=["']?(https?:)?\/\//i.test(page)) {
+    throw new Error('the reference page links a remote stylesheet, font or preload');
+  }
+  contentSecurityPolicy(page);
+  return page;
+}
+
+function plan(spec: PageSpec, cacheDirectory: string): Job {
   const require = createRequire(import.meta.url);
   const manifest = require.resolve('@redocly/cli/package.json');
   const renderer = JSON.parse(readFileSync(manifest, 'utf8')) as { version: string };
   const cli = join(dirname(manifest), 'bin/cli.js');
-  const template = readFileSync(TEMPLATE);
+  const options = redocOptions(spec);
   const key = createHash('sha256')
-    .update(`${RECIPE}\0${renderer.version}\0${JSON.stringify(REDOC_OPTIONS)}\0`)
-    .update(template)
+    .update(`${RECIPE}\0${spec.path}\0${renderer.version}\0${JSON.stringify(options)}\0`)
+    .update(readFileSync(TEMPLATE))
     .update('\0')
-    .update(inputsDigest())
+    .update(inputsDigest(spec.inputs))
     .digest('hex')
     .slice(0, 20);
   const directory = join(cacheDirectory, key);
-  const document = (into: string) => join(into, REFERENCE.openapi.file);
+  const document = (into: string) => join(into, FILES.openapi.file);
   return {
     directory,
-    built: existsSync(join(directory, REFERENCE.page.file)),
-    document: (into) => ['--import', import.meta.resolve('tsx'), DOCUMENT_SCRIPT, document(into)],
+    built: existsSync(join(directory, FILES.page.file)),
+    document: (into) => ['--import', import.meta.resolve('tsx'), spec.script, document(into)],
     arguments: (into) => [
       cli,
       'build-docs',
       document(into),
       '--inlineBundle',
       `--template=${TEMPLATE}`,
-      `--output=${join(into, REFERENCE.page.file)}`,
-      `--openapi=${JSON.stringify(REDOC_OPTIONS)}`,
+      `--output=${join(into, FILES.page.file)}`,
+      `--openapi=${JSON.stringify(options)}`,
     ],
     // No telemetry from the CLI or the page, no update check.
     env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true', NO_COLOR: '1' },
     finish(into) {
-      const file = join(into, REFERENCE.page.file);
-      let html = readFileSync(file, 'utf8');
-      for (const url of REMOTE_IMAGES) {
-        if (!html.includes(url)) throw new Error(`Redoc no longer loads ${url}: update REMOTE_IMAGES`);
-        html = html.replaceAll(url, CREDIT_IMAGE);
-      }
-      if (/<link\b[^>]*\bhref=["']?(https?:)?\/\//i.test(html)) {
-        throw new Error('the reference page links a remote stylesheet, font or preload');
-      }
-      contentSecurityPolicy(html);
-      writeFileSync(file, html);
+      const file = join(into, FILES.page.file);
+      writeFileSync(file, selfContained(readFileSync(file, 'utf8')));
       try {
         renameSync(into, directory);
       } catch (error) {
         // Built meanwhile by another process (parallel test workers): theirs is the same.
-        if (!existsSync(join(directory, REFERENCE.page.file))) throw error;
+        if (!existsSync(join(directory, FILES.page.file))) throw error;
         rmSync(into, { recursive: true, force: true });
       }
     },
   };
 }
 
-/** A digest of every file of {@link INPUTS}, names and contents. */
-function inputsDigest(): Buffer {
+/** A digest of every file of `inputs`, names and contents. */
+function inputsDigest(inputs: readonly string[]): Buffer {
   const hash = createHash('sha256');
   const visit = (path: string) => {
     const full = join(ROOT, path);
@@ -233,17 +323,29 @@ function inputsDigest(): Buffer {
     }
     hash.update(`${path}\0`).update(readFileSync(full)).update('\0');
   };
-  for (const input of INPUTS) visit(input);
+  for (const input of inputs) visit(input);
   return hash.digest();
 }
 
-function siteIn(directory: string): ReferenceSite {
-  const page = join(directory, REFERENCE.page.file);
+function builtPage(spec: PageSpec, directory: string): BuiltPage {
   return {
+    path: spec.path,
+    openapiPath: documentPath(spec.path),
     directory,
-    page,
-    openapi: join(directory, REFERENCE.openapi.file),
-    contentSecurityPolicy: contentSecurityPolicy(readFileSync(page, 'utf8')),
+    page: join(directory, FILES.page.file),
+    openapi: join(directory, FILES.openapi.file),
+  };
+}
+
+function siteOf(directories: Record<PageName, string>): ReferenceSite {
+  const pages = Object.fromEntries(
+    PAGE_NAMES.map((name) => [name, builtPage(PAGES[name], directories[name])]),
+  ) as Record<PageName, BuiltPage>;
+  return {
+    pages,
+    contentSecurityPolicy: contentSecurityPolicy(
+      ...PAGE_NAMES.map((name) => readFileSync(pages[name].page, 'utf8')),
+    ),
   };
 }
 
@@ -252,10 +354,10 @@ function scratchFor(cacheDirectory: string): string {
   return mkdtempSync(join(cacheDirectory, '.building-'));
 }
 
-function failed(error: unknown): Error {
+function failed(path: string, error: unknown): Error {
   const output = (error as { stderr?: unknown; stdout?: unknown }) ?? {};
   return new Error(
-    `building the API reference failed: ${String(output.stderr || output.stdout || error).trim()}`,
+    `building the reference page ${path} failed: ${String(output.stderr || output.stdout || error).trim()}`,
     { cause: error },
   );
 }
@@ -265,53 +367,74 @@ export interface BuildOptions {
   cacheDirectory?: string;
 }
 
+/** Build one page (or find it in the cache): its directory. */
+async function buildPage(spec: PageSpec, cacheDirectory: string): Promise<string> {
+  const job = plan(spec, cacheDirectory);
+  if (job.built) return job.directory;
+  const into = scratchFor(cacheDirectory);
+  try {
+    // cwd: an empty directory, so no redocly.yaml of the surroundings changes the output.
+    const run = promisify(execFile);
+    await run(process.execPath, job.document(into), { cwd: ROOT, env: job.env });
+    await run(process.execPath, job.arguments(into), { cwd: into, env: job.env });
+    job.finish(into);
+  } catch (error) {
+    rmSync(into, { recursive: true, force: true });
+    throw failed(spec.path, error);
+  }
+  return job.directory;
+}
+
 /**
- * The reference for the repository as it is: built (a few seconds) unless the cache has it.
- * @example const site = await buildReference(); // site.page ends in /index.html
+ * The reference for the repository as it is: each page built (seconds) unless the cache has it, both at once.
+ * @example const site = await buildReference(); // site.pages.admin.page ends in /index.html
  */
 export async function buildReference(options: BuildOptions = {}): Promise<ReferenceSite> {
   const cacheDirectory = options.cacheDirectory ?? DEFAULT_CACHE;
-  const job = plan(cacheDirectory);
-  if (!job.built) {
-    const into = scratchFor(cacheDirectory);
-    try {
-      // cwd: an empty directory, so no redocly.yaml of the surroundings changes the output.
-      const run = promisify(execFile);
-      await run(process.execPath, job.document(into), { cwd: ROOT, env: job.env });
-      await run(process.execPath, job.arguments(into), { cwd: into, env: job.env });
-      job.finish(into);
-    } catch (error) {
-      rmSync(into, { recursive: true, force: true });
-      throw failed(error);
-    }
-  }
-  return siteIn(job.directory);
+  const directories = await Promise.all(PAGE_NAMES.map((name) => buildPage(PAGES[name], cacheDirectory)));
+  return siteOf(
+    Object.fromEntries(PAGE_NAMES.map((name, at) => [name, directories[at]!])) as Record<PageName, string>,
+  );
 }
 
 /**
- * The same, blocking: for the CDK app, whose constructs are synchronous.
- * @example new ReferenceSite(this, 'Reference', { site: buildReferenceSync(), … })
+ * The same, blocking: for the CDK app, whose constructs are synchronous. What is not in the cache is built by
+ * `buildReference` in a process of its own (this file run as a script), so the pages are still built at once.
+ * @example new ApiReference(this, 'Reference', { site: buildReferenceSync(), … })
  */
 export function buildReferenceSync(options: BuildOptions = {}): ReferenceSite {
   const cacheDirectory = options.cacheDirectory ?? DEFAULT_CACHE;
-  const job = plan(cacheDirectory);
-  if (!job.built) {
-    const into = scratchFor(cacheDirectory);
+  const jobs = PAGE_NAMES.map((name) => plan(PAGES[name], cacheDirectory));
+  if (jobs.some((job) => !job.built)) {
     try {
-      execFileSync(process.execPath, job.document(into), { cwd: ROOT, env: job.env, stdio: 'pipe' });
-      execFileSync(process.execPath, job.arguments(into), { cwd: into, env: job.env, stdio: 'pipe' });
-      job.finish(into);
+      execFileSync(process.execPath, ['--import', import.meta.resolve('tsx'), BUILD_SCRIPT, cacheDirectory], {
+        cwd: ROOT,
+        stdio: 'pipe',
+      });
     } catch (error) {
-      rmSync(into, { recursive: true, force: true });
-      throw failed(error);
+      const output = (error as { stderr?: unknown }).stderr;
+      throw new Error(String(output || error).trim(), { cause: error });
     }
   }
-  return siteIn(job.directory);
+  return siteOf(
+    Object.fromEntries(PAGE_NAMES.map((name, at) => [name, jobs[at]!.directory])) as Record<PageName, string>,
+  );
 }
+
+/** This file, run by `npm run docs:build` and by buildReferenceSync (with a cache directory). */
+const BUILD_SCRIPT = fileURLToPath(import.meta.url);
 
 // `npm run docs:build`: build (or find) the reference and say where it is.
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const site = await buildReference();
-  for (const file of [site.page, site.openapi])
-    process.stdout.write(`${file} (${statSync(file).size} bytes)\n`);
+  const cacheDirectory = process.argv[2];
+  try {
+    const site = await buildReference(cacheDirectory ? { cacheDirectory } : {});
+    for (const { path, file } of servedFiles(site)) {
+      process.stdout.write(`${path}: ${file} (${statSync(file).size} bytes)\n`);
+    }
+  } catch (error) {
+    // What failed and its output, not this script's stack: buildReferenceSync passes it on as it is.
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+    process.exitCode = 1;
+  }
 }

@@ -11,11 +11,11 @@
  * `tsx docs/reference/document.ts <out.json>` writes it (docs/reference/build.ts runs that in its own process).
  */
 import { readFile, writeFile } from 'node:fs/promises';
-import { STATUS_CODES } from 'node:http';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { type OperationExamples, operationExamples } from './examples.js';
-import type { Exchange } from './exchanges.js';
+import { EXAMPLE_TIME, fixtureVersion } from './exchanges.js';
 import { pageProse } from './prose.js';
+import { httpText, type PageDocument, type PageOperation, unfolding, withResponseExamples } from './shown.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -25,46 +25,35 @@ export const SOURCES = {
   prose: ['docs/api.md', 'docs/versioning.md', 'docs/changelog.md'],
 } as const;
 
-type Json = Record<string, unknown>;
-
-interface Operation extends Json {
-  operationId: string;
-  description?: string;
-  responses: Record<string, Json>;
-}
-
-interface Document extends Json {
-  info: Json & { description: string };
-  paths: Record<string, Record<string, Operation>>;
-  components: Json & { responses: Record<string, Json> };
-}
+type Document = PageDocument & { components: { responses: Record<string, unknown> } };
 
 /**
- * An exchange as HTTP/1.1 text: the request line and headers, then the status line and headers, and the body
- * when `withBody`.
- * @example httpText(exchange, false) // → 'GET /v1/tags HTTP/1.1\nAuthorization: Bearer pk_live_…\n\nHTTP/1.1 200 OK\n…'
+ * What the examples are, and what a reader's own deployment answers differently: first on the page, before the
+ * manual's sections.
+ * @example aboutTheExamples('_BKItsyZiIu7TGIQ27u_9w', EXAMPLE_TIME).startsWith('## About the examples') // → true
  */
-export function httpText(exchange: Exchange, withBody: boolean): string {
-  const { request } = exchange;
-  const sent = Object.entries(request.headers).map(([name, value]) => `${headerCase(name)}: ${value}`);
-  const received = Object.entries(exchange.headers).map(([name, value]) => `${name}: ${value}`);
-  return [
-    `${request.method} ${request.target} HTTP/1.1`,
-    ...sent,
-    '',
-    `HTTP/1.1 ${exchange.status} ${STATUS_CODES[exchange.status] ?? ''}`.trimEnd(),
-    ...received,
-    ...(withBody && exchange.body ? ['', exchange.body] : []),
-  ].join('\n');
+export function aboutTheExamples(version: string, time: Date): string {
+  const moment = `${time.toISOString().slice(0, 10)} ${time.toISOString().slice(11, 19)} UTC`;
+  return `## About the examples
+
+Every example on this page is what the API answered when the page was built: the proxy's own code, serving the
+fixture catalogue (\`fixtures/catalogue\` of the repository, published as version \`${version}\`) at ${moment},
+to a free-tier key. The samples read the base URL and your key from \`CATALOGUE_URL\` and \`CATALOGUE_KEY\`.
+Keys themselves are administered through the key-administration API: its page is [/docs/admin](/docs/admin).
+
+**What differs on your deployment**, request by request:
+
+| Value | Here | Yours |
+|---|---|---|
+| Request id (\`X-Request-Id\`, \`request_id\`) | made of each example's name | new for every request: quote it when you report a problem |
+| Cursor (\`page.next_cursor\`, \`cursor=\`) | sealed with this page's own secret, for the fixture's version | sealed with your deployment's secret and pinned to the version it serves: a cursor of this page is \`invalid_parameter\` there |
+| ETag (\`ETag\`, \`If-None-Match\`) | of the fixture's answers | of your catalogue's answers: the same only where an answer's bytes are the same |
+| Records, catalogue version | the fixture's | your catalogue's |
+| Rate limits (\`X-RateLimit-*\`, \`Retry-After\`) | a free key's, at ${moment} | your key's tier and use, at your time |
+| Key (\`Authorization\`) | \`pk_live_…\` | yours |
+
+Everything else — statuses, headers, fields, error codes and messages — is what your deployment answers.`;
 }
-
-/** `if-none-match` → `If-None-Match`, as a consumer writes it. */
-const headerCase = (name: string) =>
-  name.replace(/(^|-)([a-z])/g, (_, dash: string, c: string) => dash + c.toUpperCase());
-
-/** Markdown of an exchange that unfolds: its title, then the HTTP text. */
-const unfolding = (title: string, text: string, open: boolean) =>
-  `<details${open ? ' open' : ''}>\n<summary>${title}</summary>\n\n\`\`\`http\n${text}\n\`\`\`\n\n</details>`;
 
 /**
  * The description of an operation: its own, then the real exchanges of its first example (status line and
@@ -92,17 +81,8 @@ function exampleDescription(examples: OperationExamples, own: string | undefined
   return parts.filter((part) => part !== '').join('\n\n');
 }
 
-function resolved(document: Document, response: Json): Json {
-  const ref = response.$ref;
-  if (typeof ref !== 'string') return response;
-  const name = ref.replace('#/components/responses/', '');
-  const target = document.components.responses[name];
-  if (!target) throw new Error(`proxy/openapi.json: ${ref} names no response`);
-  return structuredClone(target);
-}
-
 /** The operation with its samples, examples and example exchanges. */
-function withExamples(document: Document, operation: Operation, examples: OperationExamples): void {
+function withExamples(document: Document, operation: PageOperation, examples: OperationExamples): void {
   const { code, prints } = examples.typescript;
   operation['x-codeSamples'] = [
     { lang: 'curl', label: 'curl', source: examples.curl },
@@ -113,31 +93,7 @@ function withExamples(document: Document, operation: Operation, examples: Operat
     },
   ];
   operation.description = exampleDescription(examples, operation.description);
-  for (const named of [...examples.success, ...examples.errors]) {
-    const { exchange } = named;
-    if (exchange.body === undefined) continue;
-    const status = String(exchange.status);
-    const declared = operation.responses[status];
-    if (!declared) {
-      throw new Error(
-        `${operation.operationId}: the proxy answered ${exchange.request.method} ${exchange.request.target} with ${status}, which proxy/openapi.json does not document for it`,
-      );
-    }
-    const response = resolved(document, declared);
-    operation.responses[status] = response;
-    const media = (response.content as Record<string, Json> | undefined)?.['application/json'];
-    if (!media)
-      throw new Error(
-        `${operation.operationId}: response ${status} has a body but no application/json content`,
-      );
-    const examplesOf = (media.examples ?? {}) as Record<string, Json>;
-    examplesOf[named.name] = {
-      summary: named.summary,
-      description: `\`${exchange.request.method} ${exchange.request.target}\``,
-      value: JSON.parse(exchange.body),
-    };
-    media.examples = examplesOf;
-  }
+  withResponseExamples(document, operation, [...examples.success, ...examples.errors], SOURCES.openapi);
 }
 
 /**
@@ -149,7 +105,8 @@ export async function referenceDocument(): Promise<Document> {
   const pages = await Promise.all(
     SOURCES.prose.map(async (file) => ({ file, markdown: await readFile(`${ROOT}${file}`, 'utf8') })),
   );
-  document.info.description = `${document.info.description.trimEnd()}\n\n${pageProse(pages)}\n`;
+  const about = aboutTheExamples(await fixtureVersion(), EXAMPLE_TIME);
+  document.info.description = `${document.info.description.trimEnd()}\n\n${about}\n\n${pageProse(pages)}\n`;
   const examples = await operationExamples(document);
   for (const item of Object.values(document.paths)) {
     for (const operation of Object.values(item)) {

@@ -8,7 +8,6 @@
  * Run in its own process by docs/reference/build.ts (through document.ts): the CDK app, which builds the
  * page, never imports product code.
  */
-import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { renderCatalogue } from '../../builder/render/full.js';
 import { loadSnapshot } from '../../builder/snapshot/load.js';
@@ -22,6 +21,7 @@ import { MemoryQuotaMeter } from '../../proxy/quota/memory.js';
 import { DependencyError } from '../../store/errors.js';
 import type { GetOptions, GetOutcome, ObjectStore } from '../../store/objects/interface.js';
 import { MemoryObjectStore } from '../../store/objects/memory.js';
+import { exampleRequestId } from './shown.js';
 
 /** The catalogue every example is produced from. */
 export const FIXTURE = fileURLToPath(new URL('../../fixtures/catalogue', import.meta.url));
@@ -186,15 +186,6 @@ export interface Ask {
   credentials?: Credentials;
   headers?: Record<string, string>;
   world?: World;
-}
-
-/**
- * A stable request id for an example: `req_` and 16 base64url characters of a hash of its name, so the
- * page does not change from build to build while the behaviour does not.
- * @example exampleRequestId('getModuleList 200 first-page') // → 'req_…' (the same every time)
- */
-export function exampleRequestId(name: string): string {
-  return `req_${createHash('sha256').update(name).digest('base64url').slice(0, 16)}`;
 }
 
 /**

@@ -67,7 +67,7 @@ export function pageProse(pages: readonly ProsePage[]): string {
     for (const section of page.sections)
       onThePage.set(`${page.file}#${githubSlug(section.heading)}`, section.heading);
   }
-  return kept
+  const prose = kept
     .flatMap((page) => {
       const folder = page.file.includes('/') ? page.file.slice(0, page.file.lastIndexOf('/') + 1) : '';
       return page.sections.map((section) =>
@@ -88,6 +88,33 @@ export function pageProse(pages: readonly ProsePage[]): string {
       );
     })
     .join('\n\n');
+  return wordsOfTableCode(prose);
+}
+
+/**
+ * In a table row, a code span of several words becomes one code span a word: a phone's narrow column then wraps
+ * it between its words, and never inside one (a code span is never broken: `Transfer-Encoding` would break at
+ * its hyphen). Code fences are left as they are.
+ * @example wordsOfTableCode('| a | `Vary: Accept-Encoding` |') // → '| a | `Vary:` `Accept-Encoding` |'
+ */
+export function wordsOfTableCode(markdown: string): string {
+  let fence = false;
+  return markdown
+    .split('\n')
+    .map((line) => {
+      if (/^\s*(```|~~~)/.test(line)) fence = !fence;
+      if (fence || !line.startsWith('|')) return line;
+      return line.replace(/(?<!`)`([^`]+)`(?!`)/g, (whole, code: string) =>
+        /\S\s+\S/.test(code.trim())
+          ? code
+              .trim()
+              .split(/\s+/)
+              .map((word) => `\`${word}\``)
+              .join(' ')
+          : whole,
+      );
+    })
+    .join('\n');
 }
 
 /** HTML the pages may use: what the page's own descriptions use, and inline markup. */

@@ -1,13 +1,16 @@
 /**
- * infra/reference.ts: the API reference at https://<domain>/docs is served from the bucket's docs/ prefix by two
- * cache behaviours (S3 origins with origin access control, no Lambda, cached, compressed; `/docs/*` with the
- * viewer function that sends /docs/ to /docs, infra/docs-request.js),
- * with the API's security headers and the page's own CSP, deployed with the stack; the distribution can read
- * docs/ and nothing else of the bucket.
+ * infra/reference.ts: the reference at https://<domain>/docs (the API's page) and /docs/admin (the key
+ * administration API's) is served from the bucket's docs/ prefix by cache behaviours (S3 origins with origin
+ * access control, no Lambda, cached, compressed; `/docs/*`, the documents, with the viewer function that sends
+ * a page's folder address to the page, infra/docs-request.js), with the API's security headers and the pages'
+ * own CSP, deployed with the stack; the distribution can read docs/ and nothing else of the bucket, and routes
+ * nothing of the admin API.
  */
+import { readFileSync } from 'node:fs';
+import { runInNewContext } from 'node:vm';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { buildReferenceSync } from '../../docs/reference/build.js';
+import { buildReferenceSync, PAGE_PATHS } from '../../docs/reference/build.js';
 import { resolveProps } from '../../infra/props.js';
 import { DOCS_REQUEST_CODE } from '../../infra/reference.js';
 import { distributionArn, expectCloudFrontFunction, logicalId, synth } from './helpers.js';
@@ -25,14 +28,15 @@ beforeAll(() => {
 });
 
 describe('the /docs behaviours', () => {
-  it('serve /docs and /docs/* from S3 through origin access control, cached, with no Lambda', () => {
+  it('serve /docs, /docs/admin and /docs/* from S3 through origin access control, cached, with no Lambda', () => {
     const behaviours = distribution.CacheBehaviors as Record<string, unknown>[];
     const policy = logicalId(template, 'AWS::CloudFront::ResponseHeadersPolicy', 'ReferenceSecurityHeaders');
     const origins = distribution.Origins as { Id: string; OriginPath?: string }[];
 
-    expect(behaviours.map((b) => b.PathPattern)).toEqual(['/docs', '/docs/*']);
+    expect(behaviours.map((b) => b.PathPattern)).toEqual(['/docs', '/docs/admin', '/docs/*']);
     const docsRequest = logicalId(template, 'AWS::CloudFront::Function', 'ReferenceDocsRequest');
     const functions = [
+      {},
       {},
       {
         FunctionAssociations: [
@@ -55,7 +59,8 @@ describe('the /docs behaviours', () => {
     }
     const originOf = (id: unknown) => origins.find((origin) => origin.Id === id);
     expect(originOf(behaviours[0]!.TargetOriginId)?.OriginPath).toBe('/docs/page');
-    expect(originOf(behaviours[1]!.TargetOriginId)?.OriginPath).toBe('/docs/files');
+    expect(originOf(behaviours[1]!.TargetOriginId)?.OriginPath).toBe('/docs/page/admin');
+    expect(originOf(behaviours[2]!.TargetOriginId)?.OriginPath).toBe('/docs/files');
     const oac = logicalId(template, 'AWS::CloudFront::OriginAccessControl', 'ReferenceOriginAccessControl');
     for (const behaviour of behaviours) {
       expect(originOf(behaviour.TargetOriginId)).toMatchObject({
@@ -99,6 +104,12 @@ describe('the /docs/* function', () => {
   it('runs infra/docs-request.js on the JS 2.0 runtime, published', () => {
     expectCloudFrontFunction(template, DOCS_REQUEST_CODE);
   });
+
+  it('knows the pages docs/reference/build.ts builds (it is plain JavaScript: it cannot import them)', () => {
+    const pages = runInNewContext(`${readFileSync(DOCS_REQUEST_CODE, 'utf8')}\n;PAGES`, {});
+
+    expect([...pages]).toEqual(PAGE_PATHS);
+  });
 });
 
 describe('the bucket', () => {
@@ -131,7 +142,7 @@ describe('the bucket', () => {
     ]);
   });
 
-  it('gets the page and the document with each deployment, each pruning only its own prefix', () => {
+  it('gets the pages and the documents with each deployment, each pruning only its own prefix', () => {
     const deployments = Object.values(template.findResources('Custom::CDKBucketDeployment')).map(
       (resource) => resource.Properties,
     );
@@ -140,6 +151,7 @@ describe('the bucket', () => {
       deployments.map((d) => ({
         prefix: d.DestinationBucketKeyPrefix,
         prune: d.Prune,
+        sources: d.SourceObjectKeys.length,
         contentType: d.SystemMetadata['content-type'],
         cacheControl: d.SystemMetadata['cache-control'],
         invalidates: d.DistributionPaths,
@@ -148,18 +160,27 @@ describe('the bucket', () => {
       {
         prefix: 'docs/page/',
         prune: true,
+        sources: 2,
         contentType: 'text/html; charset=utf-8',
         cacheControl: 'public, max-age=300',
-        invalidates: ['/docs'],
+        invalidates: ['/docs', '/docs/admin'],
       },
       {
         prefix: 'docs/files/docs/',
         prune: true,
+        sources: 2,
         contentType: 'application/json; charset=utf-8',
         cacheControl: 'public, max-age=300',
         invalidates: ['/docs/*'],
       },
     ]);
+  });
+
+  it('routes nothing to the admin API: its function URL is the origin of no behaviour', () => {
+    const origins = distribution.Origins as { Id: string; DomainName: unknown }[];
+    const adminUrl = logicalId(template, 'AWS::Lambda::Url', 'Admin');
+
+    expect(JSON.stringify(origins)).not.toContain(adminUrl);
   });
 
   it('keeps the catalogue out of docs/', () => {

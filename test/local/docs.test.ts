@@ -1,8 +1,9 @@
 /**
- * local/docs.ts: /docs and /docs/openapi.json are answered from the reference without a key (GET, HEAD, 304),
- * /docs/ is a redirect to /docs; every other request, and other methods on those paths, reach the proxy
- * unchanged; a failed build is a 503 on /docs only. (The redirect's agreement with the edge's is
- * test/proof/lost-visitor.test.ts.)
+ * local/docs.ts: the reference's pages and documents — /docs, /docs/openapi.json, /docs/admin,
+ * /docs/admin/openapi.json — are answered from the reference without a key (GET, HEAD, 304), a page's folder
+ * address is a redirect to the page; every other request, and other methods on those paths, reach the proxy
+ * unchanged; a failed build is a 503 on the reference's paths only. (The redirects' agreement with the edge's
+ * is test/proof/lost-visitor.test.ts.)
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
@@ -32,23 +33,26 @@ const request = (method: string, path: string, headers: Record<string, string> =
 describe('withReference', () => {
   const site = buildReference();
 
-  it('answers the page and the document itself, with the security headers, HEAD without a body', async () => {
+  it('answers the pages and the documents itself, with the security headers, HEAD without a body', async () => {
     const { seen, handle } = proxy();
     const serve = withReference(handle, site);
     const built = await site;
 
-    const page = await serve(request('GET', '/docs'));
-    const document = await serve(request('GET', '/docs/openapi.json'));
-    const head = await serve(request('HEAD', '/docs'));
+    for (const page of [built.pages.api, built.pages.admin]) {
+      const html = await serve(request('GET', page.path));
+      const document = await serve(request('GET', page.openapiPath));
+      const head = await serve(request('HEAD', page.path));
 
+      expect(html.status, page.path).toBe(200);
+      expect(html.body?.equals(readFileSync(page.page))).toBe(true);
+      expect(html.headers['content-type']).toBe('text/html; charset=utf-8');
+      expect(html.headers['content-security-policy']).toBe(built.contentSecurityPolicy);
+      expect(document.body?.toString()).toBe(readFileSync(page.openapi, 'utf8'));
+      expect(document.headers['content-type']).toBe('application/json; charset=utf-8');
+      expect(head).toMatchObject({ status: 200, body: undefined });
+      expect(head.headers['content-length']).toBe(html.headers['content-length']);
+    }
     expect(seen).toEqual([]);
-    expect(page.status).toBe(200);
-    expect(page.body?.equals(readFileSync(built.page))).toBe(true);
-    expect(page.headers['content-security-policy']).toBe(built.contentSecurityPolicy);
-    expect(document.body?.toString()).toBe(readFileSync(built.openapi, 'utf8'));
-    expect(document.headers['content-type']).toBe('application/json; charset=utf-8');
-    expect(head).toMatchObject({ status: 200, body: undefined });
-    expect(head.headers['content-length']).toBe(page.headers['content-length']);
     // The first test waits for the build (seconds; longer on a busy machine).
   }, 120_000);
 
@@ -71,9 +75,13 @@ describe('withReference', () => {
       request('GET', '/'),
       request('GET', '/docs/index.html'),
       request('GET', '/docs//'),
+      request('GET', '/docs/admin/index.html'),
+      request('GET', '/docs/admin/v1/keys'),
+      request('GET', '/docs/admins'),
       request('GET', '/v1/docs'),
       request('POST', '/docs'),
       request('POST', '/docs/'),
+      request('POST', '/docs/admin'),
       request('OPTIONS', '/docs/openapi.json'),
       request('DELETE', '/docs/openapi.json'),
     ];
@@ -83,21 +91,23 @@ describe('withReference', () => {
     expect(seen).toEqual(others);
   });
 
-  it('sends a visitor of /docs/ to /docs (GET and HEAD), with no body and nothing asked of the proxy', async () => {
+  it("sends a visitor of a page's folder address to the page (GET and HEAD), asking nothing of the proxy", async () => {
     const { seen, handle } = proxy();
     const serve = withReference(handle, site);
 
-    for (const method of ['GET', 'HEAD']) {
-      const answer = await serve(request(method, '/docs/'));
+    for (const page of ['/docs', '/docs/admin']) {
+      for (const method of ['GET', 'HEAD']) {
+        const answer = await serve(request(method, `${page}/`));
 
-      expect(answer).toMatchObject({ status: 301, body: undefined });
-      expect(answer.headers.location).toBe('/docs');
-      expect(answer.headers['x-frame-options']).toBe('DENY');
+        expect(answer).toMatchObject({ status: 301, body: undefined });
+        expect(answer.headers.location).toBe(page);
+        expect(answer.headers['x-frame-options']).toBe('DENY');
+      }
     }
     expect(seen).toEqual([]);
   });
 
-  it('answers 503 on /docs when the page could not be built, and the API still works', async () => {
+  it('answers 503 on the reference when it could not be built, and the API still works', async () => {
     const { handle } = proxy();
     const failed = Promise.reject(new Error('no renderer')) as Promise<ReferenceSite>;
     const errors: unknown[] = [];
@@ -107,6 +117,7 @@ describe('withReference', () => {
       const serve = withReference(handle, failed);
 
       expect((await serve(request('GET', '/docs'))).status).toBe(503);
+      expect((await serve(request('GET', '/docs/admin/openapi.json'))).status).toBe(503);
       expect(await serve(request('GET', '/v1/tags'))).toBe(PROXIED);
       expect(errors).toEqual(['API reference: no renderer']);
     } finally {

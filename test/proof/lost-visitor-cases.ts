@@ -1,9 +1,10 @@
 /**
  * One table of what a visitor without a key meets at the addresses around the API, for both places that
  * answer them: `npm start` (local/docs.ts in front of the proxy, node:http) and the distribution (its
- * behaviours: `/docs` and `/docs/*` from S3, the latter through infra/docs-request.js; everything else through
- * infra/viewer-request.js to the proxy). The page's address is `/docs`; its folder address is sent there; every
- * other path still needs a key, and the 401 says where the reference is.
+ * behaviours: `/docs`, `/docs/admin` and `/docs/*` from S3, the last through infra/docs-request.js; everything
+ * else through infra/viewer-request.js to the proxy). The pages' addresses are `/docs` and `/docs/admin`; their
+ * folder addresses are sent there; every other path still needs a key, and the 401 says where the reference
+ * is. The admin page is documentation: the admin API is at no address of these (its own function URL).
  */
 export type VisitorOutcome =
   /** The reference's own files answer (the page or its document). */
@@ -43,6 +44,21 @@ export const VISITOR_CASES: VisitorCase[] = [
     path: '/docs/openapi.json',
     expected: { kind: 'reference' },
   },
+  { name: 'the admin page', method: 'GET', path: '/docs/admin', expected: { kind: 'reference' } },
+  { name: 'the admin page, HEAD', method: 'HEAD', path: '/docs/admin', expected: { kind: 'reference' } },
+  {
+    name: "the admin page's folder address",
+    method: 'GET',
+    path: '/docs/admin/',
+    expected: { kind: 'redirect', location: '/docs/admin' },
+  },
+  {
+    name: "the admin page's OpenAPI document",
+    method: 'GET',
+    path: '/docs/admin/openapi.json',
+    expected: { kind: 'reference' },
+  },
+  { name: 'the admin API on the public host', method: 'GET', path: '/v1/keys', expected: missingKey },
   { name: 'the API base', method: 'GET', path: '/v1', expected: missingKey },
   { name: 'an API path', method: 'GET', path: '/v1/modules', expected: missingKey },
   { name: 'the docs under /v1', method: 'GET', path: '/v1/docs', expected: missingKey },

@@ -1,16 +1,16 @@
 /**
  * A lost visitor meets the same answers at both doors: every case of test/proof/lost-visitor-cases.ts through
  * `npm start`'s server (local/docs.ts in front of the real proxy core, node:http, real requests) and through
- * the distribution's routing (its `/docs` and `/docs/*` behaviours, infra/docs-request.js, and
- * infra/viewer-request.js for everything else). `/docs/` is a redirect to `/docs` on both; every other path
- * without a key is the 401 envelope, which names the reference.
+ * the distribution's routing (its `/docs`, `/docs/admin` and `/docs/*` behaviours, infra/docs-request.js, and
+ * infra/viewer-request.js for everything else). A page's folder address is a redirect to the page on both;
+ * every other path without a key is the 401 envelope, which names the reference.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { contentSecurityPolicy, type ReferenceSite } from '../../docs/reference/build.js';
+import { contentSecurityPolicy, PAGE_PATHS, type ReferenceSite } from '../../docs/reference/build.js';
 import { withReference } from '../../local/docs.js';
 import { createHttpServer } from '../../proxy/adapters/http.js';
 import { createHandler } from '../../proxy/core/handler.js';
@@ -40,8 +40,8 @@ function atTheEdge(method: string, path: string): Seen {
     viewer: { ip: '198.51.100.7' },
     request: { method, uri: path, querystring: {}, headers: {}, cookies: {} },
   };
-  // Behaviours in CloudFront's order: `/docs` (no function), `/docs/*` (docs-request.js), the default.
-  if (path === '/docs') return { outcome: { kind: 'reference' }, headers: {} };
+  // Behaviours in CloudFront's order: the pages' (no function), `/docs/*` (docs-request.js), the default.
+  if (PAGE_PATHS.includes(path)) return { outcome: { kind: 'reference' }, headers: {} };
   const fn = path.startsWith('/docs/') ? docsRequest : viewerRequest;
   const result = fn(event) as {
     statusCode?: number;
@@ -74,14 +74,21 @@ let server: Server;
 let origin: string;
 
 beforeAll(async () => {
-  // A stand-in for the built page: what is served is local/docs.ts's business, not the renderer's.
+  // Stand-ins for the built pages: what is served is local/docs.ts's business, not the renderer's.
   const html = '<!DOCTYPE html><title>reference</title><script>void 0</script>';
-  writeFileSync(join(scratch, 'index.html'), html);
-  writeFileSync(join(scratch, 'openapi.json'), '{}');
+  const page = (name: string, path: string) => {
+    writeFileSync(join(scratch, `${name}.html`), html);
+    writeFileSync(join(scratch, `${name}.json`), '{}');
+    return {
+      path,
+      openapiPath: `${path}/openapi.json`,
+      directory: scratch,
+      page: join(scratch, `${name}.html`),
+      openapi: join(scratch, `${name}.json`),
+    };
+  };
   const site: ReferenceSite = {
-    directory: scratch,
-    page: join(scratch, 'index.html'),
-    openapi: join(scratch, 'openapi.json'),
+    pages: { api: page('api', '/docs'), admin: page('admin', '/docs/admin') },
     contentSecurityPolicy: contentSecurityPolicy(html),
   };
   const proxy = createHandler({
@@ -135,10 +142,10 @@ describe.each(VISITOR_CASES)('$method $path ($name)', ({ method, path, expected 
   });
 });
 
-describe('the redirect of /docs/', () => {
+describe.each(['/docs', '/docs/admin'])('the redirect of %s/', (page) => {
   it('carries the same headers at both doors: Location, Cache-Control and the security headers', async () => {
-    const home = await atHome('GET', '/docs/');
-    const edge = atTheEdge('GET', '/docs/');
+    const home = await atHome('GET', `${page}/`);
+    const edge = atTheEdge('GET', `${page}/`);
     const names = [
       'location',
       'cache-control',
@@ -152,11 +159,19 @@ describe('the redirect of /docs/', () => {
     const pick = (headers: Record<string, string>) =>
       Object.fromEntries(names.map((name) => [name, headers[name]]));
     expect(pick(home.headers)).toEqual(pick(edge.headers));
-    expect(edge.headers.location).toBe('/docs');
+    expect(edge.headers.location).toBe(page);
   });
+});
 
+describe('the /docs/* function', () => {
   it('leaves every other path of /docs/* to S3, untouched', () => {
-    for (const path of ['/docs/openapi.json', '/docs/index.html', '/docs//']) {
+    for (const path of [
+      '/docs/openapi.json',
+      '/docs/admin/openapi.json',
+      '/docs/index.html',
+      '/docs//',
+      '/docs/admin//',
+    ]) {
       const request = { method: 'GET', uri: path, querystring: {}, headers: {}, cookies: {} };
 
       expect(docsRequest({ version: '1.0', context: {}, viewer: {}, request })).toBe(request);

@@ -1,19 +1,23 @@
 /**
- * docs/reference/build.ts: the page is rendered from the document of docs/reference/document.ts (the contract,
- * proxy/openapi.json, with prose, samples and examples) into the cache once per input, holds no remote
- * script, stylesheet, font or image, and its CSP allows exactly its own inline scripts. The served document is
- * the contract with additions only.
+ * docs/reference/build.ts: each page is rendered from its document — the API's from docs/reference/document.ts
+ * (proxy/openapi.json with prose, samples and examples), the key-administration API's from
+ * docs/reference/admin/document.ts (admin/openapi.json with the same) — into a cache of its own once per input,
+ * holds no remote script, stylesheet, font or image, and the CSP allows exactly the pages' own inline scripts.
+ * Each served document is its contract with additions only.
  */
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
+  ADMIN_OPENAPI_DOCUMENT,
   buildReference,
   buildReferenceSync,
   contentSecurityPolicy,
   OPENAPI_DOCUMENT,
+  PAGES,
+  servedFiles,
 } from '../../../docs/reference/build.js';
 
 const cache = mkdtempSync(join(tmpdir(), 'cat-reference-'));
@@ -27,10 +31,13 @@ afterAll(() => rmSync(cache, { recursive: true, force: true }));
 function withoutAdditions(document: any): unknown {
   const copy = structuredClone(document);
   copy.info.description = '';
+  delete copy.tags;
   for (const item of Object.values(copy.paths) as Record<string, Record<string, unknown>>[]) {
-    for (const operation of Object.values(item) as Record<string, unknown>[]) {
+    for (const [method, operation] of Object.entries(item) as [string, Record<string, unknown>][]) {
+      if (method === 'parameters') continue;
       delete operation.description;
       delete operation['x-codeSamples'];
+      delete operation.tags;
       const responses = operation.responses as Record<string, Record<string, unknown>>;
       for (const [status, response] of Object.entries(responses)) {
         const ref = response.$ref as string | undefined;
@@ -46,36 +53,69 @@ function withoutAdditions(document: any): unknown {
 }
 
 describe('buildReference', () => {
-  it('renders one self-contained page and copies the document beside it, once per input', async () => {
-    const site = await buildReference({ cacheDirectory: cache });
-    const html = readFileSync(site.page, 'utf8');
-    const again = buildReferenceSync({ cacheDirectory: cache });
+  it('renders each page self-contained with its document beside it, once per input', async () => {
+    // The blocking build (the CDK app's) builds what is missing in a process of its own; the other finds it.
+    const site = buildReferenceSync({ cacheDirectory: cache });
+    const again = await buildReference({ cacheDirectory: cache });
 
-    // Not asserted (it changes with the document and the renderer): reported for the issue.
-    console.info(
-      `reference page: ${statSync(site.page).size} bytes, document ${statSync(site.openapi).size} bytes`,
-    );
+    // Not asserted (they change with the documents and the renderer): reported for the issue.
+    for (const { path, file } of servedFiles(site)) console.info(`${path}: ${statSync(file).size} bytes`);
     expect(again).toEqual(site);
-    const served = JSON.parse(readFileSync(site.openapi, 'utf8'));
-    const contract = JSON.parse(readFileSync(OPENAPI_DOCUMENT, 'utf8'));
-    expect(withoutAdditions(served)).toEqual(withoutAdditions(contract));
-    expect(served.info.description.startsWith(contract.info.description)).toBe(true);
-    expect(html).toContain('x-codeSamples');
-    expect(html).toContain('<title>Catalogue Read API — reference</title>');
-    expect(html).toContain('<link rel="icon" href="data:," />');
-    // Nothing in the markup the browser would load from elsewhere (what the scripts load at run time is
-    // watched in a browser: test/docs/reference/page.browser.test.ts), and Redoc's CDN logo is gone.
-    expect(html).not.toMatch(/<script[^>]*\ssrc=/);
-    expect(html).not.toMatch(/<(link|img|source|iframe)[^>]*(href|src)=["']?(https?:)?\/\//);
-    expect(html).not.toContain('cdn.redoc.ly/redoc/logo');
+    expect(servedFiles(site).map((file) => file.path)).toEqual([
+      '/docs',
+      '/docs/openapi.json',
+      '/docs/admin',
+      '/docs/admin/openapi.json',
+    ]);
+    // A cache of its own each: a change of the admin API builds the admin page again, and not the API's.
+    expect(site.pages.api.directory).not.toBe(site.pages.admin.directory);
+    expect(PAGES.api.inputs).not.toContain('admin');
+    expect(PAGES.admin.inputs).not.toContain('fixtures/catalogue');
+    for (const [page, contract, title] of [
+      [site.pages.api, OPENAPI_DOCUMENT, 'Catalogue Read API — reference'],
+      [site.pages.admin, ADMIN_OPENAPI_DOCUMENT, 'Catalogue Read API — key administration — reference'],
+    ] as const) {
+      const html = readFileSync(page.page, 'utf8');
+      const served = JSON.parse(readFileSync(page.openapi, 'utf8'));
+      const original = JSON.parse(readFileSync(contract, 'utf8'));
+      expect(withoutAdditions(served), contract).toEqual(withoutAdditions(original));
+      expect(served.info.description.startsWith(original.info.description)).toBe(true);
+      expect(html).toContain('x-codeSamples');
+      expect(html).toContain(`<title>${title}</title>`);
+      expect(html).toContain('<link rel="icon" href="data:," />');
+      // Nothing in the markup the browser would load from elsewhere (what the scripts load at run time is
+      // watched in a browser: test/docs/reference/page.browser.test.ts), and Redoc's CDN logo is gone.
+      expect(html).not.toMatch(/<script[^>]*\ssrc=/);
+      expect(html).not.toMatch(/<(link|img|source|iframe)[^>]*(href|src)=["']?(https?:)?\/\//);
+      expect(html).not.toContain('cdn.redoc.ly/redoc/logo');
+      // The download button links the served document.
+      expect(html).toContain(`"url":"${page.openapiPath}"`);
+    }
+    expect(site.contentSecurityPolicy).toBe(
+      contentSecurityPolicy(
+        readFileSync(site.pages.api.page, 'utf8'),
+        readFileSync(site.pages.admin.page, 'utf8'),
+      ),
+    );
+  }, 120_000);
+
+  it("fails the blocking build with what went wrong in its builder process, not that process's stack", () => {
+    const file = join(cache, 'a-file');
+    writeFileSync(file, '');
+    const into = join(file, 'cache');
+
+    expect(() => buildReferenceSync({ cacheDirectory: into })).toThrow(
+      /^ENOTDIR: not a directory, mkdir '.*a-file\/cache'$/,
+    );
   }, 60_000);
 
-  it('allows exactly the inline scripts of the page in its CSP', () => {
+  it('allows exactly the inline scripts of the pages in its CSP, each once', () => {
     const page = '<p>x</p><script>one()</script><script type="module">two()</script>';
+    const other = '<script>one()</script><script>three()</script>';
     const hash = (code: string) => `'sha256-${createHash('sha256').update(code).digest('base64')}'`;
 
-    expect(contentSecurityPolicy(page)).toBe(
-      `default-src 'none'; script-src ${hash('one()')} ${hash('two()')}; style-src 'unsafe-inline'; ` +
+    expect(contentSecurityPolicy(page, other)).toBe(
+      `default-src 'none'; script-src ${hash('one()')} ${hash('two()')} ${hash('three()')}; style-src 'unsafe-inline'; ` +
         "img-src 'self' data:; font-src data:; connect-src 'self'; base-uri 'none'; form-action 'none'; " +
         "frame-ancestors 'none'",
     );

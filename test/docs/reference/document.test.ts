@@ -3,11 +3,12 @@
  * operation, a curl line, a TypeScript sample and examples that are real answers — each one valid against the
  * contract, status, headers and body (test/helpers/openapi.ts) — for every status with a body the operation can
  * give, and every error code an authenticated or refused request can meet; the same inputs give the same
- * document.
+ * document, which says first what its examples are and which of their values differ on a deployment.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { referenceDocument } from '../../../docs/reference/document.js';
 import { operationExamples } from '../../../docs/reference/examples.js';
+import { fixtureVersion } from '../../../docs/reference/exchanges.js';
 import { ERROR_CODES } from '../../../proxy/http/errors.js';
 import { loadResponseValidator } from '../../helpers/openapi.js';
 
@@ -16,10 +17,12 @@ type Examples = Awaited<ReturnType<typeof operationExamples>>;
 
 let document: Document;
 let examples: Examples;
+let version: string;
 
 beforeAll(async () => {
   document = await referenceDocument();
   examples = await operationExamples(document);
+  version = await fixtureVersion();
 }, 60_000);
 
 describe('the examples', () => {
@@ -135,6 +138,18 @@ describe('the prose', () => {
       expect(prose).toContain(heading);
     }
     expect(prose).not.toContain('## The reference page');
+    // What the examples are comes first, and which of their values differ on a deployment.
+    expect(prose.indexOf('## About the examples')).toBeLessThan(prose.indexOf('## Authentication'));
+    for (const value of [
+      '| Request id',
+      '| Cursor',
+      '| ETag',
+      '| Records, catalogue version',
+      '| Rate limits',
+    ]) {
+      expect(prose).toContain(value);
+    }
+    expect(prose).toContain(`published as version \`${version}\``);
     // No link to a file of the repository: the page is served alone.
     expect(prose).not.toMatch(/\]\((?!#|https?:|\/)[^)]*\)/);
   });

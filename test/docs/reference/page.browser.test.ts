@@ -1,111 +1,126 @@
 /**
- * The API reference as a person meets it: `npm start` serves /docs, headless Chromium (Debian's `chromium`,
- * driven by playwright-core) loads it under the page's own Content-Security-Policy, and finds for every
- * operation its curl sample, its TypeScript sample and a real example of its answer (the served document's,
- * produced by the proxy from the fixture: the response samples, and the exchange it unfolds), the manual's
- * prose (authentication, paging, caching, rate limits, every error code, the HTTP layer's refusals, content
- * coding, the decisions, versioning, the changelog) with every link inside the page leading somewhere — with no
- * script error, no CSP violation and no request leaving 127.0.0.1. It measures, at 1,400 px and at a phone's
- * 390 px, that no table cell breaks an identifier and no cell is squeezed to a few words a line. Screenshots are
- * kept in test/.artifacts/ (git-ignored): docs.png (the top), docs-operation.png (an operation with its
- * samples), docs-errors-phone.png (the errors table on a phone). Also over plain HTTP: /docs is the only path
- * answered without a key, and /docs/ sends there.
+ * The reference pages as a person meets them: `npm start` serves /docs (the API's) and /docs/admin (the key
+ * administration API's), headless Chromium (Debian's `chromium`, driven by playwright-core) loads each under its
+ * Content-Security-Policy, and finds for every operation its samples (curl and TypeScript; for the admin API
+ * Python too) and a real example of its answer (the served document's: the response samples, and the exchange
+ * it unfolds); on the API's page the manual's prose (authentication, paging, caching, rate limits, every error
+ * code, the HTTP layer's refusals, content coding, the decisions, versioning, the changelog) with every link
+ * inside the page leading somewhere, and on both what the examples' values are and which differ on a
+ * deployment — with no script error, no CSP violation and no request leaving 127.0.0.1.
+ *
+ * At a desktop's 1,280 px and a phone's 390 px it measures, on every operation and the prose: that no control
+ * or positioned element covers a word of code (bounding boxes: test/docs/reference/layout.ts), that no heading
+ * breaks inside a word, and that tables read — no identifier broken in a cell, no cell squeezed, nothing off
+ * screen. Screenshots are kept in test/.artifacts/ (git-ignored), at both widths: docs-<width>.png (the top),
+ * docs-operation-<width>.png (an operation with its samples), docs-errors-<width>.png (the errors table),
+ * docs-admin-<width>.png and docs-admin-operation-<width>.png. Also over plain HTTP: the pages and their
+ * OpenAPI documents are the only paths answered without a key, a page's folder address sends there, and the
+ * admin API is not behind any of them.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { type Browser, chromium, type Locator, type Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_CODES } from '../../../proxy/http/errors.js';
 import { type Started, startNpm, stop } from '../../helpers/npm-start.js';
+import { brokenHeadings, coveredCode, measureTables } from './layout.js';
+import { launchChromium, operationsOf, Reader, type ServedDocument } from './reader.js';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
-const CHROMIUM = '/usr/bin/chromium';
-const ARTIFACTS = join(ROOT, 'test/.artifacts');
 const KEY = `pk_live_${'D'.repeat(22)}`;
-interface Operation {
-  operationId: string;
-  tags: string[];
-  summary: string;
-  description: string;
-  'x-codeSamples': { lang: string; label: string; source: string }[];
-  responses: Record<string, { content?: Record<string, { examples?: Record<string, Example> }> }>;
-}
-interface Example {
-  summary: string;
-  description: string;
-  value: unknown;
-}
-/** The served document: the contract with the page's samples and examples (docs/reference/document.ts). */
-let served: { paths: Record<string, Record<string, Operation>> };
 const PHONE = { width: 390, height: 844 };
-const DESKTOP = { width: 1400, height: 1000 };
+const DESKTOP = { width: 1280, height: 900 };
+const WIDTHS = [
+  ['1280', DESKTOP],
+  ['390', PHONE],
+] as const;
 
 const local = mkdtempSync(join(tmpdir(), 'cat-docs-'));
 let npm: Started;
-/** `http://127.0.0.1:<port>`, where npm start serves /docs beside /v1. */
+/** `http://127.0.0.1:<port>`, where npm start serves the reference beside /v1. */
 const started = { origin: '' };
+/** The served documents: each contract with its page's samples and examples. */
+const served: { api: ServedDocument; admin: ServedDocument } = { api: { paths: {} }, admin: { paths: {} } };
+let browser: Browser;
 
 beforeAll(async () => {
   npm = await startNpm(local, { CATALOGUE_DEV_KEYS: `free:${KEY}` });
   started.origin = npm.base.replace(/\/v1$/, '');
-  // Ready means the API is; the page may still be building (a few seconds on a fresh clone).
-  for (let tries = 0; tries < 120; tries++) {
-    if ((await fetch(`${started.origin}/docs`, { method: 'HEAD' })).status === 200) return;
+  // Ready means the API is; the pages may still be building (seconds on a fresh clone).
+  for (let tries = 0; tries < 240; tries++) {
+    const heads = await Promise.all(
+      ['/docs', '/docs/admin'].map((path) => fetch(`${started.origin}${path}`, { method: 'HEAD' })),
+    );
+    if (heads.every((head) => head.status === 200)) break;
+    if (tries === 239) throw new Error(`the reference never answered 200:\n${npm.output()}`);
     await new Promise((done) => setTimeout(done, 500));
   }
-  throw new Error(`/docs never answered 200:\n${npm.output()}`);
-}, 180_000);
-
-beforeAll(async () => {
-  served = (await (await fetch(`${started.origin}/docs/openapi.json`)).json()) as typeof served;
-});
+  served.api = (await (await fetch(`${started.origin}/docs/openapi.json`)).json()) as ServedDocument;
+  served.admin = (await (await fetch(`${started.origin}/docs/admin/openapi.json`)).json()) as ServedDocument;
+  browser = await launchChromium();
+}, 240_000);
 
 afterAll(async () => {
+  await browser?.close();
   if (npm) await stop(npm);
   rmSync(local, { recursive: true, force: true });
 });
 
-describe('/docs over HTTP', () => {
-  it('answers the page and the OpenAPI document without a key, with the security headers', async () => {
-    const page = await fetch(`${started.origin}/docs`);
-    const document = await fetch(`${started.origin}/docs/openapi.json`);
+describe('the reference over HTTP', () => {
+  it.each([
+    ['/docs', 'proxy/openapi.json', 'Catalogue Read API — reference'],
+    ['/docs/admin', 'admin/openapi.json', 'Catalogue Read API — key administration — reference'],
+  ])(
+    'answers %s and its OpenAPI document without a key, with the security headers',
+    async (path, contract, title) => {
+      const page = await fetch(`${started.origin}${path}`);
+      const document = await fetch(`${started.origin}${path}/openapi.json`);
 
-    expect(page.status).toBe(200);
-    expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
-    expect(page.headers.get('content-security-policy')).toMatch(/^default-src 'none'; script-src 'sha256-/);
-    expect(page.headers.get('x-frame-options')).toBe('DENY');
-    expect(page.headers.get('x-content-type-options')).toBe('nosniff');
-    expect(page.headers.get('referrer-policy')).toBe('no-referrer');
-    expect(page.headers.get('strict-transport-security')).toBe('max-age=31536000; includeSubDomains');
-    expect(await page.text()).toContain('<title>Catalogue Read API — reference</title>');
-    expect(document.status).toBe(200);
-    // The contract with the page's additions (test/docs/reference/build.test.ts compares them in full).
-    const contract = JSON.parse(readFileSync(join(ROOT, 'proxy/openapi.json'), 'utf8'));
-    const body = (await document.json()) as typeof contract;
-    expect(Object.keys(body.paths)).toEqual(Object.keys(contract.paths));
-    expect(body.components.schemas).toEqual(contract.components.schemas);
-  });
+      expect(page.status).toBe(200);
+      expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+      expect(page.headers.get('content-security-policy')).toMatch(/^default-src 'none'; script-src 'sha256-/);
+      expect(page.headers.get('x-frame-options')).toBe('DENY');
+      expect(page.headers.get('x-content-type-options')).toBe('nosniff');
+      expect(page.headers.get('referrer-policy')).toBe('no-referrer');
+      expect(page.headers.get('strict-transport-security')).toBe('max-age=31536000; includeSubDomains');
+      expect(await page.text()).toContain(`<title>${title}</title>`);
+      expect(document.status).toBe(200);
+      expect(document.headers.get('content-type')).toBe('application/json; charset=utf-8');
+      // It parses, and is the contract with the page's additions (test/docs/reference/build.test.ts compares them in full).
+      const original = JSON.parse(readFileSync(join(ROOT, contract), 'utf8'));
+      const body = (await document.json()) as typeof original;
+      expect(Object.keys(body.paths)).toEqual(Object.keys(original.paths));
+      expect(body.components.schemas).toEqual(original.components.schemas);
+    },
+  );
 
   it('revalidates: If-None-Match with its ETag is a 304; HEAD has no body', async () => {
-    const first = await fetch(`${started.origin}/docs/openapi.json`);
-    const etag = first.headers.get('etag')!;
+    for (const path of ['/docs/openapi.json', '/docs/admin/openapi.json']) {
+      const first = await fetch(`${started.origin}${path}`);
+      const etag = first.headers.get('etag')!;
 
-    const again = await fetch(`${started.origin}/docs/openapi.json`, { headers: { 'if-none-match': etag } });
-    const head = await fetch(`${started.origin}/docs`, { method: 'HEAD' });
+      const again = await fetch(`${started.origin}${path}`, { headers: { 'if-none-match': etag } });
 
-    expect(again.status).toBe(304);
+      expect(again.status, path).toBe(304);
+    }
+    const head = await fetch(`${started.origin}/docs/admin`, { method: 'HEAD' });
     expect(head.status).toBe(200);
     expect(await head.text()).toBe('');
   });
 
-  it('is the only path answered without a key: everything else is still 401, and other methods 405', async () => {
+  it('are the only paths answered without a key: everything else is still 401, and other methods 405', async () => {
     const paths = [
       '/',
       '/favicon.ico',
       '/docs/index.html',
       '/docs/openapi.yaml',
       '/docsx',
+      '/docs/admins',
+      '/docs/admin/index.html',
+      // The admin API is at its own address (its own port with npm start, its function URL on AWS), never here.
+      '/docs/admin/v1/keys',
+      '/v1/keys',
       '/v1',
       '/v1/docs',
       '/v1/docs/openapi.json',
@@ -120,12 +135,14 @@ describe('/docs over HTTP', () => {
         'missing_authorization',
       );
     }
-    const folder = await fetch(`${started.origin}/docs/`, { redirect: 'manual' });
-    expect(folder.status).toBe(301);
-    expect(folder.headers.get('location')).toBe('/docs');
-    const post = await fetch(`${started.origin}/docs`, { method: 'POST' });
-    expect(post.status).toBe(405);
-    expect(post.headers.get('allow')).toBe('GET, HEAD, OPTIONS');
+    for (const page of ['/docs', '/docs/admin']) {
+      const folder = await fetch(`${started.origin}${page}/`, { redirect: 'manual' });
+      expect(folder.status).toBe(301);
+      expect(folder.headers.get('location')).toBe(page);
+      const post = await fetch(`${started.origin}${page}`, { method: 'POST' });
+      expect(post.status).toBe(405);
+      expect(post.headers.get('allow')).toBe('GET, HEAD, OPTIONS');
+    }
     // And with the key, the API answers as before.
     const modules = await fetch(`${started.origin}/v1/modules?limit=1`, {
       headers: { authorization: `Bearer ${KEY}` },
@@ -141,231 +158,181 @@ function leaves(value: unknown): string[] {
   return [];
 }
 
+/** The lines of a TypeScript sample a reader looks for: the client, the call's output, what it prints. */
+const keyLines = (source: string) =>
+  source
+    .split('\n')
+    .filter((line) => /console\.log|\/\/ |new Catalogue|new SignatureV4|fetch\(/.test(line))
+    .map((line) => line.trim());
+
 /**
- * Runs in the page: every cell of every table of the prose; each identifier in it (a code span, a snake_case
- * word or a Header-Name) must lie on one line, and a cell whose text wraps must be at least 120 px wide (about
- * 15 characters a line).
+ * An operation as a reader checks it: its summary, path and method, its first sample, the exchange of the
+ * samples' request (unfolded, with its request id), and the first example of the first status with a body.
  */
-function measureTables() {
-  // biome-ignore lint/suspicious/noExplicitAny: the page's DOM; the tests compile without the DOM's types.
-  const { document, NodeFilter } = globalThis as any;
-  const broken: string[] = [];
-  const squeezed: string[] = [];
-  let cells = 0;
-  let identifiers = 0;
-  // biome-ignore lint/suspicious/noExplicitAny: a DOM Range.
-  const lines = (range: any) =>
-    new Set([...range.getClientRects()].map((rect: { top: number }) => Math.round(rect.top))).size;
-  const rangeOf = (node: unknown, start?: number, end?: number) => {
-    const range = document.createRange();
-    if (start === undefined) range.selectNodeContents(node);
-    else {
-      range.setStart(node, start);
-      range.setEnd(node, end);
-    }
-    return range;
-  };
-  for (const cell of document.querySelectorAll('.md-table-wrapper td, .md-table-wrapper th')) {
-    cells++;
-    const text = String(cell.textContent ?? '').trim();
-    for (const code of cell.querySelectorAll('code')) {
-      identifiers++;
-      if (lines(rangeOf(code)) > 1) broken.push(String(code.textContent));
-    }
-    const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
-    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-      if (node.parentElement?.closest('code')) continue;
-      for (const match of String(node.textContent ?? '').matchAll(
-        /[A-Za-z0-9]+(?:_[A-Za-z0-9]+)+|[A-Z][a-z0-9]*(?:-[A-Z][A-Za-z0-9]*)+/g,
-      )) {
-        identifiers++;
-        const at = match.index ?? 0;
-        if (lines(rangeOf(node, at, at + match[0].length)) > 1) broken.push(match[0]);
-      }
-    }
-    if (text !== '' && lines(rangeOf(cell)) > 1 && cell.getBoundingClientRect().width < 120) {
-      squeezed.push(text.slice(0, 40));
-    }
+async function expectOperation(reader: Reader, operation: ReturnType<typeof operationsOf>[number]) {
+  const { route, operationId, summary, method, path } = operation;
+  const text = await reader.visit(route, summary);
+  const section = reader.section(route);
+  const [first] = operation['x-codeSamples'];
+
+  expect(text, operationId).toContain(summary);
+  expect(text, operationId).toContain(path);
+  expect(text, operationId).toContain(method.toUpperCase());
+  const firstLine = first!.source.split('\n')[0]!;
+  expect(await reader.showSample(section, first!.label, [firstLine]), operationId).toContain(firstLine);
+
+  // The real exchange of the samples' request: its status line and request id, unfolded.
+  const requestId = /x-request-id: (req_[A-Za-z0-9_-]+)/.exec(operation.description)?.[1];
+  expect(requestId, operationId).toBeDefined();
+  const exchange = section.locator('details').first();
+  if ((await exchange.getAttribute('open')) === null) await exchange.locator('summary').click();
+  const exchangeText = await reader.textShowing(exchange, [`x-request-id: ${requestId}`]);
+  expect(exchangeText, operationId).toMatch(/HTTP\/1\.1 (200 OK|201 Created|204 No Content)/);
+  expect(exchangeText, operationId).toContain(`x-request-id: ${requestId}`);
+
+  // The response samples: the first example of the first status with a body, as the API answered it.
+  const withBody = Object.entries(operation.responses).find(
+    ([, response]) => response.content?.['application/json']?.examples,
+  );
+  if (method === 'head') {
+    expect(withBody, `${operationId}: HEAD answers have no body`).toBeUndefined();
+    return;
   }
-  return { cells, identifiers, broken, squeezed };
+  const [status, response] = withBody!;
+  const responsePanel = section.locator('[data-testid="right-panel"]', { hasText: 'Response' }).last();
+  // OPTIONS: its 204 has no body; the samples of its first status with one.
+  await responsePanel.getByText(status, { exact: true }).first().click();
+  const [example] = Object.values(response.content!['application/json']!.examples!);
+  const samples = await reader.textShowing(responsePanel, [example!.description.replaceAll('`', '')]);
+  // Redoc names the examples in a list when there are several.
+  if (Object.keys(response.content!['application/json']!.examples!).length > 1) {
+    expect(samples, operationId).toContain(example!.summary);
+  }
+  expect(samples, operationId).toContain(example!.description.replaceAll('`', ''));
+  for (const value of leaves(example!.value).slice(0, 3)) {
+    expect(samples, `${operationId}: ${value}`).toContain(value);
+  }
+}
+
+/**
+ * At `viewport`, with the whole page laid out: the page's top (with the prose) and every operation, each with
+ * its exchanges unfolded — what covers code and which headings break inside a word, over all of them (Redoc
+ * keeps only the sections near the one shown: each is measured while it is shown).
+ */
+async function measureLayout(
+  reader: Reader,
+  document: ServedDocument,
+  viewport: { width: number; height: number },
+) {
+  const out = {
+    blocks: 0,
+    headings: 0,
+    covered: new Set<string>(),
+    broken: new Set<string>(),
+    offscreen: new Set<string>(),
+  };
+  await reader.page.setViewportSize(viewport);
+  await reader.layOutEverything();
+  const measure = async () => {
+    await reader.unfoldExchanges();
+    await reader.settled();
+    const code = await reader.page.evaluate(coveredCode);
+    const headings = await reader.page.evaluate(brokenHeadings);
+    out.blocks += code.blocks;
+    out.headings += headings.headings;
+    for (const { element, code: word } of code.covered) out.covered.add(`${element} covers ${word}`);
+    for (const word of headings.broken) out.broken.add(word);
+    for (const word of headings.offscreen) out.offscreen.add(word);
+  };
+  await measure();
+  for (const operation of operationsOf(document)) {
+    await reader.visit(operation.route, operation.summary);
+    await measure();
+  }
+  return { ...out, covered: [...out.covered], broken: [...out.broken], offscreen: [...out.offscreen] };
+}
+
+/** The page ran with no script error or CSP violation, and asked nothing of any host but 127.0.0.1. */
+async function expectCleanRun(reader: Reader, path: string): Promise<void> {
+  await reader.page.waitForLoadState('networkidle');
+
+  expect(reader.problems).toEqual([]);
+  const foreign = reader.requests.filter(
+    (url) => !url.startsWith(`${started.origin}/`) && !url.startsWith('data:'),
+  );
+  expect(foreign).toEqual([]);
+  expect(reader.requests).toContain(`${started.origin}${path}`);
+}
+
+/** Scroll to the first code block of a section (its request sample) and keep a screenshot. */
+async function screenshotOperation(reader: Reader, route: string, name: string): Promise<void> {
+  await reader
+    .section(route)
+    .locator('[data-testid="source-code"]')
+    .first()
+    .evaluate((element) =>
+      (element as unknown as { scrollIntoView(options: object): void }).scrollIntoView({ block: 'center' }),
+    );
+  await reader.settled();
+  await reader.screenshot(name);
+}
+
+/** Back to the top of the page, and keep a screenshot. */
+async function screenshotTop(reader: Reader, name: string): Promise<void> {
+  await reader.page.evaluate(() => {
+    (globalThis as unknown as { location: { hash: string } }).location.hash = '';
+    (globalThis as unknown as { scrollTo(x: number, y: number): void }).scrollTo(0, 0);
+  });
+  await reader.settled();
+  await reader.screenshot(name);
 }
 
 describe('/docs in Chromium', () => {
-  let browser: Browser;
-  let page: Page;
-  const requests: string[] = [];
-  const problems: string[] = [];
+  let reader: Reader;
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install chromium`);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-      ],
-    });
-    page = await browser.newPage({ viewport: DESKTOP });
-    page.on('request', (request) => requests.push(request.url()));
-    page.on('pageerror', (error) => problems.push(`script error: ${error.message}`));
-    // A CSP violation, a failed load or an uncaught error in a handler shows as a console error.
-    page.on('console', (message) => {
-      if (message.type() === 'error') problems.push(`console error: ${message.text().slice(0, 300)}`);
-    });
-    await page.goto(`${started.origin}/docs`, { waitUntil: 'networkidle' });
+    reader = await Reader.open(browser, `${started.origin}/docs`, DESKTOP);
   }, 60_000);
 
-  afterAll(async () => {
-    await browser?.close();
-  });
-
-  /** The page at `#/<route>`, once `text` shows in the section of that route. */
-  async function visit(route: string, text: string): Promise<string> {
-    await page.evaluate((hash) => {
-      // Runs in the page, where `location` is the page's.
-      (globalThis as unknown as { location: { hash: string } }).location.hash = hash;
-    }, `#/${route}`);
-    const section = page.locator(`[data-section-id="/${route}"]`);
-    await section.getByText(text, { exact: false }).first().waitFor({ timeout: 10_000 });
-    // biome-ignore lint/performance/useDomNodeTextContent: Playwright's innerText, the text as rendered (what a reader sees).
-    return section.innerText();
-  }
-
-  /** The operations of the served document, with their route on the page. */
-  function operations() {
-    return Object.entries(served.paths).flatMap(([path, item]) =>
-      Object.entries(item).map(([method, operation]) => ({
-        path,
-        method,
-        route: `${operation.tags[0]}/${operation.operationId.toLowerCase()}`,
-        ...operation,
-      })),
-    );
-  }
-
-  /**
-   * The text of `locator` once it shows every one of `texts` (Redoc renders after a click, and the machine may
-   * be busy), or as it is after 10 s: the assertions that follow say what is missing.
-   */
-  async function textShowing(locator: Locator, texts: readonly string[]): Promise<string> {
-    let text = '';
-    for (const until = Date.now() + 10_000; Date.now() < until; ) {
-      // biome-ignore lint/performance/useDomNodeTextContent: Playwright's innerText, the text as rendered.
-      text = await locator.innerText();
-      if (texts.every((expected) => text.includes(expected))) break;
-      await new Promise((done) => setTimeout(done, 100));
-    }
-    return text;
-  }
-
-  /** Show the request samples of `section` in `language` (Redoc keeps the choice for every operation). */
-  async function showSample(
-    section: Locator,
-    language: string,
-    expected: readonly string[] = [],
-  ): Promise<string> {
-    const button = section.getByRole('button', { name: /^(curl|TypeScript)$/ }).first();
-    // biome-ignore lint/performance/useDomNodeTextContent: Playwright's innerText, the text as rendered.
-    if ((await button.innerText()).trim() !== language) {
-      await button.click();
-      // The menu may open past the viewport's edge, where a pointer cannot reach: the item's own click.
-      await page
-        .getByRole('menuitem', { name: language, exact: true })
-        .filter({ visible: true })
-        .dispatchEvent('click');
-      await section.getByRole('button', { name: language, exact: true }).first().waitFor();
-    }
-    return textShowing(section, expected);
-  }
-
-  /** The lines of a TypeScript sample a reader looks for: the client, the call's output, what it prints. */
-  const keyLines = (source: string) =>
-    source
-      .split('\n')
-      .filter((line) => /console\.log|\/\/ |new Catalogue|fetch\(/.test(line))
-      .map((line) => line.trim());
-
   it('shows for every operation its curl sample and a real example of its answer', async () => {
-    const all = operations();
+    const all = operationsOf(served.api);
     expect(all).toHaveLength(18);
 
     for (const operation of all) {
-      const { route, operationId, summary, method, path } = operation;
-      const text = await visit(route, summary);
-      const section = page.locator(`[data-section-id="/${route}"]`);
-      const [curl, typescript] = operation['x-codeSamples'];
-      expect([curl?.label, typescript?.label], operationId).toEqual(['curl', 'TypeScript']);
-
-      expect(text, operationId).toContain(summary);
-      expect(text, operationId).toContain(path);
-      expect(text, operationId).toContain(method.toUpperCase());
-      expect(text, operationId).toContain('bearerAuth');
-      const curlLine = curl!.source.split('\n')[0]!;
-      expect(await showSample(section, 'curl', [curlLine]), operationId).toContain(curlLine);
-
-      // The real exchange of the samples' request: its status line and request id, unfolded.
-      const requestId = /x-request-id: (req_[A-Za-z0-9_-]+)/.exec(operation.description)?.[1];
-      expect(requestId, operationId).toBeDefined();
-      const exchange = section.locator('details').first();
-      if ((await exchange.getAttribute('open')) === null) await exchange.locator('summary').click();
-      const exchangeText = await textShowing(exchange, [`x-request-id: ${requestId}`]);
-      expect(exchangeText, operationId).toMatch(/HTTP\/1\.1 (200 OK|204 No Content)/);
-      expect(exchangeText, operationId).toContain(`x-request-id: ${requestId}`);
-
-      // The response samples: the first example of the first status with a body, as the proxy answered it.
-      const withBody = Object.entries(operation.responses).find(
-        ([, response]) => response.content?.['application/json']?.examples,
-      );
-      if (method === 'head') {
-        expect(withBody, `${operationId}: HEAD answers have no body`).toBeUndefined();
-        continue;
-      }
-      const [status, response] = withBody!;
-      const responsePanel = section.locator('[data-testid="right-panel"]', { hasText: 'Response' }).last();
-      // OPTIONS: its 204 has no body; the samples of its first status with one.
-      await responsePanel.getByText(status, { exact: true }).first().click();
-      const [first] = Object.values(response.content!['application/json']!.examples!);
-      const samples = await textShowing(responsePanel, [first!.description.replaceAll('`', '')]);
-      // Redoc names the examples in a list when there are several.
-      if (Object.keys(response.content!['application/json']!.examples!).length > 1) {
-        expect(samples, operationId).toContain(first!.summary);
-      }
-      expect(samples, operationId).toContain(first!.description.replaceAll('`', ''));
-      for (const value of leaves(first!.value).slice(0, 3))
-        expect(samples, `${operationId}: ${value}`).toContain(value);
+      expect(
+        operation['x-codeSamples'].map((sample) => sample.label),
+        operation.operationId,
+      ).toEqual(['curl', 'TypeScript']);
+      await expectOperation(reader, operation);
+      // biome-ignore lint/performance/useDomNodeTextContent: Playwright's innerText, the text as rendered.
+      expect(await reader.section(operation.route).innerText()).toContain('bearerAuth');
     }
   }, 240_000);
 
   it('shows for every operation its TypeScript sample, with what it prints', async () => {
-    for (const operation of operations()) {
+    for (const operation of operationsOf(served.api)) {
       const { route, operationId, summary } = operation;
-      await visit(route, summary);
-      const section = page.locator(`[data-section-id="/${route}"]`);
+      await reader.visit(route, summary);
       const lines = keyLines(operation['x-codeSamples'][1]!.source);
 
-      const shown = await showSample(section, 'TypeScript', lines);
+      const shown = await reader.showSample(reader.section(route), 'TypeScript', lines);
 
       for (const line of lines) expect(shown, `${operationId}: ${line}`).toContain(line);
     }
   }, 240_000);
 
   it("carries the manual's prose: authentication, paging, caching, rate limits, errors, the HTTP layer, coding, decisions, versions", async () => {
-    const authentication = await visit('section/authentication', 'Authorization: Bearer');
-    const paging = await visit('section/paging', 'next_cursor');
-    const caching = await visit('section/caching-with-etags', 'If-None-Match');
-    const limits = await visit('section/rate-limits', 'Retry-After');
-    const errors = await visit('section/errors', 'request_id');
-    const refusals = await visit('section/requests-the-http-layer-refuses', 'Transfer-Encoding');
-    const coding = await visit('section/content-coding', 'Accept-Encoding');
-    const decisions = await visit('section/decisions-the-specification-left-open', 'Detail body');
-    const versions = await visit('section/compatibility', 'error.code');
-    const removal = await visit('section/how-a-removal-is-announced', 'Sunset');
-    const changes = await visit('section/changes-to-the-api', 'Newest first');
+    const authentication = await reader.visit('section/authentication', 'Authorization: Bearer');
+    const paging = await reader.visit('section/paging', 'next_cursor');
+    const caching = await reader.visit('section/caching-with-etags', 'If-None-Match');
+    const limits = await reader.visit('section/rate-limits', 'Retry-After');
+    const errors = await reader.visit('section/errors', 'request_id');
+    const refusals = await reader.visit('section/requests-the-http-layer-refuses', 'Transfer-Encoding');
+    const coding = await reader.visit('section/content-coding', 'Accept-Encoding');
+    const decisions = await reader.visit('section/decisions-the-specification-left-open', 'Detail body');
+    const versions = await reader.visit('section/compatibility', 'error.code');
+    const removal = await reader.visit('section/how-a-removal-is-announced', 'Sunset');
+    const changes = await reader.visit('section/changes-to-the-api', 'Newest first');
 
     expect(authentication).toMatch(/pk_live_/);
     expect(paging).toMatch(/cursor/);
@@ -382,9 +349,18 @@ describe('/docs in Chromium', () => {
     expect(changes).toMatch(/info\.version/);
   });
 
+  it("says which of the examples' values differ on a deployment: request ids, cursors, ETags", async () => {
+    const about = await reader.visit('section/about-the-examples', 'What differs on your deployment');
+
+    expect(about).toMatch(/Request id[^\n]*X-Request-Id[^\n]*new for every request/);
+    expect(about).toMatch(/Cursor[^\n]*your deployment's secret/);
+    expect(about).toMatch(/ETag[^\n]*your catalogue's answers/);
+    expect(about).toContain('/docs/admin');
+  });
+
   it('leads every link to a section of the page somewhere', async () => {
-    await visit('section/authentication', 'Authorization: Bearer');
-    const { anchors, ids } = await page.evaluate(() => {
+    await reader.visit('section/authentication', 'Authorization: Bearer');
+    const { anchors, ids } = await reader.page.evaluate(() => {
       // biome-ignore lint/suspicious/noExplicitAny: the page's DOM; the tests compile without the DOM's types.
       const { document } = globalThis as any;
       // biome-ignore lint/suspicious/noExplicitAny: DOM elements.
@@ -399,51 +375,125 @@ describe('/docs in Chromium', () => {
     for (const anchor of new Set(anchors)) expect(ids, anchor).toContain(anchor);
   });
 
-  it.each([
-    ['1,400 px', DESKTOP],
-    ['a phone', PHONE],
-  ])('breaks no identifier in a table cell and squeezes no cell, at %s', async (_, viewport) => {
-    await page.setViewportSize(viewport);
-    try {
-      await visit('section/errors', 'request_id');
-      const measured = await page.evaluate(measureTables);
+  it.each(WIDTHS)(
+    'lets tables read at %s px: no identifier broken in a cell, no cell squeezed, nothing off screen',
+    async (width, viewport) => {
+      await reader.page.setViewportSize(viewport);
+      try {
+        await reader.visit('section/errors', 'request_id');
+        await reader.settled();
+        const measured = await reader.page.evaluate(measureTables);
 
-      expect(measured.cells, 'table cells measured').toBeGreaterThan(100);
-      expect(measured.identifiers, 'identifiers measured').toBeGreaterThan(50);
-      expect(measured.broken, 'identifiers broken across lines').toEqual([]);
-      expect(measured.squeezed, 'cells that wrap in under 120 px').toEqual([]);
-      if (viewport === PHONE) {
-        await visit('section/errors', 'request_id');
-        mkdirSync(ARTIFACTS, { recursive: true });
-        await page.screenshot({ path: join(ARTIFACTS, 'docs-errors-phone.png') });
+        expect(measured.cells, 'table cells measured').toBeGreaterThan(100);
+        expect(measured.identifiers, 'identifiers measured').toBeGreaterThan(50);
+        expect(measured.broken, 'identifiers broken across lines').toEqual([]);
+        expect(measured.squeezed, 'cells that wrap in under 120 px').toEqual([]);
+        expect(measured.offscreen, 'cells with text off screen').toEqual([]);
+        await reader.screenshot(`docs-errors-${width}.png`);
+      } finally {
+        await reader.page.setViewportSize(DESKTOP);
       }
-    } finally {
-      await page.setViewportSize(DESKTOP);
-    }
-  });
+    },
+  );
 
-  it('keeps a screenshot of an operation with its samples', async () => {
-    await visit('modules/getmodulelist', 'List modules');
-    const section = page.locator('[data-section-id="/modules/getmodulelist"]');
-    await showSample(section, 'TypeScript');
-    await section.getByText('Responses', { exact: true }).first().scrollIntoViewIfNeeded();
-    mkdirSync(ARTIFACTS, { recursive: true });
-    await page.screenshot({ path: join(ARTIFACTS, 'docs-operation.png') });
-  });
+  it.each(WIDTHS)(
+    'lets no element cover code, and breaks no heading inside a word, at %s px',
+    async (width, viewport) => {
+      try {
+        const measured = await measureLayout(reader, served.api, viewport);
+
+        expect(measured.blocks, 'code blocks measured').toBeGreaterThan(50);
+        expect(measured.headings, 'headings measured').toBeGreaterThan(100);
+        expect(measured.covered, 'elements over code').toEqual([]);
+        expect(measured.broken, 'headings broken inside a word').toEqual([]);
+        expect(measured.offscreen, 'headings past the right edge').toEqual([]);
+        await reader.visit('modules/getmodulelist', 'List modules');
+        await reader.showSample(reader.section('modules/getmodulelist'), 'TypeScript');
+        await screenshotOperation(reader, 'modules/getmodulelist', `docs-operation-${width}.png`);
+        await screenshotTop(reader, `docs-${width}.png`);
+      } finally {
+        await reader.page.setViewportSize(DESKTOP);
+      }
+    },
+    240_000,
+  );
 
   it('ran with no script error or CSP violation, and asked nothing of any host but 127.0.0.1', async () => {
-    await page.evaluate(() => {
-      (globalThis as unknown as { location: { hash: string } }).location.hash = '';
-    });
-    await page.waitForLoadState('networkidle');
-    mkdirSync(ARTIFACTS, { recursive: true });
-    await page.screenshot({ path: join(ARTIFACTS, 'docs.png') });
+    await expectCleanRun(reader, '/docs');
+  });
+});
 
-    expect(problems).toEqual([]);
-    const foreign = requests.filter(
-      (url) => !url.startsWith(`${started.origin}/`) && !url.startsWith('data:'),
-    );
-    expect(foreign).toEqual([]);
-    expect(requests).toContain(`${started.origin}/docs`);
+describe('/docs/admin in Chromium', () => {
+  let reader: Reader;
+
+  beforeAll(async () => {
+    reader = await Reader.open(browser, `${started.origin}/docs/admin`, DESKTOP);
+  }, 60_000);
+
+  it('renders every operation with its signed samples in curl, TypeScript and Python, and its examples', async () => {
+    const all = operationsOf(served.admin);
+    // Which 9: test/admin/openapi.test.ts (the served document is the contract's: build.test.ts).
+    expect(all).toHaveLength(9);
+
+    for (const operation of all) {
+      const { route, operationId } = operation;
+      expect(
+        operation['x-codeSamples'].map((sample) => sample.label),
+        operationId,
+      ).toEqual(['curl', 'TypeScript', 'Python']);
+      const [, typescript, python] = operation['x-codeSamples'];
+      await expectOperation(reader, operation);
+      const section = reader.section(route);
+      // biome-ignore lint/performance/useDomNodeTextContent: Playwright's innerText, the text as rendered.
+      expect(await section.innerText(), operationId).toContain('sigv4');
+      const typescriptLines = keyLines(typescript!.source);
+      const shownTypescript = await reader.showSample(section, 'TypeScript', typescriptLines);
+      for (const line of typescriptLines) expect(shownTypescript, `${operationId}: ${line}`).toContain(line);
+      const pythonLine = 'SigV4Auth(credentials, "lambda", region).add_auth(request)';
+      expect(python!.source).toContain(pythonLine);
+      expect(await reader.showSample(section, 'Python', [pythonLine]), operationId).toContain(pythonLine);
+    }
+  }, 240_000);
+
+  it("says which of the examples' values differ on a deployment, and carries the guide", async () => {
+    const about = await reader.visit('section/about-the-examples', 'What differs on your deployment');
+    const once = await reader.visit('section/show-the-key-once', 'nowhere else');
+
+    expect(about).toMatch(/Request id[^\n]*new for every call/);
+    expect(about).toMatch(/Key id[^\n]*drawn at random/);
+    expect(about).toMatch(/Cursor[^\n]*opaque/);
+    expect(about).toContain('pk_live_Example');
+    expect(once).toContain('key_id');
+  });
+
+  it.each(WIDTHS)(
+    'lets no element cover code, no heading break inside a word, and tables read, at %s px',
+    async (width, viewport) => {
+      try {
+        const measured = await measureLayout(reader, served.admin, viewport);
+        await reader.visit('section/errors', 'invalid_request');
+        await reader.settled();
+        const tables = await reader.page.evaluate(measureTables);
+
+        expect(measured.blocks, 'code blocks measured').toBeGreaterThan(25);
+        expect(measured.covered, 'elements over code').toEqual([]);
+        expect(measured.broken, 'headings broken inside a word').toEqual([]);
+        expect(measured.offscreen, 'headings past the right edge').toEqual([]);
+        expect(tables.cells, 'table cells measured').toBeGreaterThan(50);
+        expect(tables.broken, 'identifiers broken across lines').toEqual([]);
+        expect(tables.squeezed, 'cells that wrap in under 120 px').toEqual([]);
+        expect(tables.offscreen, 'cells with text off screen').toEqual([]);
+        await reader.visit('keys/issue', 'Issue a key for an owner');
+        await screenshotOperation(reader, 'keys/issue', `docs-admin-operation-${width}.png`);
+        await screenshotTop(reader, `docs-admin-${width}.png`);
+      } finally {
+        await reader.page.setViewportSize(DESKTOP);
+      }
+    },
+    240_000,
+  );
+
+  it('ran with no script error or CSP violation, and asked nothing of any host but 127.0.0.1', async () => {
+    await expectCleanRun(reader, '/docs/admin');
   });
 });

@@ -1,6 +1,12 @@
 /** docs/reference/prose.ts: the manual's sections made fit for the page. */
 import { describe, expect, it } from 'vitest';
-import { githubSlug, pageAnchor, pageProse, refuseStrayTags } from '../../../docs/reference/prose.js';
+import {
+  githubSlug,
+  pageAnchor,
+  pageProse,
+  refuseStrayTags,
+  wordsOfTableCode,
+} from '../../../docs/reference/prose.js';
 
 describe('pageProse', () => {
   it('keeps the sections from the first ## heading, links on the page become its anchors, others name the file', () => {
@@ -63,5 +69,31 @@ describe('refuseStrayTags', () => {
       refuseStrayTags(page('`<domain>` and <details><summary>x</summary></details>')),
     ).not.toThrow();
     expect(() => refuseStrayTags(page('```\nLink: <https://x>\n```'))).not.toThrow();
+  });
+});
+
+describe('wordsOfTableCode', () => {
+  it('splits a code span of several words in a table row into one span a word, and leaves the rest alone', () => {
+    const markdown = [
+      '| Header | Example |',
+      '|---|---|',
+      '| `Vary` | `Vary: Accept-Encoding` and ``a ` b`` |',
+      '',
+      'Prose keeps `Vary: Accept-Encoding` whole.',
+      '```',
+      '| `in a fence` |',
+      '```',
+    ].join('\n');
+
+    expect(wordsOfTableCode(markdown).split('\n')).toEqual([
+      '| Header | Example |',
+      '|---|---|',
+      '| `Vary` | `Vary:` `Accept-Encoding` and ``a ` b`` |',
+      '',
+      'Prose keeps `Vary: Accept-Encoding` whole.',
+      '```',
+      '| `in a fence` |',
+      '```',
+    ]);
   });
 });

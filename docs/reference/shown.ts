@@ -1,0 +1,134 @@
+/**
+ * What both reference pages show of real exchanges with their API: the request and the answer as HTTP/1.1
+ * text, in a block that unfolds; the answers as the OpenAPI examples of their operation's responses; the stable
+ * request id an example is given. Pure.
+ */
+import { createHash } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
+
+/** A request and the answer to it, as a page shows them (lower-case header names). */
+export interface ShownExchange {
+  request: {
+    method: string;
+    /** Path and query, e.g. `/v1/modules?limit=2`. */
+    target: string;
+    headers: Record<string, string>;
+    /** The request's body as text, when it has one. */
+    body?: string | undefined;
+  };
+  status: number;
+  headers: Record<string, string>;
+  /** The answer's body as text, `undefined` when there is none. */
+  body: string | undefined;
+}
+
+/**
+ * An exchange as HTTP/1.1 text: the request line, headers and body, then the status line and headers, and the
+ * answer's body when `withBody`.
+ * @example httpText(exchange, false) // → 'GET /v1/tags HTTP/1.1\nAuthorization: Bearer pk_live_…\n\nHTTP/1.1 200 OK\n…'
+ */
+export function httpText(exchange: ShownExchange, withBody: boolean): string {
+  const { request } = exchange;
+  const sent = Object.entries(request.headers).map(([name, value]) => `${headerCase(name)}: ${value}`);
+  const received = Object.entries(exchange.headers).map(([name, value]) => `${name}: ${value}`);
+  return [
+    `${request.method} ${request.target} HTTP/1.1`,
+    ...sent,
+    ...(request.body === undefined ? [] : ['', request.body]),
+    '',
+    `HTTP/1.1 ${exchange.status} ${STATUS_CODES[exchange.status] ?? ''}`.trimEnd(),
+    ...received,
+    ...(withBody && exchange.body ? ['', exchange.body] : []),
+  ].join('\n');
+}
+
+/** `if-none-match` → `If-None-Match`, as a client writes it. */
+const headerCase = (name: string) =>
+  name.replace(/(^|-)([a-z])/g, (_, dash: string, c: string) => dash + c.toUpperCase());
+
+/**
+ * Markdown of an exchange that unfolds: its title, then the HTTP text.
+ * @example unfolding('Example', 'GET / HTTP/1.1', false) // → '<details>\n<summary>Example</summary>\n\n```http\nGET / HTTP/1.1\n```\n\n</details>'
+ */
+export function unfolding(title: string, text: string, open: boolean): string {
+  return `<details${open ? ' open' : ''}>\n<summary>${title}</summary>\n\n\`\`\`http\n${text}\n\`\`\`\n\n</details>`;
+}
+
+/**
+ * A stable request id for an example: `req_` and 16 base64url characters of a hash of its name, so a page does
+ * not change from build to build while the behaviour does not.
+ * @example exampleRequestId('getModuleList 200 first-page') // → 'req_…' (the same every time)
+ */
+export function exampleRequestId(name: string): string {
+  return `req_${createHash('sha256').update(name).digest('base64url').slice(0, 16)}`;
+}
+
+type Json = Record<string, unknown>;
+
+/** An OpenAPI document as the pages' documents handle it. */
+export interface PageDocument extends Json {
+  info: Json & { description: string };
+  paths: Record<string, Record<string, PageOperation>>;
+  components: Json & { responses?: Record<string, Json> };
+}
+
+export interface PageOperation extends Json {
+  operationId: string;
+  description?: string;
+  responses: Record<string, Json>;
+}
+
+/** An exchange with the title the page gives it. */
+export interface NamedExchange {
+  /** Unique within its operation and status: the key of the OpenAPI example. */
+  name: string;
+  summary: string;
+  exchange: ShownExchange;
+}
+
+/** A response of the document, `$ref` resolved (a copy: each operation gets its own examples). */
+function resolved(document: PageDocument, response: Json, contract: string): Json {
+  const ref = response.$ref;
+  if (typeof ref !== 'string') return response;
+  const target = document.components.responses?.[ref.replace('#/components/responses/', '')];
+  if (!target) throw new Error(`${contract}: ${ref} names no response`);
+  return structuredClone(target);
+}
+
+/**
+ * Each answer with a body becomes an example of its status's response (JSON), titled by its summary and
+ * described by its request; an answer with a status the contract does not document for the operation fails.
+ * @example withResponseExamples(document, operation, [{ name: 'first-page', summary: 'Two modules', exchange }], 'proxy/openapi.json')
+ */
+export function withResponseExamples(
+  document: PageDocument,
+  operation: PageOperation,
+  named: readonly NamedExchange[],
+  contract: string,
+): void {
+  for (const { name, summary, exchange } of named) {
+    if (exchange.body === undefined) continue;
+    const status = String(exchange.status);
+    const declared = operation.responses[status];
+    if (!declared) {
+      throw new Error(
+        `${operation.operationId}: ${exchange.request.method} ${exchange.request.target} was answered ${status}, which ${contract} does not document for it`,
+      );
+    }
+    const response = resolved(document, declared, contract);
+    operation.responses[status] = response;
+    const media = (response.content as Record<string, Json> | undefined)?.['application/json'];
+    if (!media) {
+      throw new Error(
+        `${operation.operationId}: response ${status} has a body but no application/json content`,
+      );
+    }
+    const examples = (media.examples ?? {}) as Record<string, Json>;
+    examples[name] = {
+      summary,
+      description: `\`${exchange.request.method} ${exchange.request.target}\``,
+      value: JSON.parse(exchange.body),
+    };
+    media.examples = examples;
+  }
+}
