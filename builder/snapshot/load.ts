@@ -166,7 +166,7 @@ function readRecords(
   });
   if (fault && unreadable === undefined) unreadable = faultReason(bytes, fault);
   if (unreadable === undefined && count > limit) {
-    validator.problems.add({
+    validator.problems.addFirst({
       file: SNAPSHOT_FILES[kind],
       reason: `holds ${plural(count, 'record')}; an upload may hold at most ${plural(limit, 'record')} in ${SNAPSHOT_FILES[kind]}`,
     });

@@ -39,13 +39,21 @@ export class ProblemList {
     return this.kept.length < this.cap;
   }
 
-  /** Count `problem`, and keep it while there is room (its file and field cut to {@link NAME_MAX_CHARACTERS}). */
+  /** Count `problem`, and keep it while there is room. */
   add(problem: Problem): void {
     this.#count++;
     if (this.kept.length >= this.cap) return;
-    problem.file = clipName(problem.file);
-    if (problem.field !== undefined) problem.field = clipName(problem.field);
-    this.kept.push(problem);
+    this.kept.push(clipped(problem));
+  }
+
+  /**
+   * Count `problem` and keep it first: a problem of a whole file (too many records), found only once every
+   * record was counted, matters more than any one record's.
+   */
+  addFirst(problem: Problem): void {
+    this.#count++;
+    this.kept.unshift(clipped(problem));
+    if (this.kept.length > this.cap) this.kept.pop();
   }
 
   /** Count `count` problems that were not built (beyond the cap). */
@@ -72,6 +80,13 @@ const clipTo = (name: string, max: number) => (name.length > max ? `${name.slice
  * @example clipName('a'.repeat(300)).length // → 201
  */
 export const clipName = (name: string): string => clipTo(name, NAME_MAX_CHARACTERS);
+
+/** A problem as it is kept: its file and field cut to {@link NAME_MAX_CHARACTERS}. */
+function clipped(problem: Problem): Problem {
+  problem.file = clipName(problem.file);
+  if (problem.field !== undefined) problem.field = clipName(problem.field);
+  return problem;
+}
 
 /** Characters that would let a name forge or hide a line: controls, line and paragraph separators, bidi and zero-width marks. */
 const UNPRINTABLE = /[\p{Cc}\u2028\u2029\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]/gu;

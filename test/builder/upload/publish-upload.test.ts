@@ -10,7 +10,11 @@ import { s3Client } from '../../../aws/sdk.js';
 import { takePublishLock } from '../../../builder/publish/publish.js';
 import { readHistory, readLiveVersion } from '../../../builder/publish/versions.js';
 import type { S3EventRecord } from '../../../builder/upload/event.js';
-import { publishUpload, type UploadSettings } from '../../../builder/upload/publish-upload.js';
+import {
+  publishUpload,
+  type UploadResult,
+  type UploadSettings,
+} from '../../../builder/upload/publish-upload.js';
 import type { UploadReport } from '../../../builder/upload/report.js';
 import { type LocalS3, startS3 } from '../../../local/servers.js';
 import { S3ObjectStore } from '../../../store/objects/s3.js';
@@ -47,6 +51,14 @@ async function upload(name: string, body: Buffer): Promise<S3EventRecord> {
   return record;
 }
 
+/** The report a handled record came to (written now, or found). */
+function reported(result: UploadResult): UploadReport {
+  if (result.kind !== 'reported') throw new Error(`not reported: ${result.kind}: ${result.message}`);
+  return result.report;
+}
+const handle = async (record: S3EventRecord, given = settings) =>
+  reported(await publishUpload(record, given));
+
 const live = () => readLiveVersion(settings.store, settings.prefix);
 async function catalogueKeys(): Promise<string[]> {
   const keys: string[] = [];
@@ -58,7 +70,7 @@ describe('publishing by upload', () => {
   it('publishes a valid upload, records who uploaded what, and reports it', async () => {
     const record = await upload('0001-first.tar.gz', snapshotArchive(smallSnapshot(20)));
 
-    const report = (await publishUpload(record, settings)) as UploadReport;
+    const report = await handle(record);
 
     expect(report).toMatchObject({
       upload: 'incoming/0001-first.tar.gz',
@@ -95,7 +107,7 @@ describe('publishing by upload', () => {
     broken.modules[2]!.manufacturer_id = 999;
     const record = await upload('0002-broken.tar.gz', snapshotArchive(broken, { tags: '[1,]' }));
 
-    const report = (await publishUpload(record, settings)) as UploadReport;
+    const report = await handle(record);
 
     expect(report.outcome).toBe('invalid');
     expect(report.problems.map((problem) => problem.message)).toEqual([
@@ -112,7 +124,7 @@ describe('publishing by upload', () => {
   it('a damaged archive is refused the same way', async () => {
     const record = await upload('0003-cut.tar.gz', snapshotArchive(smallSnapshot(20)).subarray(0, 300));
 
-    const report = (await publishUpload(record, settings)) as UploadReport;
+    const report = await handle(record);
 
     expect(report.outcome).toBe('invalid');
     expect(report.problems[0]?.message).toMatch(/^incoming\/0003-cut\.tar\.gz: cannot be decompressed/);
@@ -122,14 +134,14 @@ describe('publishing by upload', () => {
     const older = await upload('0004-a.tar.gz', snapshotArchive(smallSnapshot(21)));
     const newer = await upload('0004-b.tar.gz', snapshotArchive(smallSnapshot(22)));
 
-    const first = (await publishUpload(older, settings)) as UploadReport;
-    const second = (await publishUpload(newer, settings)) as UploadReport;
+    const first = await handle(older);
+    const second = await handle(newer);
 
     expect(first).toMatchObject({ outcome: 'superseded', superseded_by: 'incoming/0004-b.tar.gz' });
     expect(second).toMatchObject({ outcome: 'published', counts: { modules: 22 } });
     expect(await live()).toBe(second.version);
     // The older one's event, delivered late, still never publishes over the newer.
-    expect(await publishUpload(older, settings)).toMatchObject({ outcome: 'superseded' });
+    expect(await handle(older)).toMatchObject({ outcome: 'superseded' });
     expect(await live()).toBe(second.version);
   });
 
@@ -137,8 +149,8 @@ describe('publishing by upload', () => {
     const first = await upload('0005-same.tar.gz', snapshotArchive(smallSnapshot(23)));
     const second = await upload('0005-same.tar.gz', snapshotArchive(smallSnapshot(24)));
 
-    expect(await publishUpload(first, settings)).toBeUndefined();
-    expect(await publishUpload(second, settings)).toMatchObject({
+    expect(await publishUpload(first, settings)).toMatchObject({ kind: 'skipped' });
+    expect(await handle(second)).toMatchObject({
       outcome: 'published',
       counts: { modules: 24 },
     });
@@ -147,7 +159,10 @@ describe('publishing by upload', () => {
         { ...first, s3: { ...first.s3, object: { ...first.s3.object, key: 'incoming/gone.tar.gz' } } },
         settings,
       ),
-    ).toBeUndefined();
+    ).toMatchObject({
+      kind: 'skipped',
+      message: expect.stringMatching(/^incoming\/gone\.tar\.gz: nothing to do: the object is gone/),
+    });
   });
 
   it('waits for a publish holding the target; a newer upload arriving meanwhile wins under the lock', async () => {
@@ -155,7 +170,7 @@ describe('publishing by upload', () => {
     const lock = await takePublishLock(settings.store, 'catalogue/');
     const waiting = await upload('0006-a.tar.gz', snapshotArchive(smallSnapshot(25)));
     const started = performance.now();
-    const outcome = publishUpload(waiting, { ...settings, lockWaitMs: 30_000 });
+    const outcome = handle(waiting, { ...settings, lockWaitMs: 30_000 });
     await new Promise((resolve) => setTimeout(resolve, 1000));
     const newer = await upload('0006-b.tar.gz', snapshotArchive(smallSnapshot(26)));
     await lock.release();
@@ -163,7 +178,7 @@ describe('publishing by upload', () => {
     expect(await outcome).toMatchObject({ outcome: 'superseded', superseded_by: 'incoming/0006-b.tar.gz' });
     expect(performance.now() - started).toBeGreaterThan(1000);
     expect(await live()).toBe(liveBefore);
-    expect(await publishUpload(newer, settings)).toMatchObject({
+    expect(await handle(newer)).toMatchObject({
       outcome: 'published',
       counts: { modules: 26 },
     });
@@ -174,7 +189,7 @@ describe('publishing by upload', () => {
     const lock = await takePublishLock(settings.store, 'catalogue/');
     try {
       const record = await upload('0007-busy.tar.gz', snapshotArchive(smallSnapshot(27)));
-      const report = (await publishUpload(record, settings)) as UploadReport;
+      const report = await handle(record);
 
       expect(report.outcome).toBe('failed');
       expect(report.error).toMatch(/^another publish holds the target \(prefix catalogue\/\)/);
@@ -184,20 +199,24 @@ describe('publishing by upload', () => {
     }
   });
 
-  it('ignores what is not an upload, and refuses an upload named outside the rules', async () => {
+  it('says what is not an upload, and refuses an upload named outside the rules', async () => {
     const other = await upload('0008-notes.txt', Buffer.from('hi'));
-    expect(
-      await publishUpload(
-        { ...other, s3: { ...other.s3, object: { ...other.s3.object, key: 'catalogue/x' } } },
-        settings,
-      ),
-    ).toBeUndefined();
+    const elsewhere = { ...other, s3: { ...other.s3, object: { ...other.s3.object, key: 'catalogue/x' } } };
+    expect(await publishUpload(elsewhere, settings)).toEqual({
+      kind: 'misdirected',
+      message:
+        "catalogue/x is outside the incoming prefix incoming/: not an upload, not handled (the function's trigger sends only keys under it)",
+    });
+    expect(await publishUpload({ ...other, eventName: 'ObjectRemoved:Delete' }, settings)).toEqual({
+      kind: 'skipped',
+      message: 'incoming/0008-notes.txt: ObjectRemoved:Delete is not an upload: nothing to do',
+    });
     const odd = await upload('bad name!.tar.gz', snapshotArchive(smallSnapshot(20)));
 
-    const report = (await publishUpload(odd, settings)) as UploadReport;
+    const report = await handle(odd);
 
     expect(report.outcome).toBe('invalid');
-    expect(report.report).toBe('reports/bad name!.json');
+    expect(report.report).toMatch(/^reports\/invalid-names\/bad_name_\.tar\.gz-[0-9a-f]{12}\.json$/);
     expect(report.problems[0]?.reason).toMatch(/^an upload's name is letters, digits/);
   });
 });
