@@ -18,7 +18,7 @@ import type { S3EventRecord } from '../../builder/upload/event.js';
 import { EVENT_PROBLEMS, EVENT_SOURCE } from '../../builder/upload/report.js';
 import { type LocalS3, startS3 } from '../../local/servers.js';
 import { S3ObjectStore } from '../../store/objects/s3.js';
-import { removeTemporaryDirectories, smallSnapshot, snapshotArchive } from '../helpers/builder.js';
+import { badExport, removeTemporaryDirectories, smallSnapshot, snapshotArchive } from '../helpers/builder.js';
 
 let s3: LocalS3;
 let client: S3Client;
@@ -173,6 +173,23 @@ describe('the upload builder function', () => {
     expect(messages().at(-1)?.message).toBe(
       'incoming/04-bomb.tar.gz: refused, 1,400,001 problems; nothing was written (reports/04-bomb.json)',
     );
+  }, 60_000);
+
+  it('refuses a bad export of 70,000 modules with two wrong fields each: 140,000 problems, refused, not failed', async () => {
+    const record = await upload('04-export.tar.gz', snapshotArchive(badExport(70_000)));
+    captureLog();
+
+    await handler({ Records: [record] }, context); // no throw: nothing to retry, no alarm
+
+    expect(entries.at(-1)?.DetailType).toBe('Catalogue upload refused');
+    const detail = lastDetail();
+    expect(detail).toMatchObject({ outcome: 'invalid', problem_count: 140_000 });
+    expect(detail.problems.slice(0, 2).map((problem: { message: string }) => problem.message)).toEqual([
+      'modules.json: record 1: hp: must be a positive integer (got number 0)',
+      'modules.json: record 1: depth_mm: must be a positive number or null (got number -5)',
+    ]);
+    const report = await new S3ObjectStore({ client, bucket: s3.bucket }).get('reports/04-export.json');
+    expect(report.ok && JSON.parse(report.body.toString()).problems).toHaveLength(PROBLEM_CAP);
   }, 60_000);
 
   it('when EventBridge fails after a publish: the invocation fails, and the retry sends the same event, the report untouched', async () => {

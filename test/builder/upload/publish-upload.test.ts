@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { s3Client } from '../../../aws/sdk.js';
 import { takePublishLock } from '../../../builder/publish/publish.js';
 import { readHistory, readLiveVersion } from '../../../builder/publish/versions.js';
-import type { S3EventRecord } from '../../../builder/upload/event.js';
+import { objectKeyOf, type S3EventRecord } from '../../../builder/upload/event.js';
 import {
   publishUpload,
   type UploadResult,
@@ -46,7 +46,7 @@ async function upload(name: string, body: Buffer): Promise<S3EventRecord> {
   const key = `incoming/${name}`;
   const before = events.length;
   await client.send(new PutObjectCommand({ Bucket: s3.bucket, Key: key, Body: body }));
-  const record = events.slice(before).find((event) => event.s3.object.key === key);
+  const record = events.slice(before).find((event) => objectKeyOf(event) === key);
   if (!record) throw new Error(`no event for ${key}`);
   return record;
 }
@@ -218,5 +218,36 @@ describe('publishing by upload', () => {
     expect(report.outcome).toBe('invalid');
     expect(report.report).toMatch(/^reports\/invalid-names\/bad_name_\.tar\.gz-[0-9a-f]{12}\.json$/);
     expect(report.problems[0]?.reason).toMatch(/^an upload's name is letters, digits/);
+  });
+
+  it('a retry after the pointer was written but not the report reports published (its own earlier attempt), not unchanged', async () => {
+    const record = await upload('0009-retried.tar.gz', snapshotArchive(smallSnapshot(28)));
+    const first = await handle(record);
+    expect(first.outcome).toBe('published');
+    // As if the attempt had been killed between its pointer write and its report.
+    await settings.store.delete(['reports/0009-retried.json']);
+
+    const again = await handle(record);
+
+    expect(again).toMatchObject({ outcome: 'published', version: first.version, event_id: first.event_id });
+    expect(await live()).toBe(first.version);
+  });
+
+  it('an empty catalogue is refused unless the snapshot says it means one', async () => {
+    const liveBefore = await live();
+    const empty = { ...smallSnapshot(1), modules: [] };
+    const refused = await handle(await upload('0010-empty.tar.gz', snapshotArchive(empty)));
+    expect(refused).toMatchObject({ outcome: 'invalid', problem_count: 1, version: liveBefore });
+    expect(refused.problems[0]?.message).toBe(
+      'modules.json: holds no modules: publishing it would empty the catalogue; if that is what you mean, add snapshot.json with {"empty_catalogue": true}',
+    );
+
+    const meant = await handle(
+      await upload(
+        '0011-empty.tar.gz',
+        snapshotArchive(empty, {}, { 'snapshot.json': '{"empty_catalogue":true}' }),
+      ),
+    );
+    expect(meant).toMatchObject({ outcome: 'published', counts: { modules: 0 } });
   });
 });
