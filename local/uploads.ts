@@ -47,7 +47,7 @@ const PRINTED_PROBLEMS = 10;
 
 /** Uploads are objects under the incoming prefix named `….tar.gz` (the deployed trigger's prefix and suffix). */
 function isUploadKey(key: string | undefined, incomingPrefix: string): key is string {
-  return key !== undefined && key.startsWith(incomingPrefix) && key.endsWith('.tar.gz');
+  return key?.startsWith(incomingPrefix) === true && key.endsWith('.tar.gz');
 }
 
 /**

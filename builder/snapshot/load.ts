@@ -160,7 +160,9 @@ function readRecords(
     }
     // A module's source digest, for a publish that reuses unchanged ones (builder/publish/reuse.ts).
     const digest =
-      kind === 'modules' && loading.digests && !loading.refused ? digest128(bytes.subarray(start, end)) : undefined;
+      kind === 'modules' && loading.digests && !loading.refused
+        ? digest128(bytes.subarray(start, end))
+        : undefined;
     checkRecord(loading, validator, record, index, digest);
     return undefined;
   });
@@ -212,7 +214,10 @@ function checkRecord(
   const { builder, current } = loading.options;
   const id = digest === undefined ? undefined : (record as { id?: unknown } | null)?.id;
   const unchanged =
-    current !== undefined && current.builder === builder && typeof id === 'number' && current.sourceOf(id) === digest;
+    current !== undefined &&
+    current.builder === builder &&
+    typeof id === 'number' &&
+    current.sourceOf(id) === digest;
   validator.record(record, index, unchanged);
   if (loading.problems.count + validator.problems.count > 0) {
     dropRecords(loading);

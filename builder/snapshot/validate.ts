@@ -146,8 +146,10 @@ function findForbidden(value: unknown, path: string, report: Report): void {
 /** Each schema's field names, listed once (a record's check runs for every record of a file). */
 const FIELDS = new WeakMap<Schema, readonly string[]>();
 const fieldsOf = (schema: Schema): readonly string[] => {
-  let fields = FIELDS.get(schema);
-  if (!fields) FIELDS.set(schema, (fields = Object.keys(schema)));
+  const known = FIELDS.get(schema);
+  if (known) return known;
+  const fields = Object.keys(schema);
+  FIELDS.set(schema, fields);
   return fields;
 };
 
