@@ -1,59 +1,14 @@
-/**
- * Upload names are input (builder/upload/publish-upload.ts, report.ts reportKeyFor): checked before anything is
- * derived from them. On a local S3 laid out as `npm start` lays it out (the catalogue at the bucket's root, so
- * `reports/../current.json` is the live pointer), with the events that S3 sends (keys URL-encoded): a name with
- * `..` is refused with its report under `reports/` and the pointer untouched; names with `%` and `+` each get
- * their own report; no write ever leaves the builder's own keys (store/layout.ts confineWrites).
- */
-import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { s3Client } from '../../../aws/sdk.js';
-import type { S3EventRecord } from '../../../builder/upload/event.js';
-import { publishUpload, type UploadSettings } from '../../../builder/upload/publish-upload.js';
+import { describe, expect, it } from 'vitest';
+import { publishUpload } from '../../../builder/upload/publish-upload.js';
 import type { UploadReport } from '../../../builder/upload/report.js';
-import { type LocalS3, startS3 } from '../../../local/servers.js';
 import { catalogueWrites, confineWrites, UnownedWriteError } from '../../../store/layout.js';
-import { S3ObjectStore } from '../../../store/objects/s3.js';
-import { removeTemporaryDirectories, smallSnapshot, snapshotArchive } from '../../helpers/builder.js';
+import { smallSnapshot, snapshotArchive } from '../../helpers/builder.js';
+import { uploadBed } from '../../helpers/uploads.js';
 
-let s3: LocalS3;
-let client: S3Client;
-let settings: UploadSettings;
-const events: S3EventRecord[] = [];
-beforeAll(async () => {
-  s3 = await startS3('names-test');
-  s3.onEvent((notification) => events.push(...notification.Records));
-  client = s3Client({ endpoint: s3.endpoint });
-  settings = {
-    store: new S3ObjectStore({ client, bucket: s3.bucket }),
-    prefix: '',
-    incomingPrefix: 'incoming/',
-    reportsPrefix: 'reports/',
-  };
-});
-afterAll(async () => {
-  client.destroy();
-  await s3.dispose();
-  removeTemporaryDirectories();
-});
-
-/** Upload `body` under `key` and the event s3rver sent for it (its key URL-encoded as S3's). */
-async function upload(key: string, body: Buffer): Promise<S3EventRecord> {
-  const before = events.length;
-  await client.send(new PutObjectCommand({ Bucket: s3.bucket, Key: key, Body: body }));
-  const record = events.slice(before).find((event) => event.eventName.startsWith('ObjectCreated:'));
-  if (!record) throw new Error(`no event for ${key}`);
-  return record;
-}
-
-async function handle(record: S3EventRecord): Promise<UploadReport> {
-  const result = await publishUpload(record, settings);
-  if (result.kind !== 'reported') throw new Error(`${result.kind}: ${result.message}`);
-  return result.report;
-}
-
+const bed = uploadBed('names-test', '');
+const { upload, handle } = bed;
 async function stored(key: string): Promise<Buffer | undefined> {
-  const read = await settings.store.get(key);
+  const read = await bed.settings.store.get(key);
   return read.ok ? read.body : undefined;
 }
 
@@ -111,7 +66,7 @@ describe('upload names', () => {
       s3: { ...record.s3, object: { ...record.s3.object, key: 'incoming/%E0%A4%A.tar.gz' } },
     };
 
-    expect(await publishUpload(forged, settings)).toEqual({
+    expect(await publishUpload(forged, bed.settings)).toEqual({
       kind: 'misdirected',
       message:
         'an event for incoming/%E0%A4%A.tar.gz, which does not decode as an S3 event key: not handled (no report can be named for it)',
@@ -119,7 +74,7 @@ describe('upload names', () => {
   });
 
   it('every write of the builder is checked against what it owns, in one place', async () => {
-    const store = confineWrites(settings.store, catalogueWrites('catalogue/'));
+    const store = confineWrites(bed.settings.store, catalogueWrites('catalogue/'));
     for (const key of [
       'catalogue/../current.json',
       'current.json',

@@ -1,63 +1,18 @@
-/**
- * Publishing by upload (builder/upload/publish-upload.ts) against s3rver, with the event notifications s3rver
- * sends (local/servers.ts onEvent): an upload publishes and records where it came from; an invalid one
- * publishes nothing and reports every problem; the newest upload wins, also against one waiting for the lock;
- * an overwritten or vanished upload is left to its own event.
- */
-import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { s3Client } from '../../../aws/sdk.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { takePublishLock } from '../../../builder/publish/publish.js';
 import { readHistory, readLiveVersion } from '../../../builder/publish/versions.js';
-import { objectKeyOf, type S3EventRecord } from '../../../builder/upload/event.js';
-import {
-  publishUpload,
-  type UploadResult,
-  type UploadSettings,
-} from '../../../builder/upload/publish-upload.js';
-import type { UploadReport } from '../../../builder/upload/report.js';
-import { type LocalS3, startS3 } from '../../../local/servers.js';
-import { S3ObjectStore } from '../../../store/objects/s3.js';
-import { removeTemporaryDirectories, smallSnapshot, snapshotArchive } from '../../helpers/builder.js';
+import type { S3EventRecord } from '../../../builder/upload/event.js';
+import { publishUpload, type UploadSettings } from '../../../builder/upload/publish-upload.js';
+import { smallSnapshot, snapshotArchive } from '../../helpers/builder.js';
+import { uploadBed } from '../../helpers/uploads.js';
 
-let s3: LocalS3;
-let client: S3Client;
+const bed = uploadBed('uploads-test', 'catalogue/');
+const upload = (name: string, body: Buffer) => bed.upload(`incoming/${name}`, body);
+const handle = (record: S3EventRecord, given?: UploadSettings) => bed.handle(record, given);
 let settings: UploadSettings;
-const events: S3EventRecord[] = [];
-beforeAll(async () => {
-  s3 = await startS3('uploads-test');
-  s3.onEvent((notification) => events.push(...notification.Records));
-  client = s3Client({ endpoint: s3.endpoint });
-  settings = {
-    store: new S3ObjectStore({ client, bucket: s3.bucket }),
-    prefix: 'catalogue/',
-    incomingPrefix: 'incoming/',
-    reportsPrefix: 'reports/',
-  };
+beforeAll(() => {
+  settings = bed.settings;
 });
-afterAll(async () => {
-  client.destroy();
-  await s3.dispose();
-  removeTemporaryDirectories();
-});
-
-/** Upload `body` as `incoming/<name>` and the event s3rver sent for it. */
-async function upload(name: string, body: Buffer): Promise<S3EventRecord> {
-  const key = `incoming/${name}`;
-  const before = events.length;
-  await client.send(new PutObjectCommand({ Bucket: s3.bucket, Key: key, Body: body }));
-  const record = events.slice(before).find((event) => objectKeyOf(event) === key);
-  if (!record) throw new Error(`no event for ${key}`);
-  return record;
-}
-
-/** The report a handled record came to (written now, or found). */
-function reported(result: UploadResult): UploadReport {
-  if (result.kind !== 'reported') throw new Error(`not reported: ${result.kind}: ${result.message}`);
-  return result.report;
-}
-const handle = async (record: S3EventRecord, given = settings) =>
-  reported(await publishUpload(record, given));
 
 const live = () => readLiveVersion(settings.store, settings.prefix);
 async function catalogueKeys(): Promise<string[]> {
