@@ -119,16 +119,18 @@ function caseSource(work: string, which: Case): string {
     const text = readFileSync(join(FIXTURE_DIR, 'modules.json'), 'utf8').trimEnd();
     writePadded(modules, text, ' ', largest, '\n');
   } else {
-    // Generated modules, repeated with fresh ids, until just under the limit.
-    const generated = generateSnapshot({ modules: 5_000, seed: 36 }).modules;
+    // Generated modules (with their own standards, tags and manufacturers: every reference holds, so the
+    // records up to the limit are valid and kept, the worst case), repeated with fresh ids, just under the limit.
+    const generated = generateSnapshot({ modules: 5_000, seed: 36 });
+    for (const kind of ['standards', 'tags', 'manufacturers'] as const) {
+      writePadded(join(dir, `${kind}.json`), JSON.stringify(generated[kind]), ' ', 0, '');
+    }
     const fd = openSync(modules, 'w');
     try {
       let size = writeSync(fd, '[');
       for (let i = 0; size < largest - 4_000; i++) {
-        size += writeSync(
-          fd,
-          `${i === 0 ? '' : ','}${JSON.stringify({ ...generated[i % generated.length], id: i + 1 })}`,
-        );
+        const record = { ...generated.modules[i % generated.modules.length], id: i + 1 };
+        size += writeSync(fd, `${i === 0 ? '' : ','}${JSON.stringify(record)}`);
       }
       writeSync(fd, ']');
     } finally {
@@ -138,16 +140,23 @@ function caseSource(work: string, which: Case): string {
   return dir;
 }
 
-/** The asset of another checkout (BENCH_BUILDER_BASE), synthesized there as `cdk synth` bundles it. */
-function baseAsset(checkout: string): string {
+/**
+ * The asset of another checkout (BENCH_BUILDER_BASE), synthesized there as `cdk synth` bundles it, copied into
+ * its own task root (the synthesis's directory goes with the process that made it).
+ */
+function baseTaskRoot(work: string, checkout: string): string {
+  const root = join(work, 'task-base');
+  rmSync(root, { recursive: true, force: true });
+  mkdirSync(root, { recursive: true });
   const script =
+    "const { cpSync } = await import('node:fs'); const { dirname } = await import('node:path'); " +
     "const { bundledBuilder, synth } = await import('./test/infra/helpers.ts'); " +
-    'process.stdout.write(bundledBuilder(synth().assemblyDir).path);';
-  return execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+    `cpSync(dirname(bundledBuilder(synth().assemblyDir).path), ${JSON.stringify(root)}, { recursive: true });`;
+  execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
     cwd: checkout,
-    encoding: 'utf8',
-    maxBuffer: 64 * MB,
-  }).trim();
+    stdio: 'ignore',
+  });
+  return root;
 }
 
 /** Copy an asset's directory into a task root of its own. */
@@ -180,14 +189,19 @@ async function runCase(
     new PutObjectCommand({ Bucket: STACK_BUCKET, Key: key, Body: archive }),
   );
   const api = await startRuntimeApi({ deadlineMs: 900_000 });
-  const env = builderEnv({
+  const env: Record<string, string> = builderEnv({
     api: api.address,
     taskRoot: asset.root,
     tmp: join(asset.root, 'tmp'),
     s3Endpoint: harness.s3Endpoint,
     eventsEndpoint: harness.events.endpoint,
   });
-  mkdirSync(env.TMPDIR, { recursive: true });
+  // A builder before issue 36 signed its calls to the local S3 with the role's credentials, which s3rver
+  // refuses: it runs without them, so that what it does with the upload is measured.
+  if (asset.name === 'base') {
+    for (const name of ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN']) delete env[name];
+  }
+  mkdirSync(join(asset.root, 'tmp'), { recursive: true });
   const child: ChildProcess = spawn(
     harness.node,
     [...heapFlags(BUILDER_MEMORY_MB), harness.ric, 'index.handler'],
@@ -197,16 +211,26 @@ async function runCase(
     },
   );
   let usage = { cpuSeconds: 0, peakRssBytes: 0 };
-  const sample = setInterval(() => {
-    if (child.exitCode === null) usage = processUsage(child.pid!);
-  }, 200);
+  // Sampled while it runs: a builder that dies (out of memory) leaves its last sample.
+  const measure = () => {
+    try {
+      usage = processUsage(child.pid!);
+    } catch {
+      // It exited between the check and the read.
+    }
+  };
+  const sample = setInterval(measure, 200);
+  let stderr = '';
+  child.stderr?.on('data', (chunk) => {
+    stderr = (stderr + chunk).slice(-4000);
+  });
   const sentBefore = harness.events.entries.length;
   const started = performance.now();
   try {
     const died = new Promise<'died'>((resolve) => child.once('exit', () => resolve('died')));
     const ended = await Promise.race([api.invoke(putEvent(key, archive.byteLength, put.ETag ?? '')), died]);
     const seconds = (performance.now() - started) / 1000;
-    if (child.exitCode === null) usage = processUsage(child.pid!);
+    if (child.exitCode === null) measure();
     const reportKey = `reports/${key.slice('incoming/'.length, -'.tar.gz'.length)}.json`;
     const read = await harness.client
       .send(new GetObjectCommand({ Bucket: STACK_BUCKET, Key: reportKey }))
@@ -226,10 +250,8 @@ async function runCase(
       outcome:
         report?.outcome ??
         (ended === 'died'
-          ? `crashed (exit ${child.exitCode ?? child.signalCode})`
-          : ended.error
-            ? 'failed, no report'
-            : 'no report'),
+          ? `crashed (exit ${child.exitCode ?? child.signalCode}): ${stderr.slice(-200)}`
+          : `${ended.error ? 'failed' : 'answered'}, no report: ${ended.body.toString().slice(0, 200)}`),
       problemCount: report?.problem_count ?? null,
       reportBytes: Buffer.byteLength(reportText),
       eventBytes: Buffer.byteLength(entry?.Detail ?? ''),
@@ -254,7 +276,7 @@ export async function benchBadUploads(
   progress('11. bad uploads: synthesizing the upload builder as `cdk synth` bundles it');
   const assets = [{ name: 'this', root: taskRoot(work, 'this', bundledBuilder(synth().assemblyDir).path) }];
   const base = process.env.BENCH_BUILDER_BASE?.trim();
-  if (base) assets.push({ name: 'base', root: taskRoot(work, 'base', baseAsset(base)) });
+  if (base) assets.push({ name: 'base', root: baseTaskRoot(work, base) });
   const servers = await forkServer('s3rver + dynalite', join(BENCH_DIR, 'servers/stack.ts'), {
     args: [join(work, 's3'), join(work, 'dynamo')],
   });

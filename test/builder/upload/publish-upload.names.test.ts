@@ -59,6 +59,13 @@ describe('upload names', () => {
     });
   });
 
+  it('an upload named outside the rules never supersedes a good one', async () => {
+    const good = await upload('incoming/b-good.tar.gz', snapshotArchive(smallSnapshot(23)));
+    await upload('incoming/zzz later.tar.gz', snapshotArchive(smallSnapshot(24))); // newer, but no upload
+
+    expect(await handle(good)).toMatchObject({ outcome: 'published', counts: { modules: 23 } });
+  });
+
   it('an event key that does not decode is misdirected: logged and alarmed by the callers, nothing written', async () => {
     const record = await upload('incoming/0002.tar.gz', snapshotArchive(smallSnapshot(20)));
     const forged = {
