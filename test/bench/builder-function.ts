@@ -110,6 +110,8 @@ export function putEvent(key: string, size: number, etag: string) {
  * know: the builder must sign its calls to a loopback S3 with the local ones) and as the stack configures it.
  */
 export function builderEnv(at: {
+  /** The catalogue's prefix (default `catalogue/`). */
+  prefix?: string;
   api: string;
   taskRoot: string;
   tmp: string;
@@ -132,12 +134,11 @@ export function builderEnv(at: {
     AWS_LAMBDA_LOG_STREAM_NAME: 'bench',
     TMPDIR: at.tmp,
     CATALOGUE_BUCKET: STACK_BUCKET,
-    CATALOGUE_PREFIX: 'catalogue/',
+    CATALOGUE_PREFIX: at.prefix ?? 'catalogue/',
     INCOMING_PREFIX: 'incoming/',
     REPORTS_PREFIX: 'reports/',
     EVENT_BUS_NAME: 'default',
     BUILD_BUDGET_SECONDS: '600',
-    NODE_OPTIONS: '--enable-source-maps',
     S3_ENDPOINT: at.s3Endpoint,
     AWS_ENDPOINT_URL_EVENTBRIDGE: at.eventsEndpoint,
   };

@@ -189,7 +189,9 @@ async function runCase(
     new PutObjectCommand({ Bucket: STACK_BUCKET, Key: key, Body: archive }),
   );
   const api = await startRuntimeApi({ deadlineMs: 900_000 });
+  // Each builder publishes into a catalogue of its own: what one leaves (a killed build's objects) is not the other's.
   const env: Record<string, string> = builderEnv({
+    prefix: `${asset.name}/`,
     api: api.address,
     taskRoot: asset.root,
     tmp: join(asset.root, 'tmp'),
