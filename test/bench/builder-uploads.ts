@@ -45,6 +45,8 @@ import { BENCH_DIR, STACK_BUCKET, WORK } from './settings.js';
 import { fmt, table } from './stats.js';
 
 const MB = 2 ** 20;
+/** The function's timeout (infra/upload-builder.ts). */
+const FUNCTION_TIMEOUT_MS = 900_000;
 const CASES = ['bomb', 'export', 'largest', 'padded'] as const;
 type Case = (typeof CASES)[number];
 
@@ -216,13 +218,19 @@ async function runCase(
   // Sampled while it runs: a builder that dies (out of memory) leaves its last sample.
   const measure = () => {
     try {
-      usage = processUsage(child.pid!);
+      const now = processUsage(child.pid!);
+      // The highest seen: a dying process (a zombie) shows no VmHWM any more.
+      usage = {
+        cpuSeconds: Math.max(usage.cpuSeconds, now.cpuSeconds),
+        peakRssBytes: Math.max(usage.peakRssBytes, now.peakRssBytes),
+      };
     } catch {
       // It exited between the check and the read.
     }
   };
   const sample = setInterval(measure, 200);
   let stderr = '';
+  let timedOut = false;
   child.stderr?.on('data', (chunk) => {
     stderr = (stderr + chunk).slice(-4000);
   });
@@ -230,6 +238,12 @@ async function runCase(
   const started = performance.now();
   try {
     const died = new Promise<'died'>((resolve) => child.once('exit', () => resolve('died')));
+    // Lambda stops an invocation at the function's timeout (900 s): so does the bench.
+    const timeout = setTimeout(() => {
+      timedOut = true;
+      child.kill('SIGKILL');
+    }, FUNCTION_TIMEOUT_MS);
+    died.finally(() => clearTimeout(timeout));
     const ended = await Promise.race([api.invoke(putEvent(key, archive.byteLength, put.ETag ?? '')), died]);
     const seconds = (performance.now() - started) / 1000;
     if (child.exitCode === null) measure();
@@ -251,9 +265,11 @@ async function runCase(
       ...usage,
       outcome:
         report?.outcome ??
-        (ended === 'died'
-          ? `crashed (exit ${child.exitCode ?? child.signalCode}): ${stderr.slice(-200)}`
-          : `${ended.error ? 'failed' : 'answered'}, no report: ${ended.body.toString().slice(0, 200)}`),
+        (timedOut
+          ? `timed out at ${FUNCTION_TIMEOUT_MS / 1000} s (killed, as Lambda would)`
+          : ended === 'died'
+            ? `crashed (exit ${child.exitCode ?? child.signalCode}): ${stderr.slice(-200).replace(/\s+/g, ' ')}`
+            : `${ended.error ? 'failed' : 'answered'}, no report: ${ended.body.toString().slice(0, 200)}`),
       problemCount: report?.problem_count ?? null,
       reportBytes: Buffer.byteLength(reportText),
       eventBytes: Buffer.byteLength(entry?.Detail ?? ''),
