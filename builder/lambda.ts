@@ -159,6 +159,11 @@ async function handleRecord(
       progress,
       lockWaitMs: Math.max(0, context.getRemainingTimeInMillis() - budgetMs),
     });
+  } catch (error) {
+    // Its report could not be read or written (the store failing): the retry tries the upload again.
+    const message = `${printable(String(record.s3.object.key))}: its report could not be read or written: ${(error as Error).message}`;
+    log('error', message);
+    return message;
   } finally {
     progress.close();
   }

@@ -236,6 +236,20 @@ describe('the upload builder function', () => {
     expect(await reportEtag('reports/06.json')).toBe(etag);
   });
 
+  it('when the bucket does not answer, the invocation fails saying so (Lambda retries it), after every record', async () => {
+    const record = await upload('08.tar.gz', snapshotArchive(smallSnapshot(20)));
+    captureLog();
+    await s3.stop();
+    try {
+      await expect(handler({ Records: [record, record] }, context)).rejects.toThrow(
+        /^incoming\/08\.tar\.gz: its report could not be read or written: [\s\S]*\nincoming\/08\.tar\.gz: its report/,
+      );
+    } finally {
+      await s3.start();
+    }
+    expect(messages().map((line) => line.level)).toEqual(['error', 'error']);
+  }, 60_000);
+
   it('says what it does with records that are not uploads: empty, foreign, elsewhere (the last two alarmed)', async () => {
     const record = await upload('07.tar.gz', snapshotArchive(smallSnapshot(20)));
     captureLog();
