@@ -232,7 +232,7 @@ async function runCase(
   let stderr = '';
   let timedOut = false;
   child.stderr?.on('data', (chunk) => {
-    stderr = (stderr + chunk).slice(-4000);
+    stderr = (stderr + chunk).slice(-64_000);
   });
   const sentBefore = harness.events.entries.length;
   const started = performance.now();
@@ -268,7 +268,7 @@ async function runCase(
         (timedOut
           ? `timed out at ${FUNCTION_TIMEOUT_MS / 1000} s (killed, as Lambda would)`
           : ended === 'died'
-            ? `crashed (exit ${child.exitCode ?? child.signalCode}): ${stderr.slice(-200).replace(/\s+/g, ' ')}`
+            ? `crashed (exit ${child.exitCode ?? child.signalCode}): ${crashReason(stderr)}`
             : `${ended.error ? 'failed' : 'answered'}, no report: ${ended.body.toString().slice(0, 200)}`),
       problemCount: report?.problem_count ?? null,
       reportBytes: Buffer.byteLength(reportText),
@@ -280,6 +280,17 @@ async function runCase(
     api.reset('case over');
     await api.close();
   }
+}
+
+/**
+ * Why a runtime died, in V8's words ("Reached heap limit Allocation failed - JavaScript heap out of memory"):
+ * its fatal line, not the native stack after it, which names the binary's path on this machine.
+ */
+function crashReason(stderr: string): string {
+  const fatal = /FATAL ERROR: *([^\n]*)/.exec(stderr)?.[1];
+  if (fatal) return fatal.trim();
+  const last = stderr.trim().split('\n').at(-1) ?? '';
+  return last.replace(/\/\S*/g, '…').replace(/\s+/g, ' ').slice(0, 200) || 'nothing on stderr';
 }
 
 /** Run the cases against this checkout's asset (and BENCH_BUILDER_BASE's, alternating). */
