@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadSnapshot } from '../../../builder/snapshot/load.js';
+import { formatProblem } from '../../../builder/snapshot/problems.js';
 import { sourceDigest } from '../../../builder/snapshot/source.js';
 import { readSnapshotArchive, UPLOAD_LIMITS, type UploadLimits } from '../../../builder/upload/archive.js';
 
@@ -122,6 +123,23 @@ describe('what is refused, every reason at once', () => {
     expect(await reasons(bytes)).toEqual([
       'incoming/x.tar.gz: ./._modules.json: an unexpected file: an upload holds standards.json, tags.json, manufacturers.json, modules.json (and snapshot.json when the snapshot has one) and nothing else (macOS tar adds ._ files: run it with COPYFILE_DISABLE=1)',
     ]);
+  });
+
+  it('an entry name cannot forge a log line: its line breaks escaped where a problem is printed', async () => {
+    // npm start prints each problem on a line of its own (local/uploads.ts), as the CLI does.
+    const forged = 'notes\nupload y.tar.gz: published\u2028\r.txt';
+    const bytes = tarOf(['-C', 'my-catalogue', '.'], (root) => {
+      writeFileSync(join(root, 'my-catalogue', forged), 'hello');
+    });
+    const read = await readSnapshotArchive(bytes, 'incoming/x.tar.gz');
+    const lines = read.ok ? [] : read.problems.map(formatProblem);
+
+    expect(lines).toEqual([
+      expect.stringContaining(
+        'incoming/x.tar.gz: ./notes\\u000aupload y.tar.gz: published\\u2028\\u000d.txt: an unexpected file',
+      ),
+    ]);
+    expect(lines.join('')).not.toMatch(/[\n\r\u2028\u2029]/);
   });
 
   it('not gzip, gzip but not tar, a damaged or cut archive', async () => {
