@@ -10,7 +10,7 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { defaultProvider } from '@aws-sdk/credential-provider-node';
 import type { AwsCredentialIdentityProvider } from '@smithy/types';
 import { LeanDynamo } from './dynamodb.js';
-import { awsRegion, endpointSetting, isLoopback, LOOPBACK_CREDENTIALS } from './env.js';
+import { type AwsCredentials, awsRegion, endpointSetting, isLoopback, LOOPBACK_CREDENTIALS } from './env.js';
 
 export { awsRegion } from './env.js';
 
@@ -24,6 +24,8 @@ export interface ClientOptions {
   region?: string | undefined;
   /** SDK retries; our own timeouts bound each call, so keep this small. */
   maxAttempts?: number;
+  /** Credentials to sign with whatever the environment holds (the upload builder's for a loopback endpoint). */
+  credentials?: AwsCredentials;
 }
 
 /**
@@ -72,7 +74,7 @@ export function s3Client(options: ClientOptions = {}): S3Client {
           responseChecksumValidation: 'WHEN_REQUIRED',
         }
       : {}),
-    ...localCredentials(endpoint),
+    ...(options.credentials ? { credentials: { ...options.credentials } } : localCredentials(endpoint)),
   });
 }
 

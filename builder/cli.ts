@@ -63,9 +63,13 @@ function required(name: string, value: string | undefined): string {
   return value;
 }
 
-function printProblems(problems: readonly Problem[]): void {
+/** The problems kept (the first 1,000), one line each, then how many there are in all. */
+function printProblems(problems: readonly Problem[], total: number): void {
   for (const problem of problems) process.stderr.write(`${formatProblem(problem)}\n`);
-  const count = `${problems.length} problem${problems.length === 1 ? '' : 's'}`;
+  if (total > problems.length) {
+    process.stderr.write(`… and ${total - problems.length} more problems not listed\n`);
+  }
+  const count = `${total} problem${total === 1 ? '' : 's'}`;
   process.stderr.write(`snapshot refused: ${count}; nothing was written\n`);
 }
 
@@ -169,7 +173,7 @@ async function build(values: Values, repair: boolean, options: CommandOptions): 
       return EXIT.ok;
     }
     if (outcome.reason === 'invalid') {
-      printProblems(outcome.problems);
+      printProblems(outcome.problems, outcome.problemCount);
       return EXIT.invalid;
     }
     const error = outcome.error as Error;
@@ -207,7 +211,7 @@ async function validate(values: Values): Promise<number> {
   const source = await checkSource(values);
   const loaded = await loadSnapshot(source);
   if (!loaded.ok) {
-    printProblems(loaded.problems);
+    printProblems(loaded.problems, loaded.problemCount);
     return EXIT.invalid;
   }
   const { standards, tags, manufacturers, modules } = loaded.snapshot;

@@ -1,8 +1,11 @@
 /**
  * The upload builder's Lambda entry point (infra/upload-builder.ts deploys it): S3 event notifications of
  * objects created under the incoming prefix → publishUpload (builder/upload/publish-upload.ts: the CLI's
- * publish code) → a report object and an EventBridge event. An upload whose publish failed is thrown as the
- * invocation's error: Lambda retries it (asynchronous invocation) and the function's error alarm fires.
+ * publish code) → a report object and an EventBridge event. The invocation fails (Lambda retries it, as an
+ * asynchronous invocation, and the function's error alarm fires) when an upload's publish failed, when an
+ * outcome's event could not be sent (the retry finds the report and sends that same event again), and when a
+ * record is misdirected (a key outside the incoming prefix, another bucket's, not an S3 event at all). Every
+ * record gets one log line, whatever it is; every record is handled before the invocation fails.
  *
  * Settings (environment): CATALOGUE_BUCKET, CATALOGUE_PREFIX, INCOMING_PREFIX (`incoming/`), REPORTS_PREFIX
  * (`reports/`), EVENT_BUS_NAME (`default`; `none` sends no event), BUILD_BUDGET_SECONDS (600: the time kept
@@ -21,9 +24,10 @@ import {
 import { s3Client } from '../aws/sdk.js';
 import { S3ObjectStore } from '../store/objects/s3.js';
 import { logProgress } from './report/progress.js';
-import type { S3EventNotification } from './upload/event.js';
+import { printable } from './snapshot/problems.js';
+import type { S3EventNotification, S3EventRecord } from './upload/event.js';
 import { uploadEventBus } from './upload/notify.js';
-import { publishUpload, type UploadSettings } from './upload/publish-upload.js';
+import { publishUpload, type UploadResult, type UploadSettings } from './upload/publish-upload.js';
 import { reportLine } from './upload/report.js';
 
 /** What Lambda's context gives the handler that it uses. */
@@ -43,11 +47,17 @@ function fingerprint(): string {
 function readSettings(env = process.env) {
   const bucket = env.CATALOGUE_BUCKET;
   if (!bucket) throw new Error('CATALOGUE_BUCKET is not set');
-  const client = s3Client({ maxAttempts: 5 });
+  // A local S3 (s3rver) takes only its own credentials: never the role's, even when the environment has them.
+  const s3Endpoint = endpointSetting('s3', env)?.value;
+  const client = s3Client({
+    maxAttempts: 5,
+    ...(isLoopback(s3Endpoint) && { credentials: LOOPBACK_CREDENTIALS }),
+  });
   const eventsEndpoint = endpointSetting('events', env)?.value;
   const busName = env.EVENT_BUS_NAME?.trim() || 'default';
   const budget = Number(env.BUILD_BUDGET_SECONDS ?? DEFAULT_BUILD_BUDGET_SECONDS);
-  const settings: Omit<UploadSettings, 'lockWaitMs'> = {
+  const settings: Omit<UploadSettings, 'lockWaitMs'> & { bucket: string } = {
+    bucket,
     store: new S3ObjectStore({ client, bucket }),
     prefix: env.CATALOGUE_PREFIX ?? '',
     incomingPrefix: env.INCOMING_PREFIX ?? 'incoming/',
@@ -79,45 +89,125 @@ function readSettings(env = process.env) {
 
 let configured: ReturnType<typeof readSettings> | undefined;
 
+/** One log line, as CloudWatch Logs keeps it (JSON: a name in it can never start a line of its own). */
+function log(level: 'info' | 'warn' | 'error', message: string, fields: Record<string, unknown> = {}): void {
+  console.log(JSON.stringify({ level, message, ...fields }));
+}
+
+/**
+ * The S3 records of an invocation's event, or what to say of an event that has none: S3's test event and an
+ * empty one are logged; anything else is not the S3 notification the function is for (alarmed).
+ */
+function recordsOf(
+  event: unknown,
+): { records: S3EventRecord[] } | { level: 'info' | 'error'; message: string } {
+  const fields = typeof event === 'object' && event !== null ? (event as Record<string, unknown>) : undefined;
+  if (fields?.Event === 's3:TestEvent') {
+    return {
+      level: 'info',
+      message: "S3's test event (sent when the bucket's notification is set up): nothing to do",
+    };
+  }
+  if (Array.isArray(fields?.Records)) {
+    if (fields.Records.length === 0)
+      return { level: 'info', message: 'an event with no records: nothing to do' };
+    return { records: fields.Records as S3EventRecord[] };
+  }
+  const shape = fields
+    ? `an object with ${
+        Object.keys(fields)
+          .slice(0, 8)
+          .map((k) => printable(k, 40))
+          .join(', ') || 'no fields'
+      }`
+    : typeof event;
+  return {
+    level: 'error',
+    message: `not an S3 event notification (${shape}): nothing done; the function handles the S3 events of its bucket's incoming prefix`,
+  };
+}
+
+/** Whether a record is an S3 notification of the function's bucket; else what it is. */
+function foreignRecord(record: S3EventRecord, bucket: string): string | undefined {
+  const source = (record as { eventSource?: unknown }).eventSource;
+  if (typeof record?.s3?.object?.key !== 'string' || (source !== undefined && source !== 'aws:s3')) {
+    return `a record that is not an S3 event notification (eventSource ${printable(String(source))}): not handled`;
+  }
+  if (record.s3.bucket?.name !== bucket) {
+    return `an event of bucket ${printable(String(record.s3.bucket?.name))}, not ${bucket}: not handled`;
+  }
+  return undefined;
+}
+
+/** Handle one record and log what it came to; what the invocation must fail for (to be retried and alarmed), if anything. */
+async function handleRecord(
+  record: S3EventRecord,
+  context: LambdaContext,
+  { settings, bus, budgetMs }: NonNullable<typeof configured>,
+): Promise<string | undefined> {
+  const foreign = foreignRecord(record, settings.bucket);
+  if (foreign) {
+    log('error', foreign);
+    return foreign;
+  }
+  // Progress as log lines every 5 s: a long build never looks hung in CloudWatch Logs.
+  const progress = logProgress(process.stdout);
+  let result: UploadResult;
+  try {
+    result = await publishUpload(record, {
+      ...settings,
+      progress,
+      lockWaitMs: Math.max(0, context.getRemainingTimeInMillis() - budgetMs),
+    });
+  } catch (error) {
+    // Its report could not be read or written (the store failing): the retry tries the upload again.
+    const message = `${printable(String(record.s3.object.key))}: its report could not be read or written: ${(error as Error).message}`;
+    log('error', message);
+    return message;
+  } finally {
+    progress.close();
+  }
+  if (result.kind !== 'reported') {
+    log(result.kind === 'skipped' ? 'info' : 'error', result.message);
+    return result.kind === 'misdirected' ? result.message : undefined;
+  }
+  const { report, repeated } = result;
+  const { problems, ...summary } = report;
+  const line = reportLine(report);
+  log(
+    report.outcome === 'failed' ? 'error' : 'info',
+    repeated ? `${line} (reported before: its event is sent again)` : line,
+    {
+      ...summary,
+      problems: problems.slice(0, 20),
+    },
+  );
+  try {
+    await bus?.send(report);
+  } catch (error) {
+    const message = `${printable(report.upload)}: the event of its outcome (${report.outcome}) could not be sent: ${(error as Error).message}; the invocation fails so that Lambda tries again, and the retry sends the same event`;
+    log('error', message);
+    return message;
+  }
+  return report.outcome === 'failed' ? line : undefined;
+}
+
 /**
  * Handle the S3 event notifications of one invocation (S3 sends one record per event).
  * @example await handler({ Records: [record] }, { getRemainingTimeInMillis: () => 900_000 });
  */
-export async function handler(event: S3EventNotification, context: LambdaContext): Promise<void> {
+export async function handler(event: S3EventNotification | unknown, context: LambdaContext): Promise<void> {
   configured ??= readSettings();
-  const { settings, bus, budgetMs } = configured;
-  for (const record of event.Records ?? []) {
-    // Progress as log lines every 5 s: a long build never looks hung in CloudWatch Logs.
-    const progress = logProgress(process.stdout);
-    let report: Awaited<ReturnType<typeof publishUpload>>;
-    try {
-      report = await publishUpload(record, {
-        ...settings,
-        progress,
-        lockWaitMs: Math.max(0, context.getRemainingTimeInMillis() - budgetMs),
-      });
-    } finally {
-      progress.close();
-    }
-    if (!report) {
-      console.log(
-        JSON.stringify({
-          level: 'info',
-          message: `nothing to do for ${record.s3.object.key}: gone, or overwritten by a newer upload of that name`,
-        }),
-      );
-      continue;
-    }
-    const { problems, ...summary } = report;
-    console.log(
-      JSON.stringify({
-        level: report.outcome === 'failed' ? 'error' : 'info',
-        message: reportLine(report),
-        ...summary,
-        problems: problems.slice(0, 20),
-      }),
-    );
-    await bus?.send(report);
-    if (report.outcome === 'failed') throw new Error(reportLine(report));
+  const found = recordsOf(event);
+  if (!('records' in found)) {
+    log(found.level, found.message);
+    if (found.level === 'error') throw new Error(found.message);
+    return;
   }
+  const failures: string[] = [];
+  for (const record of found.records) {
+    const failure = await handleRecord(record, context, configured);
+    if (failure !== undefined) failures.push(failure);
+  }
+  if (failures.length > 0) throw new Error(failures.join('\n'));
 }

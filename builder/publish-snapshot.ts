@@ -4,11 +4,12 @@
  * unchanged), then publishes (builder/publish/publish.ts). `npm run catalogue -- build` and `npm start`
  * both call this, and only say the outcome in their own words.
  */
+import { catalogueWrites, confineWrites } from '../store/layout.js';
 import type { WritableObjectStore } from '../store/objects/interface.js';
 import { publishCatalogue } from './publish/publish.js';
 import { type CurrentVersion, readCurrentVersion } from './publish/read.js';
 import type { PublishOptions, PublishRecord, PublishSummary } from './publish/types.js';
-import { loadSnapshot } from './snapshot/load.js';
+import { loadSnapshot, type SnapshotLimits } from './snapshot/load.js';
 import type { Problem } from './snapshot/problems.js';
 import type { Snapshot } from './snapshot/snapshot.js';
 import type { SnapshotSource } from './snapshot/source.js';
@@ -30,6 +31,8 @@ export type PublishSnapshotOptions = Omit<
    * warn that a first publish of a big catalogue takes minutes).
    */
   onValid?: (snapshot: Snapshot, current: CurrentVersion) => void;
+  /** What the snapshot may hold (default: builder/snapshot/load.ts SNAPSHOT_LIMITS; an upload's are tighter). */
+  limits?: SnapshotLimits;
 };
 
 export type PublishSnapshotOutcome =
@@ -42,8 +45,11 @@ export type PublishSnapshotOutcome =
       /** Modules whose own fields were not checked again: unchanged since the current version. */
       unchanged: number;
     }
-  /** The snapshot is not valid: every problem, and nothing was written. */
-  | { ok: false; reason: 'invalid'; problems: Problem[] }
+  /**
+   * The snapshot is not valid, and nothing was written: its first 1,000 problems (problems.ts PROBLEM_CAP) in
+   * `problems`, and `problemCount` counting every one.
+   */
+  | { ok: false; reason: 'invalid'; problems: Problem[]; problemCount: number }
   /**
    * The target could not be read or written, or another publish holds it (`error` is a PublishBusyError,
    * lock.ts); the previous version is still current.
@@ -61,11 +67,13 @@ export async function publishSnapshot(
   target: SnapshotTarget,
   options: PublishSnapshotOptions = {},
 ): Promise<PublishSnapshotOutcome> {
-  const { builder, progress, onValid, record, ...publish } = options;
+  const { builder, progress, onValid, record, limits, ...publish } = options;
+  // The builder writes only the catalogue's own keys (store/layout.ts), whoever calls it.
+  const store = confineWrites(target.store, catalogueWrites(target.prefix));
   progress?.note('reading the current version');
   // A failure is reported as the publish's own, after the snapshot's problems if it has any.
   let unreadable: { error: unknown } | undefined;
-  const current = await readCurrentVersion(target.store, target.prefix).catch((error: unknown) => {
+  const current = await readCurrentVersion(store, target.prefix).catch((error: unknown) => {
     unreadable = { error };
     return undefined;
   });
@@ -73,11 +81,14 @@ export async function publishSnapshot(
   const manifest = options.repair ? undefined : current?.manifest;
   const loaded = await loadSnapshot(source, {
     ...(builder !== undefined && { builder }),
+    ...(limits && { limits }),
     ...(manifest && {
       current: { builder: manifest.reuse?.builder, sourceOf: (id: number) => manifest.modules.get(id)?.[6] },
     }),
   });
-  if (!loaded.ok) return { ok: false, reason: 'invalid', problems: loaded.problems };
+  if (!loaded.ok) {
+    return { ok: false, reason: 'invalid', problems: loaded.problems, problemCount: loaded.problemCount };
+  }
   if (unreadable || !current) return { ok: false, reason: 'failed', error: unreadable?.error };
   onValid?.(loaded.snapshot, current);
   // publishCatalogue holds the target from here (a valid snapshot) to the end, and reads the version again
@@ -85,7 +96,7 @@ export async function publishSnapshot(
   try {
     const summary = await publishCatalogue({
       ...publish,
-      store: target.store,
+      store,
       prefix: target.prefix,
       snapshot: loaded.snapshot,
       current,

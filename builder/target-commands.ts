@@ -4,6 +4,7 @@
  * valid, guarded). Each writes its outcome and resolves to an exit code (exit.ts).
  */
 import { readdir, rm, stat } from 'node:fs/promises';
+import { catalogueWrites, confineWrites } from '../store/layout.js';
 import { DirectoryObjectStore } from '../store/objects/directory.js';
 import { EXIT, whoAmI } from './exit.js';
 import type { HistoryEntry } from './publish/history.js';
@@ -85,11 +86,15 @@ function origin(entry: HistoryEntry | undefined): string {
 /** `rollback`: make the previous (or the named) retained version live again. */
 export async function rollbackCommand(target: PublishTarget, to: string | undefined): Promise<number> {
   try {
-    const outcome = await rollback(target.store, target.prefix, {
-      ...(to !== undefined && { to }),
-      by: whoAmI(),
-      warn: (message) => err(`warning: ${message}`),
-    });
+    const outcome = await rollback(
+      confineWrites(target.store, catalogueWrites(target.prefix)),
+      target.prefix,
+      {
+        ...(to !== undefined && { to }),
+        by: whoAmI(),
+        warn: (message) => err(`warning: ${message}`),
+      },
+    );
     if (!outcome.ok) {
       err(`rollback refused: ${outcome.message}; target: ${target.location}\nnothing was written`);
       return EXIT.refused;
@@ -186,7 +191,8 @@ export async function unlockCommand(target: PublishTarget, force: boolean): Prom
     lock.state === 'live'
       ? `--force: it looked live (${holderLine(lock.holder)})`
       : `${lock.reason}${lock.holder ? ` (${holderLine(lock.holder)})` : ''}`;
-  const broken = await breakPublishLock(target.store, target.prefix, lock, { by: whoAmI() });
+  const store = confineWrites(target.store, catalogueWrites(target.prefix));
+  const broken = await breakPublishLock(store, target.prefix, lock, { by: whoAmI() });
   if (!broken) {
     err(
       `unlock: the publish lock of ${target.description} changed while it was being broken (a publish took it); run unlock again to see who holds it`,

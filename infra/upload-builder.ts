@@ -92,15 +92,17 @@ export class UploadBuilder extends Construct {
         new iam.PolicyStatement({ sid, actions, resources, ...(conditions && { conditions }) }),
       );
     allow('ReadUploads', ['s3:GetObject'], [bucket.arnForObjects(`${incomingPrefix}*`)]);
-    allow('WriteReports', ['s3:PutObject'], [bucket.arnForObjects(`${reportsPrefix}*`)]);
+    // A report is read before it is written (written once: a retry finds it and sends its event again).
+    allow('WriteReports', ['s3:PutObject', 's3:GetObject'], [bucket.arnForObjects(`${reportsPrefix}*`)]);
     // What the CLI's publisher role may do, no more: the same publish code runs here.
     allow(
       'PublishCatalogue',
       ['s3:PutObject', 's3:GetObject', 's3:DeleteObject'],
       [bucket.arnForObjects(`${cataloguePrefix}*`)],
     );
+    // Listing the reports prefix too: without it, reading a report that is not there yet is 403, not 404.
     allow('ListUploadsAndCatalogue', ['s3:ListBucket'], [bucket.bucketArn], {
-      StringLike: { 's3:prefix': [`${incomingPrefix}*`, `${cataloguePrefix}*`] },
+      StringLike: { 's3:prefix': [`${incomingPrefix}*`, `${cataloguePrefix}*`, `${reportsPrefix}*`] },
     });
     allow(
       'SendUploadEvents',
@@ -119,7 +121,7 @@ export class UploadBuilder extends Construct {
     );
     acknowledge(
       prefixWildcardFinding(bucket, reportsPrefix),
-      'The builder writes one report per upload, named after the upload, under the reports prefix and nowhere else.',
+      'The builder writes one report per upload, named after the upload, under the reports prefix and nowhere else (and reads it first, to write it only once).',
     );
 
     this.function = new NodejsFunction(this, 'Function', {
@@ -168,7 +170,7 @@ export class UploadBuilder extends Construct {
       .createAlarm(this, 'Failures', {
         alarmName: `${stack.stackName}-upload-build-failed`,
         alarmDescription:
-          'An uploaded snapshot could not be published (a store fault, the publish lock held too long, a timeout or a crash); the live version is unchanged and Lambda tries the upload again twice. Its report (outcome failed) and the builder log group say why. An invalid snapshot does not raise this: its report and event list its problems.',
+          'An invocation of the upload builder failed, and Lambda tries it again twice: an upload could not be published (a store fault, the publish lock held too long, a timeout or a crash: its report says failed, the live version is unchanged), or an outcome event could not be sent to EventBridge (the report stands; the retry sends the same event), or a record was not an upload of this bucket (a key outside the incoming prefix, another bucket, not an S3 event). The builder log group says which, one line each. An invalid snapshot, however bad, does not raise this: its report and event list its problems.',
         threshold: 1,
         comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
         evaluationPeriods: 1,

@@ -1,18 +1,41 @@
 /**
  * S3 event notifications from s3rver 3.7.1, as S3 delivers them to a subscribed function: s3rver emits an
- * `event` for every object written or deleted (its S3Event shape is S3's), but names the completion of a
- * multipart upload `ObjectCreated:Post`, where S3 says `ObjectCreated:CompleteMultipartUpload` (what
- * `aws s3 cp` sends for files over 8 MB). A middleware marks the objects whose multipart upload is being
- * completed, and the event of such an object is renamed before it is passed on.
+ * `event` for every object written or deleted (its S3Event shape is S3's), but
+ * - names the completion of a multipart upload `ObjectCreated:Post`, where S3 says
+ *   `ObjectCreated:CompleteMultipartUpload` (what `aws s3 cp` sends for files over 8 MB);
+ * - gives the key as it is, where S3 URL-encodes it (a space as `+`: builder/upload/event.ts eventKeyOf), so a
+ *   key with `+` or `%` would be read as another;
+ * - names a random principal for every request, where S3 names who signed it.
+ * A middleware notes, for the request being handled, whether it completes a multipart upload and who signed
+ * it (the access key of its signature, `AWS:S3RVER` for the local credentials; `Anonymous` when unsigned), and
+ * each event is put right before it is passed on.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type S3rver from 's3rver';
-import type { S3EventNotification } from '../builder/upload/event.js';
+import { eventKeyOf, type S3EventNotification } from '../builder/upload/event.js';
 
 /** The part of Koa's context the middleware reads. */
 interface Context {
   method: string;
   path: string;
   querystring: string;
+  get(header: string): string;
+}
+
+/**
+ * Who signed a request, as S3's events name a principal: `AWS:<access key id>` from its signature (header or
+ * presigned query), `Anonymous` when it is not signed.
+ * @example signerOf({ get: () => 'AWS4-HMAC-SHA256 Credential=S3RVER/20260101/us-east-1/s3/aws4_request, …', querystring: '' }) // → 'AWS:S3RVER'
+ */
+function signerOf(ctx: Pick<Context, 'get' | 'querystring'>): string {
+  const authorization = ctx.get('authorization');
+  const query = new URLSearchParams(ctx.querystring);
+  const accessKey =
+    /Credential=([^/,\s]+)\//.exec(authorization)?.[1] ??
+    /^AWS ([^:\s]+):/.exec(authorization)?.[1] ??
+    query.get('X-Amz-Credential')?.split('/')[0] ??
+    query.get('AWSAccessKeyId');
+  return accessKey ? `AWS:${accessKey}` : 'Anonymous';
 }
 type Middleware = (ctx: Context, next: () => Promise<void>) => Promise<void>;
 
@@ -26,26 +49,20 @@ export function forwardS3rverEvents(s3rver: S3rver, emit: (notification: S3Event
     middleware: Middleware[];
     on(name: 'event', listener: (event: S3EventNotification) => void): void;
   };
-  /** `bucket/key` of the multipart uploads being completed now (their event is emitted in between). */
-  const completing = new Set<string>();
+  /** The request being handled (its events are emitted while it is): who signed it, whether it completes a multipart upload. */
+  const requests = new AsyncLocalStorage<{ signer: string; completion: boolean }>();
   app.middleware.splice(app.middleware.length - 1, 0, async (ctx, next) => {
-    const match = /^\/([^/]+)\/(.+)$/.exec(ctx.path);
-    const completion = ctx.method === 'POST' && match && new URLSearchParams(ctx.querystring).has('uploadId');
-    if (!completion) return next();
-    const name = `${decodeURIComponent(match[1]!)}/${decodeURIComponent(match[2]!)}`;
-    completing.add(name);
-    try {
-      await next();
-    } finally {
-      completing.delete(name);
-    }
+    const completion = ctx.method === 'POST' && new URLSearchParams(ctx.querystring).has('uploadId');
+    return requests.run({ signer: signerOf(ctx), completion }, next);
   });
   app.on('event', (event) => {
+    const request = requests.getStore();
     for (const record of event.Records) {
-      const name = `${record.s3.bucket.name}/${record.s3.object.key}`;
-      if (record.eventName === 'ObjectCreated:Post' && completing.has(name)) {
+      if (record.eventName === 'ObjectCreated:Post' && request?.completion) {
         record.eventName = 'ObjectCreated:CompleteMultipartUpload';
       }
+      record.s3.object.key = eventKeyOf(record.s3.object.key);
+      record.userIdentity = { principalId: request?.signer ?? 'Anonymous' };
     }
     emit(event);
   });

@@ -20,6 +20,7 @@ import { register } from '../admin/actions.js';
 import { AdminTables } from '../admin/dynamo.js';
 import { partnerDefaults } from '../admin/settings.js';
 import { createTables } from '../admin/tables.js';
+import { LOOPBACK_CREDENTIALS } from '../aws/env.js';
 import { dynamoClient, leanDynamo, s3Client } from '../aws/sdk.js';
 import { whoAmI } from '../builder/exit.js';
 import { publishSnapshot, type SnapshotTarget } from '../builder/publish-snapshot.js';
@@ -398,7 +399,12 @@ function readyScreen(ready: {
     }),
     ...startUploadLoop({
       store: new S3ObjectStore({
-        client: s3Client({ endpoint: config.s3Endpoint, maxAttempts: 5 }),
+        // Its own S3 takes only the local credentials, whatever AWS_ACCESS_KEY_ID says.
+        client: s3Client({
+          endpoint: config.s3Endpoint,
+          maxAttempts: 5,
+          ...(storage.ownS3 && { credentials: LOOPBACK_CREDENTIALS }),
+        }),
         bucket: config.bucket,
       }),
       bucket: config.bucket,

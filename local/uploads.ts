@@ -3,14 +3,24 @@
  * prefix of its local S3 (`aws s3 cp snapshot.tar.gz s3://catalogue/incoming/…` against the printed
  * endpoint) is published by the same code as the stack's builder function (builder/upload/publish-upload.ts),
  * one upload at a time as the function's reserved concurrency of 1 runs them, and tried again after a failed
- * publish as Lambda retries an asynchronous invocation. And it says when a new version goes live, whoever
- * made it live (an upload, the CLI, a rollback): it watches the pointer.
+ * publish as Lambda retries an asynchronous invocation. Uploads that came while it was not running (stopped,
+ * or killed in the middle of a build) are handled when it starts, oldest first, so the newest wins. And it
+ * says when a new version goes live, whoever made it live (an upload, the CLI, a rollback): it watches the
+ * pointer.
  */
 import { readHistory, readLiveVersion } from '../builder/publish/versions.js';
 import { logProgress } from '../builder/report/progress.js';
-import type { S3EventNotification, S3EventRecord } from '../builder/upload/event.js';
-import { publishUpload, type UploadSettings } from '../builder/upload/publish-upload.js';
-import { reportLine, type UploadReport } from '../builder/upload/report.js';
+import { printable } from '../builder/snapshot/problems.js';
+import {
+  eventKeyOf,
+  objectKeyOf,
+  type S3EventNotification,
+  type S3EventRecord,
+} from '../builder/upload/event.js';
+import { newerUpload } from '../builder/upload/order.js';
+import { publishUpload, type UploadResult, type UploadSettings } from '../builder/upload/publish-upload.js';
+import { reportKeyFor, reportLine, type UploadReport } from '../builder/upload/report.js';
+import { isFinalFor, readReport } from '../builder/upload/report-object.js';
 import type { WritableObjectStore } from '../store/objects/interface.js';
 
 export interface LocalUploadOptions extends Omit<UploadSettings, 'lockWaitMs' | 'progress'> {
@@ -23,6 +33,8 @@ export interface LocalUploadOptions extends Omit<UploadSettings, 'lockWaitMs' | 
   lockWaitMs?: number;
   /** Called with each report (tests). */
   onReport?: (report: UploadReport) => void;
+  /** Handle first the uploads whose report is missing or `failed` (default true: they came while npm start was down). */
+  catchUp?: boolean;
 }
 
 export interface LocalUploads {
@@ -30,54 +42,126 @@ export interface LocalUploads {
   close(): Promise<void>;
 }
 
-/** Problem lines printed for a refused upload; the report object holds every one. */
+/** Problem lines printed for a refused upload; the report object holds the first 1,000. */
 const PRINTED_PROBLEMS = 10;
 
+/** Uploads are objects under the incoming prefix named `….tar.gz` (the deployed trigger's prefix and suffix). */
+function isUploadKey(key: string | undefined, incomingPrefix: string): key is string {
+  return key?.startsWith(incomingPrefix) === true && key.endsWith('.tar.gz');
+}
+
 /**
- * Publish every upload `onEvent` announces, one at a time.
+ * The uploads in the incoming prefix whose report is not their final word (none yet, or `failed`): uploads that
+ * came while npm start was down or busy when it stopped. As the events S3 would have sent, oldest first.
+ */
+async function pendingUploads(
+  settings: Omit<UploadSettings, 'lockWaitMs' | 'progress'>,
+  bucket: string,
+): Promise<S3EventRecord[]> {
+  const listed: { key: string; lastModified: Date; etag: string; size: number }[] = [];
+  for await (const object of settings.store.list(settings.incomingPrefix)) {
+    if (!isUploadKey(object.key, settings.incomingPrefix) || !object.lastModified) continue;
+    listed.push({
+      key: object.key,
+      lastModified: object.lastModified,
+      etag: (object.etag ?? '').replace(/"/g, ''),
+      size: object.size,
+    });
+  }
+  const pending: S3EventRecord[] = [];
+  for (const upload of listed.sort((a, b) => (newerUpload(a, b) ? 1 : newerUpload(b, a) ? -1 : 0))) {
+    const reportKey = reportKeyFor(settings.incomingPrefix, settings.reportsPrefix, upload.key);
+    if (isFinalFor(await readReport(settings.store, reportKey), upload.etag)) continue;
+    pending.push({
+      eventName: 'ObjectCreated:Put',
+      eventTime: upload.lastModified.toISOString(),
+      s3: {
+        bucket: { name: bucket },
+        object: { key: eventKeyOf(upload.key), size: upload.size, eTag: upload.etag },
+      },
+    });
+  }
+  return pending;
+}
+
+/** Log what one upload came to: its outcome and first problems, or why nothing was done. */
+function logResult(result: UploadResult, log: (line: string) => void): UploadReport | undefined {
+  if (result.kind !== 'reported') {
+    log(`upload ${result.message}`);
+    return undefined;
+  }
+  const { report, repeated } = result;
+  if (repeated) {
+    log(`upload ${reportLine(report)} (reported before: nothing done again)`);
+    return undefined;
+  }
+  log(`upload ${reportLine(report)}`);
+  for (const problem of report.problems.slice(0, PRINTED_PROBLEMS)) log(`  ${problem.message}`);
+  if (report.problem_count > PRINTED_PROBLEMS)
+    log(
+      `  … and ${(report.problem_count - PRINTED_PROBLEMS).toLocaleString('en-US')} more (the first 1,000 in ${report.report})`,
+    );
+  return report;
+}
+
+/**
+ * Publish every upload `onEvent` announces, one at a time; first (unless `catchUp` is false) the uploads that
+ * came while npm start was not running.
  * @example const uploads = acceptUploads(s3.onEvent, { store, bucket, prefix: '', incomingPrefix: 'incoming/', reportsPrefix: 'reports/', log: console.error });
  */
 export function acceptUploads(
   onEvent: (listener: (notification: S3EventNotification) => void) => () => void,
   options: LocalUploadOptions,
 ): LocalUploads {
-  const { bucket, log, retryDelaysMs = [5_000, 20_000], onReport, ...settings } = options;
+  const { bucket, log, retryDelaysMs = [5_000, 20_000], onReport, catchUp = true, ...settings } = options;
   let closed = false;
   let queue: Promise<void> = Promise.resolve();
   const handle = async (record: S3EventRecord, attempt: number): Promise<void> => {
     if (closed) return;
     const progress = logProgress({ write: (text: string) => log(text.trimEnd()) });
-    let report: UploadReport | undefined;
+    let result: UploadResult | undefined;
     try {
-      report = await publishUpload(record, {
+      result = await publishUpload(record, {
         ...settings,
         progress,
         lockWaitMs: options.lockWaitMs ?? 600_000,
       });
     } catch (error) {
-      log(`upload ${record.s3.object.key}: its report could not be written: ${(error as Error).message}`);
+      const key = printable(objectKeyOf(record) ?? String(record.s3.object.key));
+      log(`upload ${key}: its report could not be written: ${(error as Error).message}`);
     } finally {
       progress.close();
     }
+    const report = result && logResult(result, log);
     if (!report) return;
     onReport?.(report);
-    log(`upload ${reportLine(report)}`);
-    for (const problem of report.problems.slice(0, PRINTED_PROBLEMS)) log(`  ${problem.message}`);
-    if (report.problem_count > PRINTED_PROBLEMS)
-      log(`  … and ${report.problem_count - PRINTED_PROBLEMS} more in ${report.report}`);
     const delay = retryDelaysMs[attempt];
     if (report.outcome === 'failed' && delay !== undefined && !closed) {
-      log(`upload ${report.upload}: trying again in ${Math.round(delay / 1000)} s`);
+      log(`upload ${printable(report.upload)}: trying again in ${Math.round(delay / 1000)} s`);
       await new Promise((resolve) => setTimeout(resolve, delay).unref());
       await handle(record, attempt + 1);
     }
   };
+  if (catchUp) {
+    queue = queue.then(async () => {
+      const pending = await pendingUploads(settings, bucket).catch((error: unknown) => {
+        log(`uploads: the incoming prefix could not be read at start: ${(error as Error).message}`);
+        return [];
+      });
+      if (pending.length > 0) {
+        log(
+          `uploads: ${pending.length} came while npm start was not running: handling them, oldest first (the newest wins)`,
+        );
+      }
+      for (const record of pending) await handle(record, 0);
+    });
+  }
   const unsubscribe = onEvent((notification) => {
     for (const record of notification.Records) {
       const relevant =
         record.s3.bucket.name === bucket &&
         record.eventName.startsWith('ObjectCreated:') &&
-        record.s3.object.key.startsWith(settings.incomingPrefix);
+        isUploadKey(objectKeyOf(record), settings.incomingPrefix);
       if (relevant) queue = queue.then(() => handle(record, 0));
     }
   });

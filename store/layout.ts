@@ -6,9 +6,12 @@
  *   versions/<version>.manifest what the version references (builder/publish/manifest.ts)
  *   versions/log.json           when each retained version became current and was superseded
  *   o/<objectId>                content-addressed immutable objects: list variants, details, index shards
- * Only the builder reads `versions/`; the proxy reads the pointer and objects.
+ *   publish.lock                the publish lock (builder/publish/lock.ts)
+ * Only the builder reads `versions/`; the proxy reads the pointer and objects. The builder writes nothing
+ * else ({@link confineWrites}).
  */
 import { hash } from 'node:crypto';
+import type { WritableObjectStore } from './objects/interface.js';
 
 /**
  * The format the builder writes. 3: list entries and segments record digests of the ranges the proxy reads
@@ -51,4 +54,78 @@ export const OBJECT_ID_PATTERN = /^[A-Za-z0-9_-]{22}$/;
  */
 export function objectKeyFor(prefix: string, objectId: string): string {
   return `${prefix}${OBJECTS_DIR}${objectId}`;
+}
+
+/** The publish lock (builder/publish/lock.ts): held by the one publish writing the catalogue. */
+export const LOCK_KEY = 'publish.lock';
+
+/** What a writer owns: whole keys, and prefixes under which every key is its own. */
+export interface OwnedKeys {
+  keys: readonly string[];
+  prefixes: readonly string[];
+}
+
+/**
+ * What the builder writes of a catalogue under `prefix`: its pointer and lock, its objects and version files —
+ * nothing else, whatever else shares the bucket (uploads, reports, another catalogue).
+ * @example catalogueWrites('catalogue/').prefixes // → ['catalogue/o/', 'catalogue/versions/']
+ */
+export function catalogueWrites(prefix: string): OwnedKeys {
+  return {
+    keys: [`${prefix}${POINTER_KEY}`, `${prefix}${LOCK_KEY}`],
+    prefixes: [`${prefix}${OBJECTS_DIR}`, `${prefix}${VERSIONS_DIR}`],
+  };
+}
+
+/**
+ * Whether `key` is one `owned` names: one of its keys, or under one of its prefixes with no empty, `.` or
+ * `..` segment after it (a local S3 or a directory would resolve `reports/../current.json` to the pointer).
+ * @example isOwnedKey('reports/../current.json', { keys: [], prefixes: ['reports/'] }) // → false
+ */
+export function isOwnedKey(key: string, owned: OwnedKeys): boolean {
+  if (owned.keys.includes(key)) return true;
+  const prefix = owned.prefixes.find((candidate) => key.startsWith(candidate));
+  if (prefix === undefined || key.length === prefix.length) return false;
+  return key
+    .slice(prefix.length)
+    .split('/')
+    .every((segment) => segment !== '' && segment !== '.' && segment !== '..' && !segment.includes('\\'));
+}
+
+/** A write the builder must never make: outside what it owns. A bug, never an outcome: thrown. */
+export class UnownedWriteError extends Error {
+  override name = 'UnownedWriteError';
+}
+
+/**
+ * `store` with every write (put, conditional put, delete) checked against `owned` first: the one place that
+ * asserts the builder writes only where it owns (the upload builder, the CLI's targets, npm start).
+ * @example const store = confineWrites(bucketStore, catalogueWrites('catalogue/'));
+ */
+export function confineWrites(store: WritableObjectStore, owned: OwnedKeys): WritableObjectStore {
+  const check = (key: string) => {
+    if (!isOwnedKey(key, owned)) {
+      throw new UnownedWriteError(
+        `refused to write ${JSON.stringify(key)}: the builder writes only ${[...owned.keys, ...owned.prefixes.map((p) => `${p}…`)].join(', ')}`,
+      );
+    }
+  };
+  const confined: WritableObjectStore = {
+    get: (key, options) => store.get(key, options),
+    list: (prefix, options) => store.list(prefix, options),
+    put: async (key, body, options) => {
+      check(key);
+      await store.put(key, body, options);
+    },
+    putIf: async (key, body, condition, options) => {
+      check(key);
+      return store.putIf(key, body, condition, options);
+    },
+    delete: async (keys, options) => {
+      for (const key of keys) check(key);
+      await store.delete(keys, options);
+    },
+  };
+  if (store.collectTemporary) confined.collectTemporary = (options) => store.collectTemporary!(options);
+  return confined;
 }

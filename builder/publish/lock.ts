@@ -19,10 +19,11 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { DependencyError } from '../../store/errors.js';
+import { LOCK_KEY } from '../../store/layout.js';
 import { processAlive } from '../../store/objects/directory.js';
 import type { WritableObjectStore } from '../../store/objects/interface.js';
 
-export const LOCK_KEY = 'publish.lock';
+export { LOCK_KEY };
 /** How long a lock stays valid after its last renewal. */
 export const LEASE_MS = 60_000;
 /** Renewed this often in the background (a publish may render for minutes). */

@@ -32,51 +32,11 @@ export function recordDigest(record: PackedRecord): string {
 }
 
 /**
- * The digest of each module's source record, by position: of its text in modules.json when `text` (the
- * file's bytes) is given, else of its JSON. Either way equal digests mean equal records; a record only
- * formatted differently is merely not reused.
+ * The digest of each module's source record, by position, from its JSON: what a publish compares when the
+ * snapshot's loader did not give the digests of the records' own text (builder/snapshot/load.ts). Equal digests
+ * mean equal records; a record only formatted differently is merely not reused.
  * @example sourceDigests(snapshot.modules)[0] // → 'q2…' (22 characters)
  */
-export function sourceDigests(modules: readonly unknown[], text?: Uint8Array): string[] {
-  const ranges = text && elementRanges(text);
-  if (ranges && ranges.length === 2 * modules.length) {
-    return modules.map((_, i) => digest128(text.subarray(ranges[2 * i], ranges[2 * i + 1])));
-  }
+export function sourceDigests(modules: readonly unknown[]): string[] {
   return modules.map((module) => digest128(JSON.stringify(module) ?? 'undefined'));
-}
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
-
-/**
- * Byte ranges (start, end, start, end, …) of the objects that are elements of the top-level array of `text`,
- * which JSON.parse accepted: one pass over the bytes, skipping strings (where brackets are text). About a
- * third of what serialising every record again costs; the caller checks that there is one range per element.
- * @example elementRanges(Buffer.from('[{"a":1}, {"b":"}"}]')) // → Uint32Array [1, 8, 10, 19]
- */
-export function elementRanges(text: Uint8Array): Uint32Array | undefined {
-  const ranges: number[] = [];
-  const end = text.length;
-  let depth = 0;
-  let start = 0;
-  for (let i = 0; i < end; i++) {
-    const c = text[i];
-    if (c === QUOTE) {
-      for (i++; i < end && text[i] !== QUOTE; i++) if (text[i] === BACKSLASH) i++;
-    } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
-      if (depth === 1) start = i;
-      depth++;
-    } else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
-      depth--;
-      if (depth === 1) {
-        if (text[start] !== OPEN_BRACE) return undefined; // an element that is an array
-        ranges.push(start, i + 1);
-      }
-    }
-  }
-  return depth === 0 ? Uint32Array.from(ranges) : undefined;
 }

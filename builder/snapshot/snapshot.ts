@@ -84,3 +84,15 @@ export const SNAPSHOT_FILES = {
   manufacturers: 'manufacturers.json',
   modules: 'modules.json',
 } as const satisfies Record<keyof Snapshot, string>;
+
+/**
+ * The snapshot's optional fifth file: what it says about itself. Closed like the records: today one field,
+ * `empty_catalogue: true`, which a snapshot whose modules.json is `[]` needs (an empty catalogue is otherwise
+ * refused: an export that lost its modules must not empty the live catalogue). docs/snapshot.md.
+ */
+export const META_FILE = 'snapshot.json';
+
+export interface SnapshotMeta {
+  /** The snapshot means to publish a catalogue without modules. */
+  empty_catalogue?: boolean;
+}

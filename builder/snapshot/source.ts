@@ -6,9 +6,10 @@ import { createHash } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type ParseError, parse as parseJsonc } from 'jsonc-parser';
-import { SNAPSHOT_FILES } from './snapshot.js';
+import type { SyntaxFault } from './elements.js';
+import { META_FILE, SNAPSHOT_FILES } from './snapshot.js';
 
-/** The four files in memory, by file name (`modules.json`…), and what to call them in messages. */
+/** The four files (and snapshot.json when there is one) in memory, by file name (`modules.json`…), and what to call them in messages. */
 export interface SnapshotFiles {
   /** e.g. `incoming/2026-06-01-a1b2c3.tar.gz`. */
   name: string;
@@ -56,9 +57,10 @@ export async function readSourceFile(source: SnapshotSource, file: string): Prom
 
 /**
  * The snapshot digest: SHA-256 (hex) of the four files' names and bytes, in name order (a missing file counts
- * as absent, so adding it is a change). Equal for a directory and for an archive of the same four files; each
- * published version records the digest of the snapshot it was built from (`npm run catalogue -- validate`
- * prints it). About 50 ms for the 13 MB of a 25,000-module snapshot.
+ * as absent, so adding it is a change), then snapshot.json's when there is one (a snapshot without it has the
+ * digest it always had). Equal for a directory and for an archive of the same files; each published version
+ * records the digest of the snapshot it was built from (`npm run catalogue -- validate` prints it). About
+ * 50 ms for the 13 MB of a 25,000-module snapshot.
  * @example snapshotDigest((name) => files.get(name)) // → 'b1946ac9…' (64 hex digits)
  */
 export function snapshotDigest(bytesOf: (file: string) => Buffer | undefined): string {
@@ -68,6 +70,8 @@ export function snapshotDigest(bytesOf: (file: string) => Buffer | undefined): s
     hash.update(`${name}\0${bytes ? bytes.byteLength : -1}\0`);
     if (bytes) hash.update(bytes);
   }
+  const meta = bytesOf(META_FILE);
+  if (meta) hash.update(`${META_FILE}\0${meta.byteLength}\0`).update(meta);
   return hash.digest('hex');
 }
 
@@ -77,14 +81,14 @@ export function snapshotDigest(bytesOf: (file: string) => Buffer | undefined): s
  */
 export async function sourceDigest(source: SnapshotSource): Promise<string> {
   const files = new Map<string, Buffer>();
-  for (const name of Object.values(SNAPSHOT_FILES)) {
+  for (const name of [...Object.values(SNAPSHOT_FILES), META_FILE]) {
     const read = await readSourceFile(source, name);
     if (read.ok) files.set(name, read.bytes);
   }
   return snapshotDigest((name) => files.get(name));
 }
 
-/** Where JSON.parse failed: from its message when it says, else from jsonc-parser's first error. */
+/** Where JSON.parse failed in `text`: from its message when it says, else from jsonc-parser's first error. */
 function jsonErrorPosition(text: string, error: Error): number | undefined {
   const at = /at position (\d+)/.exec(error.message);
   if (at) return Number(at[1]);
@@ -93,29 +97,58 @@ function jsonErrorPosition(text: string, error: Error): number | undefined {
   return errors[0]?.offset;
 }
 
-/**
- * A JSON syntax error said with its line and column (1-based). V8's message says what is wrong but not always
- * where (a trailing comma: "Unexpected token ']'"), so the place comes from jsonc-parser (VS Code's JSON
- * scanner), run only once JSON.parse has failed.
- * @example jsonSyntaxReason('[1,]', error) // → "is not valid JSON: line 1, column 4: Unexpected token ']' (JSON allows no comma before it)"
- */
-export function jsonSyntaxReason(text: string, error: Error): string {
-  if (text.charCodeAt(0) === 0xfeff) {
-    return 'is not valid JSON: it starts with a byte-order mark (U+FEFF); save it as UTF-8 without one';
-  }
-  const what = error.message
+/** V8's words for what is wrong, without its position and its quote of the text. */
+function v8Words(message: string): string {
+  return message
     .replace(/\s*\(line \d+ column \d+\)$/, '')
     .replace(/ in JSON at position \d+$/, '')
     .replace(/, (?:\.\.\.)?"[\s\S]*"(?:\.\.\.)? is not valid JSON$/, '')
     .replace(/^Unexpected end of JSON input$/, 'Unexpected end of the file');
+}
+
+/** Byte offset `position` of `bytes` as a line and a column (1-based, the column in characters). */
+function lineAndColumn(bytes: Buffer, position: number): { line: number; column: number } {
+  let line = 1;
+  let lineStart = 0;
+  for (let i = bytes.indexOf(0x0a); i !== -1 && i < position; i = bytes.indexOf(0x0a, i + 1)) {
+    line++;
+    lineStart = i + 1;
+  }
+  return { line, column: bytes.toString('utf8', lineStart, position).length + 1 };
+}
+
+/** The reason for a JSON syntax fault at byte `position` of the file. */
+function syntaxReason(bytes: Buffer, position: number, words: string, afterComma: boolean): string {
+  const { line, column } = lineAndColumn(bytes, position);
+  return `is not valid JSON: line ${line}, column ${column}: ${words}${afterComma ? ' (JSON allows no comma before it)' : ''}`;
+}
+
+/** The byte-order mark's reason, when the file starts with one (JSON.parse would only say "Unexpected token"). */
+export function byteOrderMarkReason(bytes: Buffer): string | undefined {
+  return bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf
+    ? 'is not valid JSON: it starts with a byte-order mark (U+FEFF); save it as UTF-8 without one'
+    : undefined;
+}
+
+/**
+ * A JSON syntax error that JSON.parse found in `text`, the bytes of the file from `start` on (one record, or
+ * the whole file), said with its line and column in the file (1-based). V8's message says what is wrong but
+ * not always where (a trailing comma: "Unexpected token ']'"), so the place comes from jsonc-parser (VS
+ * Code's JSON scanner), run only once JSON.parse has failed, on that text alone.
+ * @example jsonSyntaxReason(Buffer.from('[{"a":1,}]'), 1, '{"a":1,}', error) // → "is not valid JSON: line 1, column 9: Expected double-quoted property name (JSON allows no comma before it)"
+ */
+export function jsonSyntaxReason(bytes: Buffer, start: number, text: string, error: Error): string {
   const position = jsonErrorPosition(text, error);
-  if (position === undefined) return `is not valid JSON: ${what}`;
+  if (position === undefined) return `is not valid JSON: ${v8Words(error.message)}`;
   const before = text.slice(0, position);
-  const line = before.split('\n').length;
-  const column = position - before.lastIndexOf('\n');
   const trailingComma = /,\s*$/.test(before) && /^\s*[\]}]/.test(text.slice(position));
-  return (
-    `is not valid JSON: line ${line}, column ${column}: ${what}` +
-    (trailingComma ? ' (JSON allows no comma before it)' : '')
-  );
+  return syntaxReason(bytes, start + Buffer.byteLength(before), v8Words(error.message), trailingComma);
+}
+
+/**
+ * A fault between the records of a file's array (builder/snapshot/elements.ts), said as {@link jsonSyntaxReason} says one.
+ * @example faultReason(Buffer.from('[1,]'), { position: 3, message: "Unexpected token ']'", afterComma: true }) // → "is not valid JSON: line 1, column 4: Unexpected token ']' (JSON allows no comma before it)"
+ */
+export function faultReason(bytes: Buffer, fault: SyntaxFault): string {
+  return syntaxReason(bytes, fault.position, v8Words(fault.message), fault.afterComma === true);
 }

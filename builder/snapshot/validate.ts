@@ -6,7 +6,7 @@
 
 import { didYouMean } from '../../cli/suggest.js';
 import { JACK_SIGNALS, TAG_TYPES } from '../../store/schema.js';
-import { describeValue, type Problem } from './problems.js';
+import { describeValue, PROBLEM_CAP, type Problem, ProblemList } from './problems.js';
 import { SNAPSHOT_FILES, type Snapshot } from './snapshot.js';
 
 /** Keys that would carry images, prices or shop data; never published, so never accepted. */
@@ -82,20 +82,34 @@ const SCHEMAS = {
   },
 } as const satisfies Record<keyof Snapshot, Schema>;
 
-type Kind = keyof Snapshot;
+export type Kind = keyof Snapshot;
 type Raw = Record<string, unknown>;
 
 const isRecord = (v: unknown): v is Raw => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-class Collector {
-  readonly problems: Problem[] = [];
-  constructor(readonly file: string) {}
-  add(where: { id?: number | undefined; index: number }, field: string | undefined, reason: string): void {
-    const problem: Problem = { file: this.file, reason };
-    if (where.id !== undefined) problem.id = where.id;
-    else problem.index = where.index;
-    if (field !== undefined) problem.field = field;
-    this.problems.push(problem);
+/**
+ * The problems of the record being checked, by field path. Once the file's problems reach the cap, `keeping`
+ * is false: a problem is then only counted, and a check skips building what would be thrown away (a field
+ * path, a "did you mean" among the fields).
+ */
+class Report {
+  file = '';
+  id: number | undefined;
+  index = 0;
+  constructor(readonly problems: ProblemList) {}
+
+  get keeping(): boolean {
+    return this.problems.keeping;
+  }
+
+  add(field: string, reason: string): void {
+    const { file, id, index } = this;
+    this.problems.add(id !== undefined ? { file, id, field, reason } : { file, index, field, reason });
+  }
+
+  /** Count a problem without building it (beyond the cap). */
+  count(): void {
+    this.problems.countMore(1);
   }
 }
 
@@ -106,10 +120,10 @@ const MAY_BE_FORBIDDEN_VALUE = /[./:]/;
  * Report forbidden keys and values anywhere inside `value`; `path` is the field path so far. Every string of
  * a snapshot passes through here, so the common case (nothing to report) builds no path and no copy.
  */
-function findForbidden(value: unknown, path: string, report: (field: string, reason: string) => void): void {
+function findForbidden(value: unknown, path: string, report: Report): void {
   if (typeof value === 'string') {
     if (MAY_BE_FORBIDDEN_VALUE.test(value) && FORBIDDEN_VALUE.test(value.trim()))
-      report(path, `${FORBIDDEN_VALUE_REASON}${got(value)}`);
+      report.add(path, `${FORBIDDEN_VALUE_REASON}${got(value)}`);
   } else if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
       const item = value[i];
@@ -121,7 +135,7 @@ function findForbidden(value: unknown, path: string, report: (field: string, rea
     for (const key in value) {
       if (!Object.hasOwn(value, key)) continue;
       const item = value[key];
-      if (FORBIDDEN_KEY.test(key)) report(path ? `${path}.${key}` : key, FORBIDDEN_KEY_REASON);
+      if (FORBIDDEN_KEY.test(key)) report.add(path ? `${path}.${key}` : key, FORBIDDEN_KEY_REASON);
       else if (typeof item === 'object' ? item !== null : typeof item === 'string')
         findForbidden(item, path ? `${path}.${key}` : key, report);
     }
@@ -129,154 +143,191 @@ function findForbidden(value: unknown, path: string, report: (field: string, rea
 }
 
 /** Check `record` against a closed schema; nested field names are prefixed with `path`. */
-function checkFields(
-  record: Raw,
-  schema: Schema,
-  path: string,
-  report: (field: string, reason: string) => void,
-) {
+/** Each schema's field names, listed once (a record's check runs for every record of a file). */
+const FIELDS = new WeakMap<Schema, readonly string[]>();
+const fieldsOf = (schema: Schema): readonly string[] => {
+  const known = FIELDS.get(schema);
+  if (known) return known;
+  const fields = Object.keys(schema);
+  FIELDS.set(schema, fields);
+  return fields;
+};
+
+function checkFields(record: Raw, schema: Schema, path: string, report: Report) {
   for (const key in record) {
     if (Object.hasOwn(record, key) && !Object.hasOwn(schema, key) && !FORBIDDEN_KEY.test(key)) {
-      const fields = Object.keys(schema);
+      if (!report.keeping) {
+        report.count();
+        continue;
+      }
+      const fields = fieldsOf(schema);
       const missing = fields.filter((field) => !Object.hasOwn(record, field));
       // The suggestion is among the fields the record lacks: a misspelt field leaves its right name missing.
       const hint = didYouMean(key, missing.length > 0 ? missing : fields);
-      report(`${path}${key}`, `unknown field${hint || ` (allowed: ${fields.join(', ')})`}`);
+      report.add(`${path}${key}`, `unknown field${hint || ` (allowed: ${fields.join(', ')})`}`);
     }
   }
-  for (const field in schema) {
+  for (const field of fieldsOf(schema)) {
     if (!Object.hasOwn(record, field)) {
-      report(`${path}${field}`, 'is missing');
+      if (report.keeping) report.add(`${path}${field}`, 'is missing');
+      else report.count();
       continue;
     }
     const reason = schema[field]!(record[field]);
-    if (reason) report(`${path}${field}`, reason);
+    if (reason) report.add(`${path}${field}`, reason);
   }
 }
 
-function checkModuleLists(record: Raw, report: (field: string, reason: string) => void): void {
+function checkModuleLists(record: Raw, report: Report): void {
   for (const relation of ['ins', 'outs', 'panels'] as const) {
     const list = record[relation];
     if (!Array.isArray(list)) continue;
     const schema = relation === 'panels' ? PANEL : JACK;
-    list.forEach((item, i) => {
-      const path = `${relation}[${i}]`;
-      if (!isRecord(item)) report(path, `must be an object${got(item)}`);
-      else checkFields(item, schema, `${path}.`, report);
-    });
+    for (let i = 0; i < list.length; i++) {
+      const item: unknown = list[i];
+      if (!isRecord(item)) report.add(`${relation}[${i}]`, `must be an object${got(item)}`);
+      else checkFields(item, schema, `${relation}[${i}].`, report);
+    }
   }
   const tagIds = record.tag_ids;
   if (!Array.isArray(tagIds)) return;
   const seen = new Set<unknown>();
-  tagIds.forEach((tagId, i) => {
+  for (let i = 0; i < tagIds.length; i++) {
+    const tagId: unknown = tagIds[i];
     const reason = positiveInteger(tagId);
-    if (reason) report(`tag_ids[${i}]`, reason);
-    else if (seen.has(tagId)) report(`tag_ids[${i}]`, `repeats tag ${tagId}`);
+    if (reason) report.add(`tag_ids[${i}]`, reason);
+    else if (seen.has(tagId)) report.add(`tag_ids[${i}]`, `repeats tag ${tagId}`);
     seen.add(tagId);
-  });
-}
-
-/** What validation knows of a file's records: valid ones by id, for duplicates and references. */
-interface FileCheck {
-  ids: Set<number>;
-}
-
-function checkFile(
-  kind: Kind,
-  raw: unknown,
-  collector: Collector,
-  known: Partial<Record<Kind, FileCheck>>,
-  unchanged?: ReadonlySet<number>,
-): FileCheck | undefined {
-  if (!Array.isArray(raw)) {
-    collector.problems.push({
-      file: collector.file,
-      reason: `must be a JSON array of records${got(raw)}`,
-    });
-    return undefined;
   }
-  const schema: Schema = SCHEMAS[kind];
-  const idRule = schema.id!;
-  const firstIndexOfId = new Map<number, number>();
-  raw.forEach((record, index) => {
-    if (!isRecord(record)) {
-      collector.add({ index }, undefined, `must be an object${got(record)}`);
-      return;
-    }
-    const id = idRule(record.id) === undefined ? (record.id as number) : undefined;
-    const where = { id, index };
-    const report = (field: string, reason: string) => collector.add(where, field, reason);
-    // A module validated unchanged by this same builder (builder/publish/reuse.ts) skips the checks of its own
-    // fields; the checks between records below run for every record.
-    if (!(kind === 'modules' && unchanged?.has(index))) {
-      findForbidden(record, '', report);
-      checkFields(record, schema, '', report);
-      if (kind === 'modules') checkModuleLists(record, report);
-    }
-    if (kind === 'modules') checkReferences(record, known, report);
-    if (id !== undefined) {
-      const first = firstIndexOfId.get(id);
-      if (first !== undefined)
-        report('id', `duplicate id (the record at index ${index} repeats the id of index ${first})`);
-      else firstIndexOfId.set(id, index);
-    }
-  });
-  return { ids: new Set(firstIndexOfId.keys()) };
+}
+
+/** What validation knows of a file's records: valid ids, for duplicates and references. */
+interface FileCheck {
+  ids: ReadonlySet<number>;
 }
 
 /** Module references to the other files; only well-typed values are looked up (a wrong type was reported). */
-function checkReferences(
-  record: Raw,
-  known: Partial<Record<Kind, FileCheck>>,
-  report: (field: string, reason: string) => void,
-): void {
-  const dangling = (kind: Kind, value: unknown, field: string, what: string) => {
-    // A file that failed to load cannot say what exists: no reference into it is reported.
+function checkReferences(record: Raw, known: Partial<Record<Kind, FileCheck>>, report: Report): void {
+  // A file that failed to load cannot say what exists: no reference into it is reported.
+  const dangling = (kind: Kind, value: unknown) => {
     const ids = known[kind]?.ids;
-    if (ids && isInteger(value) && !ids.has(value)) {
-      report(field, `references ${what} ${value}, which is not in ${SNAPSHOT_FILES[kind]}`);
-    }
+    return ids !== undefined && isInteger(value) && !ids.has(value);
   };
-  dangling('manufacturers', record.manufacturer_id, 'manufacturer_id', 'manufacturer');
-  dangling('standards', record.standard, 'standard', 'standard');
-  if (Array.isArray(record.tag_ids)) {
-    record.tag_ids.forEach((tagId, i) => {
-      dangling('tags', tagId, `tag_ids[${i}]`, 'tag');
+  const say = (kind: Kind, value: unknown, what: string) =>
+    `references ${what} ${value}, which is not in ${SNAPSHOT_FILES[kind]}`;
+  if (dangling('manufacturers', record.manufacturer_id)) {
+    report.add('manufacturer_id', say('manufacturers', record.manufacturer_id, 'manufacturer'));
+  }
+  if (dangling('standards', record.standard)) {
+    report.add('standard', say('standards', record.standard, 'standard'));
+  }
+  const tagIds = record.tag_ids;
+  if (!Array.isArray(tagIds)) return;
+  for (let i = 0; i < tagIds.length; i++) {
+    if (dangling('tags', tagIds[i])) report.add(`tag_ids[${i}]`, say('tags', tagIds[i], 'tag'));
+  }
+}
+
+/**
+ * The records of one file, checked one at a time as they are read (builder/snapshot/load.ts) or handed over
+ * (validateSnapshot): each against its closed schema, its id against the ones before, a module's references
+ * against the files checked before it. Problems go to the file's own list (counted in full, kept up to the cap).
+ */
+export class FileValidator {
+  readonly problems = new ProblemList();
+  readonly #schema: Schema;
+  readonly #firstIndexOfId = new Map<number, number>();
+  readonly #report = new Report(this.problems);
+
+  constructor(
+    readonly kind: Kind,
+    readonly known: Partial<Record<Kind, FileCheck>>,
+  ) {
+    this.#schema = SCHEMAS[kind];
+    this.#report.file = SNAPSHOT_FILES[kind];
+  }
+
+  /** The file is not an array (`value`, or a description of it when it was not parsed). */
+  notArray(got: string): void {
+    this.problems.add({
+      file: SNAPSHOT_FILES[this.kind],
+      reason: `must be a JSON array of records (got ${got})`,
     });
+  }
+
+  /** A problem of the record at `index` as a whole (it was not parsed, or is not an object). */
+  refuseRecord(index: number, reason: string): void {
+    this.problems.add({ file: SNAPSHOT_FILES[this.kind], index, reason });
+  }
+
+  /**
+   * Check the record at `index`. `ownFieldsChecked`: a module validated before by this same builder, unchanged
+   * (builder/publish/reuse.ts), whose own fields are not checked again; its id and references are.
+   */
+  record(record: unknown, index: number, ownFieldsChecked = false): void {
+    if (!isRecord(record)) {
+      this.refuseRecord(index, `must be an object${got(record)}`);
+      return;
+    }
+    const id = this.#schema.id!(record.id) === undefined ? (record.id as number) : undefined;
+    const report = this.#report;
+    report.id = id;
+    report.index = index;
+    const modules = this.kind === 'modules';
+    if (!ownFieldsChecked) {
+      findForbidden(record, '', report);
+      checkFields(record, this.#schema, '', report);
+      if (modules) checkModuleLists(record, report);
+    }
+    if (modules) checkReferences(record, this.known, report);
+    if (id === undefined) return;
+    const first = this.#firstIndexOfId.get(id);
+    if (first !== undefined)
+      report.add('id', `duplicate id (the record at index ${index} repeats the id of index ${first})`);
+    else this.#firstIndexOfId.set(id, index);
+  }
+
+  /** What the other files may reference: the ids of this one's records. */
+  finish(): FileCheck {
+    return { ids: new Set(this.#firstIndexOfId.keys()) };
   }
 }
 
 /** The parsed content of each snapshot file; a file that could not be read or parsed is absent. */
 export type RawSnapshot = Partial<Record<Kind, unknown>>;
 
-const KINDS = ['standards', 'tags', 'manufacturers', 'modules'] as const satisfies readonly Kind[];
+/** The files in the order they are checked: each one's references point at files before it. */
+export const KINDS = ['standards', 'tags', 'manufacturers', 'modules'] as const satisfies readonly Kind[];
 
-export type ValidateOutcome = { ok: true; snapshot: Snapshot } | { ok: false; problems: Problem[] };
-
-export interface ValidateOptions {
-  /**
-   * Positions in modules.json of modules this same builder validated before, unchanged (builder/publish/reuse.ts
-   * unchangedModules): their own fields are not checked again; their ids and references are.
-   */
-  unchangedModules?: ReadonlySet<number>;
-}
+export type ValidateOutcome =
+  | { ok: true; snapshot: Snapshot }
+  /** `problems`: the first {@link PROBLEM_CAP}; `problemCount`: all of them. */
+  | { ok: false; problems: Problem[]; problemCount: number };
 
 /**
- * Validate parsed snapshot files. Returns the typed snapshot, or every problem found.
+ * Validate parsed snapshot files. Returns the typed snapshot, or the problems found (every one counted, the
+ * first {@link PROBLEM_CAP} kept).
  * @example
  * const result = validateSnapshot({ standards: [], tags: [], manufacturers: [], modules: [{ id: 0 }] });
- * // → { ok: false, problems: [{ file: 'modules.json', index: 0, field: 'id', reason: 'must be a positive integer (got number 0)' }, …] }
+ * // → { ok: false, problems: [{ file: 'modules.json', index: 0, field: 'id', reason: 'must be a positive integer (got number 0)' }, …], problemCount: 14 }
  */
-export function validateSnapshot(raw: RawSnapshot, options: ValidateOptions = {}): ValidateOutcome {
-  const problems: Problem[] = [];
+export function validateSnapshot(raw: RawSnapshot): ValidateOutcome {
+  const problems = new ProblemList();
   const known: Partial<Record<Kind, FileCheck>> = {};
   for (const kind of KINDS) {
     if (!(kind in raw)) continue;
-    const collector = new Collector(SNAPSHOT_FILES[kind]);
-    const checked = checkFile(kind, raw[kind], collector, known, options.unchangedModules);
-    if (checked) known[kind] = checked;
-    problems.push(...collector.problems);
+    const file = new FileValidator(kind, known);
+    const records = raw[kind];
+    if (Array.isArray(records)) {
+      for (let index = 0; index < records.length; index++) file.record(records[index], index);
+      known[kind] = file.finish();
+    } else {
+      file.notArray(describeValue(records));
+    }
+    problems.append(file.problems);
   }
-  if (problems.length > 0 || KINDS.some((kind) => !(kind in raw))) return { ok: false, problems };
+  if (problems.count > 0 || KINDS.some((kind) => !(kind in raw))) {
+    return { ok: false, problems: problems.kept, problemCount: problems.count };
+  }
   return { ok: true, snapshot: raw as Snapshot };
 }

@@ -1,70 +1,114 @@
 /**
- * The upload format: a snapshot's four JSON files in one gzip-compressed tar archive, as `tar czf` makes it —
- * the files at the archive's root (`tar czf snapshot.tar.gz -C my-catalogue .`) or in one folder
- * (`tar czf snapshot.tar.gz my-catalogue`). It is read in memory, never onto a disk, and refused whole, with
- * every reason, when it breaks a rule:
+ * The upload format: a snapshot's four JSON files (and its optional snapshot.json) in one gzip-compressed tar
+ * archive, as `tar czf` makes it — the files at the archive's root (`tar czf snapshot.tar.gz -C my-catalogue .`)
+ * or in one folder (`tar czf snapshot.tar.gz my-catalogue`). It is read in memory, never onto a disk, as a
+ * stream (the decompressed tar is never held whole: only the snapshot files' bytes are kept), and refused whole,
+ * with every reason, when it breaks a rule:
  * - at most {@link UPLOAD_LIMITS}: compressed bytes, bytes once decompressed (a "zip bomb" stops there), entries;
- * - only regular files named standards.json, tags.json, manufacturers.json and modules.json, each once, and
- *   the folders that hold them: no other file, no link, device or special entry;
- * - no absolute name, no `..`, all four in the same folder.
+ * - compressed once: a tar inside, not another compressed file (its expansion would escape the bound);
+ * - only regular files named standards.json, tags.json, manufacturers.json, modules.json and snapshot.json,
+ *   each once, and the folders that hold them: no other file, no link, device or special entry;
+ * - no absolute name, no `..`, all the files in the same folder.
  * Reading the archive is node-tar's (npm's own tar, `Parser`: headers, PAX and GNU long names, checksums);
  * deciding what is allowed is here.
  */
-import { gunzipSync } from 'node:zlib';
-import { Parser } from 'tar';
-import type { Problem } from '../snapshot/problems.js';
-import { SNAPSHOT_FILES } from '../snapshot/snapshot.js';
+import { createGunzip } from 'node:zlib';
+import { Parser, type ReadEntry } from 'tar';
+import { SNAPSHOT_LIMITS, type SnapshotLimits } from '../snapshot/load.js';
+import { clipName, type Problem } from '../snapshot/problems.js';
+import { META_FILE, SNAPSHOT_FILES } from '../snapshot/snapshot.js';
 
-/** The bounds of an upload: about 10× a 100,000-module snapshot (52 MB of JSON, 5.3 MB compressed). */
-export const UPLOAD_LIMITS = {
-  /** The uploaded object. */
+/**
+ * The bounds of an upload: in bytes about 10× a 100,000-module snapshot (52 MB of JSON, 5.3 MB compressed);
+ * in records, what the builder function publishes within its 15 minutes (a first publish of 100,000 modules
+ * takes 7–9; docs/publishing.md). A larger catalogue is published with the CLI.
+ */
+export const UPLOAD_LIMITS: UploadLimits = {
   compressedBytes: 128 * 2 ** 20,
-  /** All entries once decompressed (the tar stream). */
   expandedBytes: 512 * 2 ** 20,
-  /** Entries, folders included. */
   entries: 64,
-} as const;
+  snapshot: {
+    recordBytes: SNAPSHOT_LIMITS.recordBytes,
+    records: { standards: 1_000, tags: 10_000, manufacturers: 10_000, modules: 100_000 },
+  },
+};
 
 export interface UploadLimits {
+  /** The uploaded object. */
   compressedBytes: number;
+  /** All entries once decompressed (the tar stream). */
   expandedBytes: number;
+  /** Entries, folders included. */
   entries: number;
+  /** The snapshot inside: a record's bytes, records per file (builder/snapshot/load.ts). */
+  snapshot: SnapshotLimits;
 }
 
 /** The name an upload must have under the incoming prefix: letters, digits, `.`, `_`, `-`, then `.tar.gz`. */
 export const UPLOAD_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}\.tar\.gz$/;
 
-const FILE_NAMES: ReadonlySet<string> = new Set(Object.values(SNAPSHOT_FILES));
+const FILE_NAMES: ReadonlySet<string> = new Set([...Object.values(SNAPSHOT_FILES), META_FILE]);
 
 export type ArchiveOutcome = { ok: true; files: Map<string, Buffer> } | { ok: false; problems: Problem[] };
 
 interface Entry {
   path: string;
   type: string;
-  size: number;
-  body: Buffer;
+  /** The entry's bytes: kept only for a file the snapshot may hold. */
+  body?: Buffer;
 }
 
-/** The entries of a tar stream, or why it is not one (node-tar's Parser, strict: a bad checksum is an error). */
-function tarEntries(tar: Buffer): { entries: Entry[]; error?: string } {
-  const entries: Entry[] = [];
-  let error: string | undefined;
-  const parser = new Parser({
-    strict: true,
-    onReadEntry(entry) {
-      const chunks: Buffer[] = [];
-      entry.on('data', (chunk: Buffer) => chunks.push(chunk));
-      entry.on('end', () =>
-        entries.push({ path: entry.path, type: entry.type, size: entry.size, body: Buffer.concat(chunks) }),
-      );
-    },
-  });
-  parser.on('error', (failure: Error) => {
-    error ??= failure.message.replace(/^TAR_[A-Z_]+: /, '');
-  });
-  // Writing a whole buffer parses it synchronously.
-  parser.end(tar);
-  return error === undefined ? { entries } : { entries, error };
+/** The entries of a tar stream as they arrive, or why it is not one (node-tar's Parser, strict: a bad checksum is an error). */
+class TarReader {
+  readonly entries: Entry[] = [];
+  /** Every entry seen; only the first `limits.entries + 1` are kept. */
+  count = 0;
+  error: string | undefined;
+  readonly #parser: Parser;
+
+  constructor(readonly limits: UploadLimits) {
+    this.#parser = new Parser({
+      strict: true,
+      // Compressed once: a compressed stream inside the tar is refused before it reaches the parser.
+      zstd: false,
+      onReadEntry: (entry) => this.#entry(entry),
+    });
+    this.#parser.on('error', (failure: Error) => {
+      this.error ??= failure.message.replace(/^TAR_[A-Z_]+: /, '');
+    });
+  }
+
+  #entry(entry: ReadEntry): void {
+    if (++this.count > this.limits.entries + 1) {
+      entry.resume();
+      return;
+    }
+    const kept: Entry = { path: entry.path, type: entry.type };
+    this.entries.push(kept);
+    const parts = partsOf(entry.path);
+    if (entryProblem(kept, parts) !== undefined) {
+      entry.resume(); // refused or a folder: its bytes are not needed
+      return;
+    }
+    // Into one buffer of the size the header declares (no copy of all the chunks at the end: a 512 MiB file
+    // would take twice that for a moment); never more than an upload may expand to.
+    const body = Buffer.allocUnsafe(Math.min(entry.size, this.limits.expandedBytes));
+    let filled = 0;
+    entry.on('data', (chunk: Buffer) => {
+      filled += chunk.copy(body, filled);
+    });
+    entry.on('end', () => {
+      kept.body = body.subarray(0, filled);
+    });
+  }
+
+  write(chunk: Buffer): void {
+    this.#parser.write(chunk);
+  }
+
+  end(): void {
+    this.#parser.end();
+  }
 }
 
 /** The folder and file name of an entry's path, without `./` segments and a trailing `/`. */
@@ -72,30 +116,36 @@ function partsOf(path: string): string[] {
   return path.split('/').filter((part) => part !== '' && part !== '.');
 }
 
+/** A tar stream starting with these is a compressed file inside the upload, not a tar. */
+const COMPRESSED_MAGIC = [Buffer.from([0x1f, 0x8b]), Buffer.from([0x28, 0xb5, 0x2f, 0xfd])];
+
 /**
- * Read an uploaded snapshot archive into its four files, or every reason it is refused.
+ * Read an uploaded snapshot archive into its files, or every reason it is refused. Memory: the compressed
+ * bytes, the snapshot files' bytes, and one decompressed chunk at a time.
  * @example
- * const read = readSnapshotArchive(await readFile('snapshot.tar.gz'), 'incoming/snapshot.tar.gz');
+ * const read = await readSnapshotArchive(await readFile('snapshot.tar.gz'), 'incoming/snapshot.tar.gz');
  * if (read.ok) await loadSnapshot({ name: 'incoming/snapshot.tar.gz', files: read.files });
  */
-export function readSnapshotArchive(
+export async function readSnapshotArchive(
   bytes: Buffer,
   name: string,
   limits: UploadLimits = UPLOAD_LIMITS,
-): ArchiveOutcome {
+): Promise<ArchiveOutcome> {
   const refuse = (reason: string): ArchiveOutcome => ({ ok: false, problems: [{ file: name, reason }] });
-  const tar = decompressed(bytes, limits);
-  if (typeof tar === 'string') return refuse(tar);
-  const { entries, error } = tarEntries(tar);
+  const tar = new TarReader(limits);
+  const failure = await decompress(bytes, limits, (chunk) => tar.write(chunk));
+  if (failure !== undefined) return refuse(failure);
+  tar.end();
+  const { entries, error } = tar;
   if (error !== undefined && entries.length === 0) {
     return refuse(`is not a tar archive (${error}): upload a .tar.gz as \`tar czf\` makes it`);
   }
   const problems: Problem[] = [];
   if (error !== undefined) problems.push({ file: name, reason: `is damaged or incomplete: ${error}` });
-  if (entries.length > limits.entries) {
+  if (tar.count > limits.entries) {
     problems.push({
       file: name,
-      reason: `holds ${entries.length} entries; an upload holds the four snapshot files (at most ${limits.entries} entries)`,
+      reason: `holds ${tar.count} entries; an upload holds the four snapshot files (at most ${limits.entries} entries)`,
     });
     return { ok: false, problems };
   }
@@ -103,22 +153,41 @@ export function readSnapshotArchive(
   return problems.length > 0 ? { ok: false, problems } : { ok: true, files };
 }
 
-/** The tar inside a gzip upload, or why it cannot be had (too large, not gzip, damaged). */
-function decompressed(bytes: Buffer, limits: UploadLimits): Buffer | string {
+/**
+ * Decompress a gzip upload chunk by chunk into `onChunk`, stopping as soon as it expands past the limit;
+ * undefined, or why it cannot be had (too large, not gzip, compressed twice, damaged).
+ */
+async function decompress(
+  bytes: Buffer,
+  limits: UploadLimits,
+  onChunk: (chunk: Buffer) => void,
+): Promise<string | undefined> {
   if (bytes.byteLength > limits.compressedBytes) {
     return `is ${bytes.byteLength} bytes; an upload may have at most ${limits.compressedBytes}`;
   }
   if (bytes[0] !== 0x1f || bytes[1] !== 0x8b) {
     return 'is not gzip-compressed: upload a .tar.gz as `tar czf snapshot.tar.gz -C my-catalogue .` makes it';
   }
+  const gunzip = createGunzip();
+  gunzip.end(bytes);
+  let expanded = 0;
   try {
-    return gunzipSync(bytes, { maxOutputLength: limits.expandedBytes });
+    for await (const chunk of gunzip as AsyncIterable<Buffer>) {
+      if (expanded === 0 && COMPRESSED_MAGIC.some((magic) => chunk.subarray(0, magic.length).equals(magic))) {
+        gunzip.destroy();
+        return 'holds a compressed file, not a tar archive: compress once, as `tar czf` does';
+      }
+      expanded += chunk.byteLength;
+      if (expanded > limits.expandedBytes) {
+        gunzip.destroy();
+        return `expands to more than ${limits.expandedBytes} bytes; an upload may hold at most that much`;
+      }
+      onChunk(chunk);
+    }
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    return code === 'ERR_BUFFER_TOO_LARGE'
-      ? `expands to more than ${limits.expandedBytes} bytes; an upload may hold at most that much`
-      : `cannot be decompressed (${(error as Error).message}): the upload is damaged or incomplete`;
+    return `cannot be decompressed (${(error as Error).message}): the upload is damaged or incomplete`;
   }
+  return undefined;
 }
 
 /** entryProblem's answer for a folder the files may sit in: skipped, not a problem. */
@@ -138,16 +207,16 @@ function snapshotFiles(entries: readonly Entry[], name: string, problems: Proble
       entryProblem(entry, parts) ?? (files.has(file) ? `${file} appears more than once` : undefined);
     if (reason === A_FOLDER) continue;
     if (reason !== undefined) {
-      problems.push({ file: `${name}: ${entry.path}`, reason });
+      problems.push({ file: `${name}: ${clipName(entry.path)}`, reason });
       continue;
     }
     folders.add(parts.length === 2 ? parts[0]! : '');
-    files.set(file, entry.body);
+    files.set(file, entry.body ?? Buffer.alloc(0));
   }
   if (folders.size > 1) {
     problems.push({
       file: name,
-      reason: `the snapshot files are in different folders (${[...folders].map((f) => f || 'the root').join(', ')}): put all four in one`,
+      reason: `the snapshot files are in different folders (${[...folders].map((f) => clipName(f) || 'the root').join(', ')}): put all four in one`,
     });
   }
   return files;
@@ -173,7 +242,7 @@ function entryProblem(entry: Entry, parts: readonly string[]): string | undefine
     const appleDouble = file.startsWith('._')
       ? ' (macOS tar adds ._ files: run it with COPYFILE_DISABLE=1)'
       : '';
-    return `an unexpected file: an upload holds ${[...FILE_NAMES].join(', ')} and nothing else${appleDouble}`;
+    return `an unexpected file: an upload holds ${Object.values(SNAPSHOT_FILES).join(', ')} (and ${META_FILE} when the snapshot has one) and nothing else${appleDouble}`;
   }
   if (parts.length > 2) return 'in a nested folder: the four files sit at the root or in one folder';
   return undefined;

@@ -29,15 +29,30 @@ export interface S3EventNotification {
 }
 
 /**
- * The object key of a record, decoded.
- * @example objectKeyOf({ s3: { object: { key: 'incoming/a+b.tar.gz' } } }) // → 'incoming/a b.tar.gz'
+ * The object key of a record, decoded as S3 encodes it (`+` for a space, `%XX` for the rest); undefined when
+ * it is not a well-formed encoding (S3 never sends one; a forged or foreign event may).
+ * @example objectKeyOf({ s3: { object: { key: 'incoming/a+b%2Bc.tar.gz' } } }) // → 'incoming/a b+c.tar.gz'
  */
-export function objectKeyOf(record: Pick<S3EventRecord, 's3'>): string {
+export function objectKeyOf(record: Pick<S3EventRecord, 's3'>): string | undefined {
+  const key = record.s3?.object?.key;
+  if (typeof key !== 'string') return undefined;
   try {
-    return decodeURIComponent(record.s3.object.key.replace(/\+/g, ' '));
+    return decodeURIComponent(key.replace(/\+/g, ' '));
   } catch {
-    return record.s3.object.key;
+    return undefined;
   }
+}
+
+/**
+ * An object key as S3's event notifications carry it: each segment URL-encoded, a space as `+` (the local S3
+ * sends its events so, as S3 does: local/s3rver-events.ts).
+ * @example eventKeyOf('incoming/a b+c%.tar.gz') // → 'incoming/a+b%2Bc%25.tar.gz'
+ */
+export function eventKeyOf(key: string): string {
+  return key
+    .split('/')
+    .map((segment) => encodeURIComponent(segment.replace(/\p{Surrogate}/gu, '\uFFFD')).replace(/%20/g, '+'))
+    .join('/');
 }
 
 /** An ETag without its quotes: S3 events carry it bare, listings and reads quoted. */

@@ -1,30 +1,37 @@
 /**
  * Publishing by upload: one S3 event for an object under the incoming prefix → checked, read, validated and
  * published through the same entry point as the CLI (publishSnapshot: lock, digests, incremental build,
- * pointer last, collection) → a report (report.ts). The AWS Lambda function (builder/lambda.ts) and
- * `npm start` (local/uploads.ts) both call this with the events their S3 delivers.
+ * pointer last, collection) → a report (report.ts), written once (report-object.ts). The AWS Lambda function
+ * (builder/lambda.ts) and `npm start` (local/uploads.ts) both call this with the events their S3 delivers.
  *
  * The steps, each a value or a fault:
- * 1. the event's object, as the listing of the incoming prefix shows it now: gone (handled already, or
+ * 0. the record: not an object creation → nothing; a key that does not decode, or outside the incoming
+ *    prefix → misdirected (no report can be named: logged and alarmed); a name that breaks the grammar →
+ *    `invalid`, its report under `reports/invalid-names/` (report.ts reportKeyFor), nothing read;
+ * 1. its report already the final word on this upload (a retry, a second delivery) → that report, again;
+ * 2. the event's object, as the listing of the incoming prefix shows it now: gone (handled already, or
  *    expired) or overwritten since (its ETag differs: the newer write's own event publishes it) → nothing;
- * 2. a newer upload in the incoming prefix (order.ts) → `superseded`;
- * 3. the object read (the ETag still the event's), the archive read (archive.ts), the snapshot validated →
- *    or `invalid`, with every problem;
- * 4. the publish: waiting up to `lockWaitMs` for another publish (a CLI's) to finish, then, holding the
+ * 3. a newer upload in the incoming prefix (order.ts) → `superseded`;
+ * 4. the object read (the ETag still the event's), the archive read (archive.ts), the snapshot validated →
+ *    or `invalid`, with its problems (the first 1,000, all counted);
+ * 5. the publish: waiting up to `lockWaitMs` for another publish (a CLI's) to finish, then, holding the
  *    lock, checking again that no newer upload came in (else `superseded`, nothing written) → `published`
  *    (or `unchanged`), recording in the version who uploaded what (history.ts);
- * 5. the report object written.
- * A store fault is `failed` (reported, then thrown again by the callers so the upload is retried).
+ * 6. the report object written, unless the final word on this upload is there already.
+ * A store fault is `failed` (reported, then thrown again by the callers so the upload is retried). Every
+ * write goes through store/layout.ts confineWrites: the catalogue's keys and the reports prefix, nothing else.
  */
-import { POINTER_KEY } from '../../store/layout.js';
+import { catalogueWrites, confineWrites, POINTER_KEY } from '../../store/layout.js';
 import type { WritableObjectStore } from '../../store/objects/interface.js';
 import { parsePointer } from '../../store/pointer.js';
 import type { PublishProgress } from '../publish/types.js';
 import { publishSnapshot } from '../publish-snapshot.js';
+import { type Problem, printable } from '../snapshot/problems.js';
 import { readSnapshotArchive, UPLOAD_LIMITS, UPLOAD_NAME } from './archive.js';
 import { bareEtag, objectKeyOf, type S3EventRecord } from './event.js';
 import { type ListedUpload, newestAfter } from './order.js';
-import { reportKeyFor, reportProblems, type UploadReport } from './report.js';
+import { outcomeEventId, reportKeyFor, reportProblems, type UploadReport } from './report.js';
+import { isFinalFor, readReport, writeReportOnce } from './report-object.js';
 
 export interface UploadSettings {
   /** The whole bucket: uploads, reports and the catalogue are keys in it. */
@@ -53,13 +60,23 @@ class SupersededError extends Error {
   }
 }
 
-/** The uploads in the incoming prefix now, by key (S3's listing: ETag and LastModified). */
-async function listUploads(
-  settings: UploadSettings,
-): Promise<Map<string, ListedUpload & { etag: string; size: number }>> {
+/** What one S3 event record came to. */
+export type UploadResult =
+  /**
+   * Its report: written now, or (`repeated`) found already the final word on this upload — a Lambda retry
+   * or a second delivery of the event — and to be sent again as it is.
+   */
+  | { kind: 'reported'; report: UploadReport; repeated: boolean }
+  /** Nothing to do, and why (not an object creation; the object gone or overwritten since). */
+  | { kind: 'skipped'; message: string }
+  /** Not an upload anyone can be told about (a key outside the incoming prefix, or one that does not decode): alarm. */
+  | { kind: 'misdirected'; message: string };
+
+/** The uploads in the incoming prefix now that may be published (their names follow the grammar), by key. */
+async function listUploads(settings: UploadSettings): Promise<Map<string, Upload>> {
   const uploads = new Map<string, Upload>();
   for await (const object of settings.store.list(settings.incomingPrefix)) {
-    if (!object.key.endsWith('.tar.gz') || !object.lastModified) continue;
+    if (!UPLOAD_NAME.test(object.key.slice(settings.incomingPrefix.length)) || !object.lastModified) continue;
     uploads.set(object.key, {
       key: object.key,
       lastModified: object.lastModified,
@@ -91,6 +108,7 @@ function newReport(record: S3EventRecord, key: string, reportKey: string, starte
     uploaded_at: null,
     uploaded_by: record.userIdentity?.principalId ?? null,
     outcome: 'failed',
+    event_id: '',
     version: null,
     previous_version: null,
     snapshot: null,
@@ -107,52 +125,98 @@ function newReport(record: S3EventRecord, key: string, reportKey: string, starte
   };
 }
 
-/** The report's fields for an upload refused for `problems`. */
-function invalid(problems: Parameters<typeof reportProblems>[0]): Partial<UploadReport> {
-  return { outcome: 'invalid', problems: reportProblems(problems), problem_count: problems.length };
+/** The report's fields for an upload refused for `problems` (of `count` in all, when not every one was kept). */
+function invalid(problems: readonly Problem[], count = problems.length): Partial<UploadReport> {
+  return { outcome: 'invalid', problems: reportProblems(problems), problem_count: count };
+}
+
+/** Where the upload builder writes: the catalogue's keys, and reports. */
+function uploadWrites(settings: UploadSettings): WritableObjectStore {
+  const catalogue = catalogueWrites(settings.prefix);
+  return confineWrites(settings.store, {
+    keys: catalogue.keys,
+    prefixes: [...catalogue.prefixes, settings.reportsPrefix],
+  });
+}
+
+/** The upload a record announces, with its report's key; or why the record is not one. */
+function routeRecord(
+  record: S3EventRecord,
+  settings: UploadSettings,
+): { key: string; reportKey: string; nameProblem?: string } | Exclude<UploadResult, { kind: 'reported' }> {
+  const raw = String(record.s3?.object?.key);
+  const key = objectKeyOf(record);
+  const eventName = String(record.eventName);
+  if (!eventName.startsWith('ObjectCreated:')) {
+    return {
+      kind: 'skipped',
+      message: `${printable(key ?? raw)}: ${printable(eventName)} is not an upload: nothing to do`,
+    };
+  }
+  if (key === undefined) {
+    return {
+      kind: 'misdirected',
+      message: `an event for ${printable(raw)}, which does not decode as an S3 event key: not handled (no report can be named for it)`,
+    };
+  }
+  if (!key.startsWith(settings.incomingPrefix)) {
+    return {
+      kind: 'misdirected',
+      message: `${printable(key)} is outside the incoming prefix ${settings.incomingPrefix}: not an upload, not handled (the function's trigger sends only keys under it)`,
+    };
+  }
+  const reportKey = reportKeyFor(settings.incomingPrefix, settings.reportsPrefix, key);
+  if (UPLOAD_NAME.test(key.slice(settings.incomingPrefix.length))) return { key, reportKey };
+  return {
+    key,
+    reportKey,
+    nameProblem: `an upload's name is letters, digits, ".", "_" and "-", then .tar.gz (${UPLOAD_NAME})`,
+  };
 }
 
 /**
- * Handle one S3 event record: publish its upload, or say why not. Resolves to the report (also written to the
- * reports prefix), or undefined when the record needs none (not an upload; its object gone or overwritten).
- * Throws only when the report itself cannot be written.
+ * Handle one S3 event record: publish its upload, or say why not ({@link UploadResult}). The report is also
+ * written to the reports prefix, once. Throws only when the report itself cannot be written.
  * @example
- * const report = await publishUpload(event.Records[0], { store, prefix: 'catalogue/', incomingPrefix: 'incoming/', reportsPrefix: 'reports/' });
+ * const result = await publishUpload(event.Records[0], { store, prefix: 'catalogue/', incomingPrefix: 'incoming/', reportsPrefix: 'reports/' });
+ * if (result.kind === 'reported') console.log(result.report.outcome);
  */
-export async function publishUpload(
-  record: S3EventRecord,
-  settings: UploadSettings,
-): Promise<UploadReport | undefined> {
-  const key = objectKeyOf(record);
-  if (!record.eventName.startsWith('ObjectCreated:') || !key.startsWith(settings.incomingPrefix)) return;
+export async function publishUpload(record: S3EventRecord, given: UploadSettings): Promise<UploadResult> {
+  const settings = { ...given, store: uploadWrites(given) };
+  const route = routeRecord(record, settings);
+  if ('kind' in route) return route;
+  const { key, reportKey } = route;
   const started = performance.now();
-  const reportKey = reportKeyFor(settings.incomingPrefix, settings.reportsPrefix, key);
   const report = newReport(record, key, reportKey, new Date());
-  const finish = async (fields: Partial<UploadReport>): Promise<UploadReport> => {
-    Object.assign(report, fields);
-    // What is live when this upload did not make it: named, whoever published it.
-    if (report.version === null) report.version = await liveVersion(settings);
-    report.finished_at = new Date().toISOString();
-    report.seconds = (performance.now() - started) / 1000;
-    await settings.store.put(reportKey, Buffer.from(`${JSON.stringify(report, null, 1)}\n`), {
-      contentType: 'application/json',
-    });
-    return report;
-  };
-
-  const name = key.slice(settings.incomingPrefix.length);
-  if (!UPLOAD_NAME.test(name)) {
-    const reason = `an upload's name is letters, digits, ".", "_" and "-", then .tar.gz (${UPLOAD_NAME})`;
-    return finish(invalid([{ file: key, reason }]));
+  const seen = await readReport(settings.store, reportKey);
+  if (isFinalFor(seen, report.etag)) return { kind: 'reported', report: seen.report, repeated: true };
+  let fields: Partial<UploadReport> | undefined;
+  if (route.nameProblem !== undefined) {
+    fields = invalid([{ file: key, reason: route.nameProblem }]);
+  } else {
+    try {
+      fields = await handleUpload({ record, key, settings, report });
+    } catch (error) {
+      const cause = (error as Error).cause as Error | undefined;
+      fields = {
+        outcome: 'failed',
+        error: `${(error as Error).message}${cause?.message ? ` (${cause.message})` : ''}`,
+      };
+    }
   }
-  try {
-    const fields = await handleUpload({ record, key, settings, report });
-    return fields && finish(fields);
-  } catch (error) {
-    const cause = (error as Error).cause as Error | undefined;
-    const message = `${(error as Error).message}${cause?.message ? ` (${cause.message})` : ''}`;
-    return finish({ outcome: 'failed', error: message });
+  if (!fields) {
+    return {
+      kind: 'skipped',
+      message: `${printable(key)}: nothing to do: the object is gone, or was overwritten (the newer write's own event publishes it)`,
+    };
   }
+  Object.assign(report, fields);
+  // What is live when this upload did not make it: named, whoever published it.
+  if (report.version === null) report.version = await liveVersion(settings);
+  report.event_id = outcomeEventId(report);
+  report.finished_at = new Date().toISOString();
+  report.seconds = (performance.now() - started) / 1000;
+  return { kind: 'reported', ...(await writeReportOnce(settings.store, reportKey, report, seen)) };
 }
 
 /** One upload being handled: its event record, its key, the settings, and its report so far. */
@@ -189,7 +253,7 @@ async function handleUpload(handling: Handling): Promise<Partial<UploadReport> |
   }
   const read = await settings.store.get(key);
   if (!read.ok || bareEtag(read.etag) !== own.etag) return undefined;
-  const archive = readSnapshotArchive(read.body, key);
+  const archive = await readSnapshotArchive(read.body, key);
   if (!archive.ok) return invalid(archive.problems);
   // 4. Publish, through the CLI's entry point.
   return publishArchive(handling, own, archive.files);
@@ -211,6 +275,7 @@ async function publishArchive(
       ...(settings.progress && { progress: settings.progress }),
       ...(settings.warn && { warn: settings.warn }),
       lockWaitMs: settings.lockWaitMs ?? 0,
+      limits: UPLOAD_LIMITS.snapshot,
       underLock: async () => {
         const again = newestAfter(own, (await listUploads(settings)).values());
         if (again) throw new SupersededError(again.key);
@@ -227,15 +292,19 @@ async function publishArchive(
       },
     },
   );
-  if (!outcome.ok && outcome.reason === 'invalid') return invalid(outcome.problems);
+  if (!outcome.ok && outcome.reason === 'invalid') return invalid(outcome.problems, outcome.problemCount);
   if (!outcome.ok) {
     if (outcome.error instanceof SupersededError)
       return { outcome: 'superseded', superseded_by: outcome.error.by };
     throw outcome.error;
   }
   const { summary } = outcome;
+  // Live already, published from this very upload: an earlier attempt wrote the pointer and stopped before its
+  // report (a timeout, a crash). Its outcome is `published`, not `unchanged`.
+  const stamp = summary.record.upload;
+  const mine = stamp?.key === key && stamp.etag === own.etag;
   return {
-    outcome: summary.pointerChanged ? 'published' : 'unchanged',
+    outcome: summary.pointerChanged || mine ? 'published' : 'unchanged',
     version: summary.version,
     previous_version: summary.previousVersion,
     snapshot: outcome.digest,

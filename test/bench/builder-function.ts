@@ -11,6 +11,8 @@
  *
  * s3rver stores each object as three files, so the full publish's wall time here is s3rver's, not the
  * builder's: the CPU time is the builder's own, and the README turns both into what AWS would take.
+ * Then the bad and extreme uploads of builder-uploads.ts (BENCH_BUILDER_CASES). BENCH_BUILDER_SIZES=0 skips the
+ * publishes, BENCH_BUILDER_CASES=none the uploads.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -22,6 +24,7 @@ import { s3Client } from '../../aws/sdk.js';
 import { generateSnapshot, writeSnapshot } from '../../builder/synthetic/generate.js';
 import { bundledBuilder, synth } from '../infra/helpers.js';
 import { LAMBDA_NODE, nodeBinary } from '../runtime/node.mjs';
+import { benchBadUploads, builderCases } from './builder-uploads.js';
 import { forkServer } from './children.js';
 import { runtimeInterfaceClient } from './function-harness.js';
 import { progress, type SectionResult, type Target } from './report.js';
@@ -38,7 +41,7 @@ export const heapFlags = (memoryMb: number) => [
 ];
 
 /** A loopback EventBridge that accepts PutEvents and keeps the entries. */
-async function startEventsStandIn(): Promise<{
+export async function startEventsStandIn(): Promise<{
   endpoint: string;
   entries: unknown[];
   close(): Promise<void>;
@@ -68,7 +71,7 @@ async function startEventsStandIn(): Promise<{
 }
 
 /** user + system CPU seconds and VmHWM of a live process, from /proc. */
-function processUsage(pid: number): { cpuSeconds: number; peakRssBytes: number } {
+export function processUsage(pid: number): { cpuSeconds: number; peakRssBytes: number } {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   const ticks = Number(fields[11]) + Number(fields[12]);
@@ -102,6 +105,45 @@ export function putEvent(key: string, size: number, etag: string) {
   };
 }
 
+/**
+ * The function's environment as Lambda sets it (with the role's credentials, which the local S3 does not
+ * know: the builder must sign its calls to a loopback S3 with the local ones) and as the stack configures it.
+ */
+export function builderEnv(at: {
+  /** The catalogue's prefix (default `catalogue/`). */
+  prefix?: string;
+  api: string;
+  taskRoot: string;
+  tmp: string;
+  s3Endpoint: string;
+  eventsEndpoint: string;
+}) {
+  return {
+    PATH: process.env.PATH ?? '',
+    AWS_LAMBDA_RUNTIME_API: at.api,
+    LAMBDA_TASK_ROOT: at.taskRoot,
+    _HANDLER: 'index.handler',
+    AWS_REGION: 'us-east-1',
+    AWS_ACCESS_KEY_ID: 'ASIABENCHROLEKEY00000',
+    AWS_SECRET_ACCESS_KEY: 'bench-role-secret',
+    AWS_SESSION_TOKEN: 'bench-role-session',
+    AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(BUILDER_MEMORY_MB),
+    AWS_LAMBDA_FUNCTION_NAME: 'bench-upload-builder',
+    AWS_LAMBDA_FUNCTION_VERSION: '$LATEST',
+    AWS_LAMBDA_LOG_GROUP_NAME: '/aws/lambda/bench-upload-builder',
+    AWS_LAMBDA_LOG_STREAM_NAME: 'bench',
+    TMPDIR: at.tmp,
+    CATALOGUE_BUCKET: STACK_BUCKET,
+    CATALOGUE_PREFIX: at.prefix ?? 'catalogue/',
+    INCOMING_PREFIX: 'incoming/',
+    REPORTS_PREFIX: 'reports/',
+    EVENT_BUS_NAME: 'default',
+    BUILD_BUDGET_SECONDS: '600',
+    S3_ENDPOINT: at.s3Endpoint,
+    AWS_ENDPOINT_URL_EVENTBRIDGE: at.eventsEndpoint,
+  };
+}
+
 interface Run {
   kind: string;
   modules: number;
@@ -119,7 +161,25 @@ interface Run {
 export async function benchBuilderFunction(settings: Settings): Promise<SectionResult> {
   const sizes = (process.env.BENCH_BUILDER_SIZES ?? String(settings.modules))
     .split(',')
-    .map((size) => Number(size.trim()));
+    .map((size) => Number(size.trim()))
+    .filter((size) => size > 0);
+  const published = sizes.length > 0 ? await benchPublishes(settings, sizes) : undefined;
+  const cases = builderCases();
+  const bad = cases.length > 0 ? await benchBadUploads(cases) : undefined;
+  return {
+    markdown: [
+      published?.markdown,
+      bad && `Bad and extreme uploads, each in a fresh runtime process:\n\n${bad.markdown}`,
+    ]
+      .filter(Boolean)
+      .join('\n'),
+    targets: [...(published?.targets ?? []), ...(bad?.targets ?? [])],
+    commands: [...(published?.commands ?? []), ...(bad?.commands ?? [])],
+  };
+}
+
+/** Publishes by upload of the bench catalogue at each size: a full build, then one module renamed. */
+async function benchPublishes(settings: Settings, sizes: readonly number[]): Promise<SectionResult> {
   const work = join(WORK, 'builder-function');
   rmSync(work, { recursive: true, force: true });
   mkdirSync(work, { recursive: true });
@@ -148,28 +208,13 @@ export async function benchBuilderFunction(settings: Settings): Promise<SectionR
     const client = s3Client({ endpoint: String(servers.ready.s3Endpoint) });
     try {
       const flags = heapFlags(BUILDER_MEMORY_MB);
-      const env = {
-        PATH: process.env.PATH ?? '',
-        AWS_LAMBDA_RUNTIME_API: api.address,
-        LAMBDA_TASK_ROOT: taskRoot,
-        _HANDLER: 'index.handler',
-        AWS_REGION: 'us-east-1',
-        AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(BUILDER_MEMORY_MB),
-        AWS_LAMBDA_FUNCTION_NAME: 'bench-upload-builder',
-        AWS_LAMBDA_FUNCTION_VERSION: '$LATEST',
-        AWS_LAMBDA_LOG_GROUP_NAME: '/aws/lambda/bench-upload-builder',
-        AWS_LAMBDA_LOG_STREAM_NAME: 'bench',
-        TMPDIR: tmp,
-        CATALOGUE_BUCKET: STACK_BUCKET,
-        CATALOGUE_PREFIX: 'catalogue/',
-        INCOMING_PREFIX: 'incoming/',
-        REPORTS_PREFIX: 'reports/',
-        EVENT_BUS_NAME: 'default',
-        BUILD_BUDGET_SECONDS: '600',
-        NODE_OPTIONS: '--enable-source-maps',
-        S3_ENDPOINT: String(servers.ready.s3Endpoint),
-        AWS_ENDPOINT_URL_EVENTBRIDGE: events.endpoint,
-      };
+      const env = builderEnv({
+        api: api.address,
+        taskRoot,
+        tmp,
+        s3Endpoint: String(servers.ready.s3Endpoint),
+        eventsEndpoint: events.endpoint,
+      });
       commands.push(
         `${node} ${flags.join(' ')} ${ric} index.handler  (LAMBDA_TASK_ROOT=<the synthesized asset>)`,
       );

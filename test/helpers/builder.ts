@@ -94,11 +94,32 @@ export function versionOn(
   return { pointer, version: pointer.version, entries, objectIds };
 }
 
-/** A snapshot as a publisher uploads it: its files archived by `tar czf archive -C dir .` (GNU tar). */
+/**
+ * A snapshot as a publisher uploads it: its files (and `extra` ones, e.g. snapshot.json) archived by
+ * `tar czf archive -C dir .` (GNU tar).
+ */
 export function snapshotArchive(
   snapshot: Partial<Record<keyof Snapshot, unknown>>,
   raw: Partial<Record<keyof Snapshot, string | null>> = {},
+  extra: Record<string, string> = {},
 ): Buffer {
   const directory = writeSnapshotFiles(snapshot, raw);
-  return execFileSync('tar', ['czf', '-', '-C', directory, '.']);
+  for (const [file, text] of Object.entries(extra)) writeFileSync(join(directory, file), text);
+  return execFileSync('tar', ['czf', '-', '-C', directory, '.'], { maxBuffer: 2 ** 30 });
+}
+
+/**
+ * A realistic bad export: `count` modules (the fixture's, repeated with fresh ids) with two wrong fields each
+ * (`hp: 0`, `depth_mm: -5`): `2 × count` problems. 70,000 of them overflowed the stack once.
+ */
+export function badExport(count = 70_000): Snapshot {
+  const snapshot = fixtureSnapshot();
+  const fixture = snapshot.modules;
+  snapshot.modules = Array.from({ length: count }, (_, i) => ({
+    ...fixture[i % fixture.length]!,
+    id: i + 1,
+    hp: 0,
+    depth_mm: -5,
+  }));
+  return snapshot;
 }

@@ -130,7 +130,7 @@ describe('the upload builder function', () => {
       },
       {
         Sid: 'WriteReports',
-        Action: 's3:PutObject',
+        Action: ['s3:GetObject', 's3:PutObject'],
         Resource: objects(ids.bucket, 'reports/*'),
         Condition: undefined,
       },
@@ -144,7 +144,7 @@ describe('the upload builder function', () => {
         Sid: 'ListUploadsAndCatalogue',
         Action: 's3:ListBucket',
         Resource: { 'Fn::GetAtt': [ids.bucket, 'Arn'] },
-        Condition: { StringLike: { 's3:prefix': ['incoming/*', 'catalogue/*'] } },
+        Condition: { StringLike: { 's3:prefix': ['incoming/*', 'catalogue/*', 'reports/*'] } },
       },
       {
         Sid: 'SendUploadEvents',

@@ -1,8 +1,11 @@
 /**
  * The local S3's event notifications (local/s3rver-events.ts, local/servers.ts onEvent): what S3 sends a
  * subscribed function — a PUT, a completed multipart upload (as `aws s3 cp` sends a file over 8 MB, named as
- * S3 names it), a delete — across a restart, until unsubscribed.
+ * S3 names it), a delete — across a restart, until unsubscribed; keys URL-encoded as S3 encodes them, and the
+ * principal who signed the request (the same one every time), not a random one.
  */
+
+import { request } from 'node:http';
 import {
   CompleteMultipartUploadCommand,
   CreateMultipartUploadCommand,
@@ -13,6 +16,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { s3Client } from '../../aws/sdk.js';
+import { objectKeyOf } from '../../builder/upload/event.js';
 import { type LocalS3, type S3EventNotification, startS3 } from '../../local/servers.js';
 
 let s3: LocalS3;
@@ -94,5 +98,47 @@ describe('event notifications of the local S3', () => {
     const before = received.length;
     await client.send(new PutObjectCommand({ Bucket: s3.bucket, Key: 'incoming/b.tar.gz', Body: 'x' }));
     expect(received.length).toBe(before);
+  });
+});
+
+describe('what S3 says of the object and the requester', () => {
+  beforeAll(() => {
+    unsubscribe = s3.onEvent((notification) => received.push(notification));
+  });
+  afterAll(() => unsubscribe());
+
+  it('keys URL-encoded as S3 encodes them (a space as +), so + and % decode to the key written', async () => {
+    for (const key of [
+      'incoming/a+b.tar.gz',
+      'incoming/a b.tar.gz',
+      'incoming/100%.tar.gz',
+      'incoming/ü ✓.tar.gz',
+    ]) {
+      await client.send(new PutObjectCommand({ Bucket: s3.bucket, Key: key, Body: 'x' }));
+      expect(objectKeyOf(last())).toBe(key);
+    }
+    expect(received.slice(-4).map((event) => event.Records[0]!.s3.object.key)).toEqual([
+      'incoming/a%2Bb.tar.gz',
+      'incoming/a+b.tar.gz',
+      'incoming/100%25.tar.gz',
+      'incoming/%C3%BC+%E2%9C%93.tar.gz',
+    ]);
+  });
+
+  it('the principal who signed: the same for every request signed with the local credentials; Anonymous unsigned', async () => {
+    await client.send(new PutObjectCommand({ Bucket: s3.bucket, Key: 'incoming/p1.tar.gz', Body: 'x' }));
+    const first = last().userIdentity?.principalId;
+    await client.send(new PutObjectCommand({ Bucket: s3.bucket, Key: 'incoming/p2.tar.gz', Body: 'x' }));
+
+    expect(first).toBe('AWS:S3RVER');
+    expect(last().userIdentity?.principalId).toBe(first);
+    await new Promise<void>((resolve, reject) =>
+      request(`${s3.endpoint}/${s3.bucket}/incoming/p3.tar.gz`, { method: 'PUT' }, (response) => {
+        response.resume().on('end', resolve);
+      })
+        .on('error', reject)
+        .end('x'),
+    );
+    expect(last().userIdentity?.principalId).toBe('Anonymous');
   });
 });

@@ -7,11 +7,13 @@
  * the next; a rollback during a cursor walk, the walk staying on its version.
  */
 import { spawn } from 'node:child_process';
+import { join } from 'node:path';
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { s3Client } from '../../aws/sdk.js';
 import { main as catalogueCli, EXIT } from '../../builder/cli.js';
 import { generateSnapshot } from '../../builder/synthetic/generate.js';
+import { startS3 } from '../../local/servers.js';
 import {
   fixtureSnapshot,
   REPO_DIR,
@@ -85,7 +87,13 @@ describe('npm start publishes uploads', () => {
     );
 
     expect(await moduleName(snapshot.modules[0]!.id)).toBe('Uploaded A-110-1');
-    expect(await report(reportKey)).toMatchObject({ upload: key, outcome: 'published', version });
+    // Who uploaded it: the principal of the local credentials it was signed with, the same at every upload.
+    expect(await report(reportKey)).toMatchObject({
+      upload: key,
+      outcome: 'published',
+      version,
+      uploaded_by: 'AWS:S3RVER',
+    });
   }, 90_000);
 
   it('an invalid upload publishes nothing and reports every problem', async () => {
@@ -277,6 +285,62 @@ describe('npm start publishes uploads', () => {
     expect(pending.KeyCount ?? 0).toBe(0);
     await waitFor(new RegExp(`Catalogue: version ${version} is live`), from);
   }, 180_000);
+});
+
+describe('uploads that came while npm start was not running', () => {
+  it('are handled when it starts, oldest first: the newest is published, the older superseded', async () => {
+    await stop(started);
+    // Its S3's data directory, served by a bare local S3 while npm start is down (another machine's CI uploading).
+    const down = await startS3(BUCKET, { directory: join(local, 's3') });
+    const bare = s3Client({ endpoint: down.endpoint });
+    const older = smallSnapshot(44);
+    older.modules[0]!.name = 'Uploaded while down, older';
+    const newer = smallSnapshot(45);
+    newer.modules[0]!.name = 'Uploaded while down, newer';
+    for (const [name, snapshot] of [
+      ['0100-older', older],
+      ['0101-newer', newer],
+    ] as const) {
+      await bare.send(
+        new PutObjectCommand({
+          Bucket: BUCKET,
+          Key: `incoming/${name}.tar.gz`,
+          Body: snapshotArchive(snapshot),
+        }),
+      );
+    }
+    bare.destroy();
+    await down.stop();
+
+    started = await startNpm(local);
+    client.destroy();
+    client = s3Client({ endpoint: started.s3Endpoint });
+
+    await waitFor(
+      /uploads: 2 came while npm start was not running: handling them, oldest first \(the newest wins\)/,
+      0,
+    );
+    await waitFor(
+      /upload incoming\/0100-older\.tar\.gz: superseded by the newer incoming\/0101-newer\.tar\.gz/,
+      0,
+    );
+    const [, version] = await waitFor(
+      /upload incoming\/0101-newer\.tar\.gz: published version (\S+)/,
+      0,
+      90_000,
+    );
+    await waitFor(new RegExp(`Catalogue: version ${version} is live`), 0);
+    expect(await moduleName(newer.modules[0]!.id)).toBe('Uploaded while down, newer');
+    expect(await report('reports/0101-newer.json')).toMatchObject({
+      outcome: 'published',
+      uploaded_by: null,
+    });
+    // Handled once: the next start finds their reports and does nothing again.
+    await stop(started);
+    started = await startNpm(local);
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    expect(started.output()).not.toMatch(/came while npm start was not running/);
+  }, 240_000);
 });
 
 /** Run `task` with stdout and stderr captured (the CLI writes to them). */

@@ -4,10 +4,8 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { publishSnapshot } from '../../../builder/publish-snapshot.js';
-import { elementRanges, sourceDigests } from '../../../builder/render/digests.js';
 import type { Snapshot } from '../../../builder/snapshot/snapshot.js';
 import { DirectoryObjectStore } from '../../../store/objects/directory.js';
 import {
@@ -18,50 +16,6 @@ import {
 } from '../../helpers/builder.js';
 
 afterAll(() => removeTemporaryDirectories());
-
-describe('elementRanges: the text of each record of modules.json', () => {
-  it('gives one range per element, each the text that parses to it, whatever the strings and layout hold', () => {
-    const tricky = fc.constantFrom('{', '}', '[', ']', '"', '\\', '\\"', '},{', 'é', '😀', '\u2028', '');
-    const value = fc.letrec((tie) => ({
-      json: fc.oneof(
-        { maxDepth: 3 },
-        fc.string(),
-        fc.array(tricky).map((parts) => parts.join('')),
-        fc.double({ noNaN: true, noDefaultInfinity: true }),
-        fc.boolean(),
-        fc.constant(null),
-        fc.array(tie('json'), { maxLength: 3 }),
-        tie('object'),
-      ),
-      object: fc.dictionary(fc.oneof(fc.string(), tricky), tie('json'), { maxKeys: 4 }),
-    }));
-    fc.assert(
-      fc.property(
-        fc.array(value.object, { maxLength: 6 }),
-        fc.constantFrom(0, 1, 2, '\t'),
-        (records, space) => {
-          const text = Buffer.from(JSON.stringify(records, null, space));
-          const ranges = elementRanges(text)!;
-          expect(ranges).toBeDefined();
-          expect(ranges.length).toBe(2 * records.length);
-          records.forEach((record, i) => {
-            const slice = text.subarray(ranges[2 * i], ranges[2 * i + 1]).toString('utf8');
-            expect(JSON.parse(slice)).toEqual(JSON.parse(JSON.stringify(record))); // JSON has no -0
-          });
-        },
-      ),
-      { numRuns: 300 },
-    );
-  });
-
-  it('refuses elements that are arrays; other elements simply get no range (the caller counts)', () => {
-    expect(elementRanges(Buffer.from('[{"a":1},[2]]'))).toBeUndefined();
-    expect(elementRanges(Buffer.from('[{"a":1}, 7, "}"]'))).toEqual(Uint32Array.from([1, 8]));
-    // One range per element, or the digests fall back to each record's JSON.
-    const modules = [{ a: 1 }, 7];
-    expect(sourceDigests(modules, Buffer.from('[{"a":1}, 7]'))).toEqual(sourceDigests(modules));
-  });
-});
 
 const BUILDER = 'test-builder/v1';
 

@@ -1,3 +1,5 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { EXIT, main } from '../../../builder/cli.js';
 import { publishCatalogue } from '../../../builder/publish/publish.js';
@@ -5,6 +7,7 @@ import type { Snapshot } from '../../../builder/snapshot/snapshot.js';
 import { validateSnapshot } from '../../../builder/snapshot/validate.js';
 import { DirectoryObjectStore } from '../../../store/objects/directory.js';
 import {
+  badExport,
   fingerprint,
   fixtureSnapshot,
   removeTemporaryDirectories,
@@ -326,5 +329,101 @@ describe('a broken snapshot is refused with a precise message and nothing writte
       spy.mockRestore();
       out.mockRestore();
     }
+  });
+});
+
+/** Run `validate` in-process on `source`; the exit code and stderr lines (and that nothing threw). */
+async function validateLines(source: string): Promise<{ code: number; lines: string[]; out: string }> {
+  const written: string[] = [];
+  let out = '';
+  const err = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    written.push(String(chunk));
+    return true;
+  });
+  const std = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    out += String(chunk);
+    return true;
+  });
+  try {
+    const code = await main(['validate', '--source', source]);
+    return { code, lines: written.join('').split('\n').filter(Boolean), out };
+  } finally {
+    err.mockRestore();
+    std.mockRestore();
+  }
+}
+
+describe('bounded: any snapshot is refused with its problems counted, never a crash', () => {
+  it('a bad export of 70,000 modules with two wrong fields each: 140,000 problems counted, the first 1,000 listed, exit 1', async () => {
+    const { code, lines } = await validateLines(writeSnapshotFiles(badExport(70_000)));
+
+    expect(code).toBe(EXIT.invalid);
+    expect(lines).toHaveLength(1000 + 2);
+    expect(lines[0]).toBe('modules.json: record 1: hp: must be a positive integer (got number 0)');
+    expect(lines.slice(-2)).toEqual([
+      '… and 139000 more problems not listed',
+      'snapshot refused: 140000 problems; nothing was written',
+    ]);
+  }, 60_000);
+
+  it('1 MiB of {} as modules.json (the upload test and the bench take 10 MiB): every one of its 4,893,350 problems counted, exit 1', async () => {
+    const modules = `[${new Array(Math.floor(2 ** 20 / 3)).fill('{}').join(',')}]`;
+    const { code, lines } = await validateLines(writeSnapshotFiles(fixtureSnapshot(), { modules }));
+
+    expect(code).toBe(EXIT.invalid);
+    expect(lines[0]).toBe('modules.json: record at index 0: id: is missing');
+    expect(lines.at(-1)).toBe('snapshot refused: 4893350 problems; nothing was written');
+  }, 60_000);
+
+  it('a record larger than 1 MiB is refused without being parsed; the others are still checked', async () => {
+    const snapshot = fixtureSnapshot();
+    snapshot.modules[1]!.description = 'x'.repeat(2 ** 20);
+    snapshot.modules[2]!.hp = 0;
+    const { code, lines } = await validateLines(writeSnapshotFiles(snapshot));
+
+    expect(code).toBe(EXIT.invalid);
+    expect(lines).toEqual([
+      expect.stringMatching(
+        /^modules\.json: record at index 1: is 1,04\d,\d{3} bytes of JSON; a record may have at most 1,048,576 bytes$/,
+      ),
+      `modules.json: record ${snapshot.modules[2]!.id}: hp: must be a positive integer (got number 0)`,
+      'snapshot refused: 2 problems; nothing was written',
+    ]);
+  });
+
+  it('names in problems cannot forge a line: controls and line separators escaped', async () => {
+    const snapshot = fixtureSnapshot();
+    (snapshot.modules[0] as unknown as Record<string, unknown>)['x\nmodules.json: valid\u2028'] = 1;
+    const { lines } = await validateLines(writeSnapshotFiles(snapshot));
+
+    expect(lines[0]).toMatch(
+      /^modules\.json: record 101: x\\u000amodules\.json: valid\\u2028: unknown field/,
+    );
+  });
+});
+
+describe('an empty catalogue', () => {
+  it('is refused unless the snapshot says it means one (snapshot.json); the flag only on an empty one', async () => {
+    const empty = { ...fixtureSnapshot(), modules: [] };
+    const refused = await validateLines(writeSnapshotFiles(empty));
+    expect(refused.code).toBe(EXIT.invalid);
+    expect(refused.lines).toEqual([
+      'modules.json: holds no modules: publishing it would empty the catalogue; if that is what you mean, add snapshot.json with {"empty_catalogue": true}',
+      'snapshot refused: 1 problem; nothing was written',
+    ]);
+
+    const meant = writeSnapshotFiles(empty);
+    writeFileSync(join(meant, 'snapshot.json'), '{"empty_catalogue": true}\n');
+    const accepted = await validateLines(meant);
+    expect(accepted.code).toBe(EXIT.ok);
+    expect(accepted.out).toMatch(/: valid \(0 modules, 25 manufacturers/);
+
+    const stale = writeSnapshotFiles(fixtureSnapshot());
+    writeFileSync(join(stale, 'snapshot.json'), '{"empty_catalogue": true, "note": 1}');
+    expect((await validateLines(stale)).lines).toEqual([
+      'snapshot.json: note: unknown field (allowed: empty_catalogue)',
+      'snapshot.json: empty_catalogue: says the catalogue is empty, but modules.json holds 204 modules: remove it',
+      'snapshot refused: 2 problems; nothing was written',
+    ]);
   });
 });

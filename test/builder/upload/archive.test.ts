@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadSnapshot } from '../../../builder/snapshot/load.js';
+import { formatProblem } from '../../../builder/snapshot/problems.js';
 import { sourceDigest } from '../../../builder/snapshot/source.js';
 import { readSnapshotArchive, UPLOAD_LIMITS, type UploadLimits } from '../../../builder/upload/archive.js';
 
@@ -30,8 +31,8 @@ function tarOf(args: string[], prepare: (root: string) => void = () => {}): Buff
   return readFileSync(archive);
 }
 
-const reasons = (bytes: Buffer, limits: UploadLimits = UPLOAD_LIMITS) => {
-  const read = readSnapshotArchive(bytes, 'incoming/x.tar.gz', limits);
+const reasons = async (bytes: Buffer, limits: UploadLimits = UPLOAD_LIMITS) => {
+  const read = await readSnapshotArchive(bytes, 'incoming/x.tar.gz', limits);
   return read.ok ? [] : read.problems.map((problem) => `${problem.file}: ${problem.reason}`);
 };
 
@@ -41,7 +42,7 @@ describe('archives as tar czf makes them', () => {
     ['the files in one folder (my-catalogue)', ['my-catalogue']],
     ['the files named one by one', ['-C', 'my-catalogue', ...FILES]],
   ])('%s: read as the four files, with the digest of the directory', async (_name, args) => {
-    const read = readSnapshotArchive(tarOf(args), 'incoming/x.tar.gz');
+    const read = await readSnapshotArchive(tarOf(args), 'incoming/x.tar.gz');
 
     expect(read.ok).toBe(true);
     if (!read.ok) return;
@@ -53,7 +54,7 @@ describe('archives as tar czf makes them', () => {
   });
 
   it('a missing file is the snapshot problem it is for a directory, naming the upload', async () => {
-    const read = readSnapshotArchive(
+    const read = await readSnapshotArchive(
       tarOf(['-C', 'my-catalogue', 'modules.json', 'tags.json', 'standards.json']),
       'incoming/x.tar.gz',
     );
@@ -68,7 +69,7 @@ describe('archives as tar czf makes them', () => {
 });
 
 describe('what is refused, every reason at once', () => {
-  it('an unexpected file, a link, and a nested copy, each named', () => {
+  it('an unexpected file, a link, and a nested copy, each named', async () => {
     const bytes = tarOf(['my-catalogue'], (root) => {
       writeFileSync(join(root, 'my-catalogue', 'notes.txt'), 'hello');
       symlinkSync('/etc/passwd', join(root, 'my-catalogue', 'passwd'));
@@ -76,9 +77,9 @@ describe('what is refused, every reason at once', () => {
       writeFileSync(join(root, 'my-catalogue', 'old', 'tags.json'), '[]');
     });
 
-    expect(reasons(bytes).sort()).toEqual(
+    expect((await reasons(bytes)).sort()).toEqual(
       [
-        'incoming/x.tar.gz: my-catalogue/notes.txt: an unexpected file: an upload holds standards.json, tags.json, manufacturers.json, modules.json and nothing else',
+        'incoming/x.tar.gz: my-catalogue/notes.txt: an unexpected file: an upload holds standards.json, tags.json, manufacturers.json, modules.json (and snapshot.json when the snapshot has one) and nothing else',
         'incoming/x.tar.gz: my-catalogue/passwd: a SymbolicLink entry: an upload holds regular files only (no links, devices or special files)',
         'incoming/x.tar.gz: my-catalogue/old/: a nested folder: the four files sit at the root or in one folder',
         'incoming/x.tar.gz: my-catalogue/old/tags.json: in a nested folder: the four files sit at the root or in one folder',
@@ -86,7 +87,7 @@ describe('what is refused, every reason at once', () => {
     );
   });
 
-  it('names with "..", absolute names, duplicates and two folders', () => {
+  it('names with "..", absolute names, duplicates and two folders', async () => {
     const bytes = tarOf(
       [
         '--absolute-names',
@@ -106,7 +107,7 @@ describe('what is refused, every reason at once', () => {
       },
     );
 
-    expect(reasons(bytes)).toEqual([
+    expect(await reasons(bytes)).toEqual([
       'incoming/x.tar.gz: ../tags.json: a name with "..": entries stay inside the archive',
       'incoming/x.tar.gz: /etc/standards.json: an absolute name: entries are named relative to the archive',
       'incoming/x.tar.gz: my-catalogue/modules.json: modules.json appears more than once',
@@ -114,52 +115,69 @@ describe('what is refused, every reason at once', () => {
     ]);
   });
 
-  it("macOS's ._ files, with the way to leave them out", () => {
+  it("macOS's ._ files, with the way to leave them out", async () => {
     const bytes = tarOf(['-C', 'my-catalogue', '.'], (root) => {
       writeFileSync(join(root, 'my-catalogue', '._modules.json'), 'resource fork');
     });
 
-    expect(reasons(bytes)).toEqual([
-      'incoming/x.tar.gz: ./._modules.json: an unexpected file: an upload holds standards.json, tags.json, manufacturers.json, modules.json and nothing else (macOS tar adds ._ files: run it with COPYFILE_DISABLE=1)',
+    expect(await reasons(bytes)).toEqual([
+      'incoming/x.tar.gz: ./._modules.json: an unexpected file: an upload holds standards.json, tags.json, manufacturers.json, modules.json (and snapshot.json when the snapshot has one) and nothing else (macOS tar adds ._ files: run it with COPYFILE_DISABLE=1)',
     ]);
   });
 
-  it('not gzip, gzip but not tar, a damaged or cut archive', () => {
+  it('an entry name cannot forge a log line: its line breaks escaped where a problem is printed', async () => {
+    // npm start prints each problem on a line of its own (local/uploads.ts), as the CLI does.
+    const forged = 'notes\nupload y.tar.gz: published\u2028\r.txt';
+    const bytes = tarOf(['-C', 'my-catalogue', '.'], (root) => {
+      writeFileSync(join(root, 'my-catalogue', forged), 'hello');
+    });
+    const read = await readSnapshotArchive(bytes, 'incoming/x.tar.gz');
+    const lines = read.ok ? [] : read.problems.map(formatProblem);
+
+    expect(lines).toEqual([
+      expect.stringContaining(
+        'incoming/x.tar.gz: ./notes\\u000aupload y.tar.gz: published\\u2028\\u000d.txt: an unexpected file',
+      ),
+    ]);
+    expect(lines.join('')).not.toMatch(/[\n\r\u2028\u2029]/);
+  });
+
+  it('not gzip, gzip but not tar, a damaged or cut archive', async () => {
     const good = tarOf(['-C', 'my-catalogue', '.']);
 
-    expect(reasons(Buffer.from('{"modules": []}'))).toEqual([
+    expect(await reasons(Buffer.from('{"modules": []}'))).toEqual([
       'incoming/x.tar.gz: is not gzip-compressed: upload a .tar.gz as `tar czf snapshot.tar.gz -C my-catalogue .` makes it',
     ]);
-    expect(reasons(gzipSync('just some text, not an archive'.repeat(40)))).toEqual([
+    expect(await reasons(gzipSync('just some text, not an archive'.repeat(40)))).toEqual([
       expect.stringMatching(
         /^incoming\/x\.tar\.gz: is not a tar archive \(.+\): upload a \.tar\.gz as `tar czf` makes it$/,
       ),
     ]);
-    expect(reasons(good.subarray(0, good.byteLength / 2))).toEqual([
+    expect(await reasons(good.subarray(0, good.byteLength / 2))).toEqual([
       expect.stringMatching(
         /^incoming\/x\.tar\.gz: cannot be decompressed \(.+\): the upload is damaged or incomplete$/,
       ),
     ]);
     const tar = execFileSync('gzip', ['-dc'], { input: good });
-    expect(reasons(gzipSync(tar.subarray(0, 2000)))).toEqual([
+    expect(await reasons(gzipSync(tar.subarray(0, 2000)))).toEqual([
       expect.stringMatching(/^incoming\/x\.tar\.gz: is damaged or incomplete: /),
     ]);
   });
 
-  it('bounds: the compressed size, what it expands to (a bomb stops there), the number of entries', () => {
+  it('bounds: the compressed size, what it expands to (a bomb stops there), the number of entries', async () => {
     const good = tarOf(['-C', 'my-catalogue', '.']);
     const bomb = gzipSync(Buffer.alloc(4 * 2 ** 20));
 
-    expect(reasons(good, { ...UPLOAD_LIMITS, compressedBytes: 1000 })).toEqual([
+    expect(await reasons(good, { ...UPLOAD_LIMITS, compressedBytes: 1000 })).toEqual([
       `incoming/x.tar.gz: is ${good.byteLength} bytes; an upload may have at most 1000`,
     ]);
-    expect(reasons(bomb, { ...UPLOAD_LIMITS, expandedBytes: 2 ** 20 })).toEqual([
+    expect(await reasons(bomb, { ...UPLOAD_LIMITS, expandedBytes: 2 ** 20 })).toEqual([
       `incoming/x.tar.gz: expands to more than ${2 ** 20} bytes; an upload may hold at most that much`,
     ]);
     const many = tarOf(['-C', 'my-catalogue', '.'], (root) => {
       for (let i = 0; i < 6; i++) mkdirSync(join(root, 'my-catalogue', `d${i}`));
     });
-    expect(reasons(many, { ...UPLOAD_LIMITS, entries: 8 })).toEqual([
+    expect(await reasons(many, { ...UPLOAD_LIMITS, entries: 8 })).toEqual([
       'incoming/x.tar.gz: holds 11 entries; an upload holds the four snapshot files (at most 8 entries)',
     ]);
   });

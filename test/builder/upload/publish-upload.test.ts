@@ -1,51 +1,18 @@
-/**
- * Publishing by upload (builder/upload/publish-upload.ts) against s3rver, with the event notifications s3rver
- * sends (local/servers.ts onEvent): an upload publishes and records where it came from; an invalid one
- * publishes nothing and reports every problem; the newest upload wins, also against one waiting for the lock;
- * an overwritten or vanished upload is left to its own event.
- */
-import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { s3Client } from '../../../aws/sdk.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { takePublishLock } from '../../../builder/publish/publish.js';
 import { readHistory, readLiveVersion } from '../../../builder/publish/versions.js';
 import type { S3EventRecord } from '../../../builder/upload/event.js';
 import { publishUpload, type UploadSettings } from '../../../builder/upload/publish-upload.js';
-import type { UploadReport } from '../../../builder/upload/report.js';
-import { type LocalS3, startS3 } from '../../../local/servers.js';
-import { S3ObjectStore } from '../../../store/objects/s3.js';
-import { removeTemporaryDirectories, smallSnapshot, snapshotArchive } from '../../helpers/builder.js';
+import { smallSnapshot, snapshotArchive } from '../../helpers/builder.js';
+import { uploadBed } from '../../helpers/uploads.js';
 
-let s3: LocalS3;
-let client: S3Client;
+const bed = uploadBed('uploads-test', 'catalogue/');
+const upload = (name: string, body: Buffer) => bed.upload(`incoming/${name}`, body);
+const handle = (record: S3EventRecord, given?: UploadSettings) => bed.handle(record, given);
 let settings: UploadSettings;
-const events: S3EventRecord[] = [];
-beforeAll(async () => {
-  s3 = await startS3('uploads-test');
-  s3.onEvent((notification) => events.push(...notification.Records));
-  client = s3Client({ endpoint: s3.endpoint });
-  settings = {
-    store: new S3ObjectStore({ client, bucket: s3.bucket }),
-    prefix: 'catalogue/',
-    incomingPrefix: 'incoming/',
-    reportsPrefix: 'reports/',
-  };
+beforeAll(() => {
+  settings = bed.settings;
 });
-afterAll(async () => {
-  client.destroy();
-  await s3.dispose();
-  removeTemporaryDirectories();
-});
-
-/** Upload `body` as `incoming/<name>` and the event s3rver sent for it. */
-async function upload(name: string, body: Buffer): Promise<S3EventRecord> {
-  const key = `incoming/${name}`;
-  const before = events.length;
-  await client.send(new PutObjectCommand({ Bucket: s3.bucket, Key: key, Body: body }));
-  const record = events.slice(before).find((event) => event.s3.object.key === key);
-  if (!record) throw new Error(`no event for ${key}`);
-  return record;
-}
 
 const live = () => readLiveVersion(settings.store, settings.prefix);
 async function catalogueKeys(): Promise<string[]> {
@@ -58,7 +25,7 @@ describe('publishing by upload', () => {
   it('publishes a valid upload, records who uploaded what, and reports it', async () => {
     const record = await upload('0001-first.tar.gz', snapshotArchive(smallSnapshot(20)));
 
-    const report = (await publishUpload(record, settings)) as UploadReport;
+    const report = await handle(record);
 
     expect(report).toMatchObject({
       upload: 'incoming/0001-first.tar.gz',
@@ -95,7 +62,7 @@ describe('publishing by upload', () => {
     broken.modules[2]!.manufacturer_id = 999;
     const record = await upload('0002-broken.tar.gz', snapshotArchive(broken, { tags: '[1,]' }));
 
-    const report = (await publishUpload(record, settings)) as UploadReport;
+    const report = await handle(record);
 
     expect(report.outcome).toBe('invalid');
     expect(report.problems.map((problem) => problem.message)).toEqual([
@@ -112,7 +79,7 @@ describe('publishing by upload', () => {
   it('a damaged archive is refused the same way', async () => {
     const record = await upload('0003-cut.tar.gz', snapshotArchive(smallSnapshot(20)).subarray(0, 300));
 
-    const report = (await publishUpload(record, settings)) as UploadReport;
+    const report = await handle(record);
 
     expect(report.outcome).toBe('invalid');
     expect(report.problems[0]?.message).toMatch(/^incoming\/0003-cut\.tar\.gz: cannot be decompressed/);
@@ -122,14 +89,14 @@ describe('publishing by upload', () => {
     const older = await upload('0004-a.tar.gz', snapshotArchive(smallSnapshot(21)));
     const newer = await upload('0004-b.tar.gz', snapshotArchive(smallSnapshot(22)));
 
-    const first = (await publishUpload(older, settings)) as UploadReport;
-    const second = (await publishUpload(newer, settings)) as UploadReport;
+    const first = await handle(older);
+    const second = await handle(newer);
 
     expect(first).toMatchObject({ outcome: 'superseded', superseded_by: 'incoming/0004-b.tar.gz' });
     expect(second).toMatchObject({ outcome: 'published', counts: { modules: 22 } });
     expect(await live()).toBe(second.version);
     // The older one's event, delivered late, still never publishes over the newer.
-    expect(await publishUpload(older, settings)).toMatchObject({ outcome: 'superseded' });
+    expect(await handle(older)).toMatchObject({ outcome: 'superseded' });
     expect(await live()).toBe(second.version);
   });
 
@@ -137,8 +104,8 @@ describe('publishing by upload', () => {
     const first = await upload('0005-same.tar.gz', snapshotArchive(smallSnapshot(23)));
     const second = await upload('0005-same.tar.gz', snapshotArchive(smallSnapshot(24)));
 
-    expect(await publishUpload(first, settings)).toBeUndefined();
-    expect(await publishUpload(second, settings)).toMatchObject({
+    expect(await publishUpload(first, settings)).toMatchObject({ kind: 'skipped' });
+    expect(await handle(second)).toMatchObject({
       outcome: 'published',
       counts: { modules: 24 },
     });
@@ -147,7 +114,10 @@ describe('publishing by upload', () => {
         { ...first, s3: { ...first.s3, object: { ...first.s3.object, key: 'incoming/gone.tar.gz' } } },
         settings,
       ),
-    ).toBeUndefined();
+    ).toMatchObject({
+      kind: 'skipped',
+      message: expect.stringMatching(/^incoming\/gone\.tar\.gz: nothing to do: the object is gone/),
+    });
   });
 
   it('waits for a publish holding the target; a newer upload arriving meanwhile wins under the lock', async () => {
@@ -155,7 +125,7 @@ describe('publishing by upload', () => {
     const lock = await takePublishLock(settings.store, 'catalogue/');
     const waiting = await upload('0006-a.tar.gz', snapshotArchive(smallSnapshot(25)));
     const started = performance.now();
-    const outcome = publishUpload(waiting, { ...settings, lockWaitMs: 30_000 });
+    const outcome = handle(waiting, { ...settings, lockWaitMs: 30_000 });
     await new Promise((resolve) => setTimeout(resolve, 1000));
     const newer = await upload('0006-b.tar.gz', snapshotArchive(smallSnapshot(26)));
     await lock.release();
@@ -163,7 +133,7 @@ describe('publishing by upload', () => {
     expect(await outcome).toMatchObject({ outcome: 'superseded', superseded_by: 'incoming/0006-b.tar.gz' });
     expect(performance.now() - started).toBeGreaterThan(1000);
     expect(await live()).toBe(liveBefore);
-    expect(await publishUpload(newer, settings)).toMatchObject({
+    expect(await handle(newer)).toMatchObject({
       outcome: 'published',
       counts: { modules: 26 },
     });
@@ -174,7 +144,7 @@ describe('publishing by upload', () => {
     const lock = await takePublishLock(settings.store, 'catalogue/');
     try {
       const record = await upload('0007-busy.tar.gz', snapshotArchive(smallSnapshot(27)));
-      const report = (await publishUpload(record, settings)) as UploadReport;
+      const report = await handle(record);
 
       expect(report.outcome).toBe('failed');
       expect(report.error).toMatch(/^another publish holds the target \(prefix catalogue\/\)/);
@@ -184,20 +154,55 @@ describe('publishing by upload', () => {
     }
   });
 
-  it('ignores what is not an upload, and refuses an upload named outside the rules', async () => {
+  it('says what is not an upload, and refuses an upload named outside the rules', async () => {
     const other = await upload('0008-notes.txt', Buffer.from('hi'));
-    expect(
-      await publishUpload(
-        { ...other, s3: { ...other.s3, object: { ...other.s3.object, key: 'catalogue/x' } } },
-        settings,
-      ),
-    ).toBeUndefined();
+    const elsewhere = { ...other, s3: { ...other.s3, object: { ...other.s3.object, key: 'catalogue/x' } } };
+    expect(await publishUpload(elsewhere, settings)).toEqual({
+      kind: 'misdirected',
+      message:
+        "catalogue/x is outside the incoming prefix incoming/: not an upload, not handled (the function's trigger sends only keys under it)",
+    });
+    expect(await publishUpload({ ...other, eventName: 'ObjectRemoved:Delete' }, settings)).toEqual({
+      kind: 'skipped',
+      message: 'incoming/0008-notes.txt: ObjectRemoved:Delete is not an upload: nothing to do',
+    });
     const odd = await upload('bad name!.tar.gz', snapshotArchive(smallSnapshot(20)));
 
-    const report = (await publishUpload(odd, settings)) as UploadReport;
+    const report = await handle(odd);
 
     expect(report.outcome).toBe('invalid');
-    expect(report.report).toBe('reports/bad name!.json');
+    expect(report.report).toMatch(/^reports\/invalid-names\/bad_name_\.tar\.gz-[0-9a-f]{12}\.json$/);
     expect(report.problems[0]?.reason).toMatch(/^an upload's name is letters, digits/);
+  });
+
+  it('a retry after the pointer was written but not the report reports published (its own earlier attempt), not unchanged', async () => {
+    const record = await upload('0009-retried.tar.gz', snapshotArchive(smallSnapshot(28)));
+    const first = await handle(record);
+    expect(first.outcome).toBe('published');
+    // As if the attempt had been killed between its pointer write and its report.
+    await settings.store.delete(['reports/0009-retried.json']);
+
+    const again = await handle(record);
+
+    expect(again).toMatchObject({ outcome: 'published', version: first.version, event_id: first.event_id });
+    expect(await live()).toBe(first.version);
+  });
+
+  it('an empty catalogue is refused unless the snapshot says it means one', async () => {
+    const liveBefore = await live();
+    const empty = { ...smallSnapshot(1), modules: [] };
+    const refused = await handle(await upload('0010-empty.tar.gz', snapshotArchive(empty)));
+    expect(refused).toMatchObject({ outcome: 'invalid', problem_count: 1, version: liveBefore });
+    expect(refused.problems[0]?.message).toBe(
+      'modules.json: holds no modules: publishing it would empty the catalogue; if that is what you mean, add snapshot.json with {"empty_catalogue": true}',
+    );
+
+    const meant = await handle(
+      await upload(
+        '0011-empty.tar.gz',
+        snapshotArchive(empty, {}, { 'snapshot.json': '{"empty_catalogue":true}' }),
+      ),
+    );
+    expect(meant).toMatchObject({ outcome: 'published', counts: { modules: 0 } });
   });
 });
