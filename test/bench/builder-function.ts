@@ -21,7 +21,7 @@ import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { s3Client } from '../../aws/sdk.js';
 import { generateSnapshot, writeSnapshot } from '../../builder/synthetic/generate.js';
 import { bundledBuilder, synth } from '../infra/helpers.js';
-import { LAMBDA_NODE, nodeBinary } from '../runtime/node.mjs';
+import { LAMBDA_NODE, nodeBinary } from '../../runtime/node.mjs';
 import { forkServer } from './children.js';
 import { runtimeInterfaceClient } from './function-harness.js';
 import { progress, type SectionResult, type Target } from './report.js';

@@ -21,7 +21,7 @@ import { defaultByteCacheBytes } from '../../proxy/cache/bytes.js';
 import { generateApiKey } from '../../tables/keys.js';
 import { registerKey } from '../helpers/admin.js';
 import { bundledProxy, synth } from '../infra/helpers.js';
-import { LAMBDA_NODE, nodeBinary, PREVIOUS_LAMBDA_NODE } from '../runtime/node.mjs';
+import { LAMBDA_NODE, nodeBinary, PREVIOUS_LAMBDA_NODE } from '../../runtime/node.mjs';
 import { runCli } from './build.js';
 import { forkServer } from './children.js';
 import {
