@@ -20,6 +20,7 @@ import { register } from '../admin/actions.js';
 import { AdminTables } from '../admin/dynamo.js';
 import { partnerDefaults } from '../admin/settings.js';
 import { createTables } from '../admin/tables.js';
+import { localDataDirectory } from '../aws/local-stack.js';
 import { dynamoClient, s3Client } from '../aws/sdk.js';
 import { whoAmI } from '../builder/exit.js';
 import { publishSnapshot, type SnapshotTarget } from '../builder/publish-snapshot.js';
@@ -56,7 +57,7 @@ import { startUploadLoop } from './uploads.js';
 const ROOT = resolve(import.meta.dirname, '..');
 // Local state (s3rver and dynalite data, the cursor secret, the lock, the publish record and the dev key);
 // tests point it at a temporary directory.
-const LOCAL = resolve(process.env.CATALOGUE_LOCAL_DIR ?? join(ROOT, '.local'));
+const LOCAL = localDataDirectory(process.env, ROOT);
 const FIXTURE = join(ROOT, 'fixtures/catalogue');
 
 /** A path as the user would type it from the repository root (where npm runs): relative inside it. */
