@@ -20,6 +20,7 @@ import { register } from '../admin/actions.js';
 import { AdminTables } from '../admin/dynamo.js';
 import { partnerDefaults } from '../admin/settings.js';
 import { createTables } from '../admin/tables.js';
+import { LOOPBACK_CREDENTIALS } from '../aws/env.js';
 import { localDataDirectory } from '../aws/local-stack.js';
 import { dynamoClient, s3Client } from '../aws/sdk.js';
 import { whoAmI } from '../builder/exit.js';
@@ -40,7 +41,7 @@ import { type LocalAdmin, localAdminLines, startLocalAdmin } from './admin.js';
 import { DEV_KEY_FILE, type DevKeyOutcome, devKeyFor, parseDevKeys } from './dev-keys.js';
 import { localDiskFor, localDiskForModules } from './disk.js';
 import { withReference } from './docs.js';
-import { localCommandHints, partnerKeyHint, pasteLines } from './hints.js';
+import { localCommandHints, partnerKeyHint, pasteLines, uploadHints } from './hints.js';
 import { LOCK_FILE, type LockHolder, lockDataDirectory, lockHolder } from './lock.js';
 import { type ServerLayout, serverLayout, startOwnServers } from './own-servers.js';
 import { explainPortInUse, listenOrExplain, portFree } from './port.js';
@@ -351,6 +352,42 @@ async function serve(start: StartContext, configured: ConfigOutcome): Promise<st
   return `http://127.0.0.1:${boundPort}/v1`;
 }
 
+/**
+ * The ready screen's lines on publishing into this stack: the keys and the build commands (local/hints.ts);
+ * uploads, whose taking starts here (local/uploads.ts), and how to make one.
+ */
+function publishingLines(start: StartContext, storage: Storage, served: Served): string[] {
+  const { config, s3Endpoint, dynamodbEndpoint } = storage;
+  const fixture = start.source === FIXTURE;
+  const source = fixture ? 'my-catalogue' : display(start.source);
+  return [
+    ...localCommandHints({
+      source,
+      ...(fixture && { copyFrom: display(FIXTURE) }),
+      s3Endpoint,
+      bucket: config.bucket,
+      prefix: config.prefix,
+      dynamodbEndpoint,
+      keysTable: config.keysTable,
+      countersTable: config.countersTable,
+    }),
+    ...startUploadLoop({
+      store: new S3ObjectStore({
+        client: s3Client({ endpoint: config.s3Endpoint, maxAttempts: 5 }),
+        bucket: config.bucket,
+      }),
+      bucket: config.bucket,
+      prefix: config.prefix,
+      onEvent: storage.localS3?.onEvent,
+      known: served.version,
+      log: (line) => console.error(line),
+    }),
+    ...(storage.localS3
+      ? uploadHints({ source, bucket: config.bucket, s3Endpoint, credentials: LOOPBACK_CREDENTIALS })
+      : []),
+  ];
+}
+
 /** The ready screen (stdout); taking uploads starts here, as its lines are made (local/uploads.ts). */
 function readyScreen(ready: {
   start: StartContext;
@@ -361,13 +398,12 @@ function readyScreen(ready: {
   base: string;
 }): string {
   const { start, storage, served, devKey, admin, base } = ready;
-  const { env, devKeys, source } = start;
-  const { config, s3Endpoint, dynamodbEndpoint } = storage;
+  const { env, devKeys } = start;
+  const { config, s3Endpoint } = storage;
   const keyFile = display(join(LOCAL, DEV_KEY_FILE));
   const keyOrigin = devKey.reused
     ? `re-used from ${keyFile}`
     : `new, kept in ${keyFile}${devKey.replaced ? `; ${devKey.replaced} is no longer accepted` : ''}`;
-  const fixture = source === FIXTURE;
   const lines = [
     '',
     `Catalogue Read API ready at ${base}`,
@@ -387,28 +423,7 @@ function readyScreen(ready: {
     }),
     'Try:',
     `  curl -s -H "Authorization: Bearer ${devKey.key}" "${base}/modules?limit=2"`,
-    ...localCommandHints({
-      source: fixture ? 'my-catalogue' : display(source),
-      ...(fixture && { copyFrom: display(FIXTURE) }),
-      s3Endpoint,
-      bucket: config.bucket,
-      prefix: config.prefix,
-      dynamodbEndpoint,
-      keysTable: config.keysTable,
-      countersTable: config.countersTable,
-    }),
-    ...startUploadLoop({
-      store: new S3ObjectStore({
-        client: s3Client({ endpoint: config.s3Endpoint, maxAttempts: 5 }),
-        bucket: config.bucket,
-      }),
-      bucket: config.bucket,
-      prefix: config.prefix,
-      endpoint: s3Endpoint,
-      onEvent: storage.localS3?.onEvent,
-      known: served.version,
-      log: (line) => console.error(line),
-    }),
+    ...publishingLines(start, storage, served),
     'Ctrl-C stops it.',
     '',
   ];
