@@ -68,7 +68,7 @@ function npmCommand(args) {
 }
 
 /** Bytes under `path`, recursively (links not followed). */
-function sizeOf(path) {
+export function sizeOf(path) {
   const info = lstatSync(path);
   if (!info.isDirectory()) return info.isFile() ? info.size : 0;
   return readdirSync(path).reduce((total, name) => total + sizeOf(join(path, name)), 0);

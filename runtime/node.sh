@@ -15,29 +15,31 @@ case "${npm_lifecycle_event-}" in
   *) catalogue_node_needs=22 ;;
 esac
 
-# The major version of the `node` on PATH. npm's user agent names the Node.js that runs npm: when that is the
+# The version of the `node` on PATH. npm's user agent names the Node.js that runs npm: when that is the
 # `node` on PATH (the usual case), no process is started to ask; otherwise `node` itself is asked.
-catalogue_node_runs=
+catalogue_node_version=
 case "${npm_config_user_agent-}" in
   *" node/v"*)
     if [ "$(command -v node || true)" = "${npm_node_execpath-}" ]; then
-      catalogue_node_runs=${npm_config_user_agent#* node/v}
-      catalogue_node_runs=${catalogue_node_runs%%.*}
+      catalogue_node_version=${npm_config_user_agent#* node/v}
+      catalogue_node_version=${catalogue_node_version%% *}
     fi
     ;;
 esac
-case "$catalogue_node_runs" in
-  '' | *[!0-9]*) catalogue_node_runs=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0) ;;
+case "$catalogue_node_version" in
+  [0-9]*.*) ;;
+  *) catalogue_node_version=$(node -p process.versions.node 2>/dev/null || echo 0) ;;
 esac
+catalogue_node_runs=${catalogue_node_version%%.*}
 
 if [ "$catalogue_node_runs" -lt "$catalogue_node_needs" ]; then
   # The binary's path, fetched first on the machine's first run; on failure, one line saying why and how to
   # get Node.js 24 instead, and the script stops there.
   catalogue_node_binary=$(node "$(dirname "${npm_package_json:-./package.json}")/runtime/node.mjs") || exit 1
   catalogue_node_release=${catalogue_node_binary%/node_modules/*}
-  echo "Node.js $(node --version) is older than npm run ${npm_lifecycle_event:-this} needs (${catalogue_node_needs}): it runs on Node.js ${catalogue_node_release##*/node-} (runtime/node.sh)" >&2
+  echo "Node.js v${catalogue_node_version} is older than npm run ${npm_lifecycle_event:-this} needs (${catalogue_node_needs}): it runs on Node.js ${catalogue_node_release##*/node-} (runtime/node.sh)" >&2
   PATH=$(dirname "$catalogue_node_binary"):$PATH
   export PATH
   unset catalogue_node_binary catalogue_node_release
 fi
-unset catalogue_node_needs catalogue_node_runs
+unset catalogue_node_needs catalogue_node_runs catalogue_node_version

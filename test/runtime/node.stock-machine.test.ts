@@ -10,76 +10,23 @@
  * package of the lockfile and checks its engines.
  */
 import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
-import {
-  accessSync,
-  constants,
-  cpSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  symlinkSync,
-} from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LAMBDA_NODE, nodeBinary, nodeCache, PREVIOUS_LAMBDA_NODE } from '../../runtime/node.mjs';
+import { LAMBDA_NODE, nodeBinary, PREVIOUS_LAMBDA_NODE } from '../../runtime/node.mjs';
+import { olderNode, stockMachine } from '../helpers/stock-machine.js';
 
 const run = promisify(execFile);
 const ROOT = join(import.meta.dirname, '..', '..');
-/** Node.js 20 from the registry, for a machine that has no older `node` of its own. */
-const STOCK_NODE = '20.20.2';
 /** The line every npm script starts with. */
 const SOURCED = '. runtime/node.sh && ';
 
 let scratch: string;
 let copy: string;
 const machines: Record<'node20' | 'node22', { env: NodeJS.ProcessEnv; version: string }> = {} as never;
-
-/** The directories of PATH holding an executable named `name`, in order. */
-function onPath(name: string): string[] {
-  return (process.env.PATH ?? '').split(delimiter).filter((directory) => {
-    try {
-      accessSync(join(directory, name), constants.X_OK);
-      return true;
-    } catch {
-      return false;
-    }
-  });
-}
-
-/** The machine's own Node.js older than 22 (the stock machine's 20), else the registry's 20. */
-function olderNode(): string {
-  for (const directory of onPath('node')) {
-    if (directory.startsWith(nodeCache())) continue;
-    const binary = join(directory, 'node');
-    const major = Number(
-      execFileSync(binary, ['-p', 'process.versions.node.split(".")[0]'], { encoding: 'utf8' }),
-    );
-    if (major < 22) return binary;
-  }
-  return nodeBinary(STOCK_NODE);
-}
-
-/**
- * The environment of a machine whose `node` is `binary`: a PATH with it first, then the machine's npm (which
- * runs on whatever `node` comes first), nothing of the npm or vitest running this test.
- */
-function machine(name: string, binary: string): NodeJS.ProcessEnv {
-  const bin = join(scratch, name);
-  mkdirSync(bin);
-  symlinkSync(binary, join(bin, 'node'));
-  const npm = onPath('npm').find((directory) => !directory.includes('node_modules'));
-  if (!npm) throw new Error('no npm on PATH');
-  return {
-    HOME: process.env.HOME,
-    PATH: [bin, npm, '/usr/bin', '/bin'].join(delimiter),
-    CATALOGUE_NODE_CACHE: nodeCache(),
-    TMPDIR: tmpdir(),
-  };
-}
 
 /** Copy what git tracks (and new files it does not ignore) into a directory outside the checkout. */
 function freshCopy(): string {
@@ -125,10 +72,13 @@ beforeAll(() => {
   const node20 = olderNode();
   const node22 = nodeBinary(PREVIOUS_LAMBDA_NODE.version);
   machines.node20 = {
-    env: machine('node20', node20),
+    env: stockMachine(join(scratch, 'node20'), node20),
     version: execFileSync(node20, ['--version'], { encoding: 'utf8' }).trim(),
   };
-  machines.node22 = { env: machine('node22', node22), version: `v${PREVIOUS_LAMBDA_NODE.version}` };
+  machines.node22 = {
+    env: stockMachine(join(scratch, 'node22'), node22),
+    version: `v${PREVIOUS_LAMBDA_NODE.version}`,
+  };
 }, 300_000);
 afterAll(() => {
   rmSync(scratch, { recursive: true, force: true });
