@@ -106,11 +106,11 @@ export async function uploadCommand(request: UploadRequest): Promise<number> {
   const started = performance.now();
   const result = emptyResult();
   const say = sayer(request.json);
-  const finish = (fields: Partial<UploadResult>, line: string) => {
+  const finish: Finish = (fields, line) => {
     Object.assign(result, fields);
     result.seconds.total = seconds(performance.now() - started);
     if (request.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
-    else say.outcome(line);
+    else say.outcome(typeof line === 'string' ? line : line(result.seconds.total));
     return result.exit_code;
   };
   const checked = await checkUpload(request.source, request.source);
@@ -161,7 +161,8 @@ function sayer(json: boolean): Say {
   };
 }
 
-type Finish = (fields: Partial<UploadResult>, line: string) => number;
+/** End the command: the result's last fields, the outcome line (or how to make it from the whole time). */
+type Finish = (fields: Partial<UploadResult>, line: string | ((totalSeconds: number) => string)) => number;
 
 function refusedByCheck(problems: readonly Problem[], say: Say, finish: Finish): number {
   for (const problem of problems) say.step(formatProblem(problem));
@@ -299,12 +300,13 @@ function reported({ result, say, finish }: Upload, report: UploadReport): number
     error: report.error,
     report,
   };
-  result.seconds.builder = report.seconds;
-  const took = `the builder took ${report.seconds.toFixed(1)} s, ${(result.seconds.check + result.seconds.upload + result.seconds.wait).toFixed(1)} s in all`;
+  result.seconds.builder = seconds(report.seconds * 1000);
+  const took = (total: number) =>
+    `the builder took ${report.seconds.toFixed(1)} s, ${total.toFixed(1)} s in all`;
   switch (report.outcome) {
     case 'published':
     case 'unchanged':
-      return finish({ ...fields, exit_code: EXIT.ok }, `${liveLine(report)}; ${took}`);
+      return finish({ ...fields, exit_code: EXIT.ok }, (total) => `${liveLine(report)}; ${took(total)}`);
     case 'invalid': {
       for (const problem of report.problems) say.step(problem.message);
       const more = report.problem_count - report.problems.length;
@@ -318,7 +320,8 @@ function reported({ result, say, finish }: Upload, report: UploadReport): number
     case 'superseded':
       return finish(
         { ...fields, exit_code: EXIT.superseded },
-        `superseded: a newer upload, ${report.superseded_by}, came in before this one went live; that one is published instead (version ${report.version ?? 'none'} is live); ${took}`,
+        (total) =>
+          `superseded: a newer upload, ${report.superseded_by}, came in before this one went live; that one is published instead (version ${report.version ?? 'none'} is live); ${took(total)}`,
       );
     case 'failed':
       return finish(
