@@ -27,7 +27,9 @@ import {
   temporaryDirectory,
   writeSnapshotFiles,
 } from '../helpers/builder.js';
+import { codeBlocks, readPage, sectionAt } from '../helpers/manual.js';
 import { get, type Started, startNpm, stop } from '../helpers/npm-start.js';
+import { linesShow, varying } from '../helpers/shown.js';
 
 const run = promisify(execFile);
 const BUCKET = 'catalogue';
@@ -68,6 +70,17 @@ async function upload(...args: string[]): Promise<{ code: number; out: string; e
   }
 }
 
+/** The publisher's guide's transcript of an upload into npm start (docs/publishing.md), without its command line. */
+function guideTranscript(): string[] {
+  const guide = readPage('docs/publishing.md');
+  const block = codeBlocks(guide).find(
+    (candidate) =>
+      candidate.info === 'console' && sectionAt(guide, candidate.line) === 'Uploading in one command',
+  );
+  if (!block) throw new Error('docs/publishing.md shows no upload');
+  return block.lines.filter((line) => !line.startsWith('$ '));
+}
+
 async function incoming(): Promise<string[]> {
   const listed = await client.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: 'incoming/' }));
   return (listed.Contents ?? []).map((object) => object.Key!);
@@ -100,6 +113,10 @@ describe('upload into npm start', () => {
       /^published version \S{22} \(was \S{22}\): 204 modules; \d+ objects added \([\d.]+ [kM]?B\), 0 removed \(0 B\), incremental build; the builder took [\d.]+ s, [\d.]+ s in all\n$/,
     );
     expect(await moduleName(edited.modules[0]!.id)).toBe('A-110-1 uploaded');
+    // The guide's transcript shows what it printed, as a user sees it at the repository root.
+    const printed = `${stderr}${stdout}`.replaceAll(folder, 'my-catalogue').replaceAll(local, '.local');
+    const transcript = guideTranscript();
+    expect(linesShow(transcript.map(varying), printed.trimEnd().split('\n')), printed).toBe(true);
   }, 90_000);
 
   it('an invalid snapshot: every problem named, exit 1, nothing uploaded', async () => {
