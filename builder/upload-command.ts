@@ -282,8 +282,12 @@ function faultText(error: unknown, destination: UploadDestination): string {
 const formatWait = (ms: number) =>
   ms % 60_000 === 0 ? `${ms / 60_000} min` : `${(ms / 1000).toFixed(ms % 1000 === 0 ? 0 : 1)} s`;
 
-function timedOut({ result, finish }: Upload, limit: string): number {
-  const error = `no report within ${limit}: the builder may still be at it (or waiting for another publish to finish)`;
+function timedOut({ result, finish, destination }: Upload, limit: string): number {
+  // To a caller that may not read it, a report that is there looks like one that is not (403 both).
+  const unreadable = destination.local
+    ? ''
+    : `, or this identity may not read ${UPLOAD_PREFIXES.reportsPrefix} (the upload policy allows it)`;
+  const error = `no report within ${limit}: the builder may still be at it (or waiting for another publish to finish${unreadable})`;
   return finish(
     { outcome: 'timed_out', exit_code: EXIT.timedOut, error },
     `timed out: ${error}; its report will be at ${result.report_uri} (or wait longer: --wait)`,

@@ -99,13 +99,29 @@ function installFailure(npmError, version, pkg) {
   );
 }
 
+/** The directories installs are made in before they are renamed into place. */
+const STAGING = '.installing-';
+/** An install is done in seconds or a few minutes: one begun longer ago than this was killed. */
+const ABANDONED_MS = 60 * 60_000;
+
+/** Remove what installs that were killed left behind (a staging directory of ~180 MB each). */
+function removeAbandonedInstalls() {
+  for (const name of readdirSync(nodeCache())) {
+    const path = join(nodeCache(), name);
+    if (name.startsWith(STAGING) && Date.now() - lstatSync(path).mtimeMs > ABANDONED_MS) {
+      rmSync(path, { recursive: true, force: true });
+    }
+  }
+}
+
 /**
  * Install `version` into a directory of its own beside where it is kept, then rename it into place: two first
  * runs at once never see half an install (the second rename loses, and its copy is removed).
  */
 function install(version, pkg, prefix, say) {
   mkdirSync(nodeCache(), { recursive: true });
-  const staging = mkdtempSync(join(nodeCache(), `.node-${version}-`));
+  removeAbandonedInstalls();
+  const staging = mkdtempSync(join(nodeCache(), STAGING));
   const started = performance.now();
   say(
     `first run on this machine: fetching Node.js ${version} (${pkg}, about 50 MB, from the npm registry) ` +

@@ -14,6 +14,7 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
+  utimesSync,
   writeFileSync,
 } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -148,6 +149,18 @@ describe('installing the Node.js release from the npm registry', () => {
     expect(b).toMatchObject({ code: 0, stdout: a.stdout });
     expect(existsSync(a.stdout.trim())).toBe(true);
     expect(readdirSync(cache)).toEqual([`node-${RELEASE}`]);
+  }, 60_000);
+
+  it('an install that was killed long ago is cleared by the next; one under way is left alone', async () => {
+    const cache = join(scratch, 'killed-cache');
+    const [killed, running] = [join(cache, '.installing-killed'), join(cache, '.installing-running')];
+    mkdirSync(join(killed, 'node_modules'), { recursive: true });
+    mkdirSync(running);
+    const longAgo = new Date(Date.now() - 2 * 60 * 60_000);
+    utimesSync(killed, longAgo, longAgo);
+
+    expect((await install(RELEASE, { CATALOGUE_NODE_CACHE: cache })).code).toBe(0);
+    expect(readdirSync(cache).sort()).toEqual(['.installing-running', `node-${RELEASE}`]);
   }, 60_000);
 
   it('a release the registry does not have: one line naming how to get Node.js 24', async () => {
