@@ -6,13 +6,29 @@
 //
 // Plain JavaScript run by any Node.js from 20 on, without a loader: it is what an older Node.js runs first.
 import { spawnSync } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+} from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
+/**
+ * The exact release the repository runs on, the Lambda runtime's line: `.nvmrc` at the root, which
+ * runtime/node.sh reads too (and nvm, fnm and GitHub's setup-node).
+ */
+const RELEASE = readFileSync(new URL('../.nvmrc', import.meta.url), 'utf8')
+  .trim()
+  .replace(/^v/, '');
 /** The Lambda runtime's major version and the exact release the repository runs on. */
-export const LAMBDA_NODE = { major: 24, version: '24.21.0' };
+export const LAMBDA_NODE = { major: Number(RELEASE.split('.')[0]), version: RELEASE };
 /** The release bench section 10 compares with (the previous runtime, nodejs22.x). */
 export const PREVIOUS_LAMBDA_NODE = { major: 22, version: '22.23.3' };
 

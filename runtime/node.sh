@@ -33,13 +33,32 @@ esac
 catalogue_node_runs=${catalogue_node_version%%.*}
 
 if [ "$catalogue_node_runs" -lt "$catalogue_node_needs" ]; then
-  # The binary's path, fetched first on the machine's first run; on failure, one line saying why and how to
-  # get Node.js 24 instead, and the script stops there.
-  catalogue_node_binary=$(node "$(dirname "${npm_package_json:-./package.json}")/runtime/node.mjs") || exit 1
-  catalogue_node_release=${catalogue_node_binary%/node_modules/*}
-  echo "Node.js v${catalogue_node_version} is older than npm run ${npm_lifecycle_event:-this} needs (${catalogue_node_needs}): it runs on Node.js ${catalogue_node_release##*/node-} (runtime/node.sh)" >&2
+  catalogue_node_root=$(dirname "${npm_package_json:-./package.json}")
+  # The release (.nvmrc, which runtime/node.mjs reads too) where runtime/node.mjs keeps it, found without
+  # starting a process when npm's user agent names the platform ("npm/11.19.1 node/v20.20.2 linux x64 …").
+  catalogue_node_binary=
+  catalogue_node_release=
+  read -r catalogue_node_release <"$catalogue_node_root/.nvmrc" || true
+  catalogue_node_release=${catalogue_node_release#v}
+  case "${npm_config_user_agent-}" in
+    *" node/v"*" "*" "*)
+      catalogue_node_platform=${npm_config_user_agent#* node/v}
+      catalogue_node_platform=${catalogue_node_platform#* }
+      catalogue_node_arch=${catalogue_node_platform#* }
+      catalogue_node_binary="${CATALOGUE_NODE_CACHE:-$HOME/.cache/catalogue-read-api}/node-${catalogue_node_release}/node_modules/node-${catalogue_node_platform%% *}-${catalogue_node_arch%% *}/bin/node"
+      unset catalogue_node_platform catalogue_node_arch
+      ;;
+  esac
+  if [ -z "$catalogue_node_release" ] || [ ! -x "$catalogue_node_binary" ]; then
+    # Not there yet (the machine's first run) or not to be found from here: runtime/node.mjs prints its path,
+    # fetching it first; on failure it says in one line why and how to get Node.js 24, and the script stops.
+    catalogue_node_binary=$(node "$catalogue_node_root/runtime/node.mjs") || exit 1
+    catalogue_node_release=${catalogue_node_binary%/node_modules/*}
+    catalogue_node_release=${catalogue_node_release##*/node-}
+  fi
+  echo "Node.js v${catalogue_node_version} is older than npm run ${npm_lifecycle_event:-this} needs (${catalogue_node_needs}): it runs on Node.js ${catalogue_node_release} (runtime/node.sh)" >&2
   PATH=$(dirname "$catalogue_node_binary"):$PATH
   export PATH
-  unset catalogue_node_binary catalogue_node_release
+  unset catalogue_node_binary catalogue_node_release catalogue_node_root
 fi
 unset catalogue_node_needs catalogue_node_runs catalogue_node_version

@@ -7,8 +7,8 @@
  *
  * 1. the fetch: `. runtime/node.sh` in a script's shell, its wall time, the bytes downloaded (npm's cache
  *    afterwards) and the bytes installed, `fetches` times (each with empty caches);
- * 2. a later script: `npm run catalogue -- --version` on Node.js 20 (runtime/node.sh switches to the cached 24)
- *    and on Node.js 24 (nothing to switch), 10 runs each, interleaved: medians;
+ * 2. a later script: `. runtime/node.sh` alone, and `npm run catalogue -- --version`, on Node.js 20 (switching to
+ *    the cached 24) and on Node.js 24 (nothing to switch), 10 runs each, interleaved: medians;
  * 3. the first `npm start` of a fresh data directory on Node.js 20, to its ready line, with the caches empty and
  *    again with them warm, `starts` times each, interleaved: medians.
  */
@@ -104,6 +104,28 @@ async function main(): Promise<void> {
     );
   }
 
+  // What runtime/node.sh itself costs a later script: on Node.js 20 it finds the cached binary, on 24 it has
+  // nothing to find; neither starts a process.
+  const sourced = { node20: [] as number[], node24: [] as number[] };
+  const script = ['-c', '. runtime/node.sh'];
+  // The script's shell as npm sets it up: its lifecycle event, package and user agent.
+  const asNpm = (name: string, release: string) => ({
+    npm_lifecycle_event: 'start',
+    npm_package_json: join(ROOT, 'package.json'),
+    npm_node_execpath: join(work, name, 'node'),
+    npm_config_user_agent: `npm/11 node/${release} ${process.platform} ${process.arch} workspaces/false`,
+  });
+  for (let i = 0; i < 10; i++) {
+    sourced.node20.push(await timed({ ...machine, ...asNpm('node20', version) }, 'sh', script));
+    sourced.node24.push(
+      await timed({ ...node24, ...asNpm('node24', `v${LAMBDA_NODE.version}`) }, 'sh', script),
+    );
+  }
+  process.stdout.write(
+    `\n. runtime/node.sh, median of 10: on Node.js 20 (switching to the cached 24) ${median(sourced.node20).toFixed(0)} ms, ` +
+      `on Node.js 24 (nothing to switch) ${median(sourced.node24).toFixed(0)} ms\n`,
+  );
+
   const later = { node20: [] as number[], node24: [] as number[] };
   const versionCommand = ['run', '-s', 'catalogue', '--', '--version'];
   await timed(machine, 'npm', versionCommand); // the bundle built once, outside the figures
@@ -112,10 +134,11 @@ async function main(): Promise<void> {
     later.node24.push(await timed(node24, 'npm', versionCommand));
   }
   process.stdout.write(
-    `\nnpm run catalogue -- --version, median of 10: Node.js 20 → 24 ${median(later.node20).toFixed(0)} ms, ` +
+    `npm run catalogue -- --version, median of 10 (npm itself on the machine's Node.js): Node.js 20 → 24 ${median(later.node20).toFixed(0)} ms, ` +
       `Node.js 24 ${median(later.node24).toFixed(0)} ms (${(median(later.node20) / median(later.node24)).toFixed(2)}×)\n`,
   );
 
+  if (STARTS === 0) return;
   const starts = { cold: [] as number[], warm: [] as number[] };
   for (let i = 0; i < STARTS; i++) {
     starts.cold.push(await startToReady({ ...machine, ...emptyCaches(`start-${i}`) }));

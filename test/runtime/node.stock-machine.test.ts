@@ -10,7 +10,7 @@
  * package of the lockfile and checks its engines.
  */
 import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -129,6 +129,30 @@ describe('which Node.js each npm script runs on', () => {
     });
 
     expect(shown).toMatchObject({ code: 0, stdout: `${expected}\n` });
+  });
+
+  it('Node.js 20, a later script: the cached release is found by the shell alone, no process started', async () => {
+    // A repository of runtime/node.sh and .nvmrc only: had it asked runtime/node.mjs, the script would fail.
+    const bare = join(scratch, 'bare');
+    mkdirSync(join(bare, 'runtime'), { recursive: true });
+    cpSync(join(ROOT, 'runtime', 'node.sh'), join(bare, 'runtime', 'node.sh'));
+    cpSync(join(ROOT, '.nvmrc'), join(bare, '.nvmrc'));
+    const { env, version } = machines.node20;
+    const node = join(scratch, 'node20', 'node');
+
+    const shown = await run('sh', ['-c', `${SOURCED}node -p process.versions.node`], {
+      cwd: bare,
+      env: {
+        ...env,
+        npm_lifecycle_event: 'catalogue',
+        npm_package_json: join(bare, 'package.json'),
+        npm_node_execpath: node,
+        npm_config_user_agent: `npm/11.19.1 node/${version} ${process.platform} ${process.arch} workspaces/false`,
+      },
+    });
+
+    expect(shown.stdout).toBe(`${LAMBDA_NODE.version}\n`);
+    expect(shown.stderr).toContain(`it runs on Node.js ${LAMBDA_NODE.version}`);
   });
 
   it('every npm script starts by sourcing runtime/node.sh, so none runs on an older Node.js', () => {
