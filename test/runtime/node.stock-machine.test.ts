@@ -155,6 +155,12 @@ describe('which Node.js each npm script runs on', () => {
     expect(shown.stderr).toContain(`it runs on Node.js ${LAMBDA_NODE.version}`);
   });
 
+  it('runtime/node.sh is POSIX sh as ShellCheck reads it (npm runs scripts with sh: dash on Debian)', async () => {
+    // Debian's ShellCheck, as the operator's guide's check uses it (.ci/run installs it).
+    const checked = await run('shellcheck', ['--shell=sh', join(ROOT, 'runtime', 'node.sh')]);
+    expect(checked.stdout).toBe('');
+  });
+
   it('every npm script starts by sourcing runtime/node.sh, so none runs on an older Node.js', () => {
     const { scripts } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
       scripts: Record<string, string>;
