@@ -15,17 +15,39 @@ case "${npm_lifecycle_event-}" in
   *) catalogue_node_needs=22 ;;
 esac
 
-# The version of the `node` on PATH. npm's user agent names the Node.js that runs npm: when that is the
-# `node` on PATH (the usual case), no process is started to ask; otherwise `node` itself is asked.
-catalogue_node_version=
+# The repository's release (.nvmrc, which runtime/node.mjs reads too) and where runtime/node.mjs keeps it, when
+# npm's user agent names the platform ("npm/11.19.1 node/v20.20.2 linux x64 …"): found without a process.
+catalogue_node_root=$(dirname "${npm_package_json:-./package.json}")
+catalogue_node_release=
+read -r catalogue_node_release <"$catalogue_node_root/.nvmrc" || true
+catalogue_node_release=${catalogue_node_release#v}
+catalogue_node_binary=
 case "${npm_config_user_agent-}" in
-  *" node/v"*)
-    if [ "$(command -v node || true)" = "${npm_node_execpath-}" ]; then
-      catalogue_node_version=${npm_config_user_agent#* node/v}
-      catalogue_node_version=${catalogue_node_version%% *}
-    fi
+  *" node/v"*" "*" "*)
+    catalogue_node_platform=${npm_config_user_agent#* node/v}
+    catalogue_node_platform=${catalogue_node_platform#* }
+    catalogue_node_arch=${catalogue_node_platform#* }
+    catalogue_node_binary="${CATALOGUE_NODE_CACHE:-$HOME/.cache/catalogue-read-api}/node-${catalogue_node_release}/node_modules/node-${catalogue_node_platform%% *}-${catalogue_node_arch%% *}/bin/node"
+    unset catalogue_node_platform catalogue_node_arch
     ;;
 esac
+
+# The version of the `node` on PATH, with no process started when it is known: the release itself (a script of
+# one an earlier script switched: npm hands its user agent on to the npm a script runs, so that one still names
+# the Node.js the first npm was started from), or, when npm's own Node.js is the `node` on PATH, the one npm's
+# user agent names; otherwise `node` itself is asked.
+catalogue_node_path=$(command -v node || true)
+catalogue_node_version=
+if [ -n "$catalogue_node_release" ] && [ "$catalogue_node_path" = "$catalogue_node_binary" ]; then
+  catalogue_node_version=$catalogue_node_release
+elif [ "$catalogue_node_path" = "${npm_node_execpath-}" ]; then
+  case "${npm_config_user_agent-}" in
+    *" node/v"*)
+      catalogue_node_version=${npm_config_user_agent#* node/v}
+      catalogue_node_version=${catalogue_node_version%% *}
+      ;;
+  esac
+fi
 case "$catalogue_node_version" in
   [0-9]*.*) ;;
   *) catalogue_node_version=$(node -p process.versions.node 2>/dev/null || echo 0) ;;
@@ -33,22 +55,6 @@ esac
 catalogue_node_runs=${catalogue_node_version%%.*}
 
 if [ "$catalogue_node_runs" -lt "$catalogue_node_needs" ]; then
-  catalogue_node_root=$(dirname "${npm_package_json:-./package.json}")
-  # The release (.nvmrc, which runtime/node.mjs reads too) where runtime/node.mjs keeps it, found without
-  # starting a process when npm's user agent names the platform ("npm/11.19.1 node/v20.20.2 linux x64 …").
-  catalogue_node_binary=
-  catalogue_node_release=
-  read -r catalogue_node_release <"$catalogue_node_root/.nvmrc" || true
-  catalogue_node_release=${catalogue_node_release#v}
-  case "${npm_config_user_agent-}" in
-    *" node/v"*" "*" "*)
-      catalogue_node_platform=${npm_config_user_agent#* node/v}
-      catalogue_node_platform=${catalogue_node_platform#* }
-      catalogue_node_arch=${catalogue_node_platform#* }
-      catalogue_node_binary="${CATALOGUE_NODE_CACHE:-$HOME/.cache/catalogue-read-api}/node-${catalogue_node_release}/node_modules/node-${catalogue_node_platform%% *}-${catalogue_node_arch%% *}/bin/node"
-      unset catalogue_node_platform catalogue_node_arch
-      ;;
-  esac
   if [ -z "$catalogue_node_release" ] || [ ! -x "$catalogue_node_binary" ]; then
     # Not there yet (the machine's first run) or not to be found from here: runtime/node.mjs prints its path,
     # fetching it first; on failure it says in one line why and how to get Node.js 24, and the script stops.
@@ -59,6 +65,6 @@ if [ "$catalogue_node_runs" -lt "$catalogue_node_needs" ]; then
   echo "Node.js v${catalogue_node_version} is older than npm run ${npm_lifecycle_event:-this} needs (${catalogue_node_needs}): it runs on Node.js ${catalogue_node_release} (runtime/node.sh)" >&2
   PATH=$(dirname "$catalogue_node_binary"):$PATH
   export PATH
-  unset catalogue_node_binary catalogue_node_release catalogue_node_root
 fi
-unset catalogue_node_needs catalogue_node_runs catalogue_node_version
+unset catalogue_node_needs catalogue_node_runs catalogue_node_version catalogue_node_path
+unset catalogue_node_binary catalogue_node_release catalogue_node_root

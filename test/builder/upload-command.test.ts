@@ -178,7 +178,9 @@ describe('upload into npm start', () => {
   }, 60_000);
 
   it('a report left by an earlier upload of the same name is not taken for this one’s', async () => {
-    const name = 'reused-name';
+    // A name that sorts before the time-named uploads: the builder orders uploads of one second by name, and
+    // this one must not overtake the next test's.
+    const name = '0-reused-name';
     const stale = {
       upload: `incoming/${name}.tar.gz`,
       etag: 'an-older-upload',

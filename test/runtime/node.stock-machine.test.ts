@@ -12,7 +12,7 @@
 import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -153,6 +153,22 @@ describe('which Node.js each npm script runs on', () => {
 
     expect(shown.stdout).toBe(`${LAMBDA_NODE.version}\n`);
     expect(shown.stderr).toContain(`it runs on Node.js ${LAMBDA_NODE.version}`);
+  });
+
+  it('Node.js 20: the npm scripts a switched one runs (npm test’s) are not switched again, nor say so', async () => {
+    // As the npm that `npm test` runs on the release finds it: the release first on PATH and as npm's Node.js,
+    // and the user agent the first npm (on Node.js 20) handed on.
+    const { env, version } = machines.node20;
+    const release = nodeBinary(LAMBDA_NODE.version);
+    const nested = await inCopy(env, 'sh', ['-c', `${SOURCED}node -p process.versions.node`], {
+      PATH: `${dirname(release)}:${env.PATH}`,
+      npm_lifecycle_event: 'typecheck',
+      npm_package_json: join(copy, 'package.json'),
+      npm_node_execpath: release,
+      npm_config_user_agent: `npm/11.19.1 node/${version} ${process.platform} ${process.arch} workspaces/false`,
+    });
+
+    expect(nested).toEqual({ code: 0, stdout: `${LAMBDA_NODE.version}\n`, stderr: '' });
   });
 
   it('runtime/node.sh is POSIX sh as ShellCheck reads it (npm runs scripts with sh: dash on Debian)', async () => {
