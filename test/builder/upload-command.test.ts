@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LOOPBACK_CREDENTIALS } from '../../aws/env.js';
 import { recordEndpoint } from '../../aws/local-stack.js';
 import { s3Client } from '../../aws/sdk.js';
 import { main as catalogueCli, EXIT } from '../../builder/cli.js';
@@ -79,6 +80,20 @@ function guideTranscript(): string[] {
   );
   if (!block) throw new Error('docs/publishing.md shows no upload');
   return block.lines.filter((line) => !line.startsWith('$ '));
+}
+
+/** The `run:` script of the publisher's guide's CI job (docs/publishing.md, "A CI job, end to end"), dedented. */
+function guideJobStep(): string {
+  const guide = readPage('docs/publishing.md');
+  const job = codeBlocks(guide).find(
+    (candidate) =>
+      candidate.info === 'yaml' && sectionAt(guide, candidate.line) === 'Uploading in one command',
+  );
+  const at = job?.lines.findIndex((line) => line.trim() === 'run: |') ?? -1;
+  if (!job || at < 0) throw new Error('docs/publishing.md shows no CI job step');
+  const script = job.lines.slice(at + 1);
+  const indent = /^ */.exec(script[0]!)![0].length;
+  return script.map((line) => line.slice(indent)).join('\n');
 }
 
 async function incoming(): Promise<string[]> {
@@ -242,6 +257,56 @@ describe('upload into npm start', () => {
     }
     expect(await moduleName(101)).toBe('The newer upload');
   }, 150_000);
+
+  it('the guide’s CI job step, run as GitHub Actions runs it (bash -e) with the stack’s credentials: a valid edit passes, a snapshot with problems fails the job', async () => {
+    // As written, but for the two things a runner supplies: the checkout's dependencies and the bucket (here
+    // npm start's local S3, which takes its own credentials only). Last in this block: its upload's name (the
+    // second, with no milliseconds) sorts after time-named uploads of the same second.
+    const step = guideJobStep()
+      .replace('npm ci --omit=dev\n', '')
+      .replace(
+        /"s3:\/\/\$\{\{ vars\.CATALOGUE_BUCKET \}\}"/,
+        `s3://${BUCKET} --endpoint ${started.s3Endpoint}`,
+      );
+    expect(step).not.toContain('{{');
+    const job = async (folder: string, sha: string) => {
+      const env = {
+        ...process.env,
+        GITHUB_SHA: sha,
+        AWS_ACCESS_KEY_ID: LOOPBACK_CREDENTIALS.accessKeyId,
+        AWS_SECRET_ACCESS_KEY: LOOPBACK_CREDENTIALS.secretAccessKey,
+        AWS_REGION: 'us-east-1',
+      };
+      const script = step.replace(' ../catalogue ', ` ${folder} `);
+      try {
+        return { code: 0, ...(await run('bash', ['-e', '-c', script], { cwd: REPO_DIR, env })) };
+      } catch (error) {
+        return error as { code: number; stdout: string; stderr: string };
+      }
+    };
+    const edited = fixtureSnapshot();
+    edited.modules[0]!.name = 'Published by the CI job';
+
+    const passed = await job(writeSnapshotFiles(edited), 'c1'.repeat(20));
+
+    expect(passed.code, passed.stderr).toBe(EXIT.ok);
+    expect(passed.stderr).toMatch(
+      /^uploaded incoming\/\d{8}T\d{6}Z-c1c1c1c1c1c1\.tar\.gz to s3:\/\/catalogue/m,
+    );
+    expect(passed.stdout).toMatch(/^published version \S{22} \(was \S{22}\): 204 modules;/);
+    expect(await moduleName(edited.modules[0]!.id)).toBe('Published by the CI job');
+
+    const before = await incoming();
+    const broken = fixtureSnapshot();
+    broken.modules[1]!.hp = 0;
+    const failed = await job(writeSnapshotFiles(broken), 'c2'.repeat(20));
+    expect(failed.code).toBe(EXIT.invalid);
+    expect(failed.stderr).toContain(
+      `modules.json: record ${broken.modules[1]!.id}: hp: must be a positive integer`,
+    );
+    expect(failed.stdout).toBe('snapshot refused: 1 problem; nothing was uploaded\n');
+    expect(await incoming()).toEqual(before);
+  }, 90_000);
 });
 
 describe('upload without a stack to upload to', () => {
