@@ -186,6 +186,22 @@ describe('which Node.js each npm script runs on', () => {
     expect(without).toEqual([]);
   });
 
+  it('.ci/run runs the README’s test command with the machine’s Node.js as it comes', () => {
+    const command = /^(npm ci && npm test)\b/m.exec(readFileSync(join(ROOT, 'README.md'), 'utf8'))?.[1];
+    expect(command).toBe('npm ci && npm test');
+    const lines = readFileSync(join(ROOT, '.ci', 'run'), 'utf8')
+      .split('\n')
+      .map((line) => line.trim())
+      .filter((line) => line && !line.startsWith('#'));
+
+    // Its npm commands are the README's, and nothing before them picks, installs or puts first another Node.js
+    // (runtime/node.sh, which every script sources, is what this proves on every submission).
+    expect(lines.filter((line) => line.startsWith('npm '))).toEqual(command!.split(' && '));
+    expect(lines.join('\n')).not.toMatch(
+      /PATH=|\bnvm\b|\bfnm\b|volta|setup-node|nodejs|runtime\/|CATALOGUE_NODE/,
+    );
+  });
+
   it('exit codes, stdout, stderr and stdin are the command’s own', async () => {
     const { env } = machines.node20;
     const refused = await inCopy(env, 'npm', [
