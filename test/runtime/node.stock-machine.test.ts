@@ -17,6 +17,7 @@ import { promisify } from 'node:util';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LAMBDA_NODE, nodeBinary, PREVIOUS_LAMBDA_NODE } from '../../runtime/node.mjs';
+import { gathered } from '../helpers/npm-start.js';
 import { olderNode, stockMachine } from '../helpers/stock-machine.js';
 
 const run = promisify(execFile);
@@ -246,15 +247,9 @@ function npmStart(env: NodeJS.ProcessEnv): {
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let out = '';
-  child.stdout?.on('data', (chunk) => {
-    out += chunk;
-  });
-  child.stderr?.on('data', (chunk) => {
-    out += chunk;
-  });
+  const output = gathered(child);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return { child, output: () => out, exited };
+  return { child, output, exited };
 }
 
 /** The README's first request, as it shows it, and its answer's `data`. */
