@@ -29,6 +29,7 @@ import { sourceDirectoryProblem } from './snapshot/source.js';
 import { generateSnapshot, writeSnapshot } from './synthetic/generate.js';
 import { openTarget, type PublishTarget } from './target.js';
 import { rollbackCommand, unlockCommand, versionsCommand } from './target-commands.js';
+import { DEFAULT_WAIT_MS, uploadCommand } from './upload-command.js';
 
 export { EXIT } from './exit.js';
 
@@ -38,14 +39,14 @@ type Values = Record<string, string | boolean | undefined>;
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
 /**
- * Parse a retention such as `24h`, `90m`, `2d` or `0`.
- * @example parseRetention('24h') // → 86400000
+ * Parse the duration of `--<option>`, such as `24h`, `90m`, `2d` or `0`.
+ * @example parseDuration('retention', '24h') // → 86400000
  */
-export function parseRetention(value: string): number {
+export function parseDuration(option: string, value: string): number {
   if (value === '0') return 0;
   const match = /^(\d+)(ms|s|m|h|d)$/.exec(value);
   if (!match)
-    throw new UsageError(`--retention ${value}: expected 0 or a number with a unit ms, s, m, h or d`);
+    throw new UsageError(`--${option} ${value}: expected 0 or a number with a unit ms, s, m, h or d`);
   return Number(match[1]) * UNITS[match[2]!]!;
 }
 
@@ -86,6 +87,8 @@ const OPTIONS = {
   json: { type: 'boolean' },
   to: { type: 'string' },
   force: { type: 'boolean' },
+  name: { type: 'string' },
+  wait: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean' },
 } as const;
@@ -98,6 +101,8 @@ export interface CommandOptions {
    * again (builder/publish/reuse.ts). Without it every module is, as on a first publish.
    */
   builder?: string;
+  /** The checkout's root, whose `.local/` is `npm start`'s data directory (upload); default: the working directory. */
+  root?: string;
 }
 
 /**
@@ -139,7 +144,9 @@ async function checkSource(values: Values): Promise<string> {
 async function build(values: Values, repair: boolean, options: CommandOptions): Promise<number> {
   const source = required('source', values.source as string | undefined);
   const retentionMs =
-    values.retention === undefined ? DEFAULT_RETENTION_MS : parseRetention(values.retention as string);
+    values.retention === undefined
+      ? DEFAULT_RETENTION_MS
+      : parseDuration('retention', values.retention as string);
   const concurrency =
     values.concurrency === undefined
       ? undefined
@@ -269,7 +276,30 @@ function onTarget(
  */
 interface BuilderCommand extends CommandHelp {
   options: readonly string[];
-  run(values: Values, options: CommandOptions): Promise<number>;
+  /** The command's one argument, when it takes one (upload's FOLDER|FILE.tar.gz); others take none. */
+  argument?: string;
+  run(values: Values, options: CommandOptions, argument: string | undefined): Promise<number>;
+}
+
+/** `upload`: its command line made into the request upload-command.ts runs. */
+function upload(values: Values, options: CommandOptions, source: string | undefined): Promise<number> {
+  if (source === undefined) {
+    throw new UsageError(
+      'upload needs the snapshot folder or .tar.gz: npm run catalogue -- upload my-catalogue',
+    );
+  }
+  const wait = values.wait === undefined ? DEFAULT_WAIT_MS : parseDuration('wait', values.wait as string);
+  if (wait === 0) throw new UsageError('--wait 0: the upload waits for its report; give it at least 1s');
+  return uploadCommand({
+    source,
+    out: values.out as string | undefined,
+    endpoint: values.endpoint as string | undefined,
+    name: (values.name as string | undefined)?.replace(/\.tar\.gz$/, ''),
+    waitMs: wait,
+    json: values.json === true,
+    env: process.env,
+    root: options.root ?? process.cwd(),
+  });
 }
 
 const BUILD_OPTIONS = ['source', 'out', 'endpoint', 'dry-run', 'verbose', 'retention', 'concurrency'];
@@ -312,6 +342,19 @@ const COMMANDS: Record<string, BuilderCommand> = {
 `,
     options: ['source'],
     run: validate,
+  },
+  upload: {
+    usage: `  npm run catalogue -- upload FOLDER|FILE.tar.gz [--out s3://BUCKET] [--wait DUR] [--json]
+`,
+    summary: `  upload     Publish by upload: pack the snapshot folder (or take a .tar.gz), check it as the builder
+             will (every problem; nothing is uploaded when it is invalid), upload it to the stack's
+             incoming/ (--out s3://BUCKET, with the AWS credentials of the environment: the stack's
+             upload policy suffices) or, with no --out, to this checkout's npm start; then wait for the
+             builder's report and say the outcome, the version, what changed and how long it took.
+`,
+    options: ['out', 'endpoint', 'name', 'wait', 'json'],
+    argument: 'FOLDER|FILE.tar.gz',
+    run: upload,
   },
   versions: {
     usage: `  npm run catalogue -- versions --out TARGET [--json]
@@ -380,14 +423,15 @@ export async function main(argv: readonly string[], options: CommandOptions = {}
       process.stdout.write(helpText(Object.values(COMMANDS)));
       return command === undefined && !values.help ? EXIT.usage : EXIT.ok;
     }
-    if (positionals.length > 1) throw new UsageError(`unexpected argument ${positionals[1]}`);
     const wanted = findCommand(COMMANDS, command, 'unknown command ');
+    const extra = positionals[wanted.argument === undefined ? 1 : 2];
+    if (extra !== undefined) throw new UsageError(`unexpected argument ${extra}`);
     checkOptionsApply(
       values,
       { takes: wanted.options, everyCommand: EVERY_COMMAND },
       (name) => `--${name} does not apply to ${command} (${command} takes ${optionList(wanted.options)})`,
     );
-    return await wanted.run(values, options);
+    return await wanted.run(values, options, positionals[1]);
   } catch (error) {
     if (!isUsageError(error)) throw error;
     process.stderr.write(`${(error as Error).message}\nrun with --help for usage\n`);

@@ -1,8 +1,18 @@
 /**
  * The exit codes of `npm run catalogue` (docs/publishing.md, "Exit codes"): 0 ok, 1 validation failed, 2 usage,
- * 3 publish failed, 4 another publish holds the target, 5 a rollback refused; a new outcome gets a new code.
+ * 3 publish failed, 4 another publish holds the target, 5 a rollback refused, 6 an upload superseded by a newer
+ * one, 7 no report for an upload in time; a new outcome gets a new code.
  */
-export const EXIT = { ok: 0, invalid: 1, usage: 2, publishFailed: 3, busy: 4, refused: 5 } as const;
+export const EXIT = {
+  ok: 0,
+  invalid: 1,
+  usage: 2,
+  publishFailed: 3,
+  busy: 4,
+  refused: 5,
+  superseded: 6,
+  timedOut: 7,
+} as const;
 
 /**
  * Who runs this publish, as the version records it: `user@host`.

@@ -46,6 +46,18 @@ Options of versions, rollback and unlock: --out TARGET and --endpoint URL as for
   --to VERSION         (rollback) the version to make live; default: the one live before the live one
   --force              (unlock) break a lock that looks live
 
+Options of upload (the snapshot folder or .tar.gz is its argument):
+  --out s3://BUCKET    the stack's bucket (or its UploadUri output, s3://BUCKET/incoming/); credentials from
+                       the AWS environment: the stack's upload policy (UploadPolicyArn) suffices. Without
+                       --out: the npm start of this checkout's data directory (CATALOGUE_LOCAL_DIR, default
+                       .local/), its local S3 and credentials, nothing to set
+  --endpoint URL       an S3-compatible endpoint for --out
+  --name NAME          the upload's name under incoming/ (letters, digits, ".", "_", "-"; default: the UTC time
+                       to the millisecond and the snapshot digest, so that a later upload sorts after)
+  --wait DUR           how long to wait for the builder's report (default 15m; units as --retention)
+  --json               print the outcome as one JSON object (outcome, exit_code, version, problems, seconds,
+                       the builder's report)
+
 Options of generate:
   --modules N          number of modules (nonnegative integer)
   --seed S             any integer; the same seed gives the same snapshot
@@ -56,6 +68,8 @@ Examples (docs/publishing.md walks through them):
   npm run catalogue -- validate --source my-catalogue
   npm run catalogue -- build --source my-catalogue --out s3://catalogue --endpoint "$CATALOGUE_S3_ENDPOINT" --dry-run
   npm run catalogue -- build --source my-catalogue --out s3://my-bucket/catalogue
+  npm run catalogue -- upload my-catalogue                 # into this checkout's npm start
+  npm run catalogue -- upload my-catalogue --out s3://my-bucket --json
 
 Output:
   Progress on stderr: a bar on a terminal, else a line every 5 s (a CI log never looks hung); then one
@@ -74,4 +88,7 @@ Exit codes:
      machine, else once its lease has run out (about 90 s after it stopped). A lock that cannot be
      valid is cleared with unlock. (unlock: the lock looks live; nothing was changed)
   5  rollback refused: the version is not retained, or its objects are gone; nothing was written
+  upload: 0 published or unchanged; 1 refused (by the check: nothing was uploaded; or by the builder);
+  3 the upload or its publish failed (the live version is unchanged); 6 superseded by a newer upload
+  (that one is published instead); 7 no report within --wait (the builder may still be at it)
 `;

@@ -90,4 +90,4 @@ const { dir, fingerprint } = (await freshBundle()) ?? (await rebuild());
 process.setSourceMapsEnabled(true);
 const { runCommand } = await import(pathToFileURL(join(CACHE, dir, 'cli.js')).href);
 // The same bundle under another Node.js may serialise differently: the builder is both.
-await runCommand(process.argv.slice(2), { builder: `${fingerprint}/${process.version}` });
+await runCommand(process.argv.slice(2), { builder: `${fingerprint}/${process.version}`, root: ROOT });

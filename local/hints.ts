@@ -1,6 +1,7 @@
 /**
  * The ready-to-paste command lines `npm start` prints for its own local servers, so a new user can manage
- * keys and publish against them without looking up endpoints and table names. Pure: text in, text out.
+ * keys, publish and upload against them without looking up endpoints, credentials and table names. Pure: text
+ * in, text out.
  */
 
 export interface LocalStack {
@@ -35,7 +36,7 @@ export function shellWord(value: string): string {
  * @example localCommandHints({ source: 'my-catalogue', copyFrom: 'fixtures/catalogue', s3Endpoint: 'http://127.0.0.1:4568',
  *   bucket: 'catalogue', prefix: '', dynamodbEndpoint: 'http://127.0.0.1:4569', keysTable: 'catalogue-keys',
  *   countersTable: 'catalogue-counters' })
- * // → ['Keys (issue, list, revoke, enable, limits, expire, usage):',
+ * // → ['Keys (issue, list, revoke, enable, limits, expire, roll, usage, owner):',
  * //    '  KEYS_TABLE=catalogue-keys COUNTERS_TABLE=catalogue-counters DYNAMODB_ENDPOINT=http://127.0.0.1:4569 npm run keys -- list',
  * //    'Publish an edited copy of the catalogue (docs/publishing.md):',
  * //    '  cp -r fixtures/catalogue my-catalogue   # then edit my-catalogue/*.json',
@@ -50,7 +51,8 @@ export function localCommandHints(stack: LocalStack): string[] {
   ].join(' ');
   const source = shellWord(stack.source);
   return [
-    'Keys (issue, list, revoke, enable, limits, expire, usage):',
+    // Every command of `npm run keys` but create-tables (npm start has made them).
+    'Keys (issue, list, revoke, enable, limits, expire, roll, usage, owner):',
     `  ${keysEnv} npm run keys -- list`,
     stack.copyFrom
       ? 'Publish an edited copy of the catalogue (docs/publishing.md):'
@@ -59,6 +61,33 @@ export function localCommandHints(stack: LocalStack): string[] {
       ? [`  cp -r ${shellWord(stack.copyFrom)} ${source}   # then edit ${source}/*.json`]
       : []),
     `  npm run catalogue -- build --source ${source} --out ${shellWord(out)} --endpoint ${shellWord(stack.s3Endpoint)}`,
+  ];
+}
+
+/**
+ * How to publish by upload into `npm start`: the command that checks, uploads and waits (it finds this npm start
+ * by its data directory), and the same upload with the AWS CLI, the local S3's endpoint and credentials written
+ * out (it accepts only its own: a developer's AWS credentials are never sent to it).
+ * @example uploadHints({ source: 'my-catalogue', bucket: 'catalogue', s3Endpoint: 'http://127.0.0.1:4568',
+ *   credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } })
+ * // → ['  npm run catalogue -- upload my-catalogue   # checks, uploads, waits for the report and says the outcome',
+ * //    '  or with the AWS CLI (the local S3 takes only its own credentials):',
+ * //    '  tar czf snapshot.tar.gz -C my-catalogue . && AWS_ACCESS_KEY_ID=S3RVER AWS_SECRET_ACCESS_KEY=S3RVER aws s3 cp snapshot.tar.gz s3://catalogue/incoming/$(date -u +%Y%m%dT%H%M%SZ).tar.gz --endpoint-url http://127.0.0.1:4568']
+ */
+export function uploadHints(stack: {
+  source: string;
+  bucket: string;
+  s3Endpoint: string;
+  credentials: { accessKeyId: string; secretAccessKey: string };
+}): string[] {
+  const source = shellWord(stack.source);
+  const { accessKeyId, secretAccessKey } = stack.credentials;
+  const credentials = `AWS_ACCESS_KEY_ID=${shellWord(accessKeyId)} AWS_SECRET_ACCESS_KEY=${shellWord(secretAccessKey)}`;
+  const incoming = shellWord(`s3://${stack.bucket}/incoming/`);
+  return [
+    `  npm run catalogue -- upload ${source}   # checks, uploads, waits for the report and says the outcome`,
+    '  or with the AWS CLI (the local S3 takes only its own credentials):',
+    `  tar czf snapshot.tar.gz -C ${source} . && ${credentials} aws s3 cp snapshot.tar.gz ${incoming}$(date -u +%Y%m%dT%H%M%SZ).tar.gz --endpoint-url ${shellWord(stack.s3Endpoint)}`,
   ];
 }
 

@@ -1,7 +1,7 @@
 /**
  * `npm start`'s own S3 and DynamoDB servers: on a thread of their own (local/threads.ts), or, with
  * CATALOGUE_LOCAL_SERVERS=in-process, on the proxy's thread as before (kept to compare the two: bench
- * section 12); each on the port recorded for the data directory (local/endpoints.ts) while that is free.
+ * section 12); each on the port recorded for the data directory (aws/local-stack.ts) while that is free.
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -11,7 +11,7 @@ import {
   readEndpoints,
   recordEndpoint,
   recordedPort,
-} from './endpoints.js';
+} from '../aws/local-stack.js';
 import { describeHolder, type PortHolder, portFree, portHolder } from './port.js';
 import { type LocalS3, type LocalServer, startDynamo, startS3 } from './servers.js';
 import { startServerThread } from './threads.js';

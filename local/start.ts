@@ -21,6 +21,7 @@ import { AdminTables } from '../admin/dynamo.js';
 import { partnerDefaults } from '../admin/settings.js';
 import { createTables } from '../admin/tables.js';
 import { LOOPBACK_CREDENTIALS } from '../aws/env.js';
+import { localDataDirectory } from '../aws/local-stack.js';
 import { dynamoClient, leanDynamo, s3Client } from '../aws/sdk.js';
 import { whoAmI } from '../builder/exit.js';
 import { publishSnapshot, type SnapshotTarget } from '../builder/publish-snapshot.js';
@@ -41,7 +42,7 @@ import { type LocalAdmin, localAdminLines, startLocalAdmin } from './admin.js';
 import { DEV_KEY_FILE, type DevKeyOutcome, devKeyFor, parseDevKeys } from './dev-keys.js';
 import { localDiskFor, localDiskForModules } from './disk.js';
 import { withReference } from './docs.js';
-import { localCommandHints, partnerKeyHint, pasteLines } from './hints.js';
+import { localCommandHints, partnerKeyHint, pasteLines, uploadHints } from './hints.js';
 import { LOCK_FILE, type LockHolder, lockDataDirectory, lockHolder } from './lock.js';
 import { type ServerLayout, serverLayout, startOwnServers } from './own-servers.js';
 import { explainPortInUse, listenOrExplain, portFree } from './port.js';
@@ -58,7 +59,7 @@ import { startUploadLoop } from './uploads.js';
 const ROOT = resolve(import.meta.dirname, '..');
 // Local state (s3rver and dynalite data, the cursor secret, the lock, the publish record and the dev key);
 // tests point it at a temporary directory.
-const LOCAL = resolve(process.env.CATALOGUE_LOCAL_DIR ?? join(ROOT, '.local'));
+const LOCAL = localDataDirectory(process.env, ROOT);
 const FIXTURE = join(ROOT, 'fixtures/catalogue');
 
 /** A path as the user would type it from the repository root (where npm runs): relative inside it. */
@@ -351,44 +352,17 @@ async function serve(start: StartContext, configured: ConfigOutcome): Promise<st
   return `http://127.0.0.1:${boundPort}/v1`;
 }
 
-/** The ready screen (stdout); taking uploads starts here, as its lines are made (local/uploads.ts). */
-function readyScreen(ready: {
-  start: StartContext;
-  storage: Storage;
-  served: Served;
-  devKey: DevKeyOutcome;
-  admin: LocalAdmin;
-  base: string;
-}): string {
-  const { start, storage, served, devKey, admin, base } = ready;
-  const { env, devKeys, source } = start;
+/**
+ * The ready screen's lines on publishing into this stack: the keys and the build commands (local/hints.ts);
+ * uploads, whose taking starts here (local/uploads.ts), and how to make one.
+ */
+function publishingLines(start: StartContext, storage: Storage, served: Served): string[] {
   const { config, s3Endpoint, dynamodbEndpoint } = storage;
-  const keyFile = display(join(LOCAL, DEV_KEY_FILE));
-  const keyOrigin = devKey.reused
-    ? `re-used from ${keyFile}`
-    : `new, kept in ${keyFile}${devKey.replaced ? `; ${devKey.replaced} is no longer accepted` : ''}`;
-  const fixture = source === FIXTURE;
-  const lines = [
-    '',
-    `Catalogue Read API ready at ${base}`,
-    `Catalogue: version ${served.version}, ${served.from}`,
-    `Local S3: ${config.s3Endpoint} (bucket ${config.bucket}); DynamoDB: ${config.dynamodbEndpoint} (tables ${config.keysTable}, ${config.countersTable})`,
-    `Data directory: ${LOCAL} (held by this npm start, process ${process.pid})`,
-    devKeys.length > 0 ? `Seeded ${devKeys.length} key(s) from CATALOGUE_DEV_KEYS.` : undefined,
-    `A free-tier dev key (${devKey.record.keyId}, ${keyOrigin}): ${devKey.key}`,
-    'Paste into another shell:',
-    ...pasteLines({ key: devKey.key, url: base, s3Endpoint }),
-    ...localAdminLines(admin),
-    ...partnerKeyHint({
-      seeded: devKeys.filter(({ tier }) => tier === 'partner').length,
-      limits: partnerDefaults(env),
-      key: generateApiKey(),
-      free: FREE_TIER_LIMITS,
-    }),
-    'Try:',
-    `  curl -s -H "Authorization: Bearer ${devKey.key}" "${base}/modules?limit=2"`,
+  const fixture = start.source === FIXTURE;
+  const source = fixture ? 'my-catalogue' : display(start.source);
+  return [
     ...localCommandHints({
-      source: fixture ? 'my-catalogue' : display(source),
+      source,
       ...(fixture && { copyFrom: display(FIXTURE) }),
       s3Endpoint,
       bucket: config.bucket,
@@ -409,11 +383,52 @@ function readyScreen(ready: {
       }),
       bucket: config.bucket,
       prefix: config.prefix,
-      endpoint: s3Endpoint,
       onEvent: storage.localS3?.onEvent,
       known: served.version,
       log: (line) => console.error(line),
     }),
+    ...(storage.localS3
+      ? uploadHints({ source, bucket: config.bucket, s3Endpoint, credentials: LOOPBACK_CREDENTIALS })
+      : []),
+  ];
+}
+
+/** The ready screen (stdout); taking uploads starts here, as its lines are made (local/uploads.ts). */
+function readyScreen(ready: {
+  start: StartContext;
+  storage: Storage;
+  served: Served;
+  devKey: DevKeyOutcome;
+  admin: LocalAdmin;
+  base: string;
+}): string {
+  const { start, storage, served, devKey, admin, base } = ready;
+  const { env, devKeys } = start;
+  const { config, s3Endpoint } = storage;
+  const keyFile = display(join(LOCAL, DEV_KEY_FILE));
+  const keyOrigin = devKey.reused
+    ? `re-used from ${keyFile}`
+    : `new, kept in ${keyFile}${devKey.replaced ? `; ${devKey.replaced} is no longer accepted` : ''}`;
+  const lines = [
+    '',
+    `Catalogue Read API ready at ${base}`,
+    `Catalogue: version ${served.version}, ${served.from}`,
+    `Local S3: ${config.s3Endpoint} (bucket ${config.bucket}); DynamoDB: ${config.dynamodbEndpoint} (tables ${config.keysTable}, ${config.countersTable})`,
+    `Data directory: ${LOCAL} (held by this npm start, process ${process.pid})`,
+    devKeys.length > 0 ? `Seeded ${devKeys.length} key(s) from CATALOGUE_DEV_KEYS.` : undefined,
+    `A free-tier dev key (${devKey.record.keyId}, ${keyOrigin}): ${devKey.key}`,
+    'Paste into another shell:',
+    ...pasteLines({ key: devKey.key, url: base, s3Endpoint }),
+    ...localAdminLines(admin),
+    ...partnerKeyHint({
+      seeded: devKeys.filter(({ tier }) => tier === 'partner').length,
+      limits: partnerDefaults(env),
+      key: generateApiKey(),
+      free: FREE_TIER_LIMITS,
+    }),
+    'Try:',
+    `  curl -s -H "Authorization: Bearer ${devKey.key}" "${base}/modules?limit=2"`,
+    ...publishingLines(start, storage, served),
     'Ctrl-C stops it.',
     '',
   ];

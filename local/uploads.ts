@@ -222,12 +222,11 @@ export function startUploadLoop(options: {
   store: WritableObjectStore;
   bucket: string;
   prefix: string;
-  endpoint: string;
   onEvent: ((listener: (notification: S3EventNotification) => void) => () => void) | undefined;
   known: string | null;
   log: (line: string) => void;
 }): string[] {
-  const { store, bucket, prefix, endpoint, log } = options;
+  const { store, bucket, prefix, log } = options;
   watchLiveVersion(store, prefix, { log, known: options.known });
   if (!options.onEvent) {
     return ['Uploads: not taken (S3_ENDPOINT names another S3, which sends npm start no events)'];
@@ -241,8 +240,8 @@ export function startUploadLoop(options: {
     warn: (message) => log(`warning: ${message}`),
   });
   const incoming = `s3://${bucket}/${LOCAL_UPLOAD_PREFIXES.incomingPrefix}`;
+  // How to upload: the ready screen's lines after this one (local/hints.ts uploadHints).
   return [
     `Uploads: a snapshot uploaded to ${incoming}<name>.tar.gz is published; its report in s3://${bucket}/${LOCAL_UPLOAD_PREFIXES.reportsPrefix}<name>.json`,
-    `  tar czf snapshot.tar.gz -C my-catalogue . && aws s3 cp snapshot.tar.gz ${incoming}$(date -u +%Y%m%dT%H%M%SZ).tar.gz --endpoint-url ${endpoint}`,
   ];
 }

@@ -26,9 +26,9 @@ import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/clie
 import { s3Client } from '../../aws/sdk.js';
 import { generateSnapshot } from '../../builder/synthetic/generate.js';
 import { UPLOAD_LIMITS } from '../../builder/upload/archive.js';
+import { LAMBDA_NODE, nodeBinary } from '../../runtime/node.mjs';
 import { FIXTURE_DIR } from '../helpers/builder.js';
 import { bundledBuilder, synth } from '../infra/helpers.js';
-import { LAMBDA_NODE, nodeBinary } from '../runtime/node.mjs';
 import {
   BUILDER_MEMORY_MB,
   builderEnv,

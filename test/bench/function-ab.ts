@@ -19,7 +19,7 @@ import { register } from '../../admin/actions.js';
 import { AdminTables } from '../../admin/dynamo.js';
 import { createTables } from '../../admin/tables.js';
 import { dynamoClient, leanDynamo } from '../../aws/sdk.js';
-import { LAMBDA_NODE, nodeBinary } from '../runtime/node.mjs';
+import { LAMBDA_NODE, nodeBinary } from '../../runtime/node.mjs';
 import { runCli } from './build.js';
 import { forkServer, stopAll } from './children.js';
 import {

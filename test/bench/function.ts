@@ -18,10 +18,10 @@ import { createTables } from '../../admin/tables.js';
 import { dynamoClient, leanDynamo } from '../../aws/sdk.js';
 import type { Snapshot } from '../../builder/snapshot/snapshot.js';
 import { defaultByteCacheBytes } from '../../proxy/cache/bytes.js';
+import { LAMBDA_NODE, nodeBinary, PREVIOUS_LAMBDA_NODE } from '../../runtime/node.mjs';
 import { generateApiKey } from '../../tables/keys.js';
 import { registerKey } from '../helpers/admin.js';
 import { bundledProxy, synth } from '../infra/helpers.js';
-import { LAMBDA_NODE, nodeBinary, PREVIOUS_LAMBDA_NODE } from '../runtime/node.mjs';
 import { runCli } from './build.js';
 import { forkServer } from './children.js';
 import {

@@ -31,7 +31,7 @@ describe('usage errors', () => {
     [['pubilsh'], 'unknown command pubilsh; did you mean publish?'],
     [
       ['deploy'],
-      'unknown command deploy (commands: build, publish, repair, validate, versions, rollback, unlock, generate)',
+      'unknown command deploy (commands: build, publish, repair, validate, upload, versions, rollback, unlock, generate)',
     ],
     [['build', '--sourc', 'x', '--out', 'y'], "unknown option '--sourc'; did you mean '--source'?"],
     [

@@ -223,3 +223,12 @@ it('runs the first publish as written: copy, edit, validate, dry run, publish, s
     /Catalogue: version \S+, published by a publisher over what npm start published/,
   );
 }, 240_000);
+
+it('what the guide has you make at the repository root (my-catalogue/, snapshot.tar.gz) is ignored by git', async () => {
+  const made = ['my-catalogue/modules.json', 'snapshot.tar.gz'];
+  expect(GUIDE).toContain('cp -r fixtures/catalogue my-catalogue');
+
+  const { stdout } = await promisify(execFile)('git', ['check-ignore', '--no-index', ...made], { cwd: ROOT });
+
+  expect(stdout.trim().split('\n')).toEqual(made);
+});

@@ -37,6 +37,11 @@ function spawnStart(
     env: { ...process.env, PORT: '0', CATALOGUE_LOCAL_DIR: local, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  return { child, output: gathered(child) };
+}
+
+/** A child's stdout and stderr gathered into one text as they come: what it has printed so far. */
+export function gathered(child: ChildProcess): () => string {
   let out = '';
   child.stdout?.on('data', (chunk) => {
     out += chunk;
@@ -44,7 +49,7 @@ function spawnStart(
   child.stderr?.on('data', (chunk) => {
     out += chunk;
   });
-  return { child, output: () => out };
+  return () => out;
 }
 
 /**

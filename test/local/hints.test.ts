@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { localCommandHints, partnerKeyHint, pasteLines, shellWord } from '../../local/hints.js';
+import { main as keysCli } from '../../admin/cli.js';
+import { localCommandHints, partnerKeyHint, pasteLines, shellWord, uploadHints } from '../../local/hints.js';
 
 const STACK = {
   source: 'fixtures/catalogue',
@@ -14,7 +15,7 @@ const STACK = {
 describe('npm start command hints', () => {
   it('prints the key CLI and a publish against the local servers, ready to paste', () => {
     expect(localCommandHints(STACK)).toEqual([
-      'Keys (issue, list, revoke, enable, limits, expire, usage):',
+      'Keys (issue, list, revoke, enable, limits, expire, roll, usage, owner):',
       '  KEYS_TABLE=catalogue-keys COUNTERS_TABLE=catalogue-counters DYNAMODB_ENDPOINT=http://127.0.0.1:40002 npm run keys -- list',
       'Publish it again after an edit:',
       '  npm run catalogue -- build --source fixtures/catalogue --out s3://catalogue --endpoint http://127.0.0.1:40001',
@@ -37,6 +38,32 @@ describe('npm start command hints', () => {
     expect(lines[3]).toBe(
       `  npm run catalogue -- build --source '../my snapshots/it'\\''s' --out s3://catalogue/catalogue --endpoint http://127.0.0.1:40001`,
     );
+  });
+
+  it('names every key action of npm run keys (but create-tables: npm start has made them)', async () => {
+    let help = '';
+    await keysCli(['--help'], {}, { out: (text) => (help += `${text}\n`), err: () => {} });
+    const commands = [...(help.split('Commands:\n')[1] ?? '').matchAll(/^ {2}([a-z][a-z-]*)\b/gm)]
+      .map((match) => match[1])
+      .filter((command) => command !== 'create-tables');
+
+    expect(commands.length).toBeGreaterThan(5);
+    expect(localCommandHints(STACK)[0]).toBe(`Keys (${commands.join(', ')}):`);
+  });
+
+  it('says how to upload into it: the command, and the AWS CLI with the local S3’s endpoint and credentials', () => {
+    expect(
+      uploadHints({
+        source: 'my catalogue',
+        bucket: 'catalogue',
+        s3Endpoint: 'http://127.0.0.1:40001',
+        credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+      }),
+    ).toEqual([
+      "  npm run catalogue -- upload 'my catalogue'   # checks, uploads, waits for the report and says the outcome",
+      '  or with the AWS CLI (the local S3 takes only its own credentials):',
+      "  tar czf snapshot.tar.gz -C 'my catalogue' . && AWS_ACCESS_KEY_ID=S3RVER AWS_SECRET_ACCESS_KEY=S3RVER aws s3 cp snapshot.tar.gz s3://catalogue/incoming/$(date -u +%Y%m%dT%H%M%SZ).tar.gz --endpoint-url http://127.0.0.1:40001",
+    ]);
   });
 
   it('prints the exports the guides use, ready to paste', () => {

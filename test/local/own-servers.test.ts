@@ -8,7 +8,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { readEndpoints } from '../../local/endpoints.js';
+import { readEndpoints } from '../../aws/local-stack.js';
 import { type OwnServerOptions, serverLayout, startOwnServers } from '../../local/own-servers.js';
 
 const local = mkdtempSync(join(tmpdir(), 'cat-own-'));

@@ -1,11 +1,11 @@
 // `npm test`'s last step: the proxy's suites — core, adapters, keys, quota, the lean clients, the proofs
-// (faults included) — once more on the Node.js release the Lambda function runs on (test/runtime/node.mjs),
-// when the rest of `npm test` ran on another major line (the repository's engines allow newer ones). On the
+// (faults included) — once more on the Node.js release the Lambda function runs on (runtime/node.mjs),
+// when the rest of `npm test` ran on a newer major line (runtime/node.sh runs the tests on 24 or newer). On the
 // function's own line the first run already was this run, so it is not repeated. CATALOGUE_SKIP_RUNTIME_TESTS=1
 // skips it (say so when you do: the function's own runtime is then untested).
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { LAMBDA_NODE, nodeBinary } from './node.mjs';
+import { LAMBDA_NODE, nodeBinary } from '../../runtime/node.mjs';
 
 /**
  * What the function runs: the core and its adapters, the wiring, the lean clients and the secret, keys and

@@ -1,12 +1,23 @@
 /**
- * The local S3 and DynamoDB endpoints of a data directory, kept in `<data dir>/endpoints.json` so that they
- * stay the same across restarts: the lines `npm start` prints to paste (`export CATALOGUE_S3_ENDPOINT=…`, the
- * key CLI's `DYNAMODB_ENDPOINT=…`) keep working after a restart. The first start on a data directory takes
- * ports the system picks; later starts listen on the recorded ones again, and take new ones (recorded, and
- * said) only when another process holds a recorded port.
+ * The local stack of a checkout (`npm start`), as the commands that reach it without settings find it: its data
+ * directory (`CATALOGUE_LOCAL_DIR`, else the checkout's `.local/`) and the local S3 and DynamoDB endpoints it
+ * keeps there, in `<data dir>/endpoints.json`. `npm start` writes them (local/own-servers.ts), `npm run
+ * catalogue -- upload` reads them; they stay the same across restarts, so the lines `npm start` prints to paste
+ * (`export CATALOGUE_S3_ENDPOINT=…`, the key CLI's `DYNAMODB_ENDPOINT=…`) keep working after a restart. The first
+ * start on a data directory takes ports the system picks; later starts listen on the recorded ones again, and
+ * take new ones (recorded, and said) only when another process holds a recorded port.
  */
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+
+/**
+ * The data directory of the checkout at `root`: CATALOGUE_LOCAL_DIR (relative to the working directory), else
+ * `<root>/.local`.
+ * @example localDataDirectory({}, '/src/catalogue-read-api') // → '/src/catalogue-read-api/.local'
+ */
+export function localDataDirectory(env: Record<string, string | undefined>, root: string): string {
+  return resolve(env.CATALOGUE_LOCAL_DIR || join(root, '.local'));
+}
 
 export const ENDPOINTS_FILE = 'endpoints.json';
 
