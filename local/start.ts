@@ -385,6 +385,7 @@ function publishingLines(start: StartContext, storage: Storage, served: Served):
       prefix: config.prefix,
       onEvent: storage.localS3?.onEvent,
       known: served.version,
+      servedWithinMs: config.pointerTtlMs,
       log: (line) => console.error(line),
     }),
     ...(storage.localS3

@@ -176,13 +176,19 @@ export function acceptUploads(
 
 /**
  * Say when the pointer names a new version (checked every `intervalMs` with a conditional read), with who
- * made it live: `Catalogue: version X is live (published by alice@laptop, cli, from snapshot 3f9a…)`.
+ * made it live: `Catalogue: version X is live (published by alice@laptop, cli, from snapshot 3f9a…)`. The
+ * line waits out `servedWithinMs` (the proxy's pointer TTL) first: once it is printed, every answer is from X.
  * Returns the function that stops watching.
  */
 export function watchLiveVersion(
   store: WritableObjectStore,
   prefix: string,
-  options: { log: (line: string) => void; known: string | null; intervalMs?: number },
+  options: {
+    log: (line: string) => void;
+    known: string | null;
+    intervalMs?: number;
+    servedWithinMs?: number;
+  },
 ): () => void {
   let known = options.known;
   let busy = false;
@@ -199,6 +205,8 @@ export function watchLiveVersion(
         : entry?.published
           ? `published by ${entry.published.by}, ${entry.published.via}${entry.published.snapshot ? `, from snapshot ${entry.published.snapshot.slice(0, 12)}` : ''}`
           : 'its publisher is not recorded';
+      // The proxy may answer from the pointer it read before, for at most its TTL.
+      await new Promise((served) => setTimeout(served, options.servedWithinMs ?? 0));
       options.log(`Catalogue: version ${live} is live (${how})`);
     } catch {
       // The local S3 stopping (Ctrl-C) or a passing fault: the next tick tries again.
@@ -224,10 +232,12 @@ export function startUploadLoop(options: {
   prefix: string;
   onEvent: ((listener: (notification: S3EventNotification) => void) => () => void) | undefined;
   known: string | null;
+  /** The proxy's pointer TTL: a new version is said to be live once every answer is from it. */
+  servedWithinMs: number;
   log: (line: string) => void;
 }): string[] {
   const { store, bucket, prefix, log } = options;
-  watchLiveVersion(store, prefix, { log, known: options.known });
+  watchLiveVersion(store, prefix, { log, known: options.known, servedWithinMs: options.servedWithinMs });
   if (!options.onEvent) {
     return ['Uploads: not taken (S3_ENDPOINT names another S3, which sends npm start no events)'];
   }
