@@ -3,15 +3,15 @@
  * method (405) → Authorization header (401) → configuration (503) → key lookup (503/401) → the answer itself
  * (404 route, 400, 404 resource, 304, 200 in the negotiated content coding, 503 origin) → metering (503/429).
  *
- * The answer is worked out before metering, and only sent once the meter admits it: a request the origin
- * could not serve is not counted (docs/api.md#rate-limits: 503s do not count), while a 429 still outranks a 404 or a 400.
+ * The answer is worked out first and sent only once the meter admits it; a 429 outranks a 404 or a 400, and a
+ * request the origin could not serve is not counted (docs/api.md#rate-limits: 503s do not count).
  *
- * Latency: the read and the metering write run one after the other. A warm container answers hot requests
- * from the byte cache without an object read, so they cost one DynamoDB round trip. Overlapping the two on a
- * cache miss would save about one S3 first byte minus nothing (~6 ms of ~22 ms with in-region latencies,
- * bench section 9), but a request metered before its read fails would then be counted unless a compensating
- * decrement succeeds — a second write, a double fault to alarm on, and spurious 429s at a window's edge while
- * the refund is pending. Not worth it while misses are rare.
+ * Latency: an answer the warm container holds (the byte cache) is there at once and then metered: one DynamoDB
+ * round trip. An answer that needs a read (a miss) is read and metered at the same time, and waits for both:
+ * one round trip, the slower of S3 and DynamoDB, instead of their sum. What is sent is what reading first and
+ * metering second would send: a 429 or the meter's 503 replace the answer, whose bytes are never sent; a read
+ * that fails is its 503, and its count, when the meter admitted it, is taken back (QuotaMeter.refund: one more
+ * write, on that path only); should that fail too, the 503 stays counted once and its log line says so.
  */
 import { DependencyError, errorText } from '../../store/errors.js';
 import { type KeyRecord, keyAccepted } from '../../tables/keys.js';
@@ -162,10 +162,16 @@ async function respond(core: Core, context: RequestContext): Promise<Handled> {
 
   const answering = answer(core, context);
   // A warm container's hot answer is there at once: no turn of the event loop spent waiting for it.
-  const answered = answering instanceof Promise ? await answering : answering;
-  if (answered.response.status === 503) return { ...answered, keyId };
-  const metered = await meter(core, key, answered.response, context);
-  return { response: metered.response, error: metered.error ?? answered.error, keyId };
+  if (!(answering instanceof Promise)) {
+    if (answering.response.status === 503) return { ...answering, keyId };
+    return { ...admit(answering, await meter(core, key, context), requestId), keyId };
+  }
+  // The answer needs a read: the metering write runs beside it, one round trip instead of two, and the answer
+  // waits for both. Which one is sent is decided as if they had run one after the other.
+  const [answered, metered] = await Promise.all([answering, meter(core, key, context)]);
+  if (answered.response.status === 503)
+    return { ...(await uncount(core, key, answered, metered, context)), keyId };
+  return { ...admit(answered, metered, requestId), keyId };
 }
 
 /** The key of this API key: from the warm container's cache at once, else looked up within the deadline. */
@@ -234,30 +240,64 @@ function codedResponse(
   return okResponse(coded, codedEtag(etag, coding), requestId, coding);
 }
 
-/** Count the request at its time: the answer with the rate-limit headers, or the 429 or the 503 instead. */
-async function meter(
-  core: Core,
-  key: KeyRecord,
-  answered: ProxyResponse,
-  context: RequestContext,
-): Promise<Settled> {
-  const { requestId } = context;
-  let outcome: MeterOutcome;
+/** What metering a request came to: the meter's outcome, or the 503 of a meter that failed. */
+type Metered = { outcome: MeterOutcome } | { failed: Settled };
+
+/** Count the request at its time; never rejects (a fault is the 503 it answers). */
+async function meter(core: Core, key: KeyRecord, context: RequestContext): Promise<Metered> {
   try {
-    outcome = await callWithDeadline('quota', meteringDeadlineMs(core.timeoutMs), (signal) =>
+    const outcome = await callWithDeadline('quota', meteringDeadlineMs(core.timeoutMs), (signal) =>
       core.deps.quota.meter(key, context.at, { signal }),
     );
+    return { outcome };
   } catch (error) {
     const refusal = apiError('quota_unavailable', 'Quota cannot be checked right now.');
-    return { response: errorResponse(refusal, requestId), error: describe(error) };
+    return { failed: { response: errorResponse(refusal, context.requestId), error: describe(error) } };
   }
-  if (outcome.ok) return { response: withRateLimitHeaders(answered, outcome) };
+}
+
+/**
+ * The answer metering allows: the answer with the rate-limit headers when the request was admitted; else the
+ * 429 or the meter's 503 instead, and the answer's bytes are dropped unsent.
+ */
+function admit(answered: Settled, metered: Metered, requestId: string): Settled {
+  if ('failed' in metered) return metered.failed;
+  const { outcome } = metered;
+  if (outcome.ok)
+    return { response: withRateLimitHeaders(answered.response, outcome), error: answered.error };
   const which = outcome.reason === 'month' ? 'monthly' : 'per-minute';
   const refusal = errorResponse(
     apiError('rate_limit_exceeded', `The ${which} request quota of this key is used up.`),
     requestId,
   );
   return { response: withRateLimitHeaders(refusal, outcome, outcome.retryAfterSeconds) };
+}
+
+/**
+ * A 503 of the read, metered at the same time: answered as if the read had come first, so not counted — an
+ * admitted request's count is taken back (refused and failed meters counted nothing, or at most once unseen).
+ * A refund that fails leaves the request counted once, and the log line says so.
+ */
+async function uncount(
+  core: Core,
+  key: KeyRecord,
+  answered: Settled,
+  metered: Metered,
+  context: RequestContext,
+): Promise<Settled> {
+  if (!('outcome' in metered) || !metered.outcome.ok) return answered;
+  const admission = metered.outcome;
+  try {
+    await callWithDeadline('quota', core.timeoutMs, (signal) =>
+      core.deps.quota.refund(key, context.at, admission, { signal }),
+    );
+    return answered;
+  } catch (error) {
+    return {
+      response: answered.response,
+      error: `${answered.error}; counted, refund failed: ${describe(error)}`,
+    };
+  }
 }
 
 /** The 503 of a configuration that is incomplete or could not be used, and what the log line says of it. */

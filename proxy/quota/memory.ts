@@ -1,10 +1,12 @@
 /**
  * Exact quota metering in memory, with the window semantics of the DynamoDB meter (calendar minute and
- * calendar month, UTC; the month is checked first; nothing is counted for a refused request).
+ * calendar month, UTC; the month is checked first; nothing is counted for a refused request; a refund takes an
+ * admitted request's count back).
  * One process only: tests, benchmarks and local runs.
  */
+import { DependencyError } from '../../store/errors.js';
 import type { KeyRecord } from '../../tables/keys.js';
-import type { MeterOutcome, QuotaMeter, RateLimitState } from './interface.js';
+import type { Admission, MeterOutcome, QuotaMeter, RateLimitState } from './interface.js';
 import { minuteWindowStart, monthWindowId, retryAfterSeconds } from './windows.js';
 
 interface Counters {
@@ -23,6 +25,8 @@ export class MemoryQuotaMeter implements QuotaMeter {
   readonly #counters = new Map<string, Counters>();
   /** Meter calls made (tests count them). */
   calls = 0;
+  /** Refund calls made (tests count them). */
+  refunds = 0;
 
   async meter(key: KeyRecord, now: Date): Promise<MeterOutcome> {
     this.calls++;
@@ -55,7 +59,17 @@ export class MemoryQuotaMeter implements QuotaMeter {
     };
     if (exhausted)
       return { ok: false, reason: exhausted, retryAfterSeconds: retryAfterSeconds(exhausted, now), ...state };
-    return { ok: true, ...state };
+    return { ok: true, countedIn: minute, ...state };
+  }
+
+  /** Take back an admitted request's count: the month's, and the minute's while its window is still current. */
+  async refund(key: KeyRecord, now: Date, admission: Admission): Promise<void> {
+    this.refunds++;
+    const counters = this.#counters.get(key.keyId);
+    if (!counters || counters.month !== monthWindowId(now) || counters.monthCount < 1)
+      throw new DependencyError('quota', 'quota refund found nothing to take back');
+    counters.monthCount--;
+    if (counters.minute === admission.countedIn && counters.minuteCount > 0) counters.minuteCount--;
   }
 
   /** Forget every count (tests). */
