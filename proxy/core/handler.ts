@@ -34,12 +34,11 @@ import {
   okResponse,
   optionsResponse,
   withoutBody,
-  withRateLimitHeaders,
+  setRateLimitHeaders,
 } from '../http/responses.js';
-import { apiKeyHasher } from '../keys/hash.js';
+import { type Credentials, credentialsReader } from '../keys/hash.js';
 import { isoTime } from '../log/time.js';
 import type { MeterOutcome } from '../quota/interface.js';
-import { parseAuthorization } from '../request/auth.js';
 import { type ParseOutcome, requestParser } from '../request/plan.js';
 import { callWithDeadline, meteringDeadlineMs } from './deadline.js';
 import type {
@@ -61,7 +60,8 @@ interface Core {
   catalogue: Catalogue | undefined;
   byteCache: ByteCache;
   timeoutMs: number;
-  hashOf: (apiKey: string) => string;
+  /** The `Authorization` header's key hash (remembered for recent keys), or its refusal. */
+  credentialsOf: (header: string | undefined) => Credentials;
 }
 
 /** One request as the stages see it: what was asked, its id, and its time (the clock read once). */
@@ -135,7 +135,7 @@ function coreOf(deps: ProxyDependencies): Core {
       cache: byteCache,
     });
   const timeoutMs = config?.dependencyTimeoutMs ?? FALLBACK_TIMEOUT_MS;
-  return { deps, config, catalogue, byteCache, timeoutMs, hashOf: apiKeyHasher() };
+  return { deps, config, catalogue, byteCache, timeoutMs, credentialsOf: credentialsReader() };
 }
 
 /** The stages in the order their answers rank: method, Authorization, configuration, key, answer, metering. */
@@ -143,11 +143,11 @@ async function respond(core: Core, context: RequestContext): Promise<Handled> {
   const { request, parsed, requestId } = context;
   if (!parsed.ok && parsed.error.code === 'method_not_allowed')
     return { response: errorResponse(parsed.error, requestId), keyId: null };
-  const authorization = parseAuthorization(request.headers.authorization);
-  if (!authorization.ok) return { response: errorResponse(authorization.error, requestId), keyId: null };
+  const credentials = core.credentialsOf(request.headers.authorization);
+  if (!credentials.ok) return { response: errorResponse(credentials.error, requestId), keyId: null };
   if (!core.config || !core.catalogue) return { ...unconfigured(core.deps.config, requestId), keyId: null };
 
-  const lookup = lookUpKey(core, authorization.key, requestId);
+  const lookup = lookUpKey(core, credentials.keyHash, requestId);
   // A warm container knows most keys already: the lookup is there at once, no promise to wait for.
   const looked = lookup instanceof Promise ? await lookup : lookup;
   if ('failed' in looked) return { ...looked.failed, keyId: null };
@@ -174,10 +174,9 @@ async function respond(core: Core, context: RequestContext): Promise<Handled> {
   return { ...admit(answered, metered, requestId), keyId };
 }
 
-/** The key of this API key: from the warm container's cache at once, else looked up within the deadline. */
-function lookUpKey(core: Core, apiKey: string, requestId: string): KeyLookup | Promise<KeyLookup> {
+/** The key of this key hash: from the warm container's cache at once, else looked up within the deadline. */
+function lookUpKey(core: Core, keyHash: string, requestId: string): KeyLookup | Promise<KeyLookup> {
   const { keys } = core.deps;
-  const keyHash = core.hashOf(apiKey);
   // A warm container knows most keys already: no dependency call, no deadline to arm.
   const known = keys.known?.(keyHash);
   if (known !== undefined) return { found: known ?? undefined };
@@ -264,13 +263,13 @@ function admit(answered: Settled, metered: Metered, requestId: string): Settled 
   if ('failed' in metered) return metered.failed;
   const { outcome } = metered;
   if (outcome.ok)
-    return { response: withRateLimitHeaders(answered.response, outcome), error: answered.error };
+    return { response: setRateLimitHeaders(answered.response, outcome), error: answered.error };
   const which = outcome.reason === 'month' ? 'monthly' : 'per-minute';
   const refusal = errorResponse(
     apiError('rate_limit_exceeded', `The ${which} request quota of this key is used up.`),
     requestId,
   );
-  return { response: withRateLimitHeaders(refusal, outcome, outcome.retryAfterSeconds) };
+  return { response: setRateLimitHeaders(refusal, outcome, outcome.retryAfterSeconds) };
 }
 
 /**

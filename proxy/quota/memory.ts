@@ -30,12 +30,15 @@ export class MemoryQuotaMeter implements QuotaMeter {
 
   async meter(key: KeyRecord, now: Date): Promise<MeterOutcome> {
     this.calls++;
-    const month = monthWindowId(now);
     const minute = minuteWindowStart(now);
     let counters = this.#counters.get(key.keyId);
-    if (!counters || counters.month !== month) counters = { month, monthCount: 0, minute, minuteCount: 0 };
-    if (counters.minute !== minute) counters = { ...counters, minute, minuteCount: 0 };
-    this.#counters.set(key.keyId, counters);
+    // Within the minute of the last count the month is the same: no need to name it.
+    if (!counters || counters.minute !== minute) {
+      const month = monthWindowId(now);
+      if (!counters || counters.month !== month) counters = { month, monthCount: 0, minute, minuteCount: 0 };
+      else counters = { ...counters, minute, minuteCount: 0 };
+      this.#counters.set(key.keyId, counters);
+    }
 
     const { limits } = key;
     const exhausted =
