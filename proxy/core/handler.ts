@@ -33,8 +33,8 @@ import {
   notModifiedResponse,
   okResponse,
   optionsResponse,
-  withoutBody,
   setRateLimitHeaders,
+  withoutBody,
 } from '../http/responses.js';
 import { type Credentials, credentialsReader } from '../keys/hash.js';
 import { isoTime } from '../log/time.js';
@@ -262,8 +262,7 @@ async function meter(core: Core, key: KeyRecord, context: RequestContext): Promi
 function admit(answered: Settled, metered: Metered, requestId: string): Settled {
   if ('failed' in metered) return metered.failed;
   const { outcome } = metered;
-  if (outcome.ok)
-    return { response: setRateLimitHeaders(answered.response, outcome), error: answered.error };
+  if (outcome.ok) return { response: setRateLimitHeaders(answered.response, outcome), error: answered.error };
   const which = outcome.reason === 'month' ? 'monthly' : 'per-minute';
   const refusal = errorResponse(
     apiError('rate_limit_exceeded', `The ${which} request quota of this key is used up.`),
