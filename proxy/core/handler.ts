@@ -322,7 +322,8 @@ function logLine(
   const line: RequestLogLine = {
     time: isoTime(context.at),
     request_id: context.requestId,
-    method: /^[A-Z]{1,16}$/.test(request.method) ? request.method : 'OTHER',
+    // A method the parser accepted is one of three; any other is logged only when it looks like one.
+    method: context.parsed.ok || /^[A-Z]{1,16}$/.test(request.method) ? request.method : 'OTHER',
     route: context.parsed.route,
     status: response.status,
     latency_ms: Math.round((performance.now() - started) * 10) / 10,

@@ -84,14 +84,34 @@ export function setRateLimitHeaders(
   retryAfterSeconds?: number,
 ): ProxyResponse {
   const { headers } = response;
-  headers['x-ratelimit-limit-month'] = String(state.limitMonth);
+  headers['x-ratelimit-limit-month'] = limitMonthText(state.limitMonth);
   headers['x-ratelimit-remaining-month'] = String(state.remainingMonth);
-  headers['x-ratelimit-limit-minute'] = String(state.limitMinute);
+  headers['x-ratelimit-limit-minute'] = limitMinuteText(state.limitMinute);
   headers['x-ratelimit-remaining-minute'] = String(state.remainingMinute);
-  headers['x-ratelimit-reset'] = String(state.reset);
+  headers['x-ratelimit-reset'] = resetText(state.reset);
   if (retryAfterSeconds !== undefined) headers['retry-after'] = String(retryAfterSeconds);
   return response;
 }
+
+/**
+ * `String(n)`, the last text kept: a key's limits are the same request after request and the window's start
+ * for a minute, while writing a number as text costs more than the rest of the headers (a limit beyond 2^31
+ * is a double, written digit by digit).
+ */
+function lastText(): (n: number) => string {
+  let last = Number.NaN;
+  let text = '';
+  return (n) => {
+    if (n !== last) {
+      last = n;
+      text = String(n);
+    }
+    return text;
+  };
+}
+const limitMonthText = lastText();
+const limitMinuteText = lastText();
+const resetText = lastText();
 
 /** HEAD: a copy of the GET answer with its headers (Content-Length included) and no body. */
 export function withoutBody(response: ProxyResponse): ProxyResponse {
