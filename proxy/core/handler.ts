@@ -243,16 +243,16 @@ function codedResponse(
 type Metered = { outcome: MeterOutcome } | { failed: Settled };
 
 /** Count the request at its time; never rejects (a fault is the 503 it answers). */
-async function meter(core: Core, key: KeyRecord, context: RequestContext): Promise<Metered> {
-  try {
-    const outcome = await callWithDeadline('quota', meteringDeadlineMs(core.timeoutMs), (signal) =>
-      core.deps.quota.meter(key, context.at, { signal }),
-    );
-    return { outcome };
-  } catch (error) {
-    const refusal = apiError('quota_unavailable', 'Quota cannot be checked right now.');
-    return { failed: { response: errorResponse(refusal, context.requestId), error: describe(error) } };
-  }
+function meter(core: Core, key: KeyRecord, context: RequestContext): Promise<Metered> {
+  return callWithDeadline('quota', meteringDeadlineMs(core.timeoutMs), (signal) =>
+    core.deps.quota.meter(key, context.at, { signal }),
+  ).then(
+    (outcome) => ({ outcome }),
+    (error: unknown) => {
+      const refusal = apiError('quota_unavailable', 'Quota cannot be checked right now.');
+      return { failed: { response: errorResponse(refusal, context.requestId), error: describe(error) } };
+    },
+  );
 }
 
 /**
