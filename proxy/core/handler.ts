@@ -84,8 +84,8 @@ interface Handled extends Settled {
   keyId: string | null;
 }
 
-/** The key a lookup found (`undefined`: none), or how the lookup failed. */
-type KeyLookup = { found: KeyRecord | undefined } | { failed: Settled };
+/** The key a lookup found (`null`: none), or how the lookup failed. */
+type KeyLookup = KeyRecord | null | { failed: Settled };
 
 /**
  * Build the request handler. It keeps the catalogue index in memory between requests.
@@ -149,9 +149,8 @@ async function respond(core: Core, context: RequestContext): Promise<Handled> {
 
   const lookup = lookUpKey(core, credentials.keyHash, requestId);
   // A warm container knows most keys already: the lookup is there at once, no promise to wait for.
-  const looked = lookup instanceof Promise ? await lookup : lookup;
-  if ('failed' in looked) return { ...looked.failed, keyId: null };
-  const key = looked.found;
+  const key = lookup instanceof Promise ? await lookup : lookup;
+  if (key !== null && 'failed' in key) return { ...key.failed, keyId: null };
   // A known key is logged by its id even when refused (revoked, expired): the operator sees who still tries.
   const keyId = key ? key.keyId : null;
   if (!key || !keyAccepted(key, context.at.getTime()))
@@ -164,14 +163,14 @@ async function respond(core: Core, context: RequestContext): Promise<Handled> {
   // A warm container's hot answer is there at once: no turn of the event loop spent waiting for it.
   if (!(answering instanceof Promise)) {
     if (answering.response.status === 503) return { ...answering, keyId };
-    return { ...admit(answering, await meter(core, key, context), requestId), keyId };
+    return admit(answering, await meter(core, key, context), requestId, keyId);
   }
   // The answer needs a read: the metering write runs beside it, one round trip instead of two, and the answer
   // waits for both. Which one is sent is decided as if they had run one after the other.
   const [answered, metered] = await Promise.all([answering, meter(core, key, context)]);
   if (answered.response.status === 503)
     return { ...(await uncount(core, key, answered, metered, context)), keyId };
-  return { ...admit(answered, metered, requestId), keyId };
+  return admit(answered, metered, requestId, keyId);
 }
 
 /** The key of this key hash: from the warm container's cache at once, else looked up within the deadline. */
@@ -179,9 +178,9 @@ function lookUpKey(core: Core, keyHash: string, requestId: string): KeyLookup | 
   const { keys } = core.deps;
   // A warm container knows most keys already: no dependency call, no deadline to arm.
   const known = keys.known?.(keyHash);
-  if (known !== undefined) return { found: known ?? undefined };
+  if (known !== undefined) return known;
   return callWithDeadline('keys', core.timeoutMs, (signal) => keys.lookup(keyHash, { signal })).then(
-    (found) => ({ found }),
+    (found) => found ?? null,
     (error: unknown) => ({
       failed: {
         response: errorResponse(
@@ -259,16 +258,18 @@ function meter(core: Core, key: KeyRecord, context: RequestContext): Promise<Met
  * The answer metering allows: the answer with the rate-limit headers when the request was admitted; else the
  * 429 or the meter's 503 instead, and the answer's bytes are dropped unsent.
  */
-function admit(answered: Settled, metered: Metered, requestId: string): Settled {
-  if ('failed' in metered) return metered.failed;
+function admit(answered: Settled, metered: Metered, requestId: string, keyId: string | null): Handled {
+  if ('failed' in metered) return { response: metered.failed.response, error: metered.failed.error, keyId };
   const { outcome } = metered;
-  if (outcome.ok) return { response: setRateLimitHeaders(answered.response, outcome), error: answered.error };
+  if (outcome.ok) {
+    return { response: setRateLimitHeaders(answered.response, outcome), error: answered.error, keyId };
+  }
   const which = outcome.reason === 'month' ? 'monthly' : 'per-minute';
   const refusal = errorResponse(
     apiError('rate_limit_exceeded', `The ${which} request quota of this key is used up.`),
     requestId,
   );
-  return { response: setRateLimitHeaders(refusal, outcome, outcome.retryAfterSeconds) };
+  return { response: setRateLimitHeaders(refusal, outcome, outcome.retryAfterSeconds), keyId };
 }
 
 /**

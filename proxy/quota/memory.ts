@@ -52,17 +52,27 @@ export class MemoryQuotaMeter implements QuotaMeter {
       counters.minuteCount++;
     }
     const remainingMonth = Math.max(0, limits.month - counters.monthCount);
-    const state: RateLimitState = {
+    // Never promise more this minute than the month has left.
+    const remainingMinute = Math.min(Math.max(0, limits.minute - counters.minuteCount), remainingMonth);
+    if (exhausted) {
+      const state: RateLimitState = {
+        limitMonth: limits.month,
+        remainingMonth,
+        limitMinute: limits.minute,
+        remainingMinute,
+        reset: minute,
+      };
+      return { ok: false, reason: exhausted, retryAfterSeconds: retryAfterSeconds(exhausted, now), ...state };
+    }
+    return {
+      ok: true,
+      countedIn: minute,
       limitMonth: limits.month,
       remainingMonth,
       limitMinute: limits.minute,
-      // Never promise more this minute than the month has left.
-      remainingMinute: Math.min(Math.max(0, limits.minute - counters.minuteCount), remainingMonth),
+      remainingMinute,
       reset: minute,
     };
-    if (exhausted)
-      return { ok: false, reason: exhausted, retryAfterSeconds: retryAfterSeconds(exhausted, now), ...state };
-    return { ok: true, countedIn: minute, ...state };
   }
 
   /** Take back an admitted request's count: the month's, and the minute's while its window is still current. */
