@@ -7,8 +7,8 @@
  *   npx tsx test/bench/cache-spread.ts [requests per configuration]
  *
  * BENCH_SPREAD_CONTAINERS (default 4; a list: `1,4,16`), BENCH_SPREAD_ZIPF (the popularity exponent, 1.0),
- * BENCH_SPREAD_MEMORY (MB, `128,256,512,768,1024`), BENCH_SPREAD_POLICIES (`kept`, `answers`, `kept, roomier`,
- * `answers, roomier`: see POLICIES; `;` between them).
+ * BENCH_SPREAD_MEMORY (MB, `128,256,512,768,1024`), BENCH_SPREAD_POLICIES (`quarter`, `half`, `answers, quarter`,
+ * `answers, half`: see POLICIES; `;` between them).
  *
  * The request population (every choice seeded, so every configuration replays the same requests):
  * 45 % module details (module by popularity rank, Zipf; no include 70 %, `ins,outs` 20 %, all four 10 %),
@@ -54,13 +54,13 @@ const memories = list('BENCH_SPREAD_MEMORY', '128,256,512,768,1024').map(Number)
 
 /** What a container keeps, and how much of the function's memory it may use. */
 const POLICIES = {
-  /** Today's: shards, ranges, composed and coded answers; a quarter of the memory (proxy/cache/bytes.ts). */
-  kept: { size: defaultSize, keepListRanges: true },
-  /** Shards, details' objects, composed and coded answers, not the ranges lists are composed from. */
-  answers: { size: defaultSize, keepListRanges: false },
-  /** Today's, sized to what the memory leaves once the process's own needs are set aside. */
-  'kept, roomier': { size: roomBytes, keepListRanges: true },
-  'answers, roomier': { size: roomBytes, keepListRanges: false },
+  /** Before issue 40: shards, ranges, composed and coded answers, in a quarter of the memory. */
+  quarter: { size: quarterSize, keepListRanges: true },
+  /** Since: the same, in half the memory (proxy/cache/bytes.ts, defaultByteCacheBytes). */
+  half: { size: defaultSize, keepListRanges: true },
+  /** Shards, details' objects, composed and coded answers, but not the ranges lists are composed from. */
+  'answers, quarter': { size: quarterSize, keepListRanges: false },
+  'answers, half': { size: defaultSize, keepListRanges: false },
 } as const;
 type Policy = keyof typeof POLICIES;
 const policies = (process.env.BENCH_SPREAD_POLICIES?.trim() || Object.keys(POLICIES).join(';'))
@@ -72,9 +72,9 @@ for (const policy of policies)
 function defaultSize(memoryMb: number): number {
   return defaultByteCacheBytes({ AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(memoryMb) });
 }
-function roomBytes(memoryMb: number): number {
-  // proxy/cache/bytes.ts: the process besides the cache (192 MB measured) and 32 MB of headroom.
-  return Math.max(0, memoryMb - 192 - 32) * MB;
+/** Before issue 40: a quarter of the memory, within what it leaves once the process's needs are set aside. */
+function quarterSize(memoryMb: number): number {
+  return Math.max(0, Math.min(Math.floor(memoryMb / 4), memoryMb - 192 - 32)) * MB;
 }
 
 /** Seeded random numbers (mulberry32). */
