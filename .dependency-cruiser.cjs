@@ -4,7 +4,9 @@
  *   builder/ ──▶ store/ ◀── proxy/ ──▶ tables/ ◀── admin/   the contracts: objects (store/), the keys and
  *        │                    │                      │        counters tables (tables/); no side imports another
  *        └──────▶ aws/ ◀──────┴──────────────────────┘        AWS access: SDK clients, signed requests
- *   cli/ is the command kit of the two CLIs (builder/cli.ts, admin/cli.ts): plumbing, it imports no side.
+ *   cli/ is the command kit of the CLIs (builder/cli.ts, admin/cli.ts, ops/smoke.ts): plumbing, it imports no side.
+ *   ops/ checks a deployment from outside (npm run smoke): as a consumer and an operator would, never through
+ *   the request path's or key administration's code.
  *   local/ and infra/ put the product together (infra/ imports only tables/schema.ts, to declare the tables
  *   once); client/ stands alone; nothing imports local/.
  *
@@ -88,10 +90,25 @@ module.exports = {
       to: { path: '^(builder|proxy|admin|store|tables|aws|local|infra|client)/' },
     },
     {
+      name: 'ops-checks-from-outside',
+      comment:
+        'ops/ (npm run smoke) checks a deployment as its users meet it: over HTTP, the signed admin API and the published catalogue; it never imports the request path, key administration or what assembles them.',
+      severity: 'error',
+      from: { path: '^ops/' },
+      to: { path: '^(proxy|admin|tables|local|infra|client)/' },
+    },
+    {
+      name: 'nothing-imports-ops',
+      comment: 'ops/ is a tool run by path; the product never depends on it.',
+      severity: 'error',
+      from: { path: '^(builder|proxy|admin|store|tables|aws|cli|local|infra|client)/' },
+      to: { path: '^ops/' },
+    },
+    {
       name: 'nothing-imports-local',
       comment: 'local/ assembles the product for npm start; the product never depends on it.',
       severity: 'error',
-      from: { path: '^(builder|proxy|admin|store|tables|aws|cli|infra|client)/' },
+      from: { path: '^(builder|proxy|admin|store|tables|aws|cli|ops|infra|client)/' },
       to: { path: '^local/' },
     },
     {
@@ -114,7 +131,7 @@ module.exports = {
       comment:
         'What runs in production (the functions, the builder and key CLIs) must not need a devDependency.',
       severity: 'error',
-      from: { path: '^(builder|proxy|admin|store|tables|aws|cli)/' },
+      from: { path: '^(builder|proxy|admin|store|tables|aws|cli|ops)/' },
       to: { dependencyTypes: ['npm-dev'], dependencyTypesNot: ['type-only'] },
     },
   ],

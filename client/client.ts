@@ -3,11 +3,15 @@
  * requests and rate-limit headers. No dependency beyond the platform's `fetch` and Web Crypto (Node ≥ 20).
  */
 import { type EtagCache, keyIdentity, MemoryEtagCache } from './cache.js';
+import { remember } from './responses.js';
 import { DEFAULT_MAX_RETRY_AFTER_SECONDS, type Sleep, sleep } from './retry.js';
-import { apiKeyOf, baseUrlOf, loggerOf, WARNING_PREFIX } from './settings.js';
-import { type ShapeCheck, Transport } from './transport.js';
+import { apiKeyOf, baseUrlOf, WARNING_PREFIX, type Warn, warnerOf } from './settings.js';
+import { DEFAULT_TIMEOUT_MS, timeoutOf } from './timeout.js';
+import { type CallSettings, type ShapeCheck, Transport } from './transport.js';
 import type {
   CallOptions,
+  ClientWarning,
+  Hook,
   ListParams,
   Logger,
   Manufacturer,
@@ -22,10 +26,13 @@ import type {
   ModuleRelation,
   Page,
   RateLimit,
+  RequestEvent,
+  ResponseEvent,
   RetryEvent,
   Standard,
   Tag,
 } from './types.js';
+import { type RuntimeGlobals, userAgentOf } from './version.js';
 
 export interface CatalogueClientOptions {
   /**
@@ -38,10 +45,17 @@ export interface CatalogueClientOptions {
    * @default the `CATALOGUE_KEY` environment variable
    */
   apiKey?: string | undefined;
-  /** Retries after a 429, 502, 503, 504 or network failure (default 3); other errors are never retried. */
+  /** Retries after a 429, 502, 503, 504, network failure or timeout (default 3); other errors are never retried. */
   maxRetries?: number | undefined;
-  /** A 429 whose `Retry-After` is longer than this (seconds, default 60) is thrown at once instead of waited out. */
+  /** A 429 or 503 whose `Retry-After` is longer than this (seconds, default 60) is thrown at once instead of waited out. */
   maxRetryAfter?: number | undefined;
+  /**
+   * Milliseconds each request may take, to the answer's last byte, before it is given up (and retried, as a
+   * network failure is); after the last retry the call throws `CatalogueApiError` with code `timeout`. A call's
+   * own `timeout` overrides it; `Infinity` for none. Your `signal` still aborts at any time.
+   * @default 30000
+   */
+  timeout?: number | undefined;
   /**
    * Called before each retry with the failed attempt's status and code, the retry's number and the wait: an
    * event for your code (the warning through `logger` is sent as well). What it throws rejects the call.
@@ -49,9 +63,28 @@ export interface CatalogueClientOptions {
    */
   onRetry?: ((event: RetryEvent) => void) | undefined;
   /**
-   * Where warnings go — each wait before a retry (a 429's `Retry-After`, a backoff), a deprecated name, an
+   * Called before each request (the first and each retry) with its URL and headers, which it may change (e.g.
+   * add `traceparent`); the key is added after it. Awaited; what it throws rejects the call.
+   * @example onRequest: ({ headers }) => headers.set('traceparent', currentTraceparent())
+   */
+  onRequest?: Hook<RequestEvent> | undefined;
+  /**
+   * Called with each answer, whole, before the client acts on it — errors, 304s and answers that will be
+   * retried included — with its status, request id, rate limits, headers and time taken. Awaited; what it throws
+   * rejects the call.
+   * @example onResponse: (r) => metrics.timing('catalogue.request', r.elapsedMs, { status: r.status })
+   */
+  onResponse?: Hook<ResponseEvent> | undefined;
+  /**
+   * Each warning as an object (`kind`, `message` and what it is about): when given, warnings go here instead
+   * of the console (and to `logger` as well if you pass one). What it throws rejects the call.
+   * @example onWarning: (warning) => log.warn(warning, warning.message)
+   */
+  onWarning?: ((warning: ClientWarning) => void) | undefined;
+  /**
+   * Where warnings go as text — each wait before a retry (a `Retry-After`, a backoff), a deprecated name, an
    * answer marked `Deprecation` — so that nothing is waited out silently. `false` silences them.
-   * @default console
+   * @default console, unless `onWarning` is given
    */
   logger?: Logger | false | undefined;
   /** Another `fetch` (default: the global one). */
@@ -134,7 +167,7 @@ function listShape<T>(body: unknown): Page<T> | undefined {
   const { next_cursor: next } = page;
   if (next !== null && typeof next !== 'string') return undefined;
   if (!data.every(isRecord)) return undefined;
-  // next_cursor: the 0.1 name, kept until 0.3.0 (Page's @deprecated).
+  // next_cursor: the 0.1 name, kept until 0.4.0 (Page's @deprecated).
   return { data: data as T[], nextCursor: next, next_cursor: next };
 }
 
@@ -150,16 +183,19 @@ function detailShape<T>(body: unknown): T | undefined {
 /** The API's names of the client's parameters that differ (the client's are camelCase). */
 const API_NAMES: Readonly<Record<string, string>> = { manufacturerId: 'manufacturer_id' };
 
+/** Options of a call that are the client's, not parameters of the API. */
+const CALL_OPTIONS: ReadonlySet<string> = new Set(['signal', 'timeout'] satisfies (keyof CallOptions)[]);
+
 /**
  * The query string of `params`: the API's names, sorted; lists as sorted comma-joined sets (the API treats
- * them as sets, so equal requests share one URL and one cache entry); `signal` and `undefined` left out.
+ * them as sets, so equal requests share one URL and one cache entry); `signal`, `timeout` and `undefined` left out.
  * @example queryOf({ sort: 'name', fields: ['name', 'hp'], manufacturerId: 1 }) // → 'fields=hp,name&manufacturer_id=1&sort=name'
  */
 export function queryOf(params: object): string {
   const parts: string[] = [];
   const named = Object.entries(params).map(([name, value]) => [API_NAMES[name] ?? name, value] as const);
   for (const [name, value] of named.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-    if (name === 'signal' || value === undefined) continue;
+    if (CALL_OPTIONS.has(name) || value === undefined) continue;
     let text: string;
     if (Array.isArray(value)) {
       const members = [...new Set(value.map(String))].sort();
@@ -190,7 +226,8 @@ export class CatalogueClient {
 
   #rateLimit: RateLimit | undefined;
   readonly #transport: Transport;
-  readonly #logger: Logger;
+  readonly #warn: Warn;
+  readonly #timeoutMs: number;
   /** Deprecated names this client has warned about (once each). */
   readonly #warned = new Set<string>();
 
@@ -201,13 +238,16 @@ export class CatalogueClient {
     }
     const apiKey = apiKeyOf(options.apiKey);
     const baseUrl = baseUrlOf(options.baseUrl);
-    this.#logger = loggerOf(options.logger);
+    this.#timeoutMs = timeoutOf(options.timeout ?? DEFAULT_TIMEOUT_MS, 'timeout');
+    this.#warn = warnerOf(options.logger, options.onWarning);
     let identity: Promise<string> | undefined;
     this.#transport = new Transport({
       baseUrl,
       apiKey,
       maxRetries,
       maxRetryAfterSeconds: options.maxRetryAfter ?? DEFAULT_MAX_RETRY_AFTER_SECONDS,
+      timeoutMs: this.#timeoutMs,
+      userAgent: userAgentOf(globalThis as RuntimeGlobals),
       fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
       cache: options.cache === false ? undefined : (options.cache ?? new MemoryEtagCache()),
       identity: () => {
@@ -218,7 +258,9 @@ export class CatalogueClient {
       random: options.random ?? Math.random,
       now: options.now ?? Date.now,
       onRetry: options.onRetry,
-      logger: this.#logger,
+      onRequest: options.onRequest,
+      onResponse: options.onResponse,
+      warn: this.#warn,
       onRateLimit: (rateLimit) => {
         this.#rateLimit = rateLimit;
       },
@@ -252,18 +294,33 @@ export class CatalogueClient {
     }
     if (!this.#warned.has('manufacturer_id')) {
       this.#warned.add('manufacturer_id');
-      this.#logger.warn(
-        `${WARNING_PREFIX} manufacturer_id is deprecated since 0.2.0: use manufacturerId (removed in 0.3.0)`,
-      );
+      this.#warn({
+        kind: 'deprecated-name',
+        message: `${WARNING_PREFIX} manufacturer_id is deprecated since 0.2.0: use manufacturerId (removed in 0.4.0)`,
+        name: 'manufacturer_id',
+        replacement: 'manufacturerId',
+      });
     }
     return { ...rest, manufacturerId: old } as P;
+  }
+
+  /** What the transport needs of a call's options: its signal, and its timeout or the client's. */
+  #settings(options: CallOptions): CallSettings {
+    const timeoutMs = options.timeout === undefined ? this.#timeoutMs : timeoutOf(options.timeout, 'timeout');
+    return { signal: options.signal, timeoutMs };
   }
 
   #list<T, P extends ListParams>(path: string): ListResource<T, P> {
     const transport = this.#transport;
     // async: a wrong parameter rejects the call, as every other failure does.
-    const listPage = async (params: P = {} as P): Promise<Page<T>> =>
-      transport.get(path, queryOf(this.#current(params)), listShape as ShapeCheck<Page<T>>, params.signal);
+    const listPage = async (params: P = {} as P): Promise<Page<T>> => {
+      const query = queryOf(this.#current(params));
+      const check = listShape as ShapeCheck<Page<T>>;
+      const { body, response } = await transport.get(path, query, check, this.#settings(params));
+      // Each record of the page answers `responseOf` too, as `list()` yields them one by one.
+      remember(response, body, ...(body.data as object[]));
+      return body;
+    };
     return {
       listPage,
       async *list(params: P = {} as P) {
@@ -277,15 +334,16 @@ export class CatalogueClient {
     };
   }
 
-  #detail<T, O extends CallOptions>(path: string) {
-    return (id: number, options: O = {} as O): Promise<T> => {
-      const { signal, ...params } = options;
-      return this.#transport.get(
+  #detail<T extends object, O extends CallOptions>(path: string) {
+    return async (id: number, options: O = {} as O): Promise<T> => {
+      const { body, response } = await this.#transport.get(
         `${path}/${encodeURIComponent(String(id))}`,
-        queryOf(params),
+        queryOf(options),
         detailShape as ShapeCheck<T>,
-        signal,
+        this.#settings(options),
       );
+      remember(response, body);
+      return body;
     };
   }
 }

@@ -22,7 +22,7 @@ const HEADER = `/**
  */
 export async function generatedTypes(): Promise<string> {
   const document = JSON.parse(await readFile(OPENAPI_DOCUMENT, 'utf8'));
-  const ast = await openapiTS(document, { silent: true, alphabetize: false });
+  const ast = await openapiTS(document, { silent: true, alphabetize: false, enumValues: true });
   return `${HEADER}${astToString(ast)}`;
 }
 

@@ -12,7 +12,19 @@ export {
   type ManufacturerResource,
   type ModuleResource,
 } from './client.js';
-export { CatalogueApiError, CLIENT_ERROR_CODES } from './errors.js';
+export {
+  API_ERROR_CODES,
+  type ApiErrorCode,
+  CatalogueApiError,
+  type CatalogueApiErrorInit,
+  CLIENT_ERROR_CODES,
+  type ClientErrorCode,
+  type ErrorCode,
+  isErrorCode,
+} from './errors.js';
+export { responseOf } from './responses.js';
 export { BACKOFF, DEFAULT_MAX_RETRY_AFTER_SECONDS } from './retry.js';
 export { ENVIRONMENT } from './settings.js';
+export { DEFAULT_TIMEOUT_MS } from './timeout.js';
 export type * from './types.js';
+export { VERSION } from './version.js';

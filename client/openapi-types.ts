@@ -1354,6 +1354,27 @@ export interface operations {
         };
     };
 }
+type FlattenedDeepRequired<T> = {
+    [K in keyof T]-?: FlattenedDeepRequired<T[K] extends unknown[] | undefined | null ? Extract<T[K], unknown[]>[number] : T[K]>;
+};
+type ReadonlyArray<T> = [
+    Exclude<T, undefined>
+] extends [
+    unknown[]
+] ? Readonly<Exclude<T, undefined>> : Readonly<Exclude<T, undefined>[]>;
+export const jackSignalValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Jack"]["signal"]> = ["audio", "cv", "pitch", "gate", "trigger", "clock", "other"];
 type WithRequired<T, K extends keyof T> = T & {
     [P in K]-?: T[P];
 };
+export const errorEnvelopeErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ErrorEnvelope"]["error"]["code"]> = ["unknown_parameter", "invalid_parameter", "unsupported_parameter", "missing_authorization", "malformed_authorization", "invalid_key", "not_found", "method_not_allowed", "rate_limit_exceeded", "configuration_error", "authentication_unavailable", "quota_unavailable", "origin_unavailable"];
+export const componentsResponsesMethodNotAllowedContentApplicationJsonErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["responses"]["MethodNotAllowed"]["content"]["application/json"]["error"]["code"]> = ["method_not_allowed"];
+export const componentsResponsesBadRequestContentApplicationJsonErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["responses"]["BadRequest"]["content"]["application/json"]["error"]["code"]> = ["unsupported_parameter", "unknown_parameter", "invalid_parameter"];
+export const componentsResponsesUnauthorizedContentApplicationJsonErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["responses"]["Unauthorized"]["content"]["application/json"]["error"]["code"]> = ["missing_authorization", "malformed_authorization", "invalid_key"];
+export const componentsResponsesNotFoundContentApplicationJsonErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["responses"]["NotFound"]["content"]["application/json"]["error"]["code"]> = ["not_found"];
+export const componentsResponsesTooManyRequestsContentApplicationJsonErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["responses"]["TooManyRequests"]["content"]["application/json"]["error"]["code"]> = ["rate_limit_exceeded"];
+export const componentsResponsesServiceUnavailableContentApplicationJsonErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["responses"]["ServiceUnavailable"]["content"]["application/json"]["error"]["code"]> = ["configuration_error", "authentication_unavailable", "quota_unavailable", "origin_unavailable"];
+export const componentsParametersSortValues: ReadonlyArray<FlattenedDeepRequired<components>["parameters"]["sort"]> = ["id", "name"];
+export const componentsParametersFieldsValues: ReadonlyArray<FlattenedDeepRequired<components>["parameters"]["fields"]> = ["id", "name", "manufacturer_id", "hp", "standard", "depth_mm", "power_12v_ma", "power_m12v_ma", "power_5v_ma", "description"];
+export const componentsParametersModuleIncludeValues: ReadonlyArray<FlattenedDeepRequired<components>["parameters"]["moduleInclude"]> = ["ins", "outs", "tags", "panels"];
+export const componentsParametersManufacturerIncludeValues: ReadonlyArray<FlattenedDeepRequired<components>["parameters"]["manufacturerInclude"]> = ["modules"];
+export const componentsHeadersContentEncodingValues: ReadonlyArray<FlattenedDeepRequired<components>["headers"]["ContentEncoding"]> = ["br", "gzip"];

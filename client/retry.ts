@@ -1,17 +1,50 @@
 /**
- * When to try again and how long to wait. 429: exactly what `Retry-After` says, never less. 502/503/504 and
- * network failures: exponential backoff with full jitter (a random wait in [0, min(cap, base·2^attempt)]),
- * so many clients that failed together do not come back together.
+ * When to try again and how long to wait: every retry waits an exponential backoff with full jitter (a random
+ * wait in [0, min(cap, base·2^attempt))), added to what the server asked for — a 429's or 503's `Retry-After`,
+ * never less — so that the clients of one key that were refused together do not all come back in the same
+ * second. A wait longer than `maxRetryAfter` is not waited out.
  */
 
-/** Backoff of 503s and network failures: 500 ms doubling per retry, each wait at most 8 s. */
+/** The jittered backoff: 500 ms doubling per retry, each at most 8 s (added to a `Retry-After`). */
 export const BACKOFF = { baseMs: 500, capMs: 8_000 } as const;
 
 /** Longest `Retry-After` the client waits out by default (the minute window); longer ones are thrown at once. */
 export const DEFAULT_MAX_RETRY_AFTER_SECONDS = 60;
 
 /** Statuses worth retrying after a backoff: the service or a proxy in front of it is briefly unavailable. */
-export const BACKOFF_STATUSES: ReadonlySet<number> = new Set([502, 503, 504]);
+const BACKOFF_STATUSES: ReadonlySet<number> = new Set([502, 503, 504]);
+
+/** A 429 without `Retry-After` (never sent by this API, maybe by something in front of it) waits at least 1 s. */
+const FLOOR_OF_429_WITHOUT_RETRY_AFTER_MS = 1_000;
+
+/** What failed, for {@link retryDelay}: the status (0 when no complete answer came) and its `Retry-After`. */
+export interface Failure {
+  status: number;
+  /** Seconds, from `Retry-After`. */
+  retryAfter: number | undefined;
+}
+
+/**
+ * Milliseconds to wait before retry number `attempt + 1` of `failure`, or `undefined` when it is not retried
+ * (a status that a retry cannot mend, or a `Retry-After` beyond `maxRetryAfterSeconds`, e.g. a spent monthly
+ * quota: the caller's call). The number of retries is the caller's to bound.
+ * @example retryDelay({ status: 429, retryAfter: 17 }, 0, () => 0.5, 60) // → 17250
+ * @example retryDelay({ status: 503, retryAfter: undefined }, 2, () => 0.5, 60) // → 1000
+ * @example retryDelay({ status: 404, retryAfter: undefined }, 0, () => 0.5, 60) // → undefined
+ */
+export function retryDelay(
+  failure: Failure,
+  attempt: number,
+  random: () => number,
+  maxRetryAfterSeconds: number,
+): number | undefined {
+  const { status, retryAfter } = failure;
+  if (status !== 0 && status !== 429 && !BACKOFF_STATUSES.has(status)) return undefined;
+  if (retryAfter !== undefined && retryAfter > maxRetryAfterSeconds) return undefined;
+  const floor =
+    retryAfter !== undefined ? retryAfter * 1000 : status === 429 ? FLOOR_OF_429_WITHOUT_RETRY_AFTER_MS : 0;
+  return floor + backoffDelay(attempt, random);
+}
 
 /**
  * The full-jitter wait before retry number `attempt + 1`.

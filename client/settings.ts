@@ -1,9 +1,10 @@
 /**
  * What a client is made with when an option is left out: the base URL and the key from the environment
- * (`CATALOGUE_URL`, `CATALOGUE_KEY`: the names `npm start` prints and the docs use), warnings to `console`.
- * Errors name the option and the variable, so a script started without its key says what to set.
+ * (`CATALOGUE_URL`, `CATALOGUE_KEY`: the names `npm start` prints and the docs use), warnings to `console`
+ * (or to `onWarning` alone). Errors name the option and the variable, so a script started without its key says
+ * what to set.
  */
-import type { Logger } from './types.js';
+import type { ClientWarning, Logger } from './types.js';
 
 /** The environment variables the client reads when `baseUrl` or `apiKey` is not given. */
 export const ENVIRONMENT = { baseUrl: 'CATALOGUE_URL', apiKey: 'CATALOGUE_KEY' } as const;
@@ -72,7 +73,7 @@ export function baseUrlOf(option: string | undefined): string {
 }
 
 /**
- * Where warnings go: the option, `console` by default; `false` for nowhere.
+ * Where warnings go: the logger given, `console` by default; `false` for nowhere.
  * @example loggerOf(false).warn('x') // → nothing
  */
 export function loggerOf(option: Logger | false | undefined): Logger {
@@ -80,4 +81,20 @@ export function loggerOf(option: Logger | false | undefined): Logger {
   if (option !== undefined) return option;
   const console = (globalThis as { console?: Logger }).console;
   return { warn: (message) => console?.warn(message) };
+}
+
+/** Sends a warning where the options say. */
+export type Warn = (warning: ClientWarning) => void;
+
+/**
+ * Where each warning goes: to `onWarning` when given, as an object; to the logger as its message — the logger
+ * given, or `console` unless `onWarning` takes the warnings instead (or `logger: false`).
+ * @example warnerOf(undefined, (w) => metrics.count(w.kind)) // → warnings to the hook only, none to the console
+ */
+export function warnerOf(logger: Logger | false | undefined, onWarning: Warn | undefined): Warn {
+  const log = loggerOf(onWarning !== undefined && logger === undefined ? false : logger);
+  return (warning) => {
+    log.warn(warning.message);
+    onWarning?.(warning);
+  };
 }

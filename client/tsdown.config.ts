@@ -17,4 +17,7 @@ export default defineConfig({
   outDir: 'dist',
   clean: true,
   sourcemap: false,
+  // The doc comments are for editors, which read them in the .d.ts files (kept there); in the JavaScript they
+  // only made the package bigger (a third of its unpacked size). Annotations (/* @__PURE__ */) stay.
+  outputOptions: { comments: { jsdoc: false, legal: true, annotation: true } },
 });

@@ -6,6 +6,7 @@
  * limits); records are the API's JSON as it is sent, with the API's snake_case field names — the names
  * `fields` takes.
  */
+import type { ErrorCode } from './errors.js';
 import type { components } from './openapi-types.js';
 
 type Schemas = components['schemas'];
@@ -59,9 +60,6 @@ export type Tag = Schemas['Tag'];
 export type Jack = Schemas['Jack'];
 export type Panel = Schemas['Panel'];
 export type TagRef = Schemas['TagRef'];
-/** The codes of the API's error envelope (docs/api.md#errors): a closed list within /v1. */
-export type ApiErrorCode = Schemas['ErrorEnvelope']['error']['code'];
-
 export type SortOrder = Parameters['sort'];
 
 /**
@@ -92,6 +90,11 @@ export type ManufacturerDetailOf<I> = Simplify<Manufacturer & Included<Manufactu
 export interface CallOptions {
   /** Aborts the request, or the wait before a retry; the call rejects with the signal's reason. */
   signal?: AbortSignal | undefined;
+  /**
+   * Milliseconds each request of this call may take, to its last byte, before it is given up as a `timeout`
+   * (and retried like a network failure): overrides the client's `timeout`. `Infinity` for none.
+   */
+  timeout?: number | undefined;
 }
 
 /** Parameters of every list endpoint. */
@@ -115,7 +118,7 @@ export interface ModuleListParams<
   manufacturerId?: number | undefined;
   /**
    * @deprecated Since 0.2.0: use `manufacturerId` (the client's names are camelCase). Still sent as
-   * `manufacturer_id`, with a warning through `logger`; removed in 0.3.0.
+   * `manufacturer_id`, with a warning through `logger`; removed in 0.4.0.
    */
   manufacturer_id?: number | undefined;
   hp?: number | undefined;
@@ -144,7 +147,7 @@ export interface Page<T> {
   data: T[];
   /** The API's `page.next_cursor`: pass it back as `cursor`; `null` on the last page. */
   nextCursor: string | null;
-  /** @deprecated Since 0.2.0: use `nextCursor` (the client's names are camelCase); removed in 0.3.0. */
+  /** @deprecated Since 0.2.0: use `nextCursor` (the client's names are camelCase); removed in 0.4.0. */
   next_cursor: string | null;
 }
 
@@ -167,8 +170,8 @@ export interface RateLimit {
 export interface RetryEvent {
   /** HTTP status of the failed attempt: 429, 502, 503 or 504; `0` when no answer came (network failure). */
   status: number;
-  /** The API's `error.code` (`rate_limit_exceeded`, `origin_unavailable`, …), `invalid_response` or `network_error`. */
-  code: string;
+  /** The API's `error.code` (`rate_limit_exceeded`, `origin_unavailable`, …), `invalid_response`, `network_error` or `timeout`. */
+  code: ErrorCode;
   /** Which retry this is: 1 before the first retry, up to `maxRetries`. */
   attempt: number;
   /** Milliseconds the client waits before sending the retry. */
@@ -178,6 +181,67 @@ export interface RetryEvent {
   /** The failed answer's request id, when it had one. */
   requestId: string | undefined;
 }
+
+/**
+ * One answer of the API, as the client saw it: `responseOf(result)` for what a call returned (a page, a record,
+ * each record of a walk) or threw, and what `onResponse` is told.
+ * @example { status: 200, requestId: 'req_…', rateLimit: { limitMinute: 60, remainingMinute: 59, … }, url: 'http://127.0.0.1:8787/v1/tags', retry: 0, headers }
+ */
+export interface ResponseInfo {
+  /** 200; 304 when the ETag cache's copy was still current (the result is that copy); an error's own status. */
+  status: number;
+  /** `X-Request-Id`: quote it when reporting a problem. */
+  requestId: string | undefined;
+  /** The answer's rate-limit headers (every answer to an authenticated request has them). */
+  rateLimit: RateLimit | undefined;
+  /** The URL requested (it never holds the API key). */
+  url: string;
+  /** 0 when the first request was answered, else the number of the retry that was. */
+  retry: number;
+  /** All of the answer's headers. */
+  headers: Headers;
+}
+
+/** A hook of the client: told of an event; may be async (it is awaited). */
+export type Hook<E> = ((event: E) => void) | ((event: E) => Promise<void>);
+
+/** What `onRequest` is told before each request (the first and every retry). */
+export interface RequestEvent {
+  /** The URL about to be requested (it never holds the API key). */
+  url: string;
+  /** 0 for the first request of a call, else the retry's number (as `RetryEvent.attempt`). */
+  retry: number;
+  /**
+   * The headers about to be sent, which the hook may change (add `traceparent`, replace `user-agent`). Without
+   * `Authorization`: the key is added after the hook, so a hook that logs them never logs the key.
+   */
+  headers: Headers;
+}
+
+/** What `onResponse` is told of each answer, whole, before the client acts on it (errors and 304s included). */
+export interface ResponseEvent extends ResponseInfo {
+  /** Milliseconds from sending the request to the answer's last byte. */
+  elapsedMs: number;
+}
+
+/**
+ * A warning, as `onWarning` is given it: `message` is what `logger` is given; the rest says what it is about.
+ * @example { kind: 'retry', message: '[@catalogue/read-api-client] GET /v1/tags: 429 rate_limit_exceeded (req_…); waiting 17.3 s before retry 1 of 3', retry: { status: 429, … } }
+ */
+export type ClientWarning =
+  | { kind: 'retry'; message: string; retry: RetryEvent }
+  | { kind: 'deprecated-name'; message: string; name: string; replacement: string }
+  | {
+      kind: 'deprecated-answer';
+      message: string;
+      url: string;
+      /** The `Deprecation` header (RFC 9745), e.g. `@1798761600`. */
+      deprecation: string;
+      /** The `Sunset` header (RFC 8594), an HTTP date after which it may stop working. */
+      sunset: string | undefined;
+      /** The notice the `Link` header points to with `rel="deprecation"`. */
+      link: string | undefined;
+    };
 
 /**
  * Where the client's warnings go (a wait before a retry, a deprecated name or answer): `console` by default.

@@ -21,6 +21,9 @@ export const STRING_SETTINGS = [
   'webAclArn',
   'alarmEmail',
   'publisherPrincipalArn',
+  // Checked by props.ts (one of a few names, with the closest one when mistyped).
+  'countersCapacity',
+  'proxySystemLogLevel',
 ] as const;
 export const BOOLEAN_SETTINGS = ['deletionProtection', 'tracing'] as const;
 export const NUMBER_SETTINGS = [
@@ -39,6 +42,8 @@ export const NUMBER_SETTINGS = [
   'adminMaxKeysPerOwner',
   'uploadBuilderMemorySize',
   'uploadBuilderTimeoutSeconds',
+  'countersMinWriteCapacity',
+  'countersMaxWriteCapacity',
 ] as const;
 
 /** Settings whose value is one of a few names. */

@@ -5,6 +5,7 @@
 import { RemovalPolicy, type StackProps, Token } from 'aws-cdk-lib';
 import { PriceClass } from 'aws-cdk-lib/aws-cloudfront';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { closestMatch } from 'leven';
 import { KEY_CACHE_DEFAULTS, KEY_CACHE_MAX_MS } from '../tables/schema.js';
 
 export interface CatalogueStackProps extends StackProps {
@@ -153,7 +154,51 @@ export interface CatalogueStackProps extends StackProps {
    * @default 900
    */
   readonly uploadBuilderTimeoutSeconds?: number;
+
+  // Cost at volume (docs/operating.md, "Cost at volume"): what a request pays besides its edge and function.
+  /**
+   * Capacity mode of the counters table, which takes one metering write per request: `on-demand` pays per write
+   * ($0.625 per million) and takes any burst; `provisioned` pays per hour for capacity that auto scaling keeps at
+   * 70 % of the writes, between `countersMinWriteCapacity` and `countersMaxWriteCapacity` (about $0.26 per
+   * million writes at a steady load, 0.4× on demand). A burst beyond the capacity and DynamoDB's burst credit
+   * (up to 300 s of unused capacity) is throttled, and the proxy answers it `503 quota_unavailable`, until auto
+   * scaling has caught up (a few minutes). Switching modes is an update in place (DynamoDB allows a few switches a day).
+   * @default 'on-demand'
+   */
+  readonly countersCapacity?: CountersCapacity;
+  /**
+   * With `countersCapacity: 'provisioned'`: the write capacity units the counters table never goes below (the
+   * writes a second it takes at once after a quiet spell). 25 WCU are free in an account whose other
+   * provisioned tables in the region use none; each further WCU costs $0.47 a month.
+   * @default 25
+   */
+  readonly countersMinWriteCapacity?: number;
+  /**
+   * With `countersCapacity: 'provisioned'`: the write capacity units auto scaling may reach (writes a second at
+   * 70 % utilisation: 4,000 WCU take about 2,800 requests a second, 7 B a month), a cap on the table's price
+   * ($1,898 a month) and on what a flood can cost.
+   * @default 4000
+   */
+  readonly countersMaxWriteCapacity?: number;
+  /**
+   * Lambda's system log level for the proxy: `WARN` drops the START, END and REPORT lines Lambda writes for every
+   * invocation (264 bytes a request, more than the proxy's own line); `INFO` and `DEBUG` keep them (as JSON).
+   * Setting it switches the function's log format to JSON, which log-level filtering needs; the proxy's own
+   * lines are JSON already and pass unchanged (their level is INFO or above). Without the REPORT lines, durations,
+   * memory and cold starts are in Lambda's metrics only, not in the log group.
+   * @default - none: Lambda's default, INFO in plain text
+   */
+  readonly proxySystemLogLevel?: ProxySystemLogLevel;
 }
+
+/** The counters table's capacity modes (`countersCapacity`). */
+export const COUNTERS_CAPACITIES = ['on-demand', 'provisioned'] as const;
+export type CountersCapacity = (typeof COUNTERS_CAPACITIES)[number];
+/** Lambda's system log levels (`proxySystemLogLevel`). */
+export const SYSTEM_LOG_LEVELS = ['DEBUG', 'INFO', 'WARN'] as const;
+export type ProxySystemLogLevel = (typeof SYSTEM_LOG_LEVELS)[number];
+/** DynamoDB's default quota of write capacity units per table. */
+const MAX_TABLE_WCU = 40_000;
 
 /**
  * Where snapshots are uploaded and reports written, at the bucket's root (fixed: the publisher's application
@@ -183,6 +228,9 @@ export type ResolvedProps = Required<
     | 'adminMaxKeysPerOwner'
     | 'uploadBuilderMemorySize'
     | 'uploadBuilderTimeoutSeconds'
+    | 'countersCapacity'
+    | 'countersMinWriteCapacity'
+    | 'countersMaxWriteCapacity'
   >
 > & { incomingPrefix: string; reportsPrefix: string } & Pick<
     CatalogueStackProps,
@@ -193,6 +241,7 @@ export type ResolvedProps = Required<
     | 'alarmEmail'
     | 'publisherPrincipalArn'
     | 'reservedConcurrency'
+    | 'proxySystemLogLevel'
   >;
 
 export const DEFAULTS = {
@@ -214,6 +263,9 @@ export const DEFAULTS = {
   adminMaxKeysPerOwner: 10,
   uploadBuilderMemorySize: 3008,
   uploadBuilderTimeoutSeconds: 900,
+  countersCapacity: 'on-demand',
+  countersMinWriteCapacity: 25,
+  countersMaxWriteCapacity: 4000,
 } as const satisfies Partial<ResolvedProps>;
 
 /** Retention values CloudWatch Logs accepts (the numeric values of `RetentionDays`, without INFINITE). */
@@ -259,7 +311,12 @@ function badLiteral(value: string | undefined, pattern: RegExp): boolean {
  */
 export function resolveProps(props: CatalogueStackProps): ResolvedProps {
   const resolved = withDefaults(props);
-  const problems = [...prefixProblems(resolved), ...nameProblems(resolved), ...numberProblems(resolved)];
+  const problems = [
+    ...prefixProblems(resolved),
+    ...nameProblems(resolved),
+    ...numberProblems(resolved),
+    ...costProblems(resolved, props),
+  ];
   const found = problems.filter((problem): problem is string => problem !== undefined);
   if (found.length > 0) throw new SettingsError(found);
   return resolved;
@@ -287,6 +344,10 @@ function withDefaults(props: CatalogueStackProps): ResolvedProps {
     adminMaxKeysPerOwner: props.adminMaxKeysPerOwner ?? DEFAULTS.adminMaxKeysPerOwner,
     uploadBuilderMemorySize: props.uploadBuilderMemorySize ?? DEFAULTS.uploadBuilderMemorySize,
     uploadBuilderTimeoutSeconds: props.uploadBuilderTimeoutSeconds ?? DEFAULTS.uploadBuilderTimeoutSeconds,
+    countersCapacity: props.countersCapacity ?? DEFAULTS.countersCapacity,
+    countersMinWriteCapacity: props.countersMinWriteCapacity ?? DEFAULTS.countersMinWriteCapacity,
+    countersMaxWriteCapacity: props.countersMaxWriteCapacity ?? DEFAULTS.countersMaxWriteCapacity,
+    proxySystemLogLevel: props.proxySystemLogLevel,
     ...UPLOAD_PREFIXES,
     domainName: props.domainName,
     certificateArn: props.certificateArn,
@@ -394,5 +455,40 @@ function numberProblems(r: ResolvedProps): (string | undefined)[] {
   problems.push(integerIn('p99DurationThresholdMs', r.p99DurationThresholdMs, 1, r.timeoutSeconds * 1000));
   problems.push(integerIn('uploadBuilderMemorySize', r.uploadBuilderMemorySize, 1024, 10_240));
   problems.push(integerIn('uploadBuilderTimeoutSeconds', r.uploadBuilderTimeoutSeconds, 120, 900));
+  return problems;
+}
+
+/**
+ * The problem with a setting that must be one of `choices`, if any, with the closest one when it is near.
+ * @example oneOf('countersCapacity', 'provisoned', ['on-demand', 'provisioned'])
+ *   // → "countersCapacity must be on-demand or provisioned (got 'provisoned'): did you mean provisioned?"
+ */
+function oneOf(name: string, value: string | undefined, choices: readonly string[]): string | undefined {
+  if (value === undefined || choices.includes(value)) return undefined;
+  const meant =
+    choices.find((choice) => choice.toLowerCase() === String(value).toLowerCase()) ??
+    closestMatch(String(value), [...choices], { maxDistance: 3 });
+  const list = `${choices.slice(0, -1).join(', ')} or ${choices.at(-1)}`;
+  return `${name} must be ${list} (got '${value}')${meant ? `: did you mean ${meant}?` : ''}`;
+}
+
+/** The settings that cut the price at volume: the counters table's capacity, the proxy's system log level. */
+function costProblems(r: ResolvedProps, given: CatalogueStackProps): (string | undefined)[] {
+  const problems = [
+    oneOf('countersCapacity', r.countersCapacity, COUNTERS_CAPACITIES),
+    oneOf('proxySystemLogLevel', r.proxySystemLogLevel, SYSTEM_LOG_LEVELS),
+  ];
+  if (r.countersCapacity !== 'provisioned') {
+    for (const name of ['countersMinWriteCapacity', 'countersMaxWriteCapacity'] as const)
+      if (given[name] !== undefined) problems.push(`${name} applies only with countersCapacity=provisioned`);
+    return problems;
+  }
+  problems.push(integerIn('countersMinWriteCapacity', r.countersMinWriteCapacity, 1, MAX_TABLE_WCU));
+  problems.push(integerIn('countersMaxWriteCapacity', r.countersMaxWriteCapacity, 1, MAX_TABLE_WCU));
+  if (r.countersMinWriteCapacity > r.countersMaxWriteCapacity) {
+    problems.push(
+      `countersMinWriteCapacity (${r.countersMinWriteCapacity}) must not exceed countersMaxWriteCapacity (${r.countersMaxWriteCapacity})`,
+    );
+  }
   return problems;
 }

@@ -72,6 +72,12 @@ export interface ProxyFunctionProps {
    * @default 2000
    */
   readonly dependencyTimeoutMs?: number;
+  /**
+   * Lambda's system log level (`WARN` drops the START, END and REPORT lines); setting one makes the log format
+   * JSON, as log-level filtering needs.
+   * @default - Lambda's default: INFO, plain text
+   */
+  readonly systemLogLevel?: 'DEBUG' | 'INFO' | 'WARN';
 }
 
 export class ProxyFunction extends Construct {
@@ -164,6 +170,12 @@ export class ProxyFunction extends Construct {
       tracing: props.tracing ? lambda.Tracing.ACTIVE : lambda.Tracing.DISABLED,
       role: this.role,
       logGroup: this.logGroup,
+      // The proxy's own lines are JSON with no `level` (Lambda takes them as INFO): unchanged by the format.
+      ...(props.systemLogLevel && {
+        loggingFormat: lambda.LoggingFormat.JSON,
+        systemLogLevelV2: lambda.SystemLogLevel[props.systemLogLevel],
+        applicationLogLevelV2: lambda.ApplicationLogLevel.INFO,
+      }),
       environment: {
         CATALOGUE_BUCKET: props.bucket.bucketName,
         CATALOGUE_PREFIX: prefix,

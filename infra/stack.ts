@@ -42,6 +42,10 @@ export class CatalogueStack extends Stack {
       removalPolicy: s.removalPolicy,
       deletionProtection: s.deletionProtection,
       accessLogRetentionDays: s.accessLogRetentionDays,
+      countersCapacity:
+        s.countersCapacity === 'provisioned'
+          ? { mode: 'provisioned', min: s.countersMinWriteCapacity, max: s.countersMaxWriteCapacity }
+          : { mode: 'on-demand' },
     });
     const { bucket, keysTable, countersTable, logBucket } = this.storage;
 
@@ -59,6 +63,7 @@ export class CatalogueStack extends Stack {
       keyCacheTtlMs: s.keyCacheTtlMs,
       pointerTtlMs: s.pointerTtlMs,
       dependencyTimeoutMs: s.dependencyTimeoutMs,
+      systemLogLevel: s.proxySystemLogLevel,
     });
 
     this.edge = new Edge(this, 'Edge', {

@@ -24,7 +24,20 @@ export interface StorageProps {
    * @default 90
    */
   readonly accessLogRetentionDays?: number;
+  /**
+   * The counters table's capacity: on demand, or provisioned with auto scaling of its writes between `min`
+   * and `max` WCU (and of its few reads: the admin API's usage, a refused meter's read) at 70 % utilisation.
+   * @default { mode: 'on-demand' }
+   */
+  readonly countersCapacity?: CountersCapacityProps;
 }
+
+export type CountersCapacityProps = { mode: 'on-demand' } | { mode: 'provisioned'; min: number; max: number };
+
+/** Auto scaling's target: the utilisation of the provisioned capacity it keeps (DynamoDB's console default). */
+export const COUNTERS_TARGET_UTILIZATION_PERCENT = 70;
+/** The counters table's reads, provisioned: the admin API's usage and Idempotency-Key reads, a refused meter's. */
+const COUNTERS_READ_CAPACITY = { minCapacity: 5, maxCapacity: 500 };
 
 export class Storage extends Construct {
   /** The published catalogue: `<prefix>current.json`, `<prefix>versions/`, `<prefix>o/`. */
@@ -98,12 +111,8 @@ export class Storage extends Construct {
       projectionType: dynamodb.ProjectionType.ALL,
     });
 
-    this.countersTable = new dynamodb.Table(this, 'Counters', {
-      partitionKey: { name: COUNTERS_SCHEMA.partitionKey, type: dynamodb.AttributeType.STRING },
-      billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
-      // One item per key and month, and the admin API's Idempotency-Key records; DynamoDB deletes each
-      // after its time (a month plus a grace period; 24 hours).
-      timeToLiveAttribute: COUNTERS_SCHEMA.ttlAttribute,
+    this.countersTable = countersTable(this, {
+      capacity: props.countersCapacity ?? { mode: 'on-demand' },
       deletionProtection,
       removalPolicy,
     });
@@ -113,4 +122,44 @@ export class Storage extends Construct {
         'Quota counters live for one calendar month and are rebuilt by traffic; restoring them to an earlier second would only hand keys quota they already used, so point-in-time recovery buys nothing.',
     });
   }
+}
+
+/**
+ * The counters table (one item per key and month, and the admin API's Idempotency-Key records), on demand or
+ * provisioned with auto scaling.
+ */
+function countersTable(
+  scope: Construct,
+  options: {
+    capacity: CountersCapacityProps;
+    deletionProtection: boolean;
+    removalPolicy?: RemovalPolicy | undefined;
+  },
+): dynamodb.Table {
+  const { capacity, deletionProtection, removalPolicy } = options;
+  const table = new dynamodb.Table(scope, 'Counters', {
+    partitionKey: { name: COUNTERS_SCHEMA.partitionKey, type: dynamodb.AttributeType.STRING },
+    // One metering write per request: on demand by default; provisioned for a steady high volume, at about
+    // 0.4× the price per write (docs/operating.md, "Cost at volume").
+    ...(capacity.mode === 'provisioned'
+      ? {
+          billingMode: dynamodb.BillingMode.PROVISIONED,
+          writeCapacity: capacity.min,
+          readCapacity: COUNTERS_READ_CAPACITY.minCapacity,
+        }
+      : { billingMode: dynamodb.BillingMode.PAY_PER_REQUEST }),
+    // One item per key and month, and the admin API's Idempotency-Key records; DynamoDB deletes each
+    // after its time (a month plus a grace period; 24 hours).
+    timeToLiveAttribute: COUNTERS_SCHEMA.ttlAttribute,
+    deletionProtection,
+    removalPolicy,
+  });
+  if (capacity.mode === 'provisioned') {
+    const target = { targetUtilizationPercent: COUNTERS_TARGET_UTILIZATION_PERCENT };
+    table
+      .autoScaleWriteCapacity({ minCapacity: capacity.min, maxCapacity: capacity.max })
+      .scaleOnUtilization(target);
+    table.autoScaleReadCapacity(COUNTERS_READ_CAPACITY).scaleOnUtilization(target);
+  }
+  return table;
 }

@@ -1,13 +1,13 @@
 /**
- * Progress and summary output of the CLI and `npm start`: a bar on a terminal; for `npm start` in a log, a
- * line every few seconds; then one summary line. Both say how much is left, estimated from the recent pace.
+ * Progress and summary output of the CLI, `npm start` and the upload builder: in a log, a line every few
+ * seconds; then one summary line. Both say how much is left, estimated from the recent pace. The bar a terminal
+ * shows is terminal.ts's, kept apart so the upload builder's Lambda bundle carries no terminal code.
  *
  * The count is of distinct objects (builder/render/full.ts): a first publish spends its time writing objects,
  * one write each, so the share of objects done tracks the share of time, and a pace in objects per second
  * predicts the rest. (Counted in render jobs, a 25,000-module first start showed 7 % after 60 s of ~170 and
  * 51 % after 140 s: three quarters of the jobs repeat an object and come last, costing almost nothing.)
  */
-import cliProgress from 'cli-progress';
 import type { IndexEntry } from '../../store/pointer.js';
 import type { PublishProgress, PublishSummary } from '../publish/types.js';
 
@@ -76,61 +76,6 @@ export function formatRemaining(ms: number | undefined): string {
   return minutes < 60
     ? `about ${minutes} min left`
     : `about ${Math.floor(minutes / 60)} h ${minutes % 60} min left`;
-}
-
-/** Options of the terminal bar. */
-export interface TerminalProgressOptions {
-  /** Milliseconds from any origin; tests inject one. */
-  now?: () => number;
-}
-
-/**
- * A progress bar on `stream` when it is a terminal, otherwise nothing (logs get the summary line only). The
- * bar shows the objects done and the time left.
- * @example const progress = terminalProgress(process.stderr);
- */
-export function terminalProgress(
-  stream: NodeJS.WriteStream,
-  options: TerminalProgressOptions = {},
-): PublishProgress | undefined {
-  if (!stream.isTTY) return undefined;
-  const now = options.now ?? (() => performance.now());
-  let bar: cliProgress.SingleBar | undefined;
-  let estimate: RemainingEstimate | undefined;
-  let shownAt = 0;
-  return {
-    note(step) {
-      stream.write(`${step}…\n`);
-    },
-    start(phase, total) {
-      estimate = remainingEstimate(total, now());
-      bar = new cliProgress.SingleBar(
-        {
-          stream,
-          // The bar's own ETA averages the last few updates, far too few at hundreds a second.
-          format: `${phase} [{bar}] {percentage}% | {value}/{total} objects | {duration_formatted} | {left}`,
-          hideCursor: true,
-          clearOnComplete: true,
-        },
-        cliProgress.Presets.shades_classic,
-      );
-      bar.start(total, 0, { left: formatRemaining(undefined) });
-    },
-    update(done) {
-      const at = now();
-      estimate?.observe(done, at);
-      // Formatting the estimate each update would cost more than the bar: once a second is enough.
-      if (at - shownAt >= 1000) {
-        shownAt = at;
-        bar?.update(done, { left: formatRemaining(estimate?.remainingMs(at)) });
-      } else bar?.update(done);
-    },
-    stop() {
-      bar?.stop();
-      bar = undefined;
-      estimate = undefined;
-    },
-  };
 }
 
 /** Where progress lines go: a stream, or anything with its `write` (tests). */
@@ -257,21 +202,6 @@ export function logProgress(sink: LineSink, options: LogProgressOptions = {}): C
       phase = step = undefined;
     },
   };
-}
-
-/**
- * The progress `npm start` shows on `stream`: the bar on a terminal, lines in a log. `close` it after the
- * publish.
- * @example
- * const progress = publishProgress(process.stderr);
- * try { await publishCatalogue({ ...options, progress }); } finally { progress.close(); }
- */
-export function publishProgress(
-  stream: NodeJS.WriteStream,
-  options: LogProgressOptions = {},
-): ClosableProgress {
-  const bar = terminalProgress(stream, options.now ? { now: options.now } : {});
-  return bar ? { ...bar, close: () => bar.stop() } : logProgress(stream, options);
 }
 
 /** Above this many modules a first publish takes minutes (≈170 s at 25,000 on 2 cores), so say so first. */

@@ -32,7 +32,7 @@ import { fmt, table } from './stats.js';
 const MB = 2 ** 20;
 /** The function's memory as the stack sets it (infra/upload-builder.ts), and Lambda's heap flags for it. */
 export const BUILDER_MEMORY_MB = 3008;
-const heapFlags = (memoryMb: number) => [
+export const heapFlags = (memoryMb: number) => [
   `--max-semi-space-size=${Math.floor(memoryMb / 20)}`,
   `--max-old-space-size=${Math.round(memoryMb * 0.9)}`,
 ];
@@ -78,7 +78,7 @@ function processUsage(pid: number): { cpuSeconds: number; peakRssBytes: number }
 }
 
 /** The S3 event notification S3 sends for a completed PutObject of `key`. */
-function putEvent(key: string, size: number, etag: string) {
+export function putEvent(key: string, size: number, etag: string) {
   return {
     Records: [
       {

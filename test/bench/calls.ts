@@ -17,7 +17,12 @@ import type { CounterTransport } from '../../proxy/quota/dynamo-transport.js';
 import { POINTER_KEY } from '../../store/layout.js';
 import type { GetOptions, GetOutcome, ObjectStore } from '../../store/objects/interface.js';
 import { LeanS3ObjectStore } from '../../store/objects/s3-lean.js';
-import { costComparisonMarkdown } from './cost-model.js';
+import {
+  costComparisonMarkdown,
+  DEFAULT_SETTINGS,
+  type PerRequest,
+  PLATFORM_LINE_BYTES,
+} from './cost-model.js';
 import type { Stack } from './e2e.js';
 import { AUTH, type Picks } from './mix.js';
 import { progress, type SectionResult } from './report.js';
@@ -41,7 +46,7 @@ export const PRICE_SOURCES = [
   'S3 Standard: GET $0.0004 per 1,000 requests — aws.amazon.com/s3/pricing; c3x.dev "S3 request fees explained".',
   'DynamoDB on-demand: $0.625 per million write request units and $0.125 per million read request units since 1 November 2024, when AWS halved on-demand throughput prices (the $1.25 per million WRU in older material is the price before that) — airbyte.com "DynamoDB pricing" (July 2025), jusdb.com (August 2025).',
   'CloudFront (United States, Mexico, Canada): HTTPS requests $0.0100 per 10,000, data transfer out $0.085 per GB (first 10 TB); CloudFront Functions $0.10 per million invocations; origin fetches from AWS origins are free — aws.amazon.com/cloudfront/pricing.',
-  'Prices were looked up on 2026-11-22 in stored copies of these pages (no live AWS price API); always-free tiers are ignored.',
+  'Prices were looked up on 2026-11-22 in stored copies of these pages (no live AWS price API); always-free allowances are monthly and applied in the month table, not in this table per million.',
 ];
 
 /** Cost-model assumptions that are not measured here. */
@@ -54,6 +59,10 @@ export const ASSUMPTIONS = {
   dynamoReadMs: 4,
   /** Response header bytes on the wire beyond what the proxy sets (CloudFront adds its own). */
   extraHeaderBytes: 300,
+  /** What clients ask for (the client package's fetch, browsers, curl --compressed): the coding measured. */
+  acceptEncoding: 'gzip',
+  /** CloudWatch Logs ingestion per GB (the per-million table below; the month table applies the free 5 GB). */
+  logsPerGb: 0.5,
 };
 
 interface Counts {
@@ -89,6 +98,8 @@ class CountingObjectStore implements ObjectStore {
 interface Wired {
   handle: ProxyHandler;
   counts: Counts;
+  /** The request log lines the proxy wrote: their number and bytes (each with its newline). */
+  logged: { lines: number; bytes: number };
   close(): void;
 }
 
@@ -131,6 +142,7 @@ function wire(stack: Stack): Wired {
     credentials: credentialProvider(c.dynamodbEndpoint),
   });
   const counted = countTransport(dynamo, counts, c);
+  const logged = { lines: 0, bytes: 0 };
   const handle = createProxy(config, {
     objects: new CountingObjectStore(objects, counts),
     keys: new CachedKeyStore(new DynamoKeyStore({ transport: counted, table: c.keysTable }), {
@@ -142,11 +154,16 @@ function wire(stack: Stack): Wired {
       table: c.countersTable,
       writeTimeoutMs: c.dependencyTimeoutMs,
     }),
-    log: () => {},
+    // The request line as the sink writes it (proxy/log/sink.ts: JSON and a newline), measured, not kept.
+    log: (line) => {
+      logged.lines++;
+      logged.bytes += Buffer.byteLength(JSON.stringify(line)) + 1;
+    },
   });
   return {
     handle,
     counts,
+    logged,
     close() {
       void objects.close();
       void dynamo.close();
@@ -186,9 +203,10 @@ export async function benchCalls(stack: Stack, picks: Picks): Promise<SectionRes
   const N = 40;
   const wired = wire(stack);
   try {
-    const { handle, counts } = wired;
+    const { handle, counts, logged } = wired;
     const get = (target: string, headers: Record<string, string> = {}) =>
       call(handle, { method: 'GET', target, headers: { ...AUTH, ...headers } });
+    const coded = { 'accept-encoding': ASSUMPTIONS.acceptEncoding };
 
     // The first request of a fresh instance (cold caches).
     const list = `/v1/modules?manufacturer_id=${picks.bigMaker}&sort=name`;
@@ -199,7 +217,8 @@ export async function benchCalls(stack: Stack, picks: Picks): Promise<SectionRes
     const first = JSON.parse(cold.body!.toString()) as { page: { next_cursor: string | null } };
     if (!first.page.next_cursor) throw new Error(`${list} has a single page; pick a bigger manufacturer`);
     const cursorPage = `${list}&cursor=${first.page.next_cursor}`;
-    const etag = (target: string) => get(target).then((r) => r.headers.etag!);
+    // Each coding has its own ETag: the one a client asking for gzip revalidates with.
+    const etag = (target: string) => get(target, coded).then((r) => r.headers.etag!);
     const detail = `/v1/modules/${picks.moduleId}`;
     const maker = `/v1/manufacturers/${picks.medianMaker}?include=modules`;
     const kinds: Kind[] = [
@@ -268,13 +287,24 @@ export async function benchCalls(stack: Stack, picks: Picks): Promise<SectionRes
     ];
 
     progress(`4. counting dependency calls (${kinds.length} request types × ${N})`);
-    const rows: { kind: Kind; counts: Counts; ms: number; cpuMs: number; bytes: number; status: number }[] =
-      [];
+    const rows: {
+      kind: Kind;
+      counts: Counts;
+      ms: number;
+      cpuMs: number;
+      bytes: number;
+      identityBytes: number;
+      logBytes: number;
+      status: number;
+    }[] = [];
     for (const kind of kinds) {
-      const headers = kind.label.startsWith('401') ? kind.headers : { ...AUTH, ...kind.headers };
+      const asked = kind.label.startsWith('401') ? kind.headers : { ...AUTH, ...kind.headers };
+      const identityBytes = wireBytes(await call(handle, { ...kind, headers: asked }));
+      const headers = { ...asked, ...coded };
       // Warm: fills the key cache (the unknown key's too) and lets the JIT settle on this request's path.
       for (let i = 0; i < 3; i++) await call(handle, { ...kind, headers });
       const before = { ...counts };
+      const loggedBefore = { ...logged };
       const times: number[] = [];
       const cpuTimes: number[] = [];
       let last: ProxyResponse | undefined;
@@ -294,6 +324,8 @@ export async function benchCalls(stack: Stack, picks: Picks): Promise<SectionRes
         ms: median(times),
         cpuMs: median(cpuTimes),
         bytes: wireBytes(last!),
+        identityBytes,
+        logBytes: (logged.bytes - loggedBefore.bytes) / Math.max(1, logged.lines - loggedBefore.lines),
         status: last!.status,
       });
     }
@@ -317,22 +349,36 @@ export async function benchCalls(stack: Stack, picks: Picks): Promise<SectionRes
         (c.keyGets * 0.5 + c.counterReads) * PRICES.dynamoReadPerMillion;
       const edge = PRICES.cloudFrontHttpsPer10k * 100 + PRICES.cloudFrontFunctionPerMillion;
       const transfer = ((row.bytes * 1e6) / 1e9) * PRICES.cloudFrontTransferPerGb;
+      const logs = (((row.logBytes + PLATFORM_LINE_BYTES) * 1e6) / 1e9) * ASSUMPTIONS.logsPerGb;
       return {
         cpu,
+        dependencyMs,
         billedMs,
         lambda,
         s3,
         dynamo,
         edge,
         transfer,
-        total: lambda + s3 + dynamo + edge + transfer,
+        logs,
+        total: lambda + s3 + dynamo + edge + transfer + logs,
       };
     });
     const weights = rows.map((r) => r.kind.weight);
     const weightSum = weights.reduce((a, b) => a + b, 0);
     const blend = (pick: (c: (typeof cost)[number]) => number) =>
       cost.reduce((sum, c, i) => sum + pick(c) * weights[i]!, 0) / weightSum;
-    const blendedBytes = rows.reduce((sum, r, i) => sum + r.bytes * weights[i]!, 0) / weightSum;
+    const blendRow = (pick: (r: (typeof rows)[number]) => number) =>
+      rows.reduce((sum, r, i) => sum + pick(r) * weights[i]!, 0) / weightSum;
+    const blendedBytes = blendRow((r) => r.bytes);
+    const perRequest: PerRequest = {
+      cpuMs: blendRow((r) => r.cpuMs),
+      waitMs: blend((c) => c.dependencyMs),
+      counterWrites: blendRow((r) => r.counts.counterWrites),
+      readUnits: blendRow((r) => r.counts.keyGets * 0.5 + r.counts.counterReads),
+      s3Gets: blendRow((r) => r.counts.dataReads + r.counts.pointerReads),
+      bytes: blendedBytes,
+      logBytes: blendRow((r) => r.logBytes),
+    };
 
     const countRow = (c: Counts) => [
       fmt.s(c.dataReads).replace(/\.0$/, ''),
@@ -355,7 +401,9 @@ export async function benchCalls(stack: Stack, picks: Picks): Promise<SectionRes
           'other DynamoDB',
           'handler ms (median, local servers)',
           'proxy CPU ms per request',
-          'response bytes',
+          'response bytes (identity)',
+          `response bytes (${ASSUMPTIONS.acceptEncoding})`,
+          'request log line bytes',
         ],
         rows.map((r) => [
           r.kind.label,
@@ -363,16 +411,20 @@ export async function benchCalls(stack: Stack, picks: Picks): Promise<SectionRes
           ...countRow(r.counts),
           fmt.ms(r.ms),
           fmt.ms(r.cpuMs),
+          fmt.int(r.identityBytes - ASSUMPTIONS.extraHeaderBytes),
           fmt.int(r.bytes - ASSUMPTIONS.extraHeaderBytes),
+          fmt.int(r.logBytes),
         ]),
       ),
+      '',
+      `Clients ask for ${ASSUMPTIONS.acceptEncoding} (the client package's fetch, browsers, \`curl --compressed\`): the blended answer is ${fmt.int(blendedBytes)} B on the wire, ${((100 * blendedBytes) / blendRow((r) => r.identityBytes)).toFixed(0)} % of the ${fmt.int(blendRow((r) => r.identityBytes))} B it would be uncoded (${ASSUMPTIONS.extraHeaderBytes} B of edge headers in both). The request log line (measured: what the proxy's log sink writes for it) is ${fmt.int(perRequest.logBytes)} B blended; at the default system log level Lambda adds its START, END and REPORT lines, ${PLATFORM_LINE_BYTES} B (test/bench/cost-model.ts), ${fmt.int(perRequest.logBytes + PLATFORM_LINE_BYTES)} B in all.`,
       '',
       `First request of a fresh instance (cold key cache and pointer): ${coldCounts.dataReads} data read, ${coldCounts.pointerReads} pointer read, ${coldCounts.keyGets} key GetItem, ${coldCounts.counterWrites} counter UpdateItem${coldCounts.counterWrites === 1 ? '' : 's'}, ${coldCounts.counterReads + coldCounts.otherDynamo} other. ` +
         'In steady state a warm instance adds one conditional pointer GET every 5 s and one key GetItem per key every 30 s; the meter needs a second UpdateItem on the first request of each minute window (an `open` after the optimistic `count` fails; dynalite does not return the failed item, AWS does, which saves a read only in the rare case of a refused request).',
       '',
       '### Cost model per million requests',
       '',
-      `Billed Lambda duration = proxy CPU time + waits on dependencies, rounded up to the millisecond. CPU time: the "proxy CPU ms per request" above (median over the ${N} calls of this process's \`process.cpuUsage()\` around each call: the core plus the lean client's work for its S3 and DynamoDB calls — signing, serialising, parsing — but no HTTP server), × ${ASSUMPTIONS.cpuSlowdown.toFixed(2)} because a ${ASSUMPTIONS.lambdaMemoryMb} MB function gets ${ASSUMPTIONS.lambdaMemoryMb}/1769 of a vCPU (Graviton and this EPYC taken as equally fast per core). Dependency waits are assumptions (not measured here): S3 GET ${ASSUMPTIONS.s3GetMs} ms, DynamoDB UpdateItem ${ASSUMPTIONS.dynamoWriteMs} ms, GetItem ${ASSUMPTIONS.dynamoReadMs} ms (in-region p50s); the proxy makes them one after the other (object read, then meter). Memory ${ASSUMPTIONS.lambdaMemoryMb} MB (infra/props.ts default), arm64. Transfer: response bytes + ${ASSUMPTIONS.extraHeaderBytes} B of edge headers. Every request is one CloudFront HTTPS request and one viewer-request function invocation.`,
+      `Billed Lambda duration = proxy CPU time + waits on dependencies, rounded up to the millisecond. CPU time: the "proxy CPU ms per request" above (median over the ${N} calls of this process's \`process.cpuUsage()\` around each call: the core plus the lean client's work for its S3 and DynamoDB calls — signing, serialising, parsing — but no HTTP server), × ${ASSUMPTIONS.cpuSlowdown.toFixed(2)} because a ${ASSUMPTIONS.lambdaMemoryMb} MB function gets ${ASSUMPTIONS.lambdaMemoryMb}/1769 of a vCPU (Graviton and this EPYC taken as equally fast per core). Dependency waits are assumptions (not measured here): S3 GET ${ASSUMPTIONS.s3GetMs} ms, DynamoDB UpdateItem ${ASSUMPTIONS.dynamoWriteMs} ms, GetItem ${ASSUMPTIONS.dynamoReadMs} ms (in-region p50s); the proxy makes them one after the other (object read, then meter). Memory ${ASSUMPTIONS.lambdaMemoryMb} MB (infra/props.ts default), arm64. Transfer: ${ASSUMPTIONS.acceptEncoding} response bytes + ${ASSUMPTIONS.extraHeaderBytes} B of edge headers. Logs: the request line and Lambda's platform lines at $${ASSUMPTIONS.logsPerGb} per GB ingested. Every request is one CloudFront HTTPS request and one viewer-request function invocation. Always-free allowances are monthly, not per million: they are applied in the month table below, not here.`,
       '',
       table(
         [
@@ -384,6 +436,7 @@ export async function benchCalls(stack: Stack, picks: Picks): Promise<SectionRes
           'DynamoDB',
           'CloudFront requests + function',
           'data transfer',
+          'CloudWatch Logs',
           'total per 1M',
         ],
         [
@@ -398,6 +451,7 @@ export async function benchCalls(stack: Stack, picks: Picks): Promise<SectionRes
               fmt.usd(c.dynamo),
               fmt.usd(c.edge),
               fmt.usd(c.transfer),
+              fmt.usd(c.logs),
               `**${fmt.usd(c.total)}**`,
             ];
           }),
@@ -413,6 +467,7 @@ export async function benchCalls(stack: Stack, picks: Picks): Promise<SectionRes
             fmt.usd(blend((c) => c.dynamo)),
             fmt.usd(blend((c) => c.edge)),
             fmt.usd(blend((c) => c.transfer)),
+            fmt.usd(blend((c) => c.logs)),
             `**${fmt.usd(blend((c) => c.total))}**`,
           ],
         ],
@@ -426,12 +481,7 @@ export async function benchCalls(stack: Stack, picks: Picks): Promise<SectionRes
       '',
       '### Cost per month against an always-on deployment',
       '',
-      costComparisonMarkdown({
-        lambdaUsd: blend((c) => c.lambda) / 1e6,
-        dynamoUsd: blend((c) => c.dynamo) / 1e6,
-        s3Usd: blend((c) => c.s3) / 1e6,
-        bytes: blendedBytes,
-      }),
+      costComparisonMarkdown(perRequest, { ...DEFAULT_SETTINGS, memoryMb: ASSUMPTIONS.lambdaMemoryMb }),
     ].join('\n');
     const listRow = rows[0]!;
     return {

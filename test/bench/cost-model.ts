@@ -1,14 +1,20 @@
 /**
- * What a month costs at 1 M, 10 M, 100 M and 1 B requests: this stack (CloudFront, Lambda, DynamoDB, S3:
- * per-request costs measured by section 4) side by side with the always-on deployment an operator would weigh
- * — containers behind a load balancer (ECS on Fargate, an Application Load Balancer) and a managed PostgreSQL
- * (RDS, Multi-AZ) — sized for the load, from published prices. Pure: section 4 (calls.ts) feeds it its
- * measured figures and prints its tables; every price and assumption is below, with its source.
+ * What a month costs at 1 M, 10 M, 100 M and 1 B requests: this stack (CloudFront, Lambda, DynamoDB, S3,
+ * CloudWatch Logs: per-request figures measured by section 4) side by side with the always-on deployment an
+ * operator would weigh — containers behind a load balancer (ECS on Fargate, an Application Load Balancer) and a
+ * managed PostgreSQL (RDS, Multi-AZ) — sized for the load, from published prices. Both sides are priced alike:
+ * the always-free allowances each would get alone in an account (CloudFront's, Lambda's, DynamoDB's, CloudWatch
+ * Logs', the regional 100 GB of transfer), none of the 12-month or credit offers; the bytes clients ask for
+ * (gzip); one request log line per request on both. This stack is priced with its settings (the proxy's memory,
+ * the counters table's capacity mode, Lambda's platform log lines), so the table shows what the high-volume
+ * settings buy. Pure: section 4 (calls.ts) feeds it its measured figures and prints its tables; every price and
+ * assumption is below, with its source.
  */
 import { fmt, table } from './stats.js';
 
 /** Hours in a month, as AWS's price pages count them. */
 const MONTH_HOURS = 730;
+const MONTH_SECONDS = MONTH_HOURS * 3600;
 const GB = 1e9;
 
 /** CloudFront, United States, Mexico and Canada (the default price class's cheapest edge). */
@@ -22,10 +28,12 @@ export const CLOUDFRONT = {
     [150_000, 0.06],
     [Number.POSITIVE_INFINITY, 0.04],
   ] as const,
+  /** Always free, every month, pay-as-you-go: 1 TB out, 10 M HTTP(S) requests, 2 M function invocations. */
+  free: { gb: 1_000, requests: 10e6, functions: 2e6 },
   /**
    * The flat-rate plans (since 18 November 2025): one monthly price per distribution for delivery, AWS WAF,
-   * DDoS protection, Route 53 DNS, CloudWatch Logs ingestion and CloudFront Functions, no overage charges
-   * (past the allowance AWS may slow the distribution down or ask for another plan).
+   * DDoS protection, Route 53 DNS, CloudWatch Logs ingestion of its own logs and CloudFront Functions, no
+   * overage charges (past the allowance AWS may slow the distribution down or ask for another plan).
    */
   plans: [
     { name: 'Free plan', usd: 0, requests: 1e6, gb: 100 },
@@ -35,6 +43,38 @@ export const CLOUDFRONT = {
   ],
 };
 
+/** Lambda (arm64), DynamoDB, S3 and CloudWatch Logs, us-east-1. */
+export const SERVERLESS = {
+  lambdaPerMillion: 0.2,
+  lambdaArmGbSecond: 0.0000133334,
+  /** Always free, every month: 1 M requests and 400,000 GB-seconds. */
+  lambdaFree: { requests: 1e6, gbSeconds: 400_000 },
+  /** A full vCPU at 1,769 MB; below, CPU-bound work runs proportionally longer. */
+  fullVcpuMb: 1769,
+  dynamoWritePerMillion: 0.625,
+  dynamoReadPerMillion: 0.125,
+  wcuHour: 0.00065,
+  rcuHour: 0.00013,
+  /** Always free, every month, per account and region: 25 WCU and 25 RCU of provisioned capacity. */
+  dynamoFreeWcu: 25,
+  s3GetPerThousand: 0.0004,
+  /** CloudWatch Logs ingestion per GB (Standard class; Lambda's own logs at this price up to 10 TB a month). */
+  logsPerGb: 0.5,
+  /** Always free, every month: 5 GB of log data. */
+  logsFreeGb: 5,
+};
+
+/**
+ * The lines Lambda writes for each invocation at the default system log level (INFO, text format), as a
+ * request of the proxy shows them: what `proxySystemLogLevel=WARN` leaves out.
+ */
+export const PLATFORM_LINES = [
+  'START RequestId: 3f6e0b9a-2c1d-4e8f-9a7b-5c4d3e2f1a0b Version: $LATEST',
+  'END RequestId: 3f6e0b9a-2c1d-4e8f-9a7b-5c4d3e2f1a0b',
+  'REPORT RequestId: 3f6e0b9a-2c1d-4e8f-9a7b-5c4d3e2f1a0b\tDuration: 12.84 ms\tBilled Duration: 13 ms\tMemory Size: 512 MB\tMax Memory Used: 96 MB\t',
+];
+export const PLATFORM_LINE_BYTES = PLATFORM_LINES.reduce((sum, line) => sum + Buffer.byteLength(line) + 1, 0);
+
 /** The always-on deployment's prices, us-east-1, on demand. */
 export const ALWAYS_ON = {
   /** ECS on Fargate, Linux/ARM (Graviton). */
@@ -42,11 +82,12 @@ export const ALWAYS_ON = {
   fargateGbHour: 0.00356,
   albHour: 0.0225,
   albLcuHour: 0.008,
-  /** One LCU-hour per GB the ALB processes (for containers as targets), the dimension that dominates here. */
+  /** An LCU is the highest of: 1 GB processed an hour (containers as targets), 25 new connections a second… */
   albGbPerLcu: 1,
+  albNewConnectionsPerLcu: 25,
   /** Each public IPv4 address: the ALB's (one per Availability Zone) and each task's (public subnets, no NAT). */
   publicIpv4Hour: 0.005,
-  /** Data transfer out to the internet (EC2, ELB), first 10 TB a month, after the first 100 GB. */
+  /** Data transfer out to the internet (EC2, ELB), first 10 TB a month, after the always-free 100 GB. */
   internetPerGb: 0.09,
   internetFreeGb: 100,
   /** RDS for PostgreSQL, Multi-AZ (twice the Single-AZ rate: a standby in a second zone). */
@@ -81,6 +122,8 @@ export const SIZING = {
   ] as const,
   /** The database: the catalogue (~25,000 modules), keys and counters, with room. */
   rdsStorageGb: 20,
+  /** Clients keep connections alive: a new one every this many requests (the ALB's connection LCUs). */
+  requestsPerConnection: 10,
 };
 
 /** What both deployments pay whatever the traffic: the alarms and the cursor secret (docs/operating.md). */
@@ -91,27 +134,69 @@ export const COST_SOURCES = [
   'Application Load Balancer, us-east-1: $0.0225 per ALB-hour, $0.008 per LCU-hour; an LCU is 25 new connections/s, 3,000 active connections/min, 1 GB processed per hour (containers as targets) or 1,000 rule evaluations/s, whichever is highest — aws.amazon.com/elasticloadbalancing/pricing, as quoted by cloud-horizons.com (May 2026) and handbook.vantage.sh.',
   'RDS for PostgreSQL, us-east-1, on demand: db.t4g.micro $0.016, db.t4g.small $0.032, db.t4g.medium $0.065 per hour Single-AZ, twice that Multi-AZ — infratally.com "AWS RDS pricing explained" (2026); db.m6g.large $0.159 Single-AZ, $0.318 Multi-AZ — gitlab-environment-toolkit issue 236; gp3 storage $0.115 per GB-month (per instance, so twice Multi-AZ) — usage.ai RDS pricing (June 2026).',
   'Public IPv4 addresses: $0.005 per address-hour since 1 February 2024, for the load balancer (one per zone) and every task with a public address — aws.amazon.com/blogs/aws/new-aws-public-ipv4-address-charge-public-ip-insights (announced 2023-07-28).',
-  'Data transfer out to the internet from a region (EC2, ELB): the first 100 GB a month free, then $0.09 per GB up to 10 TB — aws.amazon.com/ec2/pricing/on-demand, as quoted by wring.co (2026) and AWS re:Post.',
-  'CloudFront pay-as-you-go (US, Mexico, Canada): $0.0100 per 10,000 HTTPS requests, $0.085/$0.080/$0.060/$0.040 per GB out for the first 10 TB/next 40 TB/next 100 TB/beyond, CloudFront Functions $0.10 per million — aws.amazon.com/cloudfront/pricing.',
-  'CloudFront flat-rate plans (launched 2025-11-18), per distribution and month: Free $0 (1 M requests, 100 GB), Pro $15 (10 M, 50 TB), Business $200 (125 M, 50 TB), Premium $1,000 (500 M, 50 TB); AWS WAF (a web ACL is required and included), DDoS protection, Route 53 DNS, CloudWatch Logs ingestion and CloudFront Functions included; no overage charges, requests blocked by WAF not counted; not with Lambda@Edge, real-time logs or legacy features (origin access identities, ForwardedValues) — aws.amazon.com/cloudfront/pricing and the CloudFront Developer Guide, "flat-rate pricing plans", as summarised by bybowu.com (2025-11-30) and finops.com.py.',
-  "Looked up on 2026-11-25 in stored copies of these pages (no live AWS price API). Always-free tiers (CloudFront's 1 TB and 10 M requests, Lambda's 1 M requests) are ignored on both sides, as in the table per million above; the 100 GB of free internet transfer counts, because it is not a free-tier promotion.",
+  'Data transfer out to the internet from a region (EC2, ELB): the first 100 GB a month free (always, aggregated over the account), then $0.09 per GB up to 10 TB — aws.amazon.com/ec2/pricing/on-demand, as quoted by wring.co (2026) and AWS re:Post.',
+  'CloudFront pay-as-you-go (US, Mexico, Canada): $0.0100 per 10,000 HTTPS requests, $0.085/$0.080/$0.060/$0.040 per GB out for the first 10 TB/next 40 TB/next 100 TB/beyond, CloudFront Functions $0.10 per million; always free every month: 1 TB out, 10 M HTTP(S) requests, 2 M CloudFront Functions invocations — aws.amazon.com/cloudfront/pricing, and bybowu.com (2025-11-30) for the free terabyte.',
+  'CloudFront flat-rate plans (launched 2025-11-18), per distribution and month: Free $0 (1 M requests, 100 GB), Pro $15 (10 M, 50 TB), Business $200 (125 M, 50 TB), Premium $1,000 (500 M, 50 TB); AWS WAF (a web ACL is required and included), DDoS protection, Route 53 DNS, CloudWatch Logs ingestion of the distribution\'s own logs and CloudFront Functions included; no overage charges, requests blocked by WAF not counted; a plan change takes effect the next billing cycle; not with Lambda@Edge, real-time logs or legacy features (origin access identities, ForwardedValues) — aws.amazon.com/cloudfront/pricing and the CloudFront Developer Guide, "flat-rate pricing plans", as summarised by bybowu.com (2025-11-30), duckbillhq.com and finops.com.py.',
+  'Lambda (arm64): $0.20 per million requests, $0.0000133334 per GB-second; always free every month: 1 M requests and 400,000 GB-seconds — aws.amazon.com/lambda/pricing (archived copy of 2026-06-18).',
+  'DynamoDB, us-east-1: on demand $0.625 per million write and $0.125 per million read request units (since 1 November 2024); provisioned $0.00065 per WCU-hour and $0.00013 per RCU-hour, with auto scaling at no charge; always free per account and region: 25 WCU, 25 RCU, 25 GB — aws.amazon.com/dynamodb/pricing ("Free tier … does not expire") and aws.amazon.com/dynamodb/pricing/provisioned.',
+  "CloudWatch Logs, us-east-1: ingestion $0.50 per GB (Standard class; Lambda's logs are tiered since 1 May 2025, at this price for the first 10 TB a month), storage $0.03 per GB-month (compressed; a 30-day retention keeps about a month, a few cents here), always free every month: 5 GB — aws.amazon.com/cloudwatch/pricing, as quoted by hykell.com (2026) and duckbillgroup.com (May 2025).",
+  "Looked up on 2026-11-27 in stored copies of these pages (no live AWS price API), us-east-1 and CloudFront's US/Mexico/Canada edge. Free offers that end (12-month tiers, the credits of accounts opened since July 2025) are left out on both sides.",
 ];
 
-/** What one request of the measured mix costs this stack besides the edge, and its bytes on the wire. */
+/** What one request of the measured mix does, blended over the mix (section 4 measures each figure). */
 export interface PerRequest {
-  lambdaUsd: number;
-  dynamoUsd: number;
-  s3Usd: number;
-  /** Response bytes plus the edge's headers (blended over the mix). */
+  /** The proxy's CPU per request at a full vCPU, ms. */
+  cpuMs: number;
+  /** Waits on S3 and DynamoDB per request, ms (in-region latencies × calls: assumptions). */
+  waitMs: number;
+  /** Metering writes (UpdateItem, 1 WCU each) per request. */
+  counterWrites: number;
+  /** Read units per request (key lookups past the cache, eventually consistent: ½ unit each). */
+  readUnits: number;
+  /** S3 GETs per request (a warm container reads none for hot requests). */
+  s3Gets: number;
+  /** Bytes on the wire as clients ask for them (gzip), headers included. */
   bytes: number;
+  /** The request's one log line, its newline included. */
+  logBytes: number;
 }
+
+/** This stack's settings that move its price (infra/props.ts). */
+export interface StackSettings {
+  /** The proxy function's memory (`memorySize`). */
+  memoryMb: number;
+  /** `countersCapacity`. */
+  countersCapacity: 'on-demand' | 'provisioned';
+  /** The least the counters table is provisioned with (`countersMinWriteCapacity`). */
+  countersMinWriteCapacity: number;
+  /** Auto scaling's target utilisation of the counters table's writes, in percent. */
+  countersTargetPercent: number;
+  /** Lambda's START/END/REPORT lines per invocation: `proxySystemLogLevel` INFO (true) or WARN (false). */
+  platformLogs: boolean;
+}
+
+/** The stack as it deploys by default. */
+export const DEFAULT_SETTINGS: StackSettings = {
+  memoryMb: 512,
+  countersCapacity: 'on-demand',
+  countersMinWriteCapacity: 25,
+  countersTargetPercent: 70,
+  platformLogs: true,
+};
+
+/** `countersCapacity=provisioned` and `proxySystemLogLevel=WARN` (docs/operating.md, "Cost at volume"). */
+export const HIGH_VOLUME_SETTINGS: StackSettings = {
+  ...DEFAULT_SETTINGS,
+  countersCapacity: 'provisioned',
+  platformLogs: false,
+};
 
 interface Edge {
   label: string;
   usd: number;
 }
 
-/** CloudFront's price for a month, pay-as-you-go, with or without a viewer-request function. */
+/** CloudFront's price for a month, pay-as-you-go, with or without a viewer-request function, free tier applied. */
 function cloudFrontPayg(requests: number, gb: number, withFunction: boolean): number {
   let transfer = 0;
   let from = 0;
@@ -120,10 +205,13 @@ function cloudFrontPayg(requests: number, gb: number, withFunction: boolean): nu
     transfer += (Math.min(gb, upTo) - from) * price;
     from = upTo;
   }
+  // The free terabyte comes off the first tier.
+  transfer = Math.max(0, transfer - Math.min(gb, CLOUDFRONT.free.gb) * CLOUDFRONT.transferTiers[0][1]);
+  const functions = withFunction
+    ? (Math.max(0, requests - CLOUDFRONT.free.functions) / 1e6) * CLOUDFRONT.functionPerMillion
+    : 0;
   return (
-    (requests / 1e4) * CLOUDFRONT.httpsPer10k +
-    (withFunction ? (requests / 1e6) * CLOUDFRONT.functionPerMillion : 0) +
-    transfer
+    (Math.max(0, requests - CLOUDFRONT.free.requests) / 1e4) * CLOUDFRONT.httpsPer10k + functions + transfer
   );
 }
 
@@ -138,20 +226,63 @@ export function cheapestCloudFront(requests: number, gb: number, withFunction: b
   return options.reduce((best, option) => (option.usd < best.usd ? option : best));
 }
 
+/** CloudWatch Logs for a month of `bytes` ingested. */
+function logsMonth(bytes: number): number {
+  return Math.max(0, bytes / GB - SERVERLESS.logsFreeGb) * SERVERLESS.logsPerGb;
+}
+
+/** The proxy's billed ms per request at `memoryMb`: CPU slowed below a full vCPU, the waits, rounding up. */
+export function billedMs(per: PerRequest, memoryMb: number): number {
+  return per.cpuMs * Math.max(1, SERVERLESS.fullVcpuMb / memoryMb) + per.waitMs + 0.5;
+}
+
+/** Lambda for a month of `requests`, free tier applied. */
+function lambdaMonth(requests: number, per: PerRequest, memoryMb: number): number {
+  const gbSeconds = ((requests * billedMs(per, memoryMb)) / 1000) * (memoryMb / 1024);
+  return (
+    (Math.max(0, requests - SERVERLESS.lambdaFree.requests) / 1e6) * SERVERLESS.lambdaPerMillion +
+    Math.max(0, gbSeconds - SERVERLESS.lambdaFree.gbSeconds) * SERVERLESS.lambdaArmGbSecond
+  );
+}
+
+/**
+ * The counters table's writes for a month, and the keys table's reads (on demand). Provisioned, auto scaling
+ * keeps the provisioned capacity at the target utilisation of the load as it moves through the day, so the
+ * month's provisioned capacity averages the month's average rate over the target, never below the minimum.
+ */
+export function dynamoMonth(requests: number, per: PerRequest, settings: StackSettings): number {
+  const reads = ((requests * per.readUnits) / 1e6) * SERVERLESS.dynamoReadPerMillion;
+  const writes = requests * per.counterWrites;
+  if (settings.countersCapacity === 'on-demand')
+    return reads + (writes / 1e6) * SERVERLESS.dynamoWritePerMillion;
+  const wcu = Math.max(
+    settings.countersMinWriteCapacity,
+    writes / MONTH_SECONDS / (settings.countersTargetPercent / 100),
+  );
+  return reads + Math.max(0, wcu - SERVERLESS.dynamoFreeWcu) * MONTH_HOURS * SERVERLESS.wcuHour;
+}
+
 export interface ServerlessMonth {
   edge: Edge;
   lambda: number;
   /** DynamoDB and S3. */
   storage: number;
+  logs: number;
   total: number;
 }
 
 /** This stack for a month of `requests` (every request reaches CloudFront and its viewer function). */
-export function serverlessMonth(requests: number, per: PerRequest): ServerlessMonth {
+export function serverlessMonth(
+  requests: number,
+  per: PerRequest,
+  settings: StackSettings = DEFAULT_SETTINGS,
+): ServerlessMonth {
   const edge = cheapestCloudFront(requests, (requests * per.bytes) / GB, true);
-  const lambda = requests * per.lambdaUsd;
-  const storage = requests * (per.dynamoUsd + per.s3Usd);
-  return { edge, lambda, storage, total: edge.usd + lambda + storage + FIXED_MONTH_USD };
+  const lambda = lambdaMonth(requests, per, settings.memoryMb);
+  const storage =
+    dynamoMonth(requests, per, settings) + ((requests * per.s3Gets) / 1000) * SERVERLESS.s3GetPerThousand;
+  const logs = logsMonth(requests * (per.logBytes + (settings.platformLogs ? PLATFORM_LINE_BYTES : 0)));
+  return { edge, lambda, storage, logs, total: edge.usd + lambda + storage + logs + FIXED_MONTH_USD };
 }
 
 export interface AlwaysOnMonth {
@@ -164,12 +295,31 @@ export interface AlwaysOnMonth {
   network: number;
   database: { name: string; usd: number };
   edge: Edge;
+  logs: number;
   total: number;
 }
 
-/** The always-on deployment for a month of `requests` of `bytes` each, sized for its busiest hour. */
-export function alwaysOnMonth(requests: number, bytes: number): AlwaysOnMonth {
-  const averageRps = requests / (MONTH_HOURS * 3600);
+/** The load balancer and its addresses for a month of `requests` and `gb` processed, with `tasks` targets. */
+function albMonth(requests: number, gb: number, tasks: number): number {
+  // LCUs by the hour's highest dimension: processed bytes or new connections (both at the average rate).
+  const lcus = Math.max(
+    gb / MONTH_HOURS / ALWAYS_ON.albGbPerLcu,
+    requests / SIZING.requestsPerConnection / MONTH_SECONDS / ALWAYS_ON.albNewConnectionsPerLcu,
+  );
+  const addresses = 2 + tasks;
+  return (
+    ALWAYS_ON.albHour * MONTH_HOURS +
+    lcus * MONTH_HOURS * ALWAYS_ON.albLcuHour +
+    addresses * ALWAYS_ON.publicIpv4Hour * MONTH_HOURS
+  );
+}
+
+/**
+ * The always-on deployment for a month of `requests` like this stack's (their bytes on the wire, their log
+ * line), sized for its busiest hour.
+ */
+export function alwaysOnMonth(requests: number, per: Pick<PerRequest, 'bytes' | 'logBytes'>): AlwaysOnMonth {
+  const averageRps = requests / MONTH_SECONDS;
   const peakRps = averageRps * SIZING.peakToAverage;
   const vcpus = peakRps / SIZING.rpsPerVcpu;
   // The smallest shape that serves the peak on the minimum number of tasks, else more of the largest.
@@ -178,14 +328,7 @@ export function alwaysOnMonth(requests: number, bytes: number): AlwaysOnMonth {
   const tasks = Math.max(SIZING.minTasks, Math.ceil(vcpus / shape[0]));
   const containers =
     tasks * (shape[0] * ALWAYS_ON.fargateVcpuHour + shape[1] * ALWAYS_ON.fargateGbHour) * MONTH_HOURS;
-  const gb = (requests * bytes) / GB;
-  // Processed bytes dominate the LCU here (a new connection per 10 requests is 1.5 LCU at 1 B requests a month).
-  const lcuHours = gb / ALWAYS_ON.albGbPerLcu;
-  const addresses = 2 + tasks;
-  const network =
-    ALWAYS_ON.albHour * MONTH_HOURS +
-    lcuHours * ALWAYS_ON.albLcuHour +
-    addresses * ALWAYS_ON.publicIpv4Hour * MONTH_HOURS;
+  const gb = (requests * per.bytes) / GB;
   const rds = ALWAYS_ON.rdsClasses.find((c) => peakRps <= c.maxPeakRps) ?? ALWAYS_ON.rdsClasses.at(-1)!;
   const database = {
     name: rds.name,
@@ -199,6 +342,9 @@ export function alwaysOnMonth(requests: number, bytes: number): AlwaysOnMonth {
   };
   const front = cheapestCloudFront(requests, gb, false);
   const edge = front.usd < direct.usd ? front : direct;
+  // The containers log the same request line to CloudWatch Logs (no platform lines).
+  const logs = logsMonth(requests * per.logBytes);
+  const network = albMonth(requests, gb, tasks);
   return {
     averageRps,
     peakRps,
@@ -208,7 +354,8 @@ export function alwaysOnMonth(requests: number, bytes: number): AlwaysOnMonth {
     network,
     database,
     edge,
-    total: containers + network + database.usd + edge.usd + FIXED_MONTH_USD,
+    logs,
+    total: containers + network + database.usd + edge.usd + logs + FIXED_MONTH_USD,
   };
 }
 
@@ -216,10 +363,10 @@ export function alwaysOnMonth(requests: number, bytes: number): AlwaysOnMonth {
  * The monthly volume from which the always-on deployment costs less, searched on a fine logarithmic grid
  * (100 k to 10 B requests); undefined when it never does there.
  */
-export function crossover(per: PerRequest): number | undefined {
+export function crossover(per: PerRequest, settings: StackSettings = DEFAULT_SETTINGS): number | undefined {
   for (let exponent = 5; exponent <= 10; exponent += 0.005) {
     const requests = 10 ** exponent;
-    if (alwaysOnMonth(requests, per.bytes).total < serverlessMonth(requests, per).total) return requests;
+    if (alwaysOnMonth(requests, per).total < serverlessMonth(requests, per, settings).total) return requests;
   }
   return undefined;
 }
@@ -227,64 +374,72 @@ export function crossover(per: PerRequest): number | undefined {
 const VOLUMES = [1e6, 10e6, 100e6, 1e9];
 const volume = (n: number) => (n >= 1e9 ? `${n / 1e9} B` : `${fmt.int(n / 1e6)} M`);
 const usd = (n: number) => `$${n < 100 ? n.toFixed(2) : fmt.int(Math.round(n))}`;
+const crossoverText = (at: number | undefined) =>
+  at === undefined ? 'beyond 10 B' : `about ${volume(Math.round(at / 1e6) * 1e6)}`;
 
-/** Section 4's comparison: the month at four volumes, the crossover, and the assumptions. */
-export function costComparisonMarkdown(per: PerRequest): string {
-  const rows = VOLUMES.map((requests) => {
-    const ours = serverlessMonth(requests, per);
-    const theirs = alwaysOnMonth(requests, per.bytes);
-    return [
-      volume(requests),
-      `${theirs.averageRps.toFixed(1)} (${theirs.peakRps.toFixed(1)})`,
-      `${usd(ours.edge.usd)} (${ours.edge.label.replace('CloudFront ', '')})`,
-      usd(ours.lambda),
-      usd(ours.storage),
-      `**${usd(ours.total)}**`,
-      `${usd(theirs.containers)} (${theirs.tasks} × ${theirs.shape[0]} vCPU / ${theirs.shape[1]} GB)`,
-      usd(theirs.network),
-      `${usd(theirs.database.usd)} (${theirs.database.name})`,
-      `${usd(theirs.edge.usd)} (${theirs.edge.label.replace('CloudFront ', '')})`,
-      `**${usd(theirs.total)}**`,
-      fmt.x(theirs.total / ours.total),
-    ];
-  });
-  const at = crossover(per);
-  const withWaf = (requests: number) => {
-    // This stack's own web ACL (wafRateLimitPer5Min): $5 + $1 a month and $0.60 per million requests; a
-    // flat-rate plan includes one.
-    const ours = serverlessMonth(requests, per);
-    const waf = ours.edge.label.includes('plan') ? 0 : 6 + (requests / 1e6) * 0.6;
-    return ours.total + waf;
-  };
+/** One row of the month table: this stack's parts and month, the always-on deployment's, their ratio. */
+function monthRow(requests: number, per: PerRequest, settings: StackSettings): string[] {
+  const ours = serverlessMonth(requests, per, settings);
+  const theirs = alwaysOnMonth(requests, per);
   return [
-    `Per request of the blended mix above, this stack pays Lambda ${fmt.usd(per.lambdaUsd * 1e6)}, DynamoDB ${fmt.usd(per.dynamoUsd * 1e6)} and S3 ${fmt.usd(per.s3Usd * 1e6)} per million, and sends ${fmt.int(per.bytes)} B on average; CloudFront is priced for each month as the cheaper of pay-as-you-go and the smallest flat-rate plan whose allowance covers it. ` +
-      `The always-on deployment: ECS on Fargate (ARM) behind an Application Load Balancer, and RDS for PostgreSQL Multi-AZ, sized for the busiest hour (${SIZING.peakToAverage}× the month's average rate; ${SIZING.rpsPerVcpu} requests/s per vCPU, at least ${SIZING.minTasks} tasks in two zones; the smallest RDS class for the peak, ${SIZING.rdsStorageGb} GB gp3), its edge the cheaper of the ALB straight to the internet and CloudFront in front. Both pay ${usd(FIXED_MONTH_USD)} a month of alarms and the cursor secret; neither price includes people's time.`,
+    volume(requests),
+    `${usd(ours.edge.usd)} (${ours.edge.label.replace('CloudFront ', '')})`,
+    usd(ours.lambda),
+    usd(ours.storage),
+    usd(ours.logs),
+    `**${usd(ours.total)}**`,
+    `${usd(theirs.containers)} (${theirs.tasks} × ${theirs.shape[0]} vCPU)`,
+    usd(theirs.network),
+    `${usd(theirs.database.usd)} (${theirs.database.name})`,
+    `${usd(theirs.edge.usd + theirs.logs)}`,
+    `**${usd(theirs.total)}**`,
+    fmt.x(theirs.total / ours.total),
+  ];
+}
+
+const MONTH_HEADER = [
+  'requests / month',
+  'edge',
+  'Lambda',
+  'DynamoDB + S3',
+  'Logs',
+  'this stack',
+  'always-on: containers',
+  'ALB + IPv4',
+  'PostgreSQL',
+  'edge + logs',
+  'always-on',
+  'always-on / this stack',
+];
+
+/** Section 4's comparison: the month at four volumes with each settings, the crossovers, the assumptions. */
+export function costComparisonMarkdown(per: PerRequest, settings: StackSettings = DEFAULT_SETTINGS): string {
+  const highVolume: StackSettings = { ...HIGH_VOLUME_SETTINGS, memoryMb: settings.memoryMb };
+  const at = { default: crossover(per, settings), highVolume: crossover(per, highVolume) };
+  const lines = PLATFORM_LINE_BYTES;
+  return [
+    `Per request of the blended mix above (the bytes clients ask for: gzip), this stack's proxy bills ${fmt.ms(billedMs(per, settings.memoryMb))} ms at ${settings.memoryMb} MB, writes ${per.counterWrites.toFixed(2)} counter item, sends ${fmt.int(per.bytes)} B and logs a ${fmt.int(per.logBytes)}-byte request line (plus ${lines} B of Lambda's START/END/REPORT lines at the default system log level). ` +
+      `CloudFront is priced for each month as the cheaper of pay-as-you-go (its always-free allowance applied) and the smallest flat-rate plan whose allowance covers it. The always-on deployment: ECS on Fargate (ARM) behind an Application Load Balancer, and RDS for PostgreSQL Multi-AZ, sized for the busiest hour (${SIZING.peakToAverage}× the month's average rate; ${SIZING.rpsPerVcpu} requests/s per vCPU, at least ${SIZING.minTasks} tasks in two zones; the smallest RDS class for the peak, ${SIZING.rdsStorageGb} GB gp3), its edge the cheaper of the ALB straight to the internet and CloudFront in front, and the same request line logged per request. Both pay ${usd(FIXED_MONTH_USD)} a month of alarms and the cursor secret; neither price includes people's time.`,
+    '',
+    `**Default settings** (counters on demand, Lambda's platform lines logged):`,
     '',
     table(
-      [
-        'requests / month',
-        'req/s average (busiest hour)',
-        'this stack: edge',
-        'Lambda',
-        'DynamoDB + S3',
-        'this stack: month',
-        'always-on: containers',
-        'ALB + IPv4',
-        'PostgreSQL',
-        'edge',
-        'always-on: month',
-        'always-on / this stack',
-      ],
-      rows,
+      MONTH_HEADER,
+      VOLUMES.map((requests) => monthRow(requests, per, settings)),
     ),
     '',
-    at === undefined
-      ? 'The always-on deployment costs more at every volume from 100 k to 10 B requests a month.'
-      : `**Crossover: from about ${volume(Math.round(at / 1e6) * 1e6)} requests a month the always-on deployment costs less** (a scan of this model in steps of 1.2 %). Below it this stack wins by its idle month (${usd(serverlessMonth(0, per).total)} against ${usd(alwaysOnMonth(0, per.bytes).total)} for two tasks, the load balancer and a Multi-AZ database that run with no traffic); above it the per-request fees dominate — CloudFront's requests and viewer function ($1.10 per million, pay-as-you-go) and DynamoDB's metering write ($0.625 per million), which the always-on deployment replaces with capacity it pays by the hour.`,
+    `**High-volume settings** (\`countersCapacity=provisioned\`: auto scaling at ${highVolume.countersTargetPercent} % of the writes, at least ${highVolume.countersMinWriteCapacity} WCU; \`proxySystemLogLevel=WARN\`: no START/END/REPORT lines):`,
     '',
-    `With this stack's optional web ACL (\`wafRateLimitPer5Min\`: $6 a month and $0.60 per million requests inspected, included in a flat-rate plan), this stack's month is ${VOLUMES.map((n) => `${usd(withWaf(n))} at ${volume(n)}`).join(', ')}. The flat-rate plans cover this stack to 500 M requests a month (Premium); beyond, CloudFront is pay-as-you-go (a plan's requests cannot be split over two distributions of one API).`,
+    table(
+      MONTH_HEADER,
+      VOLUMES.map((requests) => monthRow(requests, per, highVolume)),
+    ),
     '',
-    "What the model leaves out: an always-on deployment sized for 3× the average rate drops requests in a burst beyond that unless it scales out in time (this stack scales per request, within the reserved concurrency); its Multi-AZ database is one writer, and a metering write per request is 100–1,200 writes a second at the busiest hour of 100 M–1 B requests; patching, backups and failover drills are people's time. Reserved instances or Savings Plans (up to ~50 % on Fargate and RDS for one to three years) move the crossover down; this stack has no commitment discount on its largest items.",
+    `**Crossover: with the default settings the always-on deployment costs less from ${crossoverText(at.default)} requests a month; with the high-volume settings from ${crossoverText(at.highVolume)}** (a scan of this model in steps of 1.2 %). ` +
+      `Below it this stack wins by its idle month (${usd(serverlessMonth(0, per, settings).total)} against ${usd(alwaysOnMonth(0, per).total)} for two tasks, the load balancer and a Multi-AZ database that run with no traffic); above it the per-request fees dominate — CloudFront's requests and viewer function ($1.10 per million past the free allowance) and the metering write (on demand $0.625 per million; provisioned, ${usd((1e6 / MONTH_SECONDS / (highVolume.countersTargetPercent / 100)) * MONTH_HOURS * SERVERLESS.wcuHour)} per million at the target utilisation). ` +
+      `At 1 B requests a month this stack costs ${usd(serverlessMonth(1e9, per, settings).total / 1e3)} per million requests by default, ${usd(serverlessMonth(1e9, per, highVolume).total / 1e3)} with the high-volume settings, the always-on deployment ${usd(alwaysOnMonth(1e9, per).total / 1e3)}.`,
+    '',
+    "What the model leaves out: an always-on deployment sized for 3× the average rate drops requests in a burst beyond that unless it scales out in time; this stack scales per request within the reserved concurrency, but a provisioned counters table answers a burst beyond its capacity and DynamoDB's burst credit (up to 300 s of unused capacity) with throttled writes, which the proxy refuses as `503 quota_unavailable` until auto scaling catches up (minutes) — on-demand takes any burst up to twice the previous peak at once. Its Multi-AZ database is one writer, and a metering write per request is 100–1,200 writes a second at the busiest hour of 100 M–1 B requests; patching, backups and failover drills are people's time. Reserved instances or Savings Plans (up to ~50 % on Fargate and RDS for one to three years) move the crossover down; DynamoDB reserved capacity (for provisioned tables) moves it up.",
     '',
     'Prices:',
     '',

@@ -13,7 +13,7 @@ import type { Snapshot } from '../../builder/snapshot/snapshot.js';
 import { DirectoryObjectStore } from '../../store/objects/directory.js';
 import { MODULE_FIELDS } from '../../store/schema.js';
 import { progress } from './report.js';
-import { type Invocation, startRuntimeApi } from './runtime-api.js';
+import { type Invocation, type RuntimeApi, startRuntimeApi } from './runtime-api.js';
 import { BENCH_DIR, WORK } from './settings.js';
 
 export const BUCKET = 'bench-catalogue';
@@ -206,14 +206,19 @@ export async function coldRun(
     const invocation = await Promise.race([api.invoke(event), died]);
     return { ms: invocation.endedAt - started, status: preludeStatus(invocation) };
   } finally {
-    if (child && child.exitCode === null) {
-      const exited = new Promise((resolve) => child!.once('exit', resolve));
-      child.kill('SIGKILL');
-      await exited;
-    }
-    api.reset('run over');
-    await api.close();
+    await endRuntime(child, api);
   }
+}
+
+/** Kill a runtime process (when it still runs) and close its Runtime API emulator, failing what is pending. */
+export async function endRuntime(child: ChildProcess | undefined, api: RuntimeApi): Promise<void> {
+  if (child && child.exitCode === null) {
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGKILL');
+    await exited;
+  }
+  api.reset('run over');
+  await api.close();
 }
 
 /** Seeded random numbers (mulberry32), so a flood is the same from run to run. */

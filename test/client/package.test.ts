@@ -3,9 +3,11 @@
  * publint and @arethetypeswrong/cli, installed from the tarball (offline: it has no dependencies) into a scratch
  * project outside the repository, and used there against the real local stack (proxy on node:http, catalogue on
  * s3rver, keys and quota on dynalite): an ESM script (configured from CATALOGUE_URL and CATALOGUE_KEY), a
- * CommonJS script, a strict type-check under NodeNext and Bundler resolution (lib ES2020), the type tests of the
- * detail and the narrowed list types (test/client/types.test.ts's cases, here with `@ts-expect-error` and an
- * exact-equality check of its own), every TypeScript example of client/README.md and every TypeScript sample of
+ * CommonJS script, a strict type-check under NodeNext and Bundler resolution (lib ES2020) of 0.2's usage
+ * unchanged — the type tests of the detail and the narrowed list types (test/client/types.test.ts's cases, here
+ * with `@ts-expect-error` and an exact-equality check of its own) — and of 0.3's: error codes (a misspelt one
+ * does not compile, a `switch` narrows), the hooks, `timeout` and `responseOf`, which then run against the stack
+ * and a server that stalls; every TypeScript example of client/README.md and every TypeScript sample of
  * the reference page type-checked under the strict flags the README advertises and run, each printing what it
  * shows (`// →` lines, the page's `// ` lines), and the CommonJS build evaluated in a bare context that has
  * nothing but web-platform globals (as in a worker).
@@ -37,13 +39,20 @@ const ROOT = resolve(import.meta.dirname, '../..');
 const CLIENT = join(ROOT, 'client');
 const BIN = join(ROOT, 'node_modules/.bin');
 const TSC = join(ROOT, 'node_modules/typescript/bin/tsc');
-const PACKAGE = JSON.parse(readFileSync(join(CLIENT, 'package.json'), 'utf8')) as { name: string };
+const PACKAGE = JSON.parse(readFileSync(join(CLIENT, 'package.json'), 'utf8')) as {
+  name: string;
+  version: string;
+};
 const KEY = `pk_live_${'P'.repeat(22)}`;
 const TABLES = { keysTable: 'package-keys', countersTable: 'package-counters' };
 /** Where the README's examples point; replaced by the test stack's address. */
 const DOCUMENTED_BASE = 'http://127.0.0.1:8787/v1';
-/** The package's size on the registry and on disk: a budget, so that nothing big slips into it unnoticed. */
-const BUDGET = { packedBytes: 40_000, unpackedBytes: 150_000 };
+/**
+ * The package's size on the registry and on disk: a budget, so that nothing big slips into it unnoticed. 0.3.0
+ * packs to 45.9 kB (164 kB unpacked; 0.2.0: 38.0 and 138): its README, CHANGELOG and declaration files grew
+ * with what it added, while its JavaScript shed its doc comments.
+ */
+const BUDGET = { packedBytes: 50_000, unpackedBytes: 180_000 };
 
 interface Packed {
   filename: string;
@@ -244,6 +253,10 @@ describe('the npm package', () => {
     ]);
     expect(packed.size).toBeLessThan(BUDGET.packedBytes);
     expect(packed.unpackedSize).toBeLessThan(BUDGET.unpackedBytes);
+    // The README's install instructions and User-Agent name this version.
+    const readme = readFileSync(join(CLIENT, 'README.md'), 'utf8');
+    expect(readme).toContain(`writes ${packed.filename}`);
+    expect(readme).toContain(`User-Agent: catalogue-read-api-client/${PACKAGE.version} node/`);
   });
 
   it('has no dependencies and imports nothing: no node: built-ins, no require', () => {
@@ -345,6 +358,8 @@ export const client = new CatalogueClient({ baseUrl: 'http://127.0.0.1:8787/v1',
 `;
     const imports = `CatalogueApiError, CatalogueClient, type ModuleListParams, type Page, type RetryEvent, type Tag`;
     writeFileSync(join(scratch, 'type-cases.ts'), TYPE_CASES);
+    for (const extension of ['ts', 'mts', 'cts'])
+      writeFileSync(join(scratch, `cases-0.3.${extension}`), CASES_0_3);
     writeFileSync(join(scratch, 'consumer.mts'), use(`import { ${imports} } from '${PACKAGE.name}';`));
     writeFileSync(join(scratch, 'consumer.cts'), use(`import { ${imports} } from '${PACKAGE.name}';`));
     writeFileSync(join(scratch, 'consumer.ts'), use(`import { ${imports} } from '${PACKAGE.name}';`));
@@ -358,7 +373,7 @@ export const client = new CatalogueClient({ baseUrl: 'http://127.0.0.1:8787/v1',
           types: ['node'],
           typeRoots: [join(ROOT, 'node_modules/@types')],
         },
-        files: ['consumer.mts', 'consumer.cts'],
+        files: ['consumer.mts', 'consumer.cts', 'cases-0.3.mts', 'cases-0.3.cts'],
       }),
     );
     // A web-platform consumer (Deno, a worker, a bundled app): DOM types, no Node.js types at all.
@@ -372,7 +387,7 @@ export const client = new CatalogueClient({ baseUrl: 'http://127.0.0.1:8787/v1',
           module: 'ESNext',
           moduleResolution: 'Bundler',
         },
-        files: ['consumer.ts', 'type-cases.ts'],
+        files: ['consumer.ts', 'type-cases.ts', 'cases-0.3.ts'],
       }),
     );
 
@@ -380,7 +395,7 @@ export const client = new CatalogueClient({ baseUrl: 'http://127.0.0.1:8787/v1',
     expect(await typeCheck('tsconfig.bundler.json')).toBe('');
   }, 240_000);
 
-  it("type-checks the README's examples and the reference page's TypeScript samples under the flags the README advertises, and each prints what it shows", async () => {
+  it("type-checks the README's examples, the reference page's TypeScript samples and a program of 0.3's hooks, timeout and responseOf under the flags the README advertises; each prints what it shows", async () => {
     const examples = readmeExamples();
     expect(examples.length).toBeGreaterThanOrEqual(6);
     const document = JSON.parse(readFileSync(OPENAPI_PATH, 'utf8'));
@@ -392,6 +407,8 @@ export const client = new CatalogueClient({ baseUrl: 'http://127.0.0.1:8787/v1',
     const programs = {
       ...Object.fromEntries(examples.map((code, index) => [`readme-${index + 1}.mts`, code])),
       ...Object.fromEntries(samples.map(({ file, code }) => [file, code])),
+      // Checked and run with the others: one tsc and one Node.js process for all.
+      'hooks-and-timeout.mts': HOOKS_AND_TIMEOUT,
     };
 
     expect(await typeCheckPrograms('examples', programs)).toBe('');
@@ -409,6 +426,24 @@ export const client = new CatalogueClient({ baseUrl: 'http://127.0.0.1:8787/v1',
       ).toBe(true);
     }
     for (const { file, prints } of samples) expect(printed[file], file).toEqual(prints);
+    // The hooks, the timeout and responseOf, against the local stack and a server that stalls.
+    expect(printed['hooks-and-timeout.mts']!.map((line) => JSON.parse(line))).toEqual([
+      {
+        requests: [0],
+        traced: true,
+        answers: [[200, expect.stringMatching(/^req_/)]],
+        sameAnswer: true,
+        remainingMinute: expect.any(Number),
+      },
+      {
+        code: 'timeout',
+        status: 0,
+        message: expect.stringMatching(/^timed out: .* within 300 ms \(the timeout option\)$/),
+        retried: ['timeout'],
+        warnings: ['retry'],
+      },
+      { code: 'not_found', known: true, answer: 404 },
+    ]);
   }, 240_000);
 
   it('marks the names it renamed @deprecated in both declaration files', () => {
@@ -465,6 +500,140 @@ export async function typeCases(client: CatalogueClient): Promise<void> {
   same<typeof maker.modules, ModuleSummary[]>(true);
   same<Awaited<ReturnType<typeof client.manufacturers.get>>, Manufacturer>(true);
   void length;
+}
+`;
+
+/**
+ * 0.3's types as a consumer's file (also compiled as .mts and .cts): the error codes — a misspelt code in a
+ * comparison or a case is an error, a switch narrows, a switch over every code is exhaustive — and the hooks,
+ * `timeout` and `responseOf`.
+ */
+const CASES_0_3 = `import { CatalogueApiError, CatalogueClient, isErrorCode, responseOf, type ClientWarning, type ErrorCode, type RateLimit, type RequestEvent, type ResponseEvent, type ResponseInfo } from '${PACKAGE.name}';
+type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
+function same<A, B>(_: Equal<A, B>): void {}
+
+export function codes(error: CatalogueApiError): string {
+  // @ts-expect-error -- a misspelt code does not compile
+  if (error.code === 'not_foud') return 'never';
+  switch (error.code) {
+    case 'not_found':
+      same<typeof error.code, 'not_found'>(true);
+      return 'missing';
+    // @ts-expect-error -- nor in a case
+    case 'rate_limit_exeeded':
+      return 'never';
+    case 'unknown_code':
+      same<typeof error.apiCode, string | undefined>(true);
+      return error.apiCode ?? '';
+    default: {
+      same<typeof error.code, Exclude<ErrorCode, 'not_found' | 'unknown_code'>>(true);
+      const text: string = error.code;
+      return text;
+    }
+  }
+}
+
+export function exhaustive(code: ErrorCode): boolean {
+  switch (code) {
+    case 'unknown_parameter': case 'invalid_parameter': case 'unsupported_parameter': case 'missing_authorization':
+    case 'malformed_authorization': case 'invalid_key': case 'not_found': case 'method_not_allowed':
+    case 'configuration_error': case 'authentication_unavailable': case 'quota_unavailable': case 'origin_unavailable':
+    case 'invalid_response': case 'unknown_code':
+      return false;
+    case 'rate_limit_exceeded': case 'network_error': case 'timeout':
+      return true;
+    default: {
+      const missed: never = code;
+      return missed;
+    }
+  }
+}
+
+export function fromElsewhere(logged: string): ErrorCode | undefined {
+  return isErrorCode(logged) ? logged : undefined;
+}
+
+export async function hooksAndTimeout(): Promise<RateLimit | undefined> {
+  const client = new CatalogueClient({
+    baseUrl: 'http://127.0.0.1:8787/v1',
+    apiKey: 'pk_live_x',
+    timeout: 10_000,
+    onRequest: ({ url, retry, headers }: RequestEvent) => {
+      headers.set('traceparent', url + String(retry));
+    },
+    onResponse: async (event: ResponseEvent) => {
+      same<typeof event.elapsedMs, number>(true);
+    },
+    onWarning: (warning: ClientWarning) => {
+      if (warning.kind === 'retry') same<typeof warning.retry.code, ErrorCode>(true);
+    },
+    logger: false,
+  });
+  const page = await client.tags.listPage({ limit: 5, timeout: 2_000 });
+  const module = await client.modules.get(1, { include: ['tags'], timeout: Infinity });
+  const info: ResponseInfo | undefined = responseOf(page) ?? responseOf(module);
+  // @ts-expect-error -- responseOf takes a result (an object), not an id
+  responseOf(1);
+  // @ts-expect-error -- timeout is milliseconds
+  await client.tags.listPage({ timeout: '5s' });
+  return info?.rateLimit;
+}
+`;
+
+/** A consumer's program with the hooks, `timeout` and `responseOf`, run against the stack and a stalled server. */
+const HOOKS_AND_TIMEOUT = `import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { CatalogueApiError, CatalogueClient, isErrorCode, responseOf, type ResponseEvent } from '${PACKAGE.name}';
+
+const requests: number[] = [];
+const answers: ResponseEvent[] = [];
+let traced = false;
+const client = new CatalogueClient({
+  baseUrl: 'http://127.0.0.1:8787/v1',
+  timeout: 10_000,
+  onRequest: ({ retry, headers }) => {
+    requests.push(retry);
+    headers.set('traceparent', '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01');
+    traced = !headers.has('authorization');
+  },
+  onResponse: (event) => {
+    answers.push(event);
+  },
+});
+const page = await client.tags.listPage({ limit: 3 });
+console.log(JSON.stringify({
+  requests,
+  traced,
+  answers: answers.map((answer) => [answer.status, answer.requestId]),
+  sameAnswer: responseOf(page.data[0]!)?.requestId === answers[0]?.requestId,
+  remainingMinute: responseOf(page)?.rateLimit?.remainingMinute,
+}));
+
+// A server that takes every request and never answers.
+const stalled = createServer(() => {});
+await new Promise<void>((ready) => stalled.listen(0, '127.0.0.1', ready));
+const retried: string[] = [];
+const warnings: string[] = [];
+const slow = new CatalogueClient({
+  baseUrl: \`http://127.0.0.1:\${(stalled.address() as AddressInfo).port}/v1\`,
+  timeout: 300,
+  maxRetries: 1,
+  onRetry: (event) => retried.push(event.code),
+  onWarning: (warning) => warnings.push(warning.kind),
+});
+try {
+  await slow.tags.listPage();
+} catch (error) {
+  if (!(error instanceof CatalogueApiError)) throw error;
+  console.log(JSON.stringify({ code: error.code, status: error.status, message: error.message, retried, warnings }));
+} finally {
+  stalled.closeAllConnections();
+  stalled.close();
+}
+
+const missing = await client.modules.get(999999).catch((error: unknown) => error);
+if (missing instanceof CatalogueApiError) {
+  console.log(JSON.stringify({ code: missing.code, known: isErrorCode(missing.apiCode), answer: responseOf(missing)?.status }));
 }
 `;
 

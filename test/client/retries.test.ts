@@ -1,8 +1,10 @@
 /**
- * The client against a scripted local server: 429 waits out Retry-After (real time checked), 503 backs off
- * with bounded full jitter, every wait is warned about through the logger (never silent), other 4xx are never
- * retried, aborts reject promptly with their reason, malformed answers become `invalid_response`, a deprecated
- * parameter name still works with a warning, and an answer marked `Deprecation` is warned about once.
+ * The client against a scripted local server: a 429 waits Retry-After plus a bounded jittered backoff, a 503
+ * backs off with bounded full jitter (plus its Retry-After), every wait is warned about through the logger
+ * (never silent), other 4xx are never retried, aborts reject promptly with their reason, malformed answers
+ * become `invalid_response`, a deprecated parameter name still works with a warning, and an answer marked
+ * `Deprecation` is warned about once. Waits are recorded, not slept (an injected sleep and random source),
+ * except where an abort ends them.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
@@ -35,13 +37,14 @@ afterEach(async () => {
   await api.close();
 });
 
-/** A client whose waits are recorded and skipped (unless `real`), with jitter `random`. */
+/** A client whose waits are recorded and skipped (unless `real`), with jitter `random` (default 0.5). */
 function client(options: Partial<CatalogueClientOptions> & { real?: boolean } = {}): CatalogueClient {
   const { real, ...rest } = options;
   return new CatalogueClient({
     baseUrl: api.baseUrl,
     apiKey: KEY,
     cache: false,
+    random: () => 0.5,
     logger: { warn: (message) => warnings.push(message) },
     ...(real
       ? {}
@@ -65,21 +68,36 @@ async function failure(promise: Promise<unknown>): Promise<CatalogueApiError> {
 }
 
 describe('429', () => {
-  it('waits at least Retry-After in real time, then retries and succeeds', async () => {
+  it('waits Retry-After plus the jittered backoff, then retries and succeeds', async () => {
     // Prepare
-    api.script(errorAnswer(429, 'rate_limit_exceeded', { 'retry-after': '1', ...RATE_HEADERS(0) }), TAGS);
+    api.script(errorAnswer(429, 'rate_limit_exceeded', { 'retry-after': '17', ...RATE_HEADERS(0) }), TAGS);
 
     // Act
-    const page = await client({ real: true }).tags.listPage();
+    const page = await client({ random: () => 0.5 }).tags.listPage();
 
-    // Assess
+    // Assess: 17 s, and half of the first retry's 500 ms
     expect(page.data).toHaveLength(1);
     expect(api.requests).toHaveLength(2);
-    expect(api.requests[1]!.at - api.requests[0]!.at).toBeGreaterThanOrEqual(1000);
+    expect(waits).toEqual([17_250]);
     // Not in silence: the logger was told before the wait.
     expect(warnings).toEqual([
-      '[@catalogue/read-api-client] GET /v1/tags: 429 rate_limit_exceeded (req_rate_limit_exceeded); waiting 1 s before retry 1 of 3',
+      '[@catalogue/read-api-client] GET /v1/tags: 429 rate_limit_exceeded (req_rate_limit_exceeded); waiting 17.3 s before retry 1 of 3',
     ]);
+  });
+
+  it('sends the clients of one key, refused together, back at different times, never before Retry-After', async () => {
+    // Prepare: eight clients refused with the same Retry-After, each with its own random source
+    const limited = errorAnswer(429, 'rate_limit_exceeded', { 'retry-after': '4', ...RATE_HEADERS(0) });
+    const draws = [0, 0.1, 0.25, 0.4, 0.5, 0.75, 0.9, 0.999];
+    for (const _ of draws) api.script(limited, TAGS);
+
+    // Act: one after the other, so that the script's answers pair up
+    for (const draw of draws) await client({ random: () => draw }).tags.listPage();
+
+    // Assess: all different, within [4 s, 4.5 s)
+    expect(new Set(waits).size).toBe(draws.length);
+    expect(waits.every((wait) => wait >= 4000 && wait < 4000 + BACKOFF.baseMs)).toBe(true);
+    expect(waits).toEqual(draws.map((draw) => 4000 + Math.floor(draw * BACKOFF.baseMs)));
   });
 
   it('warns through console by default, and not at all with logger: false', async () => {
@@ -95,19 +113,20 @@ describe('429', () => {
       console.warn = original;
     }
 
-    expect(waits).toEqual([2000, 2000]);
+    expect(waits).toEqual([2250, 2250]);
     expect(warned).toEqual([
-      '[@catalogue/read-api-client] GET /v1/tags: 429 rate_limit_exceeded (req_rate_limit_exceeded); waiting 2 s before retry 1 of 3',
+      '[@catalogue/read-api-client] GET /v1/tags: 429 rate_limit_exceeded (req_rate_limit_exceeded); waiting 2.3 s before retry 1 of 3',
     ]);
   });
 
-  it('waits exactly Retry-After, up to maxRetries, then throws with retryAfter', async () => {
+  it('waits Retry-After and a growing jitter, up to maxRetries, then throws with retryAfter', async () => {
     const limited = errorAnswer(429, 'rate_limit_exceeded', { 'retry-after': '7', ...RATE_HEADERS(0) });
     api.script(limited, limited, limited);
 
-    const error = await failure(client({ maxRetries: 2, random: () => 0 }).tags.listPage());
+    const error = await failure(client({ maxRetries: 2, random: () => 1 }).tags.listPage());
 
-    expect(waits).toEqual([7000, 7000]);
+    // The jitter's ceiling doubles with each retry, as a 503's backoff does.
+    expect(waits).toEqual([7500, 8000]);
     expect(api.requests).toHaveLength(3);
     expect(error).toMatchObject({
       status: 429,
@@ -126,6 +145,14 @@ describe('429', () => {
     expect(api.requests).toHaveLength(1);
     expect(error.retryAfter).toBe(86400);
   });
+
+  it('waits Retry-After out when it is exactly maxRetryAfter, and the jitter on top', async () => {
+    api.script(errorAnswer(429, 'rate_limit_exceeded', { 'retry-after': '5' }), TAGS);
+
+    await client({ maxRetryAfter: 5, random: () => 0 }).tags.listPage();
+
+    expect(waits).toEqual([5000]);
+  });
 });
 
 describe('429 without Retry-After (from something in front of the API)', () => {
@@ -139,6 +166,18 @@ describe('429 without Retry-After (from something in front of the API)', () => {
 });
 
 describe('503', () => {
+  it("adds the jittered backoff to a 503's Retry-After, and throws one beyond maxRetryAfter at once", async () => {
+    api.script(errorAnswer(503, 'origin_unavailable', { 'retry-after': '3' }), TAGS);
+    api.script(errorAnswer(503, 'origin_unavailable', { 'retry-after': '120' }));
+
+    await client({ random: () => 0.5 }).tags.listPage();
+    const error = await failure(client().tags.listPage());
+
+    expect(waits).toEqual([3250]);
+    expect(error).toMatchObject({ status: 503, code: 'origin_unavailable', retryAfter: 120 });
+    expect(api.requests).toHaveLength(3);
+  });
+
   it('backs off exponentially with full jitter, capped, then succeeds', async () => {
     const down = errorAnswer(503, 'origin_unavailable');
     api.script(down, down, down, down, down, down, TAGS);
@@ -217,7 +256,7 @@ describe('onRetry', () => {
           status: 429,
           code: 'rate_limit_exceeded',
           attempt: 1,
-          waitMs: 3000,
+          waitMs: 3250,
           url: `${api.baseUrl}/tags?limit=5`,
           requestId: expect.stringMatching(/^req_/),
         },
@@ -228,7 +267,7 @@ describe('onRetry', () => {
         waitsBefore: 1,
       },
     ]);
-    expect(waits).toEqual([3000, 500]);
+    expect(waits).toEqual([3250, 500]);
   });
 
   it('is told about network failures (status 0, network_error) and not after the last attempt', async () => {
@@ -456,7 +495,7 @@ describe('requests', () => {
     ]);
     expect(conflicting).toBeInstanceOf(TypeError);
     expect(warnings).toEqual([
-      '[@catalogue/read-api-client] manufacturer_id is deprecated since 0.2.0: use manufacturerId (removed in 0.3.0)',
+      '[@catalogue/read-api-client] manufacturer_id is deprecated since 0.2.0: use manufacturerId (removed in 0.4.0)',
     ]);
   });
 

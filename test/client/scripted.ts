@@ -4,6 +4,7 @@
  */
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { CatalogueClient, type CatalogueClientOptions } from '../../client/index.js';
 
 export interface ScriptedAnswer {
   status: number;
@@ -86,4 +87,42 @@ export async function startScripted(): Promise<ScriptedServer> {
         server.close(() => done());
       }),
   };
+}
+
+/** The key the clients of {@link clientOf} send. */
+export const SCRIPTED_KEY = `pk_live_${'K'.repeat(22)}`;
+
+/**
+ * A client of `api` that never waits for real (its sleep returns at once), draws 0 for every jitter and warns
+ * nowhere; `options` override any of it.
+ * @example const client = clientOf(api, { timeout: 150, onRequest: () => sent++ });
+ */
+export function clientOf(
+  api: ScriptedServer,
+  options: Partial<CatalogueClientOptions> = {},
+): CatalogueClient {
+  return new CatalogueClient({
+    baseUrl: api.baseUrl,
+    apiKey: SCRIPTED_KEY,
+    logger: false,
+    random: () => 0,
+    sleep: async () => {},
+    ...options,
+  });
+}
+
+/**
+ * Runs `body` with console.warn recorded instead of printed: what it printed.
+ * @example const printed = await withConsole(() => client.tags.listPage()); // → ['[@catalogue/read-api-client] …']
+ */
+export async function withConsole(body: () => Promise<unknown>): Promise<string[]> {
+  const printed: string[] = [];
+  const original = console.warn;
+  console.warn = (...args: unknown[]) => printed.push(args.join(' '));
+  try {
+    await body();
+  } finally {
+    console.warn = original;
+  }
+  return printed;
 }

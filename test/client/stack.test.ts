@@ -1,14 +1,23 @@
 /**
  * The client against the real local stack: the proxy over the fixture's builder output on s3rver, keys and
  * quota on dynalite, served by the node:http adapter on an ephemeral loopback port. The client's answers
- * are compared with direct requests (plain fetch, cursors followed by hand).
+ * are compared with direct requests (plain fetch, cursors followed by hand); each answer's request id and rate
+ * limits are reachable from what it returned, the hooks see the real answers, the proxy receives the client's
+ * User-Agent, and the real errors' codes narrow in a `switch`.
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTables } from '../../admin/tables.js';
 import { dynamoClient } from '../../aws/sdk.js';
-import { CatalogueApiError, CatalogueClient, type CatalogueClientOptions } from '../../client/index.js';
+import {
+  CatalogueApiError,
+  CatalogueClient,
+  type CatalogueClientOptions,
+  type ResponseEvent,
+  responseOf,
+  VERSION,
+} from '../../client/index.js';
 import { type LocalServer, startDynamo } from '../../local/servers.js';
 import { createHttpServer } from '../../proxy/adapters/http.js';
 import { createProxy } from '../../proxy/app.js';
@@ -23,6 +32,8 @@ let stack: Stack;
 let dynamo: LocalServer;
 let http: Server;
 let baseUrl: string;
+/** The User-Agent of each request the proxy received. */
+const userAgents: (string | undefined)[] = [];
 
 beforeAll(async () => {
   [stack, dynamo] = await Promise.all([startStack(), startDynamo()]);
@@ -43,6 +54,7 @@ beforeAll(async () => {
     CURSOR_SECRET,
   });
   http = createHttpServer(createProxy(config, { log: () => {} }));
+  http.on('request', (request) => userAgents.push(request.headers['user-agent']));
   await new Promise<void>((ready) => http.listen(0, '127.0.0.1', ready));
   baseUrl = `http://127.0.0.1:${(http.address() as AddressInfo).port}/v1`;
 });
@@ -217,5 +229,103 @@ describe('the client on the local stack', () => {
     });
     expect(badLimit).toMatchObject({ status: 400, code: 'invalid_parameter' });
     expect(unknownKey).toMatchObject({ status: 401, code: 'invalid_key' });
+  });
+});
+
+describe("each answer's request id and rate limits, from what the client returned", () => {
+  it('a walk: each record has its page’s answer, each page its own request id, the quota counting down', async () => {
+    const { client } = counted();
+
+    const answers = new Map<string, { remainingMonth: number | undefined; records: number }>();
+    for await (const tag of client.tags.list({ limit: 10 })) {
+      const response = responseOf(tag);
+      expect(response?.status).toBe(200);
+      const id = response?.requestId ?? 'none';
+      const seen = answers.get(id) ?? { remainingMonth: response?.rateLimit?.remainingMonth, records: 0 };
+      answers.set(id, { ...seen, records: seen.records + 1 });
+    }
+
+    const pages = Math.ceil(stack.snapshot.tags.length / 10);
+    expect(answers.size).toBe(pages);
+    expect([...answers.keys()].every((id) => /^req_[A-Za-z0-9_-]+$/.test(id))).toBe(true);
+    const remaining = [...answers.values()].map((answer) => answer.remainingMonth!);
+    expect(remaining).toEqual(remaining.map((_, index) => remaining[0]! - index));
+    expect([...answers.values()].reduce((sum, answer) => sum + answer.records, 0)).toBe(
+      stack.snapshot.tags.length,
+    );
+  });
+
+  it("a detail and its revalidation: the 304's own request id, the quota counted", async () => {
+    const { client } = counted();
+
+    const first = await client.modules.get(103);
+    const again = await client.modules.get(103);
+
+    const [one, two] = [responseOf(first)!, responseOf(again)!];
+    expect([one.status, two.status]).toEqual([200, 304]);
+    expect(two.requestId).not.toBe(one.requestId);
+    expect(two.rateLimit!.remainingMonth).toBe(one.rateLimit!.remainingMonth - 1);
+    expect(one.headers.get('etag')).toBe(two.headers.get('etag'));
+  });
+
+  it('an error: its answer, and a code that narrows in a switch', async () => {
+    const { client } = counted();
+    const caught = await Promise.all(
+      [client.modules.get(999_999), client.tags.listPage({ limit: 0 })].map((call) =>
+        call.then(
+          () => undefined,
+          (error: unknown) => error,
+        ),
+      ),
+    );
+
+    const described = caught.map((error) => {
+      if (!(error instanceof CatalogueApiError)) return 'not an API error';
+      switch (error.code) {
+        case 'not_found':
+          return `missing (${responseOf(error)?.status}, ${responseOf(error)?.rateLimit ? 'metered' : 'not metered'})`;
+        case 'invalid_parameter':
+          return `refused: ${error.message}`;
+        default:
+          return `other: ${error.code}`;
+      }
+    });
+
+    expect(described).toEqual(['missing (404, metered)', expect.stringMatching(/^refused: .*limit/)]);
+  });
+});
+
+describe('on the wire and through the hooks', () => {
+  it('sends catalogue-read-api-client/<version> node/<version> as its User-Agent', async () => {
+    const { client } = counted();
+    const before = userAgents.length;
+
+    await client.standards.listPage();
+
+    expect(userAgents.slice(before)).toEqual([
+      `catalogue-read-api-client/${VERSION} node/${process.versions.node}`,
+    ]);
+  });
+
+  it('tells onRequest and onResponse of each real request and answer; the timeout leaves them alone', async () => {
+    const requested: number[] = [];
+    const answered: ResponseEvent[] = [];
+    const { client } = counted({
+      timeout: 10_000,
+      onRequest: ({ retry }) => {
+        requested.push(retry);
+      },
+      onResponse: (event) => {
+        answered.push(event);
+      },
+    });
+
+    const page = await client.manufacturers.listPage({ limit: 2, timeout: 15_000 });
+    await client.modules.get(999_998).catch(() => undefined);
+
+    expect(requested).toEqual([0, 0]);
+    expect(answered.map((event) => event.status)).toEqual([200, 404]);
+    expect(answered[0]!.requestId).toBe(responseOf(page)!.requestId);
+    expect(answered.every((event) => event.elapsedMs >= 0 && event.rateLimit !== undefined)).toBe(true);
   });
 });

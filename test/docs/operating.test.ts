@@ -184,7 +184,11 @@ describe('settings', () => {
 });
 
 /** The values the resource table's optional rows are synthesized with. */
-const OPTIONAL: CatalogueStackProps = { alarmEmail: 'ops@example.com', wafRateLimitPer5Min: 2_000 };
+const OPTIONAL: CatalogueStackProps = {
+  alarmEmail: 'ops@example.com',
+  wafRateLimitPer5Min: 2_000,
+  countersCapacity: 'provisioned',
+};
 
 /** The table under "What gets deployed": type → count in the default stack, and per optional setting. */
 function documentedResources(): { base: Map<string, number>; optional: Map<string, Map<string, number>> } {

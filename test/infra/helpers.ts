@@ -35,6 +35,10 @@ export const ALL_OPTIONS: CatalogueStackProps = {
   errorRateThresholdPercent: 2,
   p99DurationThresholdMs: 1_500,
   unauthorizedPerMinuteThreshold: 120,
+  countersCapacity: 'provisioned',
+  countersMinWriteCapacity: 50,
+  countersMaxWriteCapacity: 800,
+  proxySystemLogLevel: 'WARN',
 };
 
 /** The context of infra/cdk.json (feature flags), so tests see what `npm run synth` produces. */

@@ -15,7 +15,7 @@ const RECORD_HEADING = '## Where the rest is tested';
 const TYPES_ONLY = 'types only';
 
 /** The product's folders whose files are held to the rule. */
-const SOURCE = /^(aws|store|builder|proxy|admin|tables|local|infra|client)\/.*\.(ts|js|mjs)$/;
+const SOURCE = /^(aws|store|builder|proxy|admin|tables|ops|local|infra|client)\/.*\.(ts|js|mjs)$/;
 /** Not product code: declarations, generated types, tools' configuration files. */
 const NOT_SOURCE = /\.d\.ts$|^client\/openapi-types\.ts$|\.config\.ts$/;
 

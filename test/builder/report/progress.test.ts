@@ -9,7 +9,6 @@ import {
   firstPublishNotice,
   type LogProgressOptions,
   logProgress,
-  publishProgress,
 } from '../../../builder/report/progress.js';
 
 function recorder() {
@@ -160,20 +159,6 @@ describe('logProgress', () => {
     logProgress(sink, options).close();
 
     expect(timer.tick).toBeUndefined();
-  });
-
-  it('is what npm start uses when stderr is not a terminal', () => {
-    const { lines, options } = recorder();
-    const stream = {
-      isTTY: false,
-      write: (text: string) => lines.push(text),
-    } as unknown as NodeJS.WriteStream;
-
-    const progress = publishProgress(stream, options);
-    progress.start('rendering and uploading', 3);
-    progress.close();
-
-    expect(lines).toEqual(['rendering and uploading: 3 to do… (objects)\n']);
   });
 });
 
