@@ -140,7 +140,7 @@ export function loadConfig(env: Env = process.env): ConfigOutcome {
     keyNegativeCacheMaxEntries: integer('KEY_NEGATIVE_CACHE_MAX_ENTRIES', 1_000, 1, 1_000_000),
     pointerTtlMs: integer('POINTER_TTL_MS', 5_000, 0, 3_600_000),
     dependencyTimeoutMs: integer('DEPENDENCY_TIMEOUT_MS', 2_000, 1, 60_000),
-    // MB; by default a quarter of the Lambda's memory (64 MB outside Lambda).
+    // MB; by default half the Lambda's memory, within what it leaves (64 MB outside Lambda).
     byteCacheBytes: integer('BYTE_CACHE_MB', defaultByteCacheBytes(env) / MB, 0, 65_536) * MB,
   };
   return problems.length > 0 ? { ok: false, problems } : { ok: true, config };

@@ -68,6 +68,9 @@ const unconfigured = {
   meter(): never {
     throw new ConfigurationError('not configured');
   },
+  refund(): never {
+    throw new ConfigurationError('not configured');
+  },
 };
 
 /**

@@ -158,7 +158,8 @@ async function dependenciesOf(world: World, requestId: string): Promise<ProxyDep
           ? new DamagedStore(store)
           : store;
   const keyStore: KeyStore = world === 'keys-down' ? { lookup: failing('keys') } : keys;
-  const meter: QuotaMeter = world === 'quota-down' ? { meter: failing('quota') } : quota;
+  const meter: QuotaMeter =
+    world === 'quota-down' ? { meter: failing('quota'), refund: failing('quota') } : quota;
   return {
     objects,
     keys: keyStore,

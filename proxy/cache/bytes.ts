@@ -155,14 +155,19 @@ export class ByteCache {
   }
 }
 
-/** Share of the Lambda's memory the byte cache may use by default. */
-const LAMBDA_MEMORY_SHARE = 0.25;
+/**
+ * Share of the Lambda's memory the byte cache may use by default: half. Under a Zipf-like spread over the
+ * 25,000-module catalogue (test/bench/cache-spread.ts) a quarter of a 512 MB function (128 MB) answered 73 %
+ * of requests with no object read, half (256 MB) 89–92 %, which the ranges it keeps make possible: other
+ * selections of a hot page are composed without a read. Half of 512 MB peaks at ~454 MB under the flood below.
+ */
+const LAMBDA_MEMORY_SHARE = 0.5;
 /**
  * What the process needs besides the byte cache's weight: Node.js and the code (~60 MB), the young
  * generation that Lambda's heap flags let grow to 64 MB under load, the key cache and parse memo, requests in
  * flight, what the cache's entries weigh beyond their bytes, and malloc's fragmentation. Measured under a
  * flood of 20,000 distinct URLs with the heap flags of a 512 MB function (bench section 10): the process
- * peaked at the cache + 188–192 MB (220 MB with a 32 MB cache, 320 MB with 128 MB).
+ * peaked at the cache + 188–198 MB (220 MB with a 32 MB cache, 320 MB with 128 MB, 454 MB with 256 MB).
  */
 export const PROCESS_BESIDES_CACHE_MB = 192;
 /** Kept free on top of that: a longer flood, other data. */
@@ -172,10 +177,10 @@ const DEFAULT_MAX_MB = 64;
 
 /**
  * The byte cache's default size in bytes (`BYTE_CACHE_MB`, read by loadConfig, overrides it). On Lambda
- * (`AWS_LAMBDA_FUNCTION_MEMORY_SIZE`): a quarter of the function's memory, but never more than what the
- * memory leaves once the process's own 192 MB and 32 MB of headroom are set aside — 128 MB of a 512 MB
- * function (which then peaks at ~320 MB), 32 MB at 256 MB, none at 128 MB. Elsewhere 64 MB.
- * @example defaultByteCacheBytes({ AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '512' }) // → 134217728
+ * (`AWS_LAMBDA_FUNCTION_MEMORY_SIZE`): half the function's memory, but never more than what the memory leaves
+ * once the process's own 192 MB and 32 MB of headroom are set aside — 256 MB of a 512 MB function (which then
+ * peaks at ~454 MB), 160 MB at 384 MB, 32 MB at 256 MB, none at 128 MB. Elsewhere 64 MB.
+ * @example defaultByteCacheBytes({ AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '512' }) // → 268435456
  */
 export function defaultByteCacheBytes(env: Record<string, string | undefined>): number {
   const lambdaMb = Number(env.AWS_LAMBDA_FUNCTION_MEMORY_SIZE);

@@ -16,9 +16,19 @@ export class BoundedMemo<T> {
     let value = this.#values.get(key);
     if (value === undefined) {
       value = compute(key);
-      if (this.#values.size >= this.maxEntries) this.#values.clear();
-      this.#values.set(key, value);
+      this.set(key, value);
     }
     return value;
+  }
+
+  /** The value kept for `key`, if any: for callers that keep only some of the values they compute. */
+  peek(key: string): T | undefined {
+    return this.#values.get(key);
+  }
+
+  /** Keep `value` for `key`. */
+  set(key: string, value: T): void {
+    if (this.#values.size >= this.maxEntries) this.#values.clear();
+    this.#values.set(key, value);
   }
 }

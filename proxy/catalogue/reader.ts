@@ -54,8 +54,12 @@ export interface CatalogueOptions {
   cache?: ByteCache;
 }
 
-/** A composed answer, kept in the byte cache under what selects its bytes. */
+/**
+ * A composed answer, kept in the byte cache under what selects its bytes; shaped as the outcome it answers, so a
+ * held answer is returned as it is kept (no object per request).
+ */
 interface Composed {
+  ok: true;
   body: Buffer;
   etag: string;
 }
@@ -68,8 +72,14 @@ interface PlanFacts {
   /** The plan's key in the index, and the hash that places it in a shard ({@link shardHash}). */
   indexKey: string;
   indexHash: number;
-  /** A cursor page's state and ETag; `undefined` when its cursor is not valid for the plan. */
-  cursor?: { state: CursorState; etag: string } | undefined;
+  /** A cursor page's state, ETag and byte-cache key; `undefined` when its cursor is not valid for the plan. */
+  cursor?: { state: CursorState; etag: string; cacheKey: string } | undefined;
+  /**
+   * A first page's or a detail's byte-cache keys under the pointer it was last answered under: its shard's
+   * and its composed answer's. Kept as strings whose hash V8 has already worked out, so a hot answer builds
+   * and hashes no key.
+   */
+  held?: { pointer: Pointer; shardKey: string; answerKey: string } | undefined;
 }
 
 /** A parsed shard weighs more than its bytes: keys and entries become strings and arrays. */
@@ -122,12 +132,21 @@ export class Catalogue {
     const pointer = this.#pointer.fresh();
     if (!pointer) return undefined;
     const facts = this.#factsOf(plan);
-    const shard = this.#cache.hit<ParsedShard>(cacheKey.shard(shardIdOf(pointer, facts)));
+    const held = facts.held;
+    if (held?.pointer === pointer) {
+      // The shard is touched as before (it stays as recently used as the answers it names).
+      if (this.#cache.hit(held.shardKey) === undefined) return undefined;
+      const composed = this.#cache.hit<Composed>(held.answerKey);
+      return composed && answer(composed, ifNoneMatch);
+    }
+    const shardKey = cacheKey.shard(shardIdOf(pointer, facts));
+    const shard = this.#cache.hit<ParsedShard>(shardKey);
     if (!shard) return undefined;
     const resolved = this.#resolve(plan, pointer, entryIn(shard, facts.indexKey), ifNoneMatch);
     if ('outcome' in resolved) return resolved.outcome;
-    const composed =
-      resolved.cacheKey === undefined ? undefined : this.#cache.hit<Composed>(resolved.cacheKey);
+    if (resolved.cacheKey === undefined) return undefined;
+    facts.held = { pointer, shardKey, answerKey: resolved.cacheKey };
+    const composed = this.#cache.hit<Composed>(resolved.cacheKey);
     return composed && answer(composed, ifNoneMatch);
   }
 
@@ -140,7 +159,7 @@ export class Catalogue {
     if (resolved.cacheKey === undefined) {
       // Composed from bytes no digest vouches for (format 2): answered, never cached.
       const body = await resolved.compose();
-      return answer({ body, etag: etagOfBytes(body) }, ifNoneMatch);
+      return answer({ ok: true, body, etag: etagOfBytes(body) }, ifNoneMatch);
     }
     return answer(await this.#composed(resolved.cacheKey, resolved.compose), ifNoneMatch);
   }
@@ -182,7 +201,7 @@ export class Catalogue {
       };
     }
     // A filter that matches nothing has no object: the answer is the empty list.
-    if (!entry) return { outcome: answer({ body: EMPTY_LIST_BODY, etag: EMPTY_LIST_ETAG }, ifNoneMatch) };
+    if (!entry) return { outcome: answer(EMPTY_LIST, ifNoneMatch) };
     if (typeof entry === 'string')
       throw new DependencyError('objects', `index entry of ${plan.variant} is not a list`);
     const [objectId, , segment0End] = entry;
@@ -221,9 +240,9 @@ export class Catalogue {
     const matched = ifNoneMatch(etag);
     if (matched) return { ok: false, reason: 'not-modified', etag: matched };
     const verified = cursor.state.digest !== undefined;
-    const cached = verified ? this.#cache.get<Composed>(cacheKey.cursorPage(etag)) : undefined;
-    if (cached) return { ok: true, etag, body: cached.body };
-    return this.#composeLaterPage(plan, cursor.state, etag);
+    const cached = verified ? this.#cache.get<Composed>(cursor.cacheKey) : undefined;
+    if (cached) return cached;
+    return this.#composeLaterPage(plan, cursor.state, cursor);
   }
 
   /**
@@ -233,7 +252,11 @@ export class Catalogue {
    * is gone and not the current version's (collected after its version's retention period) tells the
    * consumer to start the walk again.
    */
-  async #composeLaterPage(plan: ListPlan, state: CursorState, etag: string): Promise<ReadOutcome> {
+  async #composeLaterPage(
+    plan: ListPlan,
+    state: CursorState,
+    { etag, cacheKey: key }: { etag: string; cacheKey: string },
+  ): Promise<ReadOutcome> {
     const range = [state.rangeStart, state.rangeEnd] as const;
     const bytes =
       state.digest === undefined
@@ -251,8 +274,9 @@ export class Catalogue {
       pairDigest: digest,
     };
     const body = originBytes(() => composeListPage(page, this.#cursorFor(plan)));
-    if (digest !== undefined) this.#cache.set(cacheKey.cursorPage(etag), { body, etag }, body.byteLength);
-    return { ok: true, etag, body };
+    const composed: Composed = { ok: true, body, etag };
+    if (digest !== undefined) this.#cache.set(key, composed, body.byteLength);
+    return composed;
   }
 
   /**
@@ -345,7 +369,7 @@ export class Catalogue {
   async #composed(key: string, compose: () => Promise<Buffer>): Promise<Composed> {
     const composed = await this.#cache.getOrLoad(key, async () => {
       const body = await compose();
-      return { value: { body, etag: etagOfBytes(body) }, weight: body.byteLength };
+      return { value: { ok: true, body, etag: etagOfBytes(body) } as Composed, weight: body.byteLength };
     });
     return composed!;
   }
@@ -357,7 +381,10 @@ export class Catalogue {
     facts = { indexKey, indexHash: shardHash(indexKey) };
     if (plan.kind === 'list' && plan.cursor !== undefined) {
       const state = decodeCursor(plan.cursor, plan.variant, this.#options.cursorSecret);
-      facts.cursor = state && { state, etag: this.#listEtag(state.objectId, state.offset, plan) };
+      if (state) {
+        const etag = this.#listEtag(state.objectId, state.offset, plan);
+        facts.cursor = { state, etag, cacheKey: cacheKey.cursorPage(etag) };
+      }
     }
     this.#facts.set(plan, facts);
     return facts;
@@ -388,7 +415,7 @@ export class Catalogue {
   }
 }
 
-const EMPTY_LIST_ETAG = etagOfBytes(EMPTY_LIST_BODY);
+const EMPTY_LIST: Composed = { ok: true, body: EMPTY_LIST_BODY, etag: etagOfBytes(EMPTY_LIST_BODY) };
 
 /** The answer while no pointer object exists: nothing has been published to the prefix. */
 function noCatalogue(): ReadRefusal {
@@ -430,9 +457,9 @@ function entryIn(shard: ParsedShard, key: string): IndexEntry | undefined {
 }
 
 /** An answer whose ETag is the hash of its bytes, or its 304 (the matcher knows which coding's tag matched). */
-function answer({ body, etag }: Composed, ifNoneMatch: IfNoneMatch): ReadOutcome {
-  const matched = ifNoneMatch(etag, body.byteLength);
-  return matched ? { ok: false, reason: 'not-modified', etag: matched } : { ok: true, etag, body };
+function answer(composed: Composed, ifNoneMatch: IfNoneMatch): ReadOutcome {
+  const matched = ifNoneMatch(composed.etag, composed.body.byteLength);
+  return matched ? { ok: false, reason: 'not-modified', etag: matched } : composed;
 }
 
 /** Objects named by the index are the builder's output: bytes that do not decode are an origin fault. */

@@ -85,28 +85,16 @@ export function callWithDeadline<T>(
   call: (signal: AbortSignal) => Promise<T>,
 ): Promise<T> {
   const { signal, waiting } = slotFor(timeoutMs);
+  let pending: Promise<T>;
+  try {
+    pending = Promise.resolve(call(signal));
+  } catch (error) {
+    pending = Promise.reject(error);
+  }
   return new Promise<T>((resolve, reject) => {
-    const fail = (error: unknown) =>
-      reject(
-        error instanceof DependencyError && error.dependency === dependency
-          ? error
-          : new DependencyError(
-              dependency,
-              `${dependency} call failed: ${(error as Error)?.message ?? error}`,
-              {
-                cause: error,
-              },
-            ),
-      );
     const onDeadline = () =>
-      fail(new DependencyError(dependency, `${dependency} call timed out after ${timeoutMs} ms`));
+      reject(new DependencyError(dependency, `${dependency} call timed out after ${timeoutMs} ms`));
     waiting.add(onDeadline);
-    let pending: Promise<T>;
-    try {
-      pending = Promise.resolve(call(signal));
-    } catch (error) {
-      pending = Promise.reject(error);
-    }
     pending.then(
       (value) => {
         waiting.delete(onDeadline);
@@ -114,8 +102,16 @@ export function callWithDeadline<T>(
       },
       (error: unknown) => {
         waiting.delete(onDeadline);
-        fail(error);
+        reject(dependencyFault(dependency, error));
       },
     );
+  });
+}
+
+/** A call's failure as a fault of `dependency` (kept when it already is one). */
+function dependencyFault(dependency: Dependency, error: unknown): DependencyError {
+  if (error instanceof DependencyError && error.dependency === dependency) return error;
+  return new DependencyError(dependency, `${dependency} call failed: ${(error as Error)?.message ?? error}`, {
+    cause: error,
   });
 }

@@ -3,15 +3,15 @@
  * method (405) → Authorization header (401) → configuration (503) → key lookup (503/401) → the answer itself
  * (404 route, 400, 404 resource, 304, 200 in the negotiated content coding, 503 origin) → metering (503/429).
  *
- * The answer is worked out before metering, and only sent once the meter admits it: a request the origin
- * could not serve is not counted (docs/api.md#rate-limits: 503s do not count), while a 429 still outranks a 404 or a 400.
+ * The answer is worked out first and sent only once the meter admits it; a 429 outranks a 404 or a 400, and a
+ * request the origin could not serve is not counted (docs/api.md#rate-limits: 503s do not count).
  *
- * Latency: the read and the metering write run one after the other. A warm container answers hot requests
- * from the byte cache without an object read, so they cost one DynamoDB round trip. Overlapping the two on a
- * cache miss would save about one S3 first byte minus nothing (~6 ms of ~22 ms with in-region latencies,
- * bench section 9), but a request metered before its read fails would then be counted unless a compensating
- * decrement succeeds — a second write, a double fault to alarm on, and spurious 429s at a window's edge while
- * the refund is pending. Not worth it while misses are rare.
+ * Latency: an answer the warm container holds (the byte cache) is there at once and then metered: one DynamoDB
+ * round trip. An answer that needs a read (a miss) is read and metered at the same time, and waits for both:
+ * one round trip, the slower of S3 and DynamoDB, instead of their sum. What is sent is what reading first and
+ * metering second would send: a 429 or the meter's 503 replace the answer, whose bytes are never sent; a read
+ * that fails is its 503, and its count, when the meter admitted it, is taken back (QuotaMeter.refund: one more
+ * write, on that path only); should that fail too, the 503 stays counted once and its log line says so.
  */
 import { DependencyError, errorText } from '../../store/errors.js';
 import { type KeyRecord, keyAccepted } from '../../tables/keys.js';
@@ -33,13 +33,12 @@ import {
   notModifiedResponse,
   okResponse,
   optionsResponse,
+  setRateLimitHeaders,
   withoutBody,
-  withRateLimitHeaders,
 } from '../http/responses.js';
-import { apiKeyHasher } from '../keys/hash.js';
+import { type Credentials, credentialsReader } from '../keys/hash.js';
 import { isoTime } from '../log/time.js';
 import type { MeterOutcome } from '../quota/interface.js';
-import { parseAuthorization } from '../request/auth.js';
 import { type ParseOutcome, requestParser } from '../request/plan.js';
 import { callWithDeadline, meteringDeadlineMs } from './deadline.js';
 import type {
@@ -61,7 +60,8 @@ interface Core {
   catalogue: Catalogue | undefined;
   byteCache: ByteCache;
   timeoutMs: number;
-  hashOf: (apiKey: string) => string;
+  /** The `Authorization` header's key hash (remembered for recent keys), or its refusal. */
+  credentialsOf: (header: string | undefined) => Credentials;
 }
 
 /** One request as the stages see it: what was asked, its id, and its time (the clock read once). */
@@ -84,8 +84,8 @@ interface Handled extends Settled {
   keyId: string | null;
 }
 
-/** The key a lookup found (`undefined`: none), or how the lookup failed. */
-type KeyLookup = { found: KeyRecord | undefined } | { failed: Settled };
+/** The key a lookup found (`null`: none), or how the lookup failed. */
+type KeyLookup = KeyRecord | null | { failed: Settled };
 
 /**
  * Build the request handler. It keeps the catalogue index in memory between requests.
@@ -135,7 +135,7 @@ function coreOf(deps: ProxyDependencies): Core {
       cache: byteCache,
     });
   const timeoutMs = config?.dependencyTimeoutMs ?? FALLBACK_TIMEOUT_MS;
-  return { deps, config, catalogue, byteCache, timeoutMs, hashOf: apiKeyHasher() };
+  return { deps, config, catalogue, byteCache, timeoutMs, credentialsOf: credentialsReader() };
 }
 
 /** The stages in the order their answers rank: method, Authorization, configuration, key, answer, metering. */
@@ -143,15 +143,14 @@ async function respond(core: Core, context: RequestContext): Promise<Handled> {
   const { request, parsed, requestId } = context;
   if (!parsed.ok && parsed.error.code === 'method_not_allowed')
     return { response: errorResponse(parsed.error, requestId), keyId: null };
-  const authorization = parseAuthorization(request.headers.authorization);
-  if (!authorization.ok) return { response: errorResponse(authorization.error, requestId), keyId: null };
+  const credentials = core.credentialsOf(request.headers.authorization);
+  if (!credentials.ok) return { response: errorResponse(credentials.error, requestId), keyId: null };
   if (!core.config || !core.catalogue) return { ...unconfigured(core.deps.config, requestId), keyId: null };
 
-  const lookup = lookUpKey(core, authorization.key, requestId);
+  const lookup = lookUpKey(core, credentials.keyHash, requestId);
   // A warm container knows most keys already: the lookup is there at once, no promise to wait for.
-  const looked = lookup instanceof Promise ? await lookup : lookup;
-  if ('failed' in looked) return { ...looked.failed, keyId: null };
-  const key = looked.found;
+  const key = lookup instanceof Promise ? await lookup : lookup;
+  if (key !== null && 'failed' in key) return { ...key.failed, keyId: null };
   // A known key is logged by its id even when refused (revoked, expired): the operator sees who still tries.
   const keyId = key ? key.keyId : null;
   if (!key || !keyAccepted(key, context.at.getTime()))
@@ -162,21 +161,26 @@ async function respond(core: Core, context: RequestContext): Promise<Handled> {
 
   const answering = answer(core, context);
   // A warm container's hot answer is there at once: no turn of the event loop spent waiting for it.
-  const answered = answering instanceof Promise ? await answering : answering;
-  if (answered.response.status === 503) return { ...answered, keyId };
-  const metered = await meter(core, key, answered.response, context);
-  return { response: metered.response, error: metered.error ?? answered.error, keyId };
+  if (!(answering instanceof Promise)) {
+    if (answering.response.status === 503) return { ...answering, keyId };
+    return admit(answering, await meter(core, key, context), requestId, keyId);
+  }
+  // The answer needs a read: the metering write runs beside it, one round trip instead of two, and the answer
+  // waits for both. Which one is sent is decided as if they had run one after the other.
+  const [answered, metered] = await Promise.all([answering, meter(core, key, context)]);
+  if (answered.response.status === 503)
+    return { ...(await uncount(core, key, answered, metered, context)), keyId };
+  return admit(answered, metered, requestId, keyId);
 }
 
-/** The key of this API key: from the warm container's cache at once, else looked up within the deadline. */
-function lookUpKey(core: Core, apiKey: string, requestId: string): KeyLookup | Promise<KeyLookup> {
+/** The key of this key hash: from the warm container's cache at once, else looked up within the deadline. */
+function lookUpKey(core: Core, keyHash: string, requestId: string): KeyLookup | Promise<KeyLookup> {
   const { keys } = core.deps;
-  const keyHash = core.hashOf(apiKey);
   // A warm container knows most keys already: no dependency call, no deadline to arm.
   const known = keys.known?.(keyHash);
-  if (known !== undefined) return { found: known ?? undefined };
+  if (known !== undefined) return known;
   return callWithDeadline('keys', core.timeoutMs, (signal) => keys.lookup(keyHash, { signal })).then(
-    (found) => ({ found }),
+    (found) => found ?? null,
     (error: unknown) => ({
       failed: {
         response: errorResponse(
@@ -234,30 +238,65 @@ function codedResponse(
   return okResponse(coded, codedEtag(etag, coding), requestId, coding);
 }
 
-/** Count the request at its time: the answer with the rate-limit headers, or the 429 or the 503 instead. */
-async function meter(
-  core: Core,
-  key: KeyRecord,
-  answered: ProxyResponse,
-  context: RequestContext,
-): Promise<Settled> {
-  const { requestId } = context;
-  let outcome: MeterOutcome;
-  try {
-    outcome = await callWithDeadline('quota', meteringDeadlineMs(core.timeoutMs), (signal) =>
-      core.deps.quota.meter(key, context.at, { signal }),
-    );
-  } catch (error) {
-    const refusal = apiError('quota_unavailable', 'Quota cannot be checked right now.');
-    return { response: errorResponse(refusal, requestId), error: describe(error) };
+/** What metering a request came to: the meter's outcome, or the 503 of a meter that failed. */
+type Metered = { outcome: MeterOutcome } | { failed: Settled };
+
+/** Count the request at its time; never rejects (a fault is the 503 it answers). */
+function meter(core: Core, key: KeyRecord, context: RequestContext): Promise<Metered> {
+  return callWithDeadline('quota', meteringDeadlineMs(core.timeoutMs), (signal) =>
+    core.deps.quota.meter(key, context.at, { signal }),
+  ).then(
+    (outcome) => ({ outcome }),
+    (error: unknown) => {
+      const refusal = apiError('quota_unavailable', 'Quota cannot be checked right now.');
+      return { failed: { response: errorResponse(refusal, context.requestId), error: describe(error) } };
+    },
+  );
+}
+
+/**
+ * The answer metering allows: the answer with the rate-limit headers when the request was admitted; else the
+ * 429 or the meter's 503 instead, and the answer's bytes are dropped unsent.
+ */
+function admit(answered: Settled, metered: Metered, requestId: string, keyId: string | null): Handled {
+  if ('failed' in metered) return { response: metered.failed.response, error: metered.failed.error, keyId };
+  const { outcome } = metered;
+  if (outcome.ok) {
+    return { response: setRateLimitHeaders(answered.response, outcome), error: answered.error, keyId };
   }
-  if (outcome.ok) return { response: withRateLimitHeaders(answered, outcome) };
   const which = outcome.reason === 'month' ? 'monthly' : 'per-minute';
   const refusal = errorResponse(
     apiError('rate_limit_exceeded', `The ${which} request quota of this key is used up.`),
     requestId,
   );
-  return { response: withRateLimitHeaders(refusal, outcome, outcome.retryAfterSeconds) };
+  return { response: setRateLimitHeaders(refusal, outcome, outcome.retryAfterSeconds), keyId };
+}
+
+/**
+ * A 503 of the read, metered at the same time: answered as if the read had come first, so not counted — an
+ * admitted request's count is taken back (refused and failed meters counted nothing, or at most once unseen).
+ * A refund that fails leaves the request counted once, and the log line says so.
+ */
+async function uncount(
+  core: Core,
+  key: KeyRecord,
+  answered: Settled,
+  metered: Metered,
+  context: RequestContext,
+): Promise<Settled> {
+  if (!('outcome' in metered) || !metered.outcome.ok) return answered;
+  const admission = metered.outcome;
+  try {
+    await callWithDeadline('quota', core.timeoutMs, (signal) =>
+      core.deps.quota.refund(key, context.at, admission, { signal }),
+    );
+    return answered;
+  } catch (error) {
+    return {
+      response: answered.response,
+      error: `${answered.error}; counted, refund failed: ${describe(error)}`,
+    };
+  }
 }
 
 /** The 503 of a configuration that is incomplete or could not be used, and what the log line says of it. */
@@ -284,7 +323,8 @@ function logLine(
   const line: RequestLogLine = {
     time: isoTime(context.at),
     request_id: context.requestId,
-    method: /^[A-Z]{1,16}$/.test(request.method) ? request.method : 'OTHER',
+    // A method the parser accepted is one of three; any other is logged only when it looks like one.
+    method: context.parsed.ok || /^[A-Z]{1,16}$/.test(request.method) ? request.method : 'OTHER',
     route: context.parsed.route,
     status: response.status,
     latency_ms: Math.round((performance.now() - started) * 10) / 10,

@@ -13,6 +13,9 @@
  * the request is answered `503 quota_unavailable`, counted at most once (once if its write landed unseen).
  * Cost: the item stays under 1 KB with a month of day counts (one WCU per write), the write's answer carries only what it
  * changed; one read only after a lost answer.
+ *
+ * A request metered while its object is read (proxy/core/handler.ts) whose read then fails is answered 503 and
+ * must not stay counted: {@link DynamoQuotaMeter.refund} takes its count back, one more write only on that path.
  */
 import { randomBytes, randomInt } from 'node:crypto';
 import type { UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
@@ -22,7 +25,7 @@ import type { KeyRecord, Limits } from '../../tables/keys.js';
 import { COUNTER_RETENTION_SECONDS, COUNTERS_SCHEMA } from '../../tables/schema.js';
 import { deadlineSignal } from '../core/deadline.js';
 import type { CounterTransport, Item } from './dynamo-transport.js';
-import type { MeterOutcome, QuotaMeter } from './interface.js';
+import type { Admission, MeterOutcome, QuotaMeter } from './interface.js';
 import { minuteWindowStart, nextMonthStart, retryAfterSeconds } from './windows.js';
 
 export interface DynamoQuotaMeterOptions {
@@ -225,7 +228,7 @@ export class DynamoQuotaMeter implements QuotaMeter {
     for (let writes = 1; writes <= MAX_WRITES && 'write' in step; writes++) {
       const outcome = await this.#write(request, step);
       if (outcome.ok) {
-        return { ok: true, ...rateLimitState(outcome.counters, minute, limits) };
+        return { ok: true, countedIn: step.minute, ...rateLimitState(outcome.counters, minute, limits) };
       }
       let state = outcome.state;
       if (state === 'unknown') {
@@ -242,6 +245,49 @@ export class DynamoQuotaMeter implements QuotaMeter {
     }
     if ('refuse' in step) return refuse(step.refuse, step.counters);
     throw new DependencyError('quota', 'quota counter did not settle');
+  }
+
+  /**
+   * Take back the count of a request this meter admitted at `now` (counted in the minute window `countedIn`):
+   * one conditional UpdateItem decrements the month's and the day's counts, and the minute's while the item's
+   * window is still the one the request was counted in; when a later window has opened since, the minute it was
+   * counted in is over and a second write decrements only the month and the day. Never below zero (the
+   * conditions), and each write is sent once (the transport never resends a write that may have landed): a
+   * refund whose answer is lost is not tried again, so the request is counted at most once, perhaps not at all.
+   * Throws DependencyError when the count could not be taken back, or may not have been.
+   */
+  async refund(
+    key: KeyRecord,
+    now: Date,
+    admission: Admission,
+    options: { signal?: AbortSignal } = {},
+  ): Promise<void> {
+    for (const window of ['counted', 'later'] as const) {
+      const input: UpdateItemCommandInput = {
+        TableName: this.#table,
+        Key: { [COUNTERS_SCHEMA.partitionKey]: { S: counterKey(key.keyId, now) } },
+        UpdateExpression:
+          window === 'counted'
+            ? 'SET month_count = month_count - :one, minute_count = minute_count - :one, #day = #day - :one'
+            : 'SET month_count = month_count - :one, #day = #day - :one',
+        ConditionExpression:
+          window === 'counted'
+            ? '#minute = :m AND minute_count >= :one AND month_count >= :one AND #day >= :one'
+            : '#minute <> :m AND month_count >= :one AND #day >= :one',
+        ExpressionAttributeNames: { '#minute': 'minute', '#day': dayAttribute(now) },
+        ExpressionAttributeValues: { ':one': { N: '1' }, ':m': { N: String(admission.countedIn) } },
+      };
+      let outcome: Awaited<ReturnType<CounterTransport['updateItem']>>;
+      try {
+        outcome = await this.#transport.updateItem(input, options.signal);
+      } catch (error) {
+        if (error instanceof DependencyError) throw error;
+        const name = (error as { name?: string }).name ?? 'error';
+        throw new DependencyError('quota', `quota refund failed (${name})`, { cause: error });
+      }
+      if (outcome.ok) return;
+    }
+    throw new DependencyError('quota', 'quota refund found no count to take back');
   }
 
   /**

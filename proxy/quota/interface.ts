@@ -13,12 +13,25 @@ export interface RateLimitState {
   reset: number;
 }
 
+/** What an admitted request's count was written as: enough to take it back ({@link QuotaMeter.refund}). */
+export interface Admission {
+  /** Unix seconds of the start of the minute window the request was counted in. */
+  countedIn: number;
+}
+
 /** Admitted (`ok`), or refused because the quota of the window named by `reason` is used up. */
 export type MeterOutcome =
-  | ({ ok: true } & RateLimitState)
+  | ({ ok: true } & Admission & RateLimitState)
   | ({ ok: false; reason: 'minute' | 'month'; retryAfterSeconds: number } & RateLimitState);
 
 export interface QuotaMeter {
   /** Count one request for `key` at `now` if both windows have room. Throws DependencyError on faults. */
   meter(key: KeyRecord, now: Date, options?: { signal?: AbortSignal }): Promise<MeterOutcome>;
+  /**
+   * Take back the count of a request `meter` admitted at `now` whose answer is not sent after all (its object
+   * read failed while it was metered: a 503 is not counted, docs/api.md#rate-limits). Sent once, never again:
+   * throws DependencyError when the count could not be taken back (or may not have been), and the request
+   * then stays counted, once.
+   */
+  refund(key: KeyRecord, now: Date, admission: Admission, options?: { signal?: AbortSignal }): Promise<void>;
 }

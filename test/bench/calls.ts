@@ -335,10 +335,14 @@ export async function benchCalls(stack: Stack, picks: Picks): Promise<SectionRes
       const cpu = row.cpuMs * ASSUMPTIONS.cpuSlowdown;
       const c = row.counts;
       const s3Reads = c.dataReads + c.pointerReads;
+      // The key lookup first; then an answer's object reads and the metering write at once, so the longer of
+      // the two (proxy/core/handler.ts; the meter's reads after a lost answer are part of the metering).
       const dependencyMs =
-        s3Reads * ASSUMPTIONS.s3GetMs +
-        c.counterWrites * ASSUMPTIONS.dynamoWriteMs +
-        (c.keyGets + c.counterReads) * ASSUMPTIONS.dynamoReadMs;
+        c.keyGets * ASSUMPTIONS.dynamoReadMs +
+        Math.max(
+          s3Reads * ASSUMPTIONS.s3GetMs,
+          c.counterWrites * ASSUMPTIONS.dynamoWriteMs + c.counterReads * ASSUMPTIONS.dynamoReadMs,
+        );
       const billedMs = Math.max(1, Math.ceil(cpu + dependencyMs));
       const lambda =
         PRICES.lambdaPerMillion +
@@ -424,7 +428,7 @@ export async function benchCalls(stack: Stack, picks: Picks): Promise<SectionRes
       '',
       '### Cost model per million requests',
       '',
-      `Billed Lambda duration = proxy CPU time + waits on dependencies, rounded up to the millisecond. CPU time: the "proxy CPU ms per request" above (median over the ${N} calls of this process's \`process.cpuUsage()\` around each call: the core plus the lean client's work for its S3 and DynamoDB calls — signing, serialising, parsing — but no HTTP server), × ${ASSUMPTIONS.cpuSlowdown.toFixed(2)} because a ${ASSUMPTIONS.lambdaMemoryMb} MB function gets ${ASSUMPTIONS.lambdaMemoryMb}/1769 of a vCPU (Graviton and this EPYC taken as equally fast per core). Dependency waits are assumptions (not measured here): S3 GET ${ASSUMPTIONS.s3GetMs} ms, DynamoDB UpdateItem ${ASSUMPTIONS.dynamoWriteMs} ms, GetItem ${ASSUMPTIONS.dynamoReadMs} ms (in-region p50s); the proxy makes them one after the other (object read, then meter). Memory ${ASSUMPTIONS.lambdaMemoryMb} MB (infra/props.ts default), arm64. Transfer: ${ASSUMPTIONS.acceptEncoding} response bytes + ${ASSUMPTIONS.extraHeaderBytes} B of edge headers. Logs: the request line and Lambda's platform lines at $${ASSUMPTIONS.logsPerGb} per GB ingested. Every request is one CloudFront HTTPS request and one viewer-request function invocation. Always-free allowances are monthly, not per million: they are applied in the month table below, not here.`,
+      `Billed Lambda duration = proxy CPU time + waits on dependencies, rounded up to the millisecond. CPU time: the "proxy CPU ms per request" above (median over the ${N} calls of this process's \`process.cpuUsage()\` around each call: the core plus the lean client's work for its S3 and DynamoDB calls — signing, serialising, parsing — but no HTTP server), × ${ASSUMPTIONS.cpuSlowdown.toFixed(2)} because a ${ASSUMPTIONS.lambdaMemoryMb} MB function gets ${ASSUMPTIONS.lambdaMemoryMb}/1769 of a vCPU (Graviton and this EPYC taken as equally fast per core). Dependency waits are assumptions (not measured here): S3 GET ${ASSUMPTIONS.s3GetMs} ms, DynamoDB UpdateItem ${ASSUMPTIONS.dynamoWriteMs} ms, GetItem ${ASSUMPTIONS.dynamoReadMs} ms (in-region p50s); a key lookup comes first, then an answer's object reads (one after the other) and the metering write at the same time, so the longer of the two counts (proxy/core/handler.ts). Memory ${ASSUMPTIONS.lambdaMemoryMb} MB (infra/props.ts default), arm64. Transfer: ${ASSUMPTIONS.acceptEncoding} response bytes + ${ASSUMPTIONS.extraHeaderBytes} B of edge headers. Logs: the request line and Lambda's platform lines at $${ASSUMPTIONS.logsPerGb} per GB ingested. Every request is one CloudFront HTTPS request and one viewer-request function invocation. Always-free allowances are monthly, not per million: they are applied in the month table below, not here.`,
       '',
       table(
         [

@@ -39,12 +39,14 @@ export interface ForkOptions {
   bundled?: boolean;
   env?: Record<string, string>;
   readyTimeoutMs?: number;
+  /** The bundle's file name under .work/bundles (default: the script's): two trees' scripts side by side. */
+  bundleName?: string;
 }
 
 /** Bundle `script` as infra/proxy-function.ts bundles the Lambda (ESM, everything inlined). */
-async function bundle(script: string): Promise<string> {
+async function bundle(script: string, name = basename(script, '.ts')): Promise<string> {
   const { build } = await import('esbuild');
-  const outfile = join(WORK, 'bundles', `${basename(script, '.ts')}.mjs`);
+  const outfile = join(WORK, 'bundles', `${name}.mjs`);
   await build({
     entryPoints: [script],
     outfile,
@@ -73,7 +75,7 @@ export async function forkServer(
   script: string,
   options: ForkOptions = {},
 ): Promise<ServerChild> {
-  const entry = options.bundled ? await bundle(script) : script;
+  const entry = options.bundled ? await bundle(script, options.bundleName) : script;
   const child = fork(entry, options.args ?? [], {
     cwd: REPO,
     execArgv: [

@@ -121,6 +121,7 @@ export async function benchCore(
 ): Promise<SectionResult> {
   let proxy: ServerChild | undefined;
   let bare: ServerChild | undefined;
+  let base: ServerChild | undefined;
   try {
     // Published by the CLI (an incremental publish: a no-op when the directory already holds this catalogue).
     progress('2. publishing the catalogue into a directory for the proxy core');
@@ -169,27 +170,45 @@ export async function benchCore(
       }
     }
 
+    if (settings.coreBase) {
+      progress(`2. starting the proxy core of ${settings.coreBase} beside it`);
+      base = await forkServer(
+        'proxy core (base)',
+        join(settings.coreBase, 'test/bench/servers/proxy-core.ts'),
+        {
+          args: [storeDir],
+          bundled: true,
+          bundleName: 'proxy-core-base',
+        },
+      );
+      for (const [i, entry] of mix.entries()) {
+        const reply = await get(Number(base.ready.port), entry.path, { ...AUTH, ...entry.headers });
+        if (reply.status !== entry.expect || reply.body.byteLength !== sizes[i]) {
+          throw new Error(`the base tree's proxy core does not answer ${entry.shown} as this one does`);
+        }
+      }
+    }
+
     const load = (p: number, seconds: number) =>
       runLoad({ port: p, requests: mix, seconds, connections: settings.connections, headers: AUTH });
     const loadAtStart = loadAverage();
-    if (settings.warmupSeconds > 0) {
-      progress(`2. warm-up (${settings.warmupSeconds} s each)`);
-      await load(port, settings.warmupSeconds);
-      await load(staticPort, settings.warmupSeconds);
-    }
     const proxyRuns: LoadResult[] = [];
     const staticRuns: LoadResult[] = [];
-    const cpu = new Map<ServerChild, number[]>([
-      [proxy, []],
-      [bare, []],
-    ]);
+    const baseRuns: LoadResult[] = [];
+    const servers: [ServerChild, number, LoadResult[]][] = [
+      [proxy, port, proxyRuns],
+      [bare, staticPort, staticRuns],
+    ];
+    if (base) servers.push([base, Number(base.ready.port), baseRuns]);
+    if (settings.warmupSeconds > 0) {
+      progress(`2. warm-up (${settings.warmupSeconds} s each)`);
+      for (const [, p] of servers) await load(p, settings.warmupSeconds);
+    }
+    const cpu = new Map<ServerChild, number[]>(servers.map(([child]) => [child, []]));
     for (let round = 0; round < settings.coreRounds; round++) {
       progress(`2. round ${round + 1}/${settings.coreRounds} (${settings.coreSeconds} s per server)`);
-      const order: [ServerChild, number, LoadResult[]][] = [
-        [proxy, port, proxyRuns],
-        [bare, staticPort, staticRuns],
-      ];
-      if (round % 2 === 1) order.reverse();
+      // Each server goes first in turn: a burst of the host's other work does not always fall on the same one.
+      const order = servers.map((_, i) => servers[(i + round) % servers.length]!);
       for (const [child, p, runs] of order) {
         const cpuBefore = await cpuMsOf(child);
         const result = await load(p, settings.coreSeconds);
@@ -210,6 +229,14 @@ export async function benchCore(
     const ok = share >= THROUGHPUT_SHARE && p99Factor <= P99_FACTOR;
     const proxyCpu = median(cpu.get(proxy)!);
     const staticCpu = median(cpu.get(bare)!);
+    const baseTable = base
+      ? baseRows(summarize(baseRuns), {
+          proxyRuns,
+          staticRuns,
+          baseRuns,
+          cpu: { proxy: proxyCpu, static: staticCpu, base: median(cpu.get(base)!) },
+        })
+      : '';
 
     let profile = '';
     if (settings.profile === 'always' || (settings.profile === 'auto' && !ok)) {
@@ -270,9 +297,12 @@ export async function benchCore(
       '',
       'Every round:',
       '',
+      baseTable,
+      '',
       roundsTable([
         ['proxy', a],
         ['static', b],
+        ...(base ? [['proxy (base)', summarize(baseRuns)] as [string, Rounds]] : []),
       ]),
       '',
       `Where the difference goes: the proxy core alone (the handler called in-process, no HTTP, ${fmt.int(iterations)} sequential calls per request after a warm-up; request id, request log line, key cache, in-memory quota and byte-cache hits included) costs on average **${fmt.int(meanCost)} µs of CPU per request** over the mix; the static server's whole HTTP exchange costs ${fmt.int(staticCpu * 1000)} µs. By category (mean µs per call): ${[
@@ -328,6 +358,53 @@ export async function benchCore(
   } finally {
     // The proxy core stays up for section 3's reference row; run.ts stops it.
     if (proxy) shared.coreProxy = proxy;
-    await stopAll([bare]);
+    await stopAll([bare, base]);
   }
+}
+
+/**
+ * The base tree's proxy core (BENCH_CORE_BASE) beside this one's: its figures, its ratio to the static server,
+ * and this tree's to it — each the median of the per-round ratios of servers that ran in the same rounds.
+ */
+function baseRows(
+  rounds: Rounds,
+  runs: {
+    proxyRuns: LoadResult[];
+    staticRuns: LoadResult[];
+    baseRuns: LoadResult[];
+    /** Median CPU ms per response of each server. */
+    cpu: { proxy: number; static: number; base: number };
+  },
+): string {
+  const { proxyRuns, staticRuns, baseRuns, cpu } = runs;
+  return [
+    `The base tree's proxy core (\`BENCH_CORE_BASE\`, bundled from its own \`test/bench/servers/proxy-core.ts\` over the same directory) ran in the same rounds, each server first in turn:`,
+    '',
+    table(
+      ['server', 'req/s (median)', 'p50 ms', 'p99 ms', 'server CPU µs per response'],
+      [
+        [
+          '(a′) proxy core, base tree',
+          fmt.int(rounds.rps),
+          fmt.ms(rounds.p50),
+          fmt.ms(rounds.p99),
+          fmt.int(cpu.base * 1000),
+        ],
+        [
+          "ratio (a′)/(b): the base tree's to static",
+          fmt.pct(pairedRatio(baseRuns, staticRuns, (r) => r.rps)),
+          fmt.x(pairedRatio(baseRuns, staticRuns, (r) => r.p50)),
+          fmt.x(pairedRatio(baseRuns, staticRuns, (r) => r.p99)),
+          fmt.x(cpu.base / cpu.static),
+        ],
+        [
+          'ratio (a)/(a′): this tree to the base tree',
+          fmt.x(pairedRatio(proxyRuns, baseRuns, (r) => r.rps)),
+          fmt.x(pairedRatio(proxyRuns, baseRuns, (r) => r.p50)),
+          fmt.x(pairedRatio(proxyRuns, baseRuns, (r) => r.p99)),
+          fmt.x(cpu.proxy / cpu.base),
+        ],
+      ],
+    ),
+  ].join('\n');
 }

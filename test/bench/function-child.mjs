@@ -4,9 +4,11 @@
 //
 //   node [V8 flags] test/bench/function-child.mjs cpu   <bundle> <requests.json> <rounds> <perRound>
 //   node [V8 flags] test/bench/function-child.mjs flood <bundle> <requests.json> <sampleEvery>
+//   node [V8 flags] test/bench/function-child.mjs misses <bundle> <plan.json>
 //
-// requests.json: [{ path, query, authorization }]. Prints one JSON line of results on stdout; the proxy's
-// own log lines go to a file (PROXY_LOG), not stdout.
+// requests.json: [{ path, query, authorization }]; plan.json (misses): { warm: [request], hot: request,
+// measured: [{ kind, ...request }] }, and BENCH_READS_URL the S3 stand-in's read count. Prints one JSON line of
+// results on stdout; the proxy's own log lines go to a file (PROXY_LOG), not stdout.
 import { openSync, readFileSync, writeSync } from 'node:fs';
 import { Writable } from 'node:stream';
 
@@ -58,6 +60,20 @@ async function invoke(request) {
   return status;
 }
 
+/** Object GETs the S3 stand-in has served (BENCH_READS_URL), read outside any timed request. */
+async function objectReads() {
+  const { get } = await import('node:http');
+  return new Promise((resolve, reject) => {
+    get(process.env.BENCH_READS_URL, (response) => {
+      let text = '';
+      response.on('data', (chunk) => {
+        text += chunk;
+      });
+      response.on('end', () => resolve(Number(text)));
+    }).on('error', reject);
+  });
+}
+
 const statuses = {};
 const count = (s) => {
   statuses[s] = (statuses[s] ?? 0) + 1;
@@ -100,5 +116,24 @@ if (mode === 'cpu') {
   const m = process.memoryUsage();
   const afterGc = { rss: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external };
   write(`${JSON.stringify({ samples, peakRss: peak, seconds, statuses, bytes, spaces, afterGc })}\n`);
+} else if (mode === 'misses') {
+  // One container: warmed (the pointer, every index shard, connections, the JIT), then each measured request
+  // once — a miss reads its object, a hit reads nothing — timed (wall and CPU) one at a time.
+  const { warm, hot, measured } = requests;
+  for (const request of warm) count(await invoke(request));
+  for (let i = 0; i < 200; i++) count(await invoke(hot));
+  const readsBefore = await objectReads();
+  const results = [];
+  for (const request of measured) {
+    const cpuBefore = process.cpuUsage();
+    const started = performance.now();
+    const answered = await invoke(request);
+    const ms = performance.now() - started;
+    const used = process.cpuUsage(cpuBefore);
+    count(answered);
+    results.push({ kind: request.kind, ms, cpuUs: used.user + used.system, status: answered });
+  }
+  const reads = (await objectReads()) - readsBefore;
+  write(`${JSON.stringify({ results, reads, statuses })}\n`);
 }
 process.exit(0);

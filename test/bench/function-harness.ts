@@ -19,6 +19,8 @@ import { BENCH_DIR, WORK } from './settings.js';
 export const BUCKET = 'bench-catalogue';
 export const TABLES = { keysTable: 'fn-keys', countersTable: 'fn-counters' };
 export const SECRET_ARN = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:cursor-AbCdEf';
+/** The cursor key the Secrets Manager stand-in holds. */
+export const STAND_IN_CURSOR_SECRET = 's'.repeat(64);
 export const RIC_VERSION = '4.0.2';
 /** The heap limits Lambda's Node.js runtime passes at 512 MB (its bootstrap: new space = memory / 10). */
 export const LAMBDA_512_FLAGS = ['--expose-gc', '--max-semi-space-size=25', '--max-old-space-size=461'];
@@ -41,11 +43,23 @@ export async function runtimeInterfaceClient(): Promise<string | undefined> {
   return existsSync(native) ? entry : undefined;
 }
 
-/** A loopback S3 that serves a published directory: GET with Range and If-None-Match, as the proxy reads. */
+/** Where the S3 stand-in answers how many object GETs it has served (not an S3 path: no bucket). */
+export const READS_PATH = '/__reads';
+
+/**
+ * A loopback S3 that serves a published directory: GET with Range and If-None-Match, as the proxy reads; and
+ * at {@link READS_PATH} the number of GETs it has served so far.
+ */
 export async function startS3StandIn(root: string): Promise<{ endpoint: string; close(): Promise<void> }> {
   const store = new DirectoryObjectStore(root);
+  let reads = 0;
   const server: Server = createServer(async (request, response) => {
     const path = decodeURIComponent((request.url ?? '/').split('?')[0]!);
+    if (path === READS_PATH) {
+      response.writeHead(200).end(String(reads));
+      return;
+    }
+    reads++;
     const key = path.slice(`/${BUCKET}/`.length);
     const range = /^bytes=(\d+)-(\d+)$/.exec(String(request.headers.range ?? ''));
     const ifNoneMatch = request.headers['if-none-match'];
@@ -78,7 +92,7 @@ export async function startSecretsStandIn(): Promise<{ endpoint: string; close()
     request.resume();
     request.on('end', () => {
       response.writeHead(200, { 'content-type': 'application/x-amz-json-1.1' });
-      response.end(JSON.stringify({ ARN: SECRET_ARN, Name: 'cursor', SecretString: 's'.repeat(64) }));
+      response.end(JSON.stringify({ ARN: SECRET_ARN, Name: 'cursor', SecretString: STAND_IN_CURSOR_SECRET }));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

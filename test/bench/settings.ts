@@ -54,6 +54,11 @@ export interface Settings {
   sections: Set<Section>;
   /** Keep the large build output and server data under .work after the run. */
   keep: boolean;
+  /**
+   * Another checkout of the project (BENCH_CORE_BASE): its proxy core runs beside this one in section 2, over
+   * the same catalogue, in the same alternating rounds — a change's before and after in one run.
+   */
+  coreBase: string | undefined;
   out: string;
 }
 
@@ -106,6 +111,7 @@ export function loadSettings(): Settings {
     profile: choice('BENCH_PROFILE', ['auto', 'always', 'never'], seconds >= 5 ? 'auto' : 'never'),
     sections,
     keep: process.env.BENCH_KEEP === '1',
+    coreBase: process.env.BENCH_CORE_BASE?.trim() || undefined,
     out: process.env.BENCH_OUT?.trim() || `${BENCH_DIR}RESULTS.md`,
   };
 }

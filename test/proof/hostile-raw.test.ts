@@ -12,7 +12,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHttpServer } from '../../proxy/adapters/http.js';
 import type { RequestLogLine } from '../../proxy/core/types.js';
-import type { MeterOutcome, QuotaMeter } from '../../proxy/quota/interface.js';
+import type { Admission, MeterOutcome, QuotaMeter } from '../../proxy/quota/interface.js';
 import { MemoryQuotaMeter } from '../../proxy/quota/memory.js';
 import { MemoryObjectStore } from '../../store/objects/memory.js';
 import type { KeyRecord } from '../../tables/keys.js';
@@ -21,7 +21,7 @@ import { snapshotArb } from '../oracle/arbitraries.js';
 import { envelopeProblem, errorCodeOf, PARTNER_KEY, putCatalogue, testProxy } from '../oracle/harness.js';
 import { type RawAnswer, rawHttpCases } from '../oracle/hostile.js';
 
-/** Counts the requests it admitted. */
+/** Counts the requests it admitted (and did not take back). */
 class CountingMeter implements QuotaMeter {
   readonly #inner = new MemoryQuotaMeter();
   admitted = 0;
@@ -30,6 +30,11 @@ class CountingMeter implements QuotaMeter {
     const result = await this.#inner.meter(key, now);
     if (result.ok) this.admitted++;
     return result;
+  }
+
+  async refund(key: KeyRecord, now: Date, admission: Admission): Promise<void> {
+    await this.#inner.refund(key, now, admission);
+    this.admitted--;
   }
 }
 

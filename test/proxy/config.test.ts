@@ -18,8 +18,8 @@ const MB = 2 ** 20;
 describe('BYTE_CACHE_MB', () => {
   it.each([
     [{}, 64 * MB],
-    [{ AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '512' }, 128 * MB],
-    [{ AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '1769' }, 442 * MB],
+    [{ AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '512' }, 256 * MB],
+    [{ AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '1769' }, 884 * MB],
     [{ BYTE_CACHE_MB: '32' }, 32 * MB],
     [{ BYTE_CACHE_MB: '0' }, 0],
     [{ BYTE_CACHE_MB: '16', AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '512' }, 16 * MB],
@@ -124,9 +124,10 @@ describe('the default byte cache leaves a small function room to live', () => {
   it.each([
     ['128', 0],
     ['256', 32 * MB],
-    ['384', 96 * MB],
-    ['512', 128 * MB],
-    ['10240', 2560 * MB],
+    ['384', 160 * MB],
+    ['512', 256 * MB],
+    ['1024', 512 * MB],
+    ['10240', 5120 * MB],
   ])('AWS_LAMBDA_FUNCTION_MEMORY_SIZE=%s → %i bytes', (memory, bytes) => {
     expect(loadConfig({ ...REQUIRED, AWS_LAMBDA_FUNCTION_MEMORY_SIZE: memory })).toMatchObject({
       ok: true,

@@ -123,12 +123,15 @@ describe('nothing published, configuration incomplete', () => {
 const failing = {
   throws: {
     keys: { lookup: () => Promise.reject(new DependencyError('keys', 'down')) } as KeyStore,
-    quota: { meter: () => Promise.reject(new Error('socket hang up')) } as QuotaMeter,
+    quota: {
+      meter: () => Promise.reject(new Error('socket hang up')),
+      refund: () => Promise.reject(new Error('socket hang up')),
+    } as QuotaMeter,
     objects: { get: () => Promise.reject(new DependencyError('objects', 'down')) } as ObjectStore,
   },
   hangs: {
     keys: { lookup: () => never() } as KeyStore,
-    quota: { meter: () => never() } as QuotaMeter,
+    quota: { meter: () => never(), refund: () => never() } as QuotaMeter,
     objects: { get: () => never() } as ObjectStore,
   },
   'rejects late': {
@@ -137,6 +140,7 @@ const failing = {
     } as KeyStore,
     quota: {
       meter: () => new Promise((_, reject) => setTimeout(() => reject(new Error('late')), 200)),
+      refund: () => new Promise((_, reject) => setTimeout(() => reject(new Error('late')), 200)),
     } as QuotaMeter,
     objects: {
       get: () => new Promise((_, reject) => setTimeout(() => reject(new Error('late')), 200)),

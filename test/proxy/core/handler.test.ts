@@ -593,6 +593,7 @@ describe('security', () => {
           metered.push(now);
           return stack.quota.meter(key, now);
         },
+        refund: (key, now, admission) => stack.quota.refund(key, now, admission),
       },
       log: (line) => logs.push(line),
     });

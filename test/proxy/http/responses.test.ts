@@ -1,10 +1,13 @@
-/** The responses' builders: what each adds, and that the ones named `with…` copy, leaving their input as it was. */
+/**
+ * The responses' builders: what each adds; `withoutBody` copies, leaving its input as it was, and
+ * `setRateLimitHeaders` dresses the answer it is given (one the core has just built for its request).
+ */
 import { describe, expect, it } from 'vitest';
 import {
   errorResponse,
   okResponse,
+  setRateLimitHeaders,
   withoutBody,
-  withRateLimitHeaders,
 } from '../../../proxy/http/responses.js';
 
 const STATE = {
@@ -15,20 +18,19 @@ const STATE = {
   reset: 1795000000,
 };
 
-describe('withRateLimitHeaders', () => {
-  it('adds the rate-limit headers after the answer’s own, to a copy', () => {
+describe('setRateLimitHeaders', () => {
+  it('adds the rate-limit headers after the answer’s own, to the answer itself', () => {
     const answer = okResponse(Buffer.from('{}'), '"e"', 'req_1');
-    const before = { ...answer, headers: { ...answer.headers } };
+    const own = Object.entries(answer.headers);
+    const body = answer.body;
 
-    const limited = withRateLimitHeaders(answer, STATE);
+    const limited = setRateLimitHeaders(answer, STATE);
 
-    expect(answer).toEqual(before);
-    expect(limited).not.toBe(answer);
-    expect(limited.headers).not.toBe(answer.headers);
-    expect(limited.body).toBe(answer.body);
+    expect(limited).toBe(answer);
+    expect(limited.body).toBe(body);
     expect(limited.status).toBe(200);
     expect(Object.entries(limited.headers)).toEqual([
-      ...Object.entries(answer.headers),
+      ...own,
       ['x-ratelimit-limit-month', '5000'],
       ['x-ratelimit-remaining-month', '4999'],
       ['x-ratelimit-limit-minute', '60'],
@@ -39,11 +41,18 @@ describe('withRateLimitHeaders', () => {
 
   it('adds Retry-After last when the meter refused the request', () => {
     const refusal = errorResponse({ code: 'rate_limit_exceeded', message: 'used up' }, 'req_2');
-    const limited = withRateLimitHeaders(refusal, { ...STATE, remainingMinute: 0 }, 17);
+    const limited = setRateLimitHeaders(refusal, { ...STATE, remainingMinute: 0 }, 17);
     expect(Object.keys(limited.headers).at(-1)).toBe('retry-after');
     expect(limited.headers['retry-after']).toBe('17');
     expect(limited.headers['x-ratelimit-remaining-minute']).toBe('0');
-    expect(refusal.headers['retry-after']).toBeUndefined();
+  });
+
+  it('each builder makes a new answer per call: dressing one leaves the next undressed', () => {
+    const first = okResponse(Buffer.from('{}'), '"e"', 'req_3');
+    setRateLimitHeaders(first, STATE);
+    const second = okResponse(Buffer.from('{}'), '"e"', 'req_4');
+    expect(second.headers['x-ratelimit-limit-month']).toBeUndefined();
+    expect(second.headers).not.toBe(first.headers);
   });
 });
 

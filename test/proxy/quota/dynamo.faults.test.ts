@@ -166,6 +166,45 @@ it('a write that did not land and lost its answer: 503, not counted, not sent ag
   expect((await counterItem(key))?.month_count?.N).toBe('1');
 });
 
+/** A refund's write (proxy/quota/dynamo.ts, `refund`): the one UpdateItem that decrements. */
+const isRefund = (body: Buffer) => body.toString().includes('month_count - :one');
+
+describe.each([
+  ['its answer lost after it landed (a reset)', 'reset-after' as FaultAction, '0'],
+  [
+    'answered 500 before it reached DynamoDB',
+    { status: 500, body: '{"__type":"com.amazonaws.dynamodb.v20120810#InternalServerError"}' } as FaultAction,
+    '1',
+  ],
+])('a refund (its read failed after the meter admitted it), %s', (_name, action, left) => {
+  it('fails as the quota dependency, is never sent again, and the request is counted at most once', async () => {
+    const meter = faultyMeter();
+    const key = keyRecord();
+    const now = new Date();
+    const admitted = await meterOnce(meter, key);
+    if (admitted instanceof DependencyError || !admitted.ok) throw new Error('not admitted');
+    const mark = faults.seen.length;
+    faults.setRule(({ headers, body }) =>
+      isUpdate(String(headers['x-amz-target'])) && isRefund(body) ? action : undefined,
+    );
+    let refunded: unknown;
+    try {
+      refunded = await callWithDeadline('quota', SHORT_TIMEOUT_MS, (signal) =>
+        meter.refund(key, now, admitted, { signal }),
+      ).catch((error: unknown) => error);
+    } finally {
+      faults.setRule(undefined);
+    }
+    expect(refunded).toMatchObject({
+      name: 'DependencyError',
+      message: expect.stringMatching(/^quota refund failed/),
+    });
+    // One write, not resent: it landed (the count is back to 0) or it did not (the request stays counted once).
+    expect(since(mark)).toEqual({ updates: 1, landed: left === '0' ? 1 : 0, gets: 0 });
+    expect((await counterItem(key))?.month_count?.N).toBe(left);
+  });
+});
+
 /**
  * 90 requests of one key at once, every third UpdateItem's answer lost after it landed, `meters` meters
  * sharing the requests in turn: the outcomes and what DynamoDB saw.

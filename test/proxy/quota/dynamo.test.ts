@@ -224,6 +224,7 @@ describe("DynamoQuotaMeter over the request path's client", () => {
 
       expect(next).toEqual({
         ok: true,
+        countedIn: Date.parse('2026-11-21T10:01:00Z') / 1000,
         limitMonth: 5000,
         remainingMonth: 5000 - 61,
         limitMinute: 60,
@@ -311,6 +312,58 @@ describe("DynamoQuotaMeter over the request path's client", () => {
         ok: false,
         reason: 'minute',
       });
+    });
+  });
+
+  describe('refund: an admitted count taken back (its read failed while it was metered)', () => {
+    /** The item's counts: month, minute (with its window) and the day's. */
+    async function counts(key: KeyRecord, day: string) {
+      const item = await counterItem(key, '2026-11');
+      return {
+        month: Number(item?.month_count?.N),
+        minute: Number(item?.minute_count?.N),
+        window: Number(item?.minute?.N),
+        day: Number(item?.[day]?.N),
+      };
+    }
+
+    it("takes back the month's, the minute's and the day's counts, in one write", async () => {
+      const key = keyRecord();
+      const counted = countTransportCalls(newTransport());
+      const refunding = new DynamoQuotaMeter({ transport: counted.transport, table: db.countersTable });
+      const now = at('2026-11-21T10:00:30Z');
+      await meterTimes(key, now, 3);
+      const admitted = await refunding.meter(key, now);
+      if (!admitted.ok) throw new Error('not admitted');
+      counted.calls.splice(0);
+      await refunding.refund(key, now, admitted);
+      expect(counted.calls).toEqual(['UpdateItem']);
+      expect(await counts(key, 'd21')).toEqual({ month: 3, minute: 3, window: admitted.countedIn, day: 3 });
+      // The room it gave back is there: 60 more this minute, not 59.
+      expect(admittedCount(await meterTimes(key, now, 60))).toBe(57);
+    });
+
+    it('after a later window opened: the month and the day only, never another minute', async () => {
+      const key = keyRecord();
+      const admitted = await meter.meter(key, at('2026-11-21T10:00:59Z'));
+      if (!admitted.ok) throw new Error('not admitted');
+      await meterTimes(key, at('2026-11-21T10:01:00Z'), 2);
+      await meter.refund(key, at('2026-11-21T10:00:59Z'), admitted);
+      const window = Date.parse('2026-11-21T10:01:00Z') / 1000;
+      expect(await counts(key, 'd21')).toEqual({ month: 2, minute: 2, window, day: 2 });
+    });
+
+    it('never below zero: a refund with no count to take back is refused, the item unchanged', async () => {
+      const key = keyRecord();
+      const now = at('2026-11-21T10:00:00Z');
+      const admitted = await meter.meter(key, now);
+      if (!admitted.ok) throw new Error('not admitted');
+      await meter.refund(key, now, admitted);
+      await expect(meter.refund(key, now, admitted)).rejects.toMatchObject({
+        name: 'DependencyError',
+        message: 'quota refund found no count to take back',
+      });
+      expect(await counts(key, 'd21')).toEqual({ month: 0, minute: 0, window: admitted.countedIn, day: 0 });
     });
   });
 
