@@ -7,8 +7,8 @@
  *   cli/ is the command kit of the CLIs (builder/cli.ts, admin/cli.ts, ops/smoke.ts): plumbing, it imports no side.
  *   ops/ checks a deployment from outside (npm run smoke): as a consumer and an operator would, never through
  *   the request path's or key administration's code.
- *   local/ and infra/ put the product together (infra/ imports only tables/schema.ts, to declare the tables
- *   once); client/ stands alone; nothing imports local/.
+ *   local/ and infra/ put the product together (infra/ imports only the pure names of tables/schema.ts and
+ *   store/upload-prefixes.ts, to declare each once); client/ stands alone; nothing imports local/.
  *
  * test/ may import anything.
  */
@@ -114,10 +114,13 @@ module.exports = {
     {
       name: 'infra-deploys-not-imports',
       comment:
-        'infra/ bundles proxy/lambda-entry.ts and admin/lambda.ts by path; importing product code would pull it into the CDK app. The one exception is the tables schema (pure names), so the tables are declared once.',
+        "infra/ bundles proxy/lambda-entry.ts and admin/lambda.ts by path; importing product code would pull it into the CDK app. The exceptions are pure names, so each is declared once: the tables schema and the bucket's upload folders.",
       severity: 'error',
       from: { path: '^infra/' },
-      to: { path: `${SIDES}|^(store|aws|cli|local|client)/|^tables/`, pathNot: '^tables/schema\\.ts$' },
+      to: {
+        path: `${SIDES}|^(store|aws|cli|local|client)/|^tables/`,
+        pathNot: '^(tables/schema|store/upload-prefixes)\\.ts$',
+      },
     },
     {
       name: 'client-stands-alone',

@@ -11,7 +11,6 @@
  * only the writes that are missing.
  */
 import {
-  FREE_TIER_LIMITS,
   generateApiKey,
   generateKeyId,
   hashApiKey,
@@ -24,7 +23,7 @@ import type { AdminTables, KeyGuard } from './dynamo.js';
 import { type AdminError, adminError, ContentionError } from './errors.js';
 import { type Idempotency, recordClaim, releaseClaim } from './idempotency.js';
 import { commitToLedger, type Replaces, rollForward, type Written, writeKey } from './ledger.js';
-import { limitsText } from './output.js';
+import { FREE_TIER_FIXED } from './output.js';
 import type { AdminSettings } from './settings.js';
 import { type KeyUsage, lastUsed, readUsage } from './usage.js';
 import type { ExpiryInput, IssueInput, LimitsInput, ListInput, RollInput } from './validate.js';
@@ -364,11 +363,9 @@ export async function setLimits(
   if (!found) return noKey(keyId);
   if (found.tier === 'free') {
     return fail(
-      adminError(
-        'invalid_request',
-        `Key ${keyId} is a free-tier key: its limits are fixed (${limitsText(FREE_TIER_LIMITS)}).`,
-        [{ field: 'tier', problem: 'free-tier limits are fixed: issue a partner key and revoke this one' }],
-      ),
+      adminError('invalid_request', `Key ${keyId} is a free-tier key: ${FREE_TIER_FIXED}.`, [
+        { field: 'tier', problem: `${FREE_TIER_FIXED}: issue a partner key and revoke this one` },
+      ]),
     );
   }
   const record = await ctx.tables.setKeyLimits(found.keyHash, { ...found.limits, ...input });

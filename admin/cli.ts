@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import type { LeanDynamo } from '../aws/dynamodb.js';
+import { DEFAULT_REGION } from '../aws/env.js';
 import { awsRegion, dynamoClient, leanDynamo } from '../aws/sdk.js';
 import {
   checkOptionsApply,
@@ -16,9 +17,9 @@ import {
 } from '../cli/kit.js';
 import { DependencyError, errorMessage } from '../store/errors.js';
 import {
-  FREE_TIER_LIMITS,
   holdsKey,
   type Item,
+  KEY_CACHE_DEFAULTS,
   type KeyRecord,
   type Limits,
   type Tier,
@@ -26,11 +27,27 @@ import {
 import * as actions from './actions.js';
 import { AdminTableError, AdminTables, sortKeys } from './dynamo.js';
 import { type AdminError, ConfigurationError } from './errors.js';
-import { fieldLines, isoSeconds, keyFields, keyTable, limitsText, shownKey } from './output.js';
-import { type AdminSettings, adminSettings, partnerDefaults } from './settings.js';
+import {
+  FREE_TIER_FIXED,
+  fieldLines,
+  isoSeconds,
+  keyFields,
+  keyTable,
+  limitsText,
+  shownKey,
+} from './output.js';
+import {
+  type AdminSettings,
+  adminSettings,
+  DEFAULT_DEADLINE_MS,
+  DEFAULT_MAX_KEYS_PER_OWNER,
+  PARTNER_DEFAULT_LIMITS,
+  partnerDefaults,
+} from './settings.js';
 import { createTables } from './tables.js';
 import { lastUsed, lastUseSince } from './usage.js';
 import {
+  BOUNDS,
   checkOwner,
   KEY_PROBLEM,
   type Parsed,
@@ -38,6 +55,7 @@ import {
   parseInstant,
   parseIssue,
   parseRoll,
+  ROLL_GRACE_DEFAULT_HOURS,
 } from './validate.js';
 
 /** The help's lines before the commands' and after them: every command brings its own (`COMMANDS`). */
@@ -59,10 +77,11 @@ Options:
 Environment:
   KEYS_TABLE, COUNTERS_TABLE   table names (required)
   DYNAMODB_ENDPOINT            e.g. http://127.0.0.1:8000 for a local server; AWS when unset
-  AWS_REGION                   AWS region (default us-east-1)
-  PARTNER_LIMIT_MINUTE, PARTNER_LIMIT_MONTH   partner defaults (600, 1000000)
-  ADMIN_MAX_KEYS_PER_OWNER     usable keys an owner may hold (10)
-  KEY_CACHE_TTL_MS, KEY_NEGATIVE_CACHE_TTL_MS the proxy's key cache (30000, 10000), for the
+  AWS_REGION                   AWS region (default ${DEFAULT_REGION})
+  PARTNER_LIMIT_MINUTE, PARTNER_LIMIT_MONTH   partner defaults (${PARTNER_DEFAULT_LIMITS.minute}, ${PARTNER_DEFAULT_LIMITS.month})
+  ADMIN_MAX_KEYS_PER_OWNER     usable keys an owner may hold (${DEFAULT_MAX_KEYS_PER_OWNER})
+  ADMIN_DEADLINE_MS            how long one call may take (${DEFAULT_DEADLINE_MS})
+  KEY_CACHE_TTL_MS, KEY_NEGATIVE_CACHE_TTL_MS the proxy's key cache (${KEY_CACHE_DEFAULTS.ttlMs}, ${KEY_CACHE_DEFAULTS.negativeTtlMs}), for the
                                               "takes effect by" times; set them as the stack does
 `;
 
@@ -250,7 +269,7 @@ function issueBody({ options, env, now }: Given): Record<string, unknown> & { ow
   const limits = limitOptions(options);
   const limited = limits.minute !== undefined || limits.month !== undefined;
   if (options.tier === 'free' && limited) {
-    throw new UsageError(`free-tier limits are fixed (${limitsText(FREE_TIER_LIMITS)}); use --tier partner`);
+    throw new UsageError(`${FREE_TIER_FIXED}; use --tier partner`);
   }
   const expires = options.expires === undefined ? undefined : parseWhen('--expires', options.expires, now);
   if (expires && expires <= now) throw new UsageError('--expires must be in the future');
@@ -272,8 +291,8 @@ const issueCommand: KeysCommand = {
   help: `  issue --tier free|partner [--owner ID] [--label L] [--minute N --month N] [--expires WHEN]
                      Issue a key. Prints the key ONCE, and its key id. --owner: the application's
                      user or organisation id (counted against ADMIN_MAX_KEYS_PER_OWNER).
-                     --minute/--month set partner limits (defaults 600 and 1000000,
-                     or PARTNER_LIMIT_MINUTE / PARTNER_LIMIT_MONTH); free-tier limits are fixed.
+                     --minute/--month set partner limits (defaults ${PARTNER_DEFAULT_LIMITS.minute} and ${PARTNER_DEFAULT_LIMITS.month},
+                     or PARTNER_LIMIT_MINUTE / PARTNER_LIMIT_MONTH); ${FREE_TIER_FIXED}.
 `,
   options: ['tier', 'owner', 'label', 'minute', 'month', 'expires'],
   args: [],
@@ -358,7 +377,7 @@ const listCommand: KeysCommand = {
 
 const revokeCommand: KeysCommand = {
   help: `  revoke <key id>    Revoke a key. Says by when every proxy container refuses it
-                     (KEY_CACHE_TTL_MS, default 30 s).
+                     (KEY_CACHE_TTL_MS, default ${KEY_CACHE_DEFAULTS.ttlMs / 1000} s).
 `,
   options: [],
   args: ['key id'],
@@ -415,7 +434,7 @@ const enableCommand: KeysCommand = {
 
 const limitsCommand: KeysCommand = {
   help: `  limits <key id> [--minute N] [--month N]
-                     Change a partner key's limits (free-tier limits are fixed).
+                     Change a partner key's limits (${FREE_TIER_FIXED}).
 `,
   options: ['minute', 'month'],
   args: ['key id'],
@@ -427,7 +446,7 @@ const limitsCommand: KeysCommand = {
       const outcome = await actions.setLimits(ctx, keyId, limits);
       if (!outcome.ok && outcome.error.code === 'invalid_request') {
         io.err(
-          `${keyId} is a free-tier key: its limits are fixed (${limitsText(FREE_TIER_LIMITS)}); ` +
+          `${keyId} is a free-tier key: ${FREE_TIER_FIXED}; ` +
             'issue a partner key (issue --tier partner --minute N --month N) and revoke this one',
         );
         return 2;
@@ -483,7 +502,7 @@ const expireCommand: KeysCommand = {
 const rollCommand: KeysCommand = {
   help: `  roll <key id> [--old-expires WHEN]
                      A new key for the same owner, tier, limits and label; the old key expires
-                     at WHEN (default 24h, at most 30d). Prints the new key ONCE.
+                     at WHEN (default ${ROLL_GRACE_DEFAULT_HOURS}h, at most ${BOUNDS.rollGraceDays}d). Prints the new key ONCE.
 `,
   options: ['old-expires'],
   args: ['key id'],
@@ -691,7 +710,7 @@ async function run(argv: string[], env: Env, io: Io, now: Date): Promise<number>
 /** Exit code for an error: 2 for what the operator typed or configured, 1 for faults. */
 function report(error: unknown, err: (text: string) => void): number {
   if (isUsageError(error) || error instanceof ConfigurationError) {
-    err(`error: ${(error as Error).message}\n(run with --help for usage)`);
+    err(`error: ${errorMessage(error)}\n(run with --help for usage)`);
     return 2;
   }
   if (error instanceof DependencyError) {

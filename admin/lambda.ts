@@ -7,8 +7,9 @@
 import { LeanDynamo } from '../aws/dynamodb.js';
 import { awsRegion, endpointSetting, roleCredentials } from '../aws/env.js';
 import { errorMessage } from '../store/errors.js';
+import { newRequestId } from '../store/request-id.js';
 import { AdminTables } from './dynamo.js';
-import { createAdminHandler, newRequestId } from './http/handler.js';
+import { createAdminHandler } from './http/handler.js';
 import { type FunctionUrlEvent, type FunctionUrlResult, requestOf, resultOf } from './http/lambda.js';
 import { adminSettings } from './settings.js';
 

@@ -4,7 +4,7 @@
  * (`key_id`, `limit_minute`) spell them. Never the key, never its hash. The CLI's text uses the same names as
  * labels and column headers. Pure: records in, plain objects or text out.
  */
-import { type KeyRecord, keyExpired, type Limits } from '../tables/keys.js';
+import { FREE_TIER_LIMITS, type KeyRecord, keyExpired, type Limits } from '../tables/keys.js';
 
 /** A key as shown (never the hash); `last_used` only where it was read. */
 export interface ShownKey {
@@ -50,6 +50,12 @@ export function shownKey(record: KeyRecord, now: Date, lastUsed?: string | null)
  * @example limitsText({ minute: 60, month: 5000 }) // → '60/minute, 5000/month'
  */
 export const limitsText = (limits: Limits) => `${limits.minute}/minute, ${limits.month}/month`;
+
+/**
+ * The free tier's rule, worded once for the API's refusals, the CLI's and its help.
+ * @example FREE_TIER_FIXED // → 'free-tier limits are fixed (60/minute, 5000/month)'
+ */
+export const FREE_TIER_FIXED = `free-tier limits are fixed (${limitsText(FREE_TIER_LIMITS)})`;
 
 /**
  * A time to the second, UTC.

@@ -2,6 +2,7 @@
  * The settings of key administration, read once from the environment by the admin function, `npm start` and
  * `npm run keys`; a malformed value throws a ConfigurationError naming the variable.
  */
+import { type IntegerRule, integerSetting } from '../aws/env.js';
 import { KEY_CACHE_DEFAULTS, KEY_CACHE_MAX_MS, type Limits } from '../tables/keys.js';
 import type { TableNames } from '../tables/schema.js';
 import { ConfigurationError } from './errors.js';
@@ -22,7 +23,11 @@ export const DEFAULT_MAX_KEYS_PER_OWNER = 10;
  * meets a roll-forward of its own work.
  */
 export const DEFAULT_DEADLINE_MS = 8_000;
-const MAX_DEADLINE_MS = 20_000;
+const DEADLINE_MS = { min: 100, max: 20_000 };
+
+/** The bounds of ADMIN_MAX_KEYS_PER_OWNER, and of a partner default limit. */
+const MAX_KEYS_PER_OWNER = { min: 1, max: 100 };
+const LIMIT = { min: 1, max: Number.MAX_SAFE_INTEGER };
 
 export interface AdminSettings extends TableNames {
   /** Usable (active, unexpired) keys an owner may hold; a roll may hold one more until the old key expires. */
@@ -35,14 +40,11 @@ export interface AdminSettings extends TableNames {
   deadlineMs: number;
 }
 
-function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
-  const raw = env[name]?.trim();
-  if (!raw) return fallback;
-  const value = Number(raw);
-  if (!/^(0|[1-9][0-9]*)$/.test(raw) || value < min || value > max) {
-    throw new ConfigurationError(`${name} must be an integer from ${min} to ${max}`);
-  }
-  return value;
+/** An integer setting by the one rule of every setting (aws/env.ts); a ConfigurationError naming it if malformed. */
+function integer(env: Env, name: string, rule: IntegerRule): number {
+  const read = integerSetting(env, name, rule);
+  if (!read.ok) throw new ConfigurationError(read.problem);
+  return read.value;
 }
 
 /**
@@ -51,21 +53,19 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
  */
 export function partnerDefaults(env: Env = process.env): Limits {
   return {
-    minute: integer(env, 'PARTNER_LIMIT_MINUTE', PARTNER_DEFAULT_LIMITS.minute, 1, Number.MAX_SAFE_INTEGER),
-    month: integer(env, 'PARTNER_LIMIT_MONTH', PARTNER_DEFAULT_LIMITS.month, 1, Number.MAX_SAFE_INTEGER),
+    minute: integer(env, 'PARTNER_LIMIT_MINUTE', { fallback: PARTNER_DEFAULT_LIMITS.minute, ...LIMIT }),
+    month: integer(env, 'PARTNER_LIMIT_MONTH', { fallback: PARTNER_DEFAULT_LIMITS.month, ...LIMIT }),
   };
 }
 
 /** How long the proxy's containers may go on with what they cached: `{ ttlMs, negativeTtlMs }`. */
 export function cacheBounds(env: Env): { keyCacheTtlMs: number; negativeTtlMs: number } {
-  const keyCacheTtlMs = integer(env, 'KEY_CACHE_TTL_MS', KEY_CACHE_DEFAULTS.ttlMs, 0, KEY_CACHE_MAX_MS);
-  const negative = integer(
-    env,
-    'KEY_NEGATIVE_CACHE_TTL_MS',
-    KEY_CACHE_DEFAULTS.negativeTtlMs,
-    0,
-    KEY_CACHE_MAX_MS,
-  );
+  const ttl = { min: 0, max: KEY_CACHE_MAX_MS };
+  const keyCacheTtlMs = integer(env, 'KEY_CACHE_TTL_MS', { fallback: KEY_CACHE_DEFAULTS.ttlMs, ...ttl });
+  const negative = integer(env, 'KEY_NEGATIVE_CACHE_TTL_MS', {
+    fallback: KEY_CACHE_DEFAULTS.negativeTtlMs,
+    ...ttl,
+  });
   return { keyCacheTtlMs, negativeTtlMs: Math.min(keyCacheTtlMs, negative) };
 }
 
@@ -82,9 +82,12 @@ export function adminSettings(env: Env): AdminSettings {
   return {
     keysTable: required('KEYS_TABLE'),
     countersTable: required('COUNTERS_TABLE'),
-    maxKeysPerOwner: integer(env, 'ADMIN_MAX_KEYS_PER_OWNER', DEFAULT_MAX_KEYS_PER_OWNER, 1, 100),
+    maxKeysPerOwner: integer(env, 'ADMIN_MAX_KEYS_PER_OWNER', {
+      fallback: DEFAULT_MAX_KEYS_PER_OWNER,
+      ...MAX_KEYS_PER_OWNER,
+    }),
     partnerDefaults: partnerDefaults(env),
     ...cacheBounds(env),
-    deadlineMs: integer(env, 'ADMIN_DEADLINE_MS', DEFAULT_DEADLINE_MS, 100, MAX_DEADLINE_MS),
+    deadlineMs: integer(env, 'ADMIN_DEADLINE_MS', { fallback: DEFAULT_DEADLINE_MS, ...DEADLINE_MS }),
   };
 }

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { FREE_TIER_LIMITS, holdsKey, KEY_ID_PATTERN, type Limits, TIERS, type Tier } from '../tables/keys.js';
 import type { FieldProblem } from './errors.js';
-import { limitsText } from './output.js';
+import { FREE_TIER_FIXED } from './output.js';
 
 export const BOUNDS = {
   ownerLength: 128,
@@ -32,7 +32,8 @@ export const OWNER_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:@+=|-]*$/;
 /** Printable ASCII, as Stripe's and the IETF draft's Idempotency-Key. */
 const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]+$/;
 
-const DAY_MS = 86_400_000;
+const HOUR_MS = 3_600_000;
+const DAY_MS = 24 * HOUR_MS;
 
 /** Why something shaped like a key is refused where it does not belong. */
 export const KEY_PROBLEM =
@@ -234,10 +235,7 @@ export function parseIssue(
         tier === 'free' &&
         ((given.minute ?? fixed.minute) !== fixed.minute || (given.month ?? fixed.month) !== fixed.month)
       ) {
-        problems.add(
-          'limits',
-          `free-tier limits are fixed (${limitsText(FREE_TIER_LIMITS)}): issue a partner key`,
-        );
+        problems.add('limits', `${FREE_TIER_FIXED}: issue a partner key`);
       }
     }
   }
@@ -257,13 +255,16 @@ export function parseIssue(
   }));
 }
 
-/** `POST /v1/keys/{key_id}/roll`: `{ old_key_expires? }`, by default 24 hours from now. */
+/** How long the key a roll replaces goes on when the roll does not say. */
+export const ROLL_GRACE_DEFAULT_HOURS = 24;
+
+/** `POST /v1/keys/{key_id}/roll`: `{ old_key_expires? }`, by default {@link ROLL_GRACE_DEFAULT_HOURS} from now. */
 export function parseRoll(body: unknown, now: Date): Parsed<RollInput> {
   const problems = new Problems();
   const input = objectOf(body, ['old_key_expires'], problems);
   const at =
     input.old_key_expires === undefined
-      ? new Date(now.getTime() + DAY_MS)
+      ? new Date(now.getTime() + ROLL_GRACE_DEFAULT_HOURS * HOUR_MS)
       : checkFuture(input.old_key_expires, 'old_key_expires', now, BOUNDS.rollGraceDays, problems);
   return result(problems, () => ({ oldKeyExpires: at! }));
 }

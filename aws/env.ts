@@ -108,3 +108,32 @@ export function roleCredentials(endpoint: string | undefined): () => AwsCredenti
     return credentials;
   };
 }
+
+/** An integer setting's bounds, and its value when the variable is unset or blank. */
+export interface IntegerRule {
+  fallback: number;
+  min: number;
+  max: number;
+}
+
+/**
+ * An integer setting from the environment, by the one rule of every process that reads one (the proxy, the
+ * admin function and CLI, the upload builder, `npm start`): unset or blank is `fallback`; otherwise canonical
+ * decimal digits (no sign, fraction, exponent or leading zero) within `min`…`max`, else a problem naming the
+ * variable, which the caller reports as it reports its other settings.
+ * @example integerSetting({ POINTER_TTL_MS: '500' }, 'POINTER_TTL_MS', { fallback: 5000, min: 0, max: 3600000 }) // → { ok: true, value: 500 }
+ * @example integerSetting({ PORT: '08' }, 'PORT', { fallback: 8787, min: 0, max: 65535 }) // → { ok: false, problem: 'PORT must be an integer between 0 and 65535' }
+ */
+export function integerSetting(
+  env: Env,
+  name: string,
+  rule: IntegerRule,
+): { ok: true; value: number } | { ok: false; problem: string } {
+  const raw = env[name]?.trim();
+  if (!raw) return { ok: true, value: rule.fallback };
+  const value = Number(raw);
+  if (!/^(0|[1-9][0-9]*)$/.test(raw) || value < rule.min || value > rule.max) {
+    return { ok: false, problem: `${name} must be an integer between ${rule.min} and ${rule.max}` };
+  }
+  return { ok: true, value };
+}

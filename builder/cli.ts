@@ -13,6 +13,8 @@ import {
   UsageError,
 } from '../cli/kit.js';
 import packageJson from '../package.json' with { type: 'json' };
+import { errorMessage, errorWithCause } from '../store/errors.js';
+import { UPLOAD_PREFIXES } from '../store/upload-prefixes.js';
 import { EXIT, whoAmI } from './exit.js';
 import { type CommandHelp, helpText } from './help.js';
 import { impossibility, PublishBusyError } from './publish/lock.js';
@@ -129,7 +131,7 @@ async function openOut(values: Values): Promise<PublishTarget> {
   try {
     return await openTarget(out, values.endpoint as string | undefined);
   } catch (error) {
-    throw new UsageError((error as Error).message);
+    throw new UsageError(errorMessage(error));
   }
 }
 
@@ -197,13 +199,12 @@ async function build(values: Values, repair: boolean, options: CommandOptions): 
       );
       return EXIT.busy;
     }
-    const cause = error.cause as Error | undefined;
     const { advice } = explainPublishFailure(error, {
       description: target.description,
       endpoint: values.endpoint as string | undefined,
     });
     process.stderr.write(
-      `publish failed: ${error.message}${cause?.message ? ` (${cause.message})` : ''}; ` +
+      `publish failed: ${errorWithCause(error)}; ` +
         `target: ${target.location}\n` +
         `${await liveAfterFailure(target, error)}; ${advice}\n`,
     );
@@ -253,15 +254,13 @@ function onTarget(
     try {
       return await act(target, values);
     } catch (error) {
-      const cause = (error as Error).cause as Error | undefined;
       const { advice } = explainPublishFailure(error, {
         description: target.description,
         endpoint: values.endpoint as string | undefined,
         again: `run ${name} again`,
       });
       process.stderr.write(
-        `${name} failed: ${(error as Error).message}${cause?.message ? ` (${cause.message})` : ''}; ` +
-          `target: ${target.location}\n${advice}\n`,
+        `${name} failed: ${errorWithCause(error)}; ` + `target: ${target.location}\n${advice}\n`,
       );
       return EXIT.publishFailed;
     } finally {
@@ -348,7 +347,7 @@ const COMMANDS: Record<string, BuilderCommand> = {
 `,
     summary: `  upload     Publish by upload: pack the snapshot folder (or take a .tar.gz), check it as the builder
              will (every problem; nothing is uploaded when it is invalid), upload it to the stack's
-             incoming/ (--out s3://BUCKET, with the AWS credentials of the environment: the stack's
+             ${UPLOAD_PREFIXES.incomingPrefix} (--out s3://BUCKET, with the AWS credentials of the environment: the stack's
              upload policy suffices) or, with no --out, to this checkout's npm start; then wait for the
              builder's report and say the outcome, the version, what changed and how long it took.
 `,
@@ -434,7 +433,7 @@ export async function main(argv: readonly string[], options: CommandOptions = {}
     return await wanted.run(values, options, positionals[1]);
   } catch (error) {
     if (!isUsageError(error)) throw error;
-    process.stderr.write(`${(error as Error).message}\nrun with --help for usage\n`);
+    process.stderr.write(`${errorMessage(error)}\nrun with --help for usage\n`);
     return EXIT.usage;
   }
 }

@@ -2,6 +2,7 @@
  * What `npm run catalogue -- --help` prints (builder/cli.ts): the usage line and summary each command brings
  * (its entry of the command table) between the lines below, then every option and exit code.
  */
+import { UPLOAD_PREFIXES } from '../store/upload-prefixes.js';
 
 /** A command's part of the help: its usage line(s) and its lines under "Commands:" (either may be empty). */
 export interface CommandHelp {
@@ -47,12 +48,12 @@ Options of versions, rollback and unlock: --out TARGET and --endpoint URL as for
   --force              (unlock) break a lock that looks live
 
 Options of upload (the snapshot folder or .tar.gz is its argument):
-  --out s3://BUCKET    the stack's bucket (or its UploadUri output, s3://BUCKET/incoming/); credentials from
+  --out s3://BUCKET    the stack's bucket (or its UploadUri output, s3://BUCKET/${UPLOAD_PREFIXES.incomingPrefix}); credentials from
                        the AWS environment: the stack's upload policy (UploadPolicyArn) suffices. Without
                        --out: the npm start of this checkout's data directory (CATALOGUE_LOCAL_DIR, default
                        .local/), its local S3 and credentials, nothing to set
   --endpoint URL       an S3-compatible endpoint for --out
-  --name NAME          the upload's name under incoming/ (letters, digits, ".", "_", "-"; default: the UTC time
+  --name NAME          the upload's name under ${UPLOAD_PREFIXES.incomingPrefix} (letters, digits, ".", "_", "-"; default: the UTC time
                        to the millisecond and the snapshot digest, so that a later upload sorts after)
   --wait DUR           how long to wait for the builder's report (default 15m; units as --retention)
   --json               print the outcome as one JSON object (outcome, exit_code, version, problems, seconds,

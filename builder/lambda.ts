@@ -18,11 +18,14 @@ import {
   awsRegion,
   endpointSetting,
   environmentCredentials,
+  integerSetting,
   isLoopback,
   LOOPBACK_CREDENTIALS,
 } from '../aws/env.js';
 import { s3Client } from '../aws/sdk.js';
+import { errorMessage } from '../store/errors.js';
 import { S3ObjectStore } from '../store/objects/s3.js';
+import { UPLOAD_PREFIXES } from '../store/upload-prefixes.js';
 import { logProgress } from './report/progress.js';
 import { printable } from './snapshot/problems.js';
 import type { S3EventNotification, S3EventRecord } from './upload/event.js';
@@ -36,6 +39,8 @@ export interface LambdaContext {
 }
 
 const DEFAULT_BUILD_BUDGET_SECONDS = 600;
+/** At most the longest a Lambda function runs. */
+const BUDGET = { min: 0, max: 900 };
 
 /** The builder's fingerprint (builder/publish/reuse.ts): this bundle's bytes and the Node.js running it. */
 function fingerprint(): string {
@@ -55,13 +60,17 @@ function readSettings(env = process.env) {
   });
   const eventsEndpoint = endpointSetting('events', env)?.value;
   const busName = env.EVENT_BUS_NAME?.trim() || 'default';
-  const budget = Number(env.BUILD_BUDGET_SECONDS ?? DEFAULT_BUILD_BUDGET_SECONDS);
+  const budget = integerSetting(env, 'BUILD_BUDGET_SECONDS', {
+    fallback: DEFAULT_BUILD_BUDGET_SECONDS,
+    ...BUDGET,
+  });
+  if (!budget.ok) throw new Error(budget.problem);
   const settings: Omit<UploadSettings, 'lockWaitMs'> & { bucket: string } = {
     bucket,
     store: new S3ObjectStore({ client, bucket }),
     prefix: env.CATALOGUE_PREFIX ?? '',
-    incomingPrefix: env.INCOMING_PREFIX ?? 'incoming/',
-    reportsPrefix: env.REPORTS_PREFIX ?? 'reports/',
+    incomingPrefix: env.INCOMING_PREFIX ?? UPLOAD_PREFIXES.incomingPrefix,
+    reportsPrefix: env.REPORTS_PREFIX ?? UPLOAD_PREFIXES.reportsPrefix,
     builder: fingerprint(),
     concurrency: 48,
     warn: (message) => console.log(JSON.stringify({ level: 'warn', message })),
@@ -83,7 +92,7 @@ function readSettings(env = process.env) {
   return {
     settings,
     bus,
-    budgetMs: (Number.isFinite(budget) ? budget : DEFAULT_BUILD_BUDGET_SECONDS) * 1000,
+    budgetMs: budget.value * 1000,
   };
 }
 
@@ -161,7 +170,7 @@ async function handleRecord(
     });
   } catch (error) {
     // Its report could not be read or written (the store failing): the retry tries the upload again.
-    const message = `${printable(String(record.s3.object.key))}: its report could not be read or written: ${(error as Error).message}`;
+    const message = `${printable(String(record.s3.object.key))}: its report could not be read or written: ${errorMessage(error)}`;
     log('error', message);
     return message;
   } finally {
@@ -185,7 +194,7 @@ async function handleRecord(
   try {
     await bus?.send(report);
   } catch (error) {
-    const message = `${printable(report.upload)}: the event of its outcome (${report.outcome}) could not be sent: ${(error as Error).message}; the invocation fails so that Lambda tries again, and the retry sends the same event`;
+    const message = `${printable(report.upload)}: the event of its outcome (${report.outcome}) could not be sent: ${errorMessage(error)}; the invocation fails so that Lambda tries again, and the retry sends the same event`;
     log('error', message);
     return message;
   }

@@ -4,6 +4,7 @@
  * valid, guarded). Each writes its outcome and resolves to an exit code (exit.ts).
  */
 import { readdir, rm, stat } from 'node:fs/promises';
+import { errorMessage } from '../store/errors.js';
 import { catalogueWrites, confineWrites } from '../store/layout.js';
 import { DirectoryObjectStore } from '../store/objects/directory.js';
 import { EXIT, whoAmI } from './exit.js';
@@ -129,7 +130,7 @@ export async function rollbackCommand(target: PublishTarget, to: string | undefi
       again: 'roll back again',
     });
     err(
-      `rollback failed: ${(error as Error).message}; target: ${target.location}\nthe live version is unchanged; ${advice}`,
+      `rollback failed: ${errorMessage(error)}; target: ${target.location}\nthe live version is unchanged; ${advice}`,
     );
     return EXIT.publishFailed;
   }

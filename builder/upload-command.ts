@@ -12,18 +12,15 @@
  */
 import { basename } from 'node:path';
 import { UsageError } from '../cli/kit.js';
+import { errorWithCause } from '../store/errors.js';
+import { UPLOAD_PREFIXES } from '../store/upload-prefixes.js';
 import { EXIT } from './exit.js';
 import { explainPublishFailure } from './report/failure.js';
 import { formatBytes } from './report/progress.js';
 import { formatProblem, type Problem } from './snapshot/problems.js';
 import { UPLOAD_NAME } from './upload/archive.js';
 import { reportKeyFor, type UploadReport } from './upload/report.js';
-import {
-  DestinationError,
-  openDestination,
-  UPLOAD_PREFIXES,
-  type UploadDestination,
-} from './upload-destination.js';
+import { DestinationError, openDestination, type UploadDestination } from './upload-destination.js';
 import { type CheckedUpload, checkUpload, sourceProblem } from './upload-pack.js';
 import { awaitReport, reportEtag } from './upload-wait.js';
 
@@ -262,9 +259,7 @@ function faultText(error: unknown, destination: UploadDestination): string {
     endpoint: destination.endpoint,
     again: 'run the same upload again',
   });
-  const message = (error as Error).message;
-  const cause = ((error as Error).cause as Error | undefined)?.message;
-  const what = `${message}${cause ? ` (${cause})` : ''}`;
+  const what = errorWithCause(error);
   if (destination.local && kind === 'unreachable') {
     return `${what}; npm start is not running on this data directory (its local S3 does not answer): start it (npm start), then upload again`;
   }

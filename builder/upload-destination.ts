@@ -8,12 +8,7 @@
  */
 import { localDataDirectory, readEndpoints } from '../aws/local-stack.js';
 import type { WritableObjectStore } from '../store/objects/interface.js';
-
-/**
- * Where uploads go and reports come from, at the bucket's root: fixed for the stack (infra/props.ts
- * UPLOAD_PREFIXES, which the upload policy names) and for `npm start` (local/uploads.ts).
- */
-export const UPLOAD_PREFIXES = { incomingPrefix: 'incoming/', reportsPrefix: 'reports/' } as const;
+import { UPLOAD_PREFIXES } from '../store/upload-prefixes.js';
 
 /** The bucket `npm start` serves from unless CATALOGUE_BUCKET names another (local/start.ts). */
 const LOCAL_BUCKET = 'catalogue';

@@ -1,10 +1,26 @@
-/** "Did you mean …?" for a mistyped command, option or snapshot field: one rule for both CLIs and the builder. */
-import { closestMatch } from 'leven';
+/**
+ * "Did you mean …?" for every mistyped name: a CLI's commands and options, a snapshot's fields (the builder),
+ * the API's parameter names and sort values (proxy/request/plan.ts). One module, one edit distance (`leven`'s),
+ * one phrase; two rules of closeness, because the callers differ: a person at a command line gets the one
+ * closest name within a few edits, the API names every defined name that differs by letter case only or by
+ * one edit, as docs/api.md#parameters promises. Pure: no side, only `leven`.
+ */
+import leven, { closestMatch } from 'leven';
 
 /**
- * "; did you mean X?" when one of `candidates` is close enough to a mistyped `input` to be what was meant (two
- * edits, a swap of neighbours included, or a third of its letters for long words; one for words of up to
- * three letters), else ''. Edit distance from `leven`.
+ * The end of a message naming what was meant: `; did you mean X?` (`X or Y` for several), each name as
+ * `format` words it, after an optional note; '' when nothing was meant.
+ * @example meantPhrase(['build']) // → '; did you mean build?'
+ * @example meantPhrase(['tag', 'tab'], (name) => `\`${name}\``) // → '; did you mean `tag` or `tab`?'
+ */
+export function meantPhrase(names: readonly string[], format = (name: string) => name, note = ''): string {
+  return names.length === 0 ? '' : `; ${note}did you mean ${names.map(format).join(' or ')}?`;
+}
+
+/**
+ * A command line's rule: "; did you mean X?" when one of `candidates` is close enough to a mistyped `input` to
+ * be what was meant (two edits, a swap of neighbours included, or a third of its letters for long words; one
+ * for words of up to three letters), else ''.
  * @example didYouMean('biuld', ['build', 'repair']) // → '; did you mean build?'
  */
 export function didYouMean(
@@ -14,5 +30,58 @@ export function didYouMean(
 ): string {
   const maxDistance = input.length <= 3 ? 1 : Math.max(2, Math.floor(input.length / 3));
   const match = closestMatch(input, candidates, { maxDistance });
-  return match === undefined ? '' : `; did you mean ${format(match)}?`;
+  return meantPhrase(match === undefined ? [] : [match], format);
+}
+
+/**
+ * True when `a` becomes `b` by at most one insertion, deletion or substitution (`leven`), or by a swap of
+ * two neighbours.
+ * @example withinOneEdit('limt', 'limit') === true
+ * @example withinOneEdit('lmiit', 'limit') === true // a swap
+ * @example withinOneEdit('offset', 'limit') === false
+ */
+export function withinOneEdit(a: string, b: string): boolean {
+  if (Math.abs(a.length - b.length) > 1) return false; // before `leven`: a caller's name may be long
+  return leven(a, b) <= 1 || neighboursSwapped(a, b);
+}
+
+/** `a` is `b` with two neighbouring characters swapped. */
+function neighboursSwapped(a: string, b: string): boolean {
+  if (a.length !== b.length) return false;
+  let at = 0;
+  while (at < a.length && a[at] === b[at]) at++;
+  return (
+    at + 1 < a.length && a[at] === b[at + 1] && a[at + 1] === b[at] && a.slice(at + 2) === b.slice(at + 2)
+  );
+}
+
+export interface Suggestion {
+  /** The defined names meant, in their defined order. */
+  names: string[];
+  /** The input differs from them in letter case (names and values are case-sensitive). */
+  caseSensitive: boolean;
+}
+
+/**
+ * The API's rule: the defined names `input` differs from only by letter case, else by one edit, if any.
+ * @example suggest('Limit', ['limit', 'cursor', 'sort']) // → { names: ['limit'], caseSensitive: true }
+ * @example suggest('limt', ['limit', 'cursor', 'sort']) // → { names: ['limit'], caseSensitive: false }
+ * @example suggest('offset', ['limit', 'cursor', 'sort']) === undefined
+ */
+export function suggest(input: string, defined: readonly string[]): Suggestion | undefined {
+  const lower = input.toLowerCase();
+  const sameButCase = defined.filter((name) => name !== input && name.toLowerCase() === lower);
+  if (sameButCase.length > 0) return { names: sameButCase, caseSensitive: true };
+  const near = defined.filter((name) => name !== input && withinOneEdit(lower, name.toLowerCase()));
+  return near.length > 0 ? { names: near, caseSensitive: lower !== input } : undefined;
+}
+
+/**
+ * The API's words for a suggestion: `; did you mean \`limit\`?`, with the case note when it applies.
+ * @example suggestionText({ names: ['limit'], caseSensitive: true }, 'parameter names')
+ *   // → '; parameter names are case-sensitive: did you mean `limit`?'
+ */
+export function suggestionText(suggestion: Suggestion, what: string): string {
+  const note = suggestion.caseSensitive ? `${what} are case-sensitive: ` : '';
+  return meantPhrase(suggestion.names, (name) => `\`${name}\``, note);
 }

@@ -6,6 +6,7 @@ import { RemovalPolicy, type StackProps, Token } from 'aws-cdk-lib';
 import { PriceClass } from 'aws-cdk-lib/aws-cloudfront';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { closestMatch } from 'leven';
+import { UPLOAD_PREFIXES } from '../store/upload-prefixes.js';
 import { KEY_CACHE_DEFAULTS, KEY_CACHE_MAX_MS } from '../tables/schema.js';
 
 export interface CatalogueStackProps extends StackProps {
@@ -221,12 +222,6 @@ export const SYSTEM_LOG_LEVELS = ['DEBUG', 'INFO', 'WARN'] as const;
 export type ProxySystemLogLevel = (typeof SYSTEM_LOG_LEVELS)[number];
 /** DynamoDB's default quota of write capacity units per table. */
 const MAX_TABLE_WCU = 40_000;
-
-/**
- * Where snapshots are uploaded and reports written, at the bucket's root (fixed: the publisher's application
- * and the upload policy name them).
- */
-export const UPLOAD_PREFIXES = { incomingPrefix: 'incoming/', reportsPrefix: 'reports/' } as const;
 
 /** Every setting with its default applied; optional ones stay optional. */
 export type ResolvedProps = Required<

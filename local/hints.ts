@@ -3,6 +3,7 @@
  * keys, publish and upload against them without looking up endpoints, credentials and table names. Pure: text
  * in, text out.
  */
+import { UPLOAD_PREFIXES } from '../store/upload-prefixes.js';
 
 export interface LocalStack {
   /** The snapshot directory to publish edits from, as the user would type it (relative when possible). */
@@ -83,7 +84,7 @@ export function uploadHints(stack: {
   const source = shellWord(stack.source);
   const { accessKeyId, secretAccessKey } = stack.credentials;
   const credentials = `AWS_ACCESS_KEY_ID=${shellWord(accessKeyId)} AWS_SECRET_ACCESS_KEY=${shellWord(secretAccessKey)}`;
-  const incoming = shellWord(`s3://${stack.bucket}/incoming/`);
+  const incoming = shellWord(`s3://${stack.bucket}/${UPLOAD_PREFIXES.incomingPrefix}`);
   return [
     `  npm run catalogue -- upload ${source}   # checks, uploads, waits for the report and says the outcome`,
     '  or with the AWS CLI (the local S3 takes only its own credentials):',

@@ -20,7 +20,7 @@ import { register } from '../admin/actions.js';
 import { AdminTables } from '../admin/dynamo.js';
 import { partnerDefaults } from '../admin/settings.js';
 import { createTables } from '../admin/tables.js';
-import { LOOPBACK_CREDENTIALS } from '../aws/env.js';
+import { integerSetting, LOOPBACK_CREDENTIALS } from '../aws/env.js';
 import { localDataDirectory } from '../aws/local-stack.js';
 import { dynamoClient, leanDynamo, s3Client } from '../aws/sdk.js';
 import { whoAmI } from '../builder/exit.js';
@@ -162,12 +162,23 @@ async function main(): Promise<void> {
 }
 
 /**
+ * A port from the environment (0: any free one), by the one rule of integer settings (aws/env.ts); a
+ * fallback past the last port (ADMIN_PORT after PORT=65535) must be set instead.
+ */
+function portSetting(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const ports = { fallback, min: 0, max: 65_535 };
+  const read = integerSetting(env, name, ports);
+  if (!read.ok) throw new Error(read.problem);
+  if (read.value > ports.max) throw new Error(`${name} must be set: the default, ${fallback}, is not a port`);
+  return read.value;
+}
+
+/**
  * Before anything is written, started or published: the settings, the data directory (its holder also holds
  * the port), then the ports (the listen at the end says the same if one is taken meanwhile); then the lock.
  */
 async function checkBeforeAnything(env: NodeJS.ProcessEnv): Promise<StartSettings> {
-  const port = Number(env.PORT ?? 8787);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error('PORT must be a port number');
+  const port = portSetting(env, 'PORT', 8787);
   const devKeys = parseDevKeys(env.CATALOGUE_DEV_KEYS);
   const named = Boolean(env.CATALOGUE_SOURCE?.trim());
   const source = resolve(named ? env.CATALOGUE_SOURCE!.trim() : FIXTURE);
@@ -175,9 +186,7 @@ async function checkBeforeAnything(env: NodeJS.ProcessEnv): Promise<StartSetting
   const holder = lockHolder(LOCAL);
   if (holder) throw inUse(holder);
   // The admin API's port: PORT + 1 unless ADMIN_PORT says otherwise (a suggested PORT leaves room for it).
-  const adminPort = Number(env.ADMIN_PORT ?? (port === 0 ? 0 : port + 1));
-  if (!Number.isInteger(adminPort) || adminPort < 0 || adminPort > 65535)
-    throw new Error('ADMIN_PORT must be a port number');
+  const adminPort = portSetting(env, 'ADMIN_PORT', port === 0 ? 0 : port + 1);
   if (port !== 0 && !(await portFree(port)))
     throw new Error(await explainPortInUse(port, 'PORT', env.ADMIN_PORT === undefined ? 2 : 1));
   if (adminPort !== 0 && !(await portFree(adminPort)))
@@ -474,9 +483,7 @@ async function publish(options: {
       endpoint,
       again: 'start again',
     });
-    throw new Error(
-      `publishing ${source} to ${target} failed: ${(outcome.error as Error).message}; ${advice}`,
-    );
+    throw new Error(`publishing ${source} to ${target} failed: ${errorMessage(outcome.error)}; ${advice}`);
   }
   const { summary } = outcome;
   console.error(summaryLine(summary, target));

@@ -21,7 +21,9 @@ import { newerUpload } from '../builder/upload/order.js';
 import { publishUpload, type UploadResult, type UploadSettings } from '../builder/upload/publish-upload.js';
 import { reportKeyFor, reportLine, type UploadReport } from '../builder/upload/report.js';
 import { isFinalFor, readReport } from '../builder/upload/report-object.js';
+import { errorMessage } from '../store/errors.js';
 import type { WritableObjectStore } from '../store/objects/interface.js';
+import { UPLOAD_PREFIXES } from '../store/upload-prefixes.js';
 
 export interface LocalUploadOptions extends Omit<UploadSettings, 'lockWaitMs' | 'progress'> {
   bucket: string;
@@ -128,7 +130,7 @@ export function acceptUploads(
       });
     } catch (error) {
       const key = printable(objectKeyOf(record) ?? String(record.s3.object.key));
-      log(`upload ${key}: its report could not be written: ${(error as Error).message}`);
+      log(`upload ${key}: its report could not be written: ${errorMessage(error)}`);
     } finally {
       progress.close();
     }
@@ -145,7 +147,7 @@ export function acceptUploads(
   if (catchUp) {
     queue = queue.then(async () => {
       const pending = await pendingUploads(settings, bucket).catch((error: unknown) => {
-        log(`uploads: the incoming prefix could not be read at start: ${(error as Error).message}`);
+        log(`uploads: the incoming prefix could not be read at start: ${errorMessage(error)}`);
         return [];
       });
       if (pending.length > 0) {
@@ -219,9 +221,6 @@ export function watchLiveVersion(
   return () => clearInterval(timer);
 }
 
-/** The incoming and reports prefixes of `npm start`, as the deployed stack's defaults (infra/props.ts). */
-export const LOCAL_UPLOAD_PREFIXES = { incomingPrefix: 'incoming/', reportsPrefix: 'reports/' } as const;
-
 /**
  * npm start's upload loop: publish uploads into its own S3 (when it runs one: `onEvent`), and say when a new
  * version goes live. Returns the lines for the ready screen.
@@ -245,13 +244,13 @@ export function startUploadLoop(options: {
     store,
     bucket,
     prefix,
-    ...LOCAL_UPLOAD_PREFIXES,
+    ...UPLOAD_PREFIXES,
     log,
     warn: (message) => log(`warning: ${message}`),
   });
-  const incoming = `s3://${bucket}/${LOCAL_UPLOAD_PREFIXES.incomingPrefix}`;
+  const incoming = `s3://${bucket}/${UPLOAD_PREFIXES.incomingPrefix}`;
   // How to upload: the ready screen's lines after this one (local/hints.ts uploadHints).
   return [
-    `Uploads: a snapshot uploaded to ${incoming}<name>.tar.gz is published; its report in s3://${bucket}/${LOCAL_UPLOAD_PREFIXES.reportsPrefix}<name>.json`,
+    `Uploads: a snapshot uploaded to ${incoming}<name>.tar.gz is published; its report in s3://${bucket}/${UPLOAD_PREFIXES.reportsPrefix}<name>.json`,
   ];
 }

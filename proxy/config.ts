@@ -2,7 +2,7 @@
  * Proxy configuration, read once from the environment. A missing or malformed required variable is not a
  * crash: the proxy answers `503 configuration_error` naming nothing secret, and logs which variable it was.
  */
-import { type AwsService, awsRegion, endpointSetting } from '../aws/env.js';
+import { type AwsService, awsRegion, endpointSetting, type IntegerRule, integerSetting } from '../aws/env.js';
 import { KEY_CACHE_DEFAULTS, KEY_CACHE_MAX_MS } from '../tables/keys.js';
 import { defaultByteCacheBytes } from './cache/bytes.js';
 
@@ -72,76 +72,148 @@ const TABLE_NAME = /^[A-Za-z0-9_.-]{1,255}$/;
 const REGION = /^[a-z0-9][a-z0-9-]{0,62}$/;
 
 /**
+ * The environment as the proxy reads it: each reading that finds a variable missing or malformed adds a
+ * problem naming it, so every problem is reported at once.
+ */
+class Settings {
+  readonly problems: string[] = [];
+  constructor(readonly env: Env) {}
+
+  required(name: string): string {
+    const value = this.optional(name);
+    if (!value) this.problems.push(`${name} is not set`);
+    return value ?? '';
+  }
+
+  optional(name: string): string | undefined {
+    return this.env[name]?.trim() || undefined;
+  }
+
+  /** An integer by the one rule of every setting (aws/env.ts); its fallback when malformed. */
+  integer(name: string, rule: IntegerRule): number {
+    const read = integerSetting(this.env, name, rule);
+    if (read.ok) return read.value;
+    this.problems.push(read.problem);
+    return rule.fallback;
+  }
+
+  endpoint(service: AwsService): string | undefined {
+    const setting = endpointSetting(service, this.env);
+    if (setting && !URL.canParse(setting.value)) this.problems.push(`${setting.name} is not a URL`);
+    else if (setting && !/^https?:$/.test(new URL(setting.value).protocol))
+      this.problems.push(`${setting.name} is not an http:// or https:// URL`);
+    return setting?.value;
+  }
+
+  named(name: string, rule: RegExp, what: string): string {
+    const value = this.required(name);
+    if (value && !rule.test(value)) this.problems.push(`${name} is not a valid ${what}`);
+    return value;
+  }
+}
+
+/**
+ * The cursor key: deployed, the ARN of the secret, read at cold start (no secret in the function's
+ * configuration); local runs and tests, the value itself. Exactly one of the two.
+ */
+function cursorKey(
+  settings: Settings,
+): Pick<ProxyConfig, 'cursorSecret' | 'cursorSecretArn' | 'cursorSecretMaxAgeMs'> {
+  const cursorSecretArn = settings.optional('CURSOR_SECRET_ARN');
+  if (cursorSecretArn !== undefined && settings.optional('CURSOR_SECRET') !== undefined)
+    settings.problems.push('set only one of CURSOR_SECRET and CURSOR_SECRET_ARN');
+  if (cursorSecretArn !== undefined && !/^arn:aws[a-z-]*:secretsmanager:/.test(cursorSecretArn))
+    settings.problems.push('CURSOR_SECRET_ARN is not a Secrets Manager ARN');
+  const cursorSecret = cursorSecretArn === undefined ? settings.required('CURSOR_SECRET') : '';
+  if (cursorSecret && cursorSecret.length < 32)
+    settings.problems.push('CURSOR_SECRET must be at least 32 characters');
+  return {
+    cursorSecret,
+    cursorSecretArn,
+    cursorSecretMaxAgeMs: settings.integer('CURSOR_SECRET_MAX_AGE_MS', {
+      fallback: CURSOR_SECRET_MAX_AGE_MS,
+      min: 1_000,
+      max: 86_400_000,
+    }),
+  };
+}
+
+/** Where the proxy reads from: the bucket and prefix, the two tables, their endpoints and region. */
+function dependencies(
+  settings: Settings,
+): Pick<
+  ProxyConfig,
+  'bucket' | 'prefix' | 's3Endpoint' | 'keysTable' | 'countersTable' | 'dynamodbEndpoint' | 'region'
+> {
+  const prefix = settings.optional('CATALOGUE_PREFIX') ?? '';
+  const region = awsRegion(settings.optional('AWS_REGION'), {});
+  if (!REGION.test(region)) settings.problems.push('AWS_REGION is not a region name');
+  return {
+    bucket: settings.named('CATALOGUE_BUCKET', BUCKET_NAME, 'S3 bucket name'),
+    prefix: prefix === '' || prefix.endsWith('/') ? prefix : `${prefix}/`,
+    s3Endpoint: settings.endpoint('s3'),
+    keysTable: settings.named('KEYS_TABLE', TABLE_NAME, 'DynamoDB table name'),
+    countersTable: settings.named('COUNTERS_TABLE', TABLE_NAME, 'DynamoDB table name'),
+    dynamodbEndpoint: settings.endpoint('dynamodb'),
+    region,
+  };
+}
+
+/** How long what the proxy read is trusted, how much it keeps, and how long it waits for a dependency. */
+function bounds(
+  settings: Settings,
+): Pick<
+  ProxyConfig,
+  | 'keyCacheTtlMs'
+  | 'keyCacheMaxEntries'
+  | 'keyNegativeCacheTtlMs'
+  | 'keyNegativeCacheMaxEntries'
+  | 'pointerTtlMs'
+  | 'dependencyTimeoutMs'
+  | 'byteCacheBytes'
+> {
+  const ttl = { min: 0, max: KEY_CACHE_MAX_MS };
+  return {
+    keyCacheTtlMs: settings.integer('KEY_CACHE_TTL_MS', { fallback: KEY_CACHE_DEFAULTS.ttlMs, ...ttl }),
+    keyCacheMaxEntries: settings.integer('KEY_CACHE_MAX_ENTRIES', {
+      fallback: 10_000,
+      min: 1,
+      max: 10_000_000,
+    }),
+    keyNegativeCacheTtlMs: settings.integer('KEY_NEGATIVE_CACHE_TTL_MS', {
+      fallback: KEY_CACHE_DEFAULTS.negativeTtlMs,
+      ...ttl,
+    }),
+    keyNegativeCacheMaxEntries: settings.integer('KEY_NEGATIVE_CACHE_MAX_ENTRIES', {
+      fallback: 1_000,
+      min: 1,
+      max: 1_000_000,
+    }),
+    pointerTtlMs: settings.integer('POINTER_TTL_MS', { fallback: 5_000, min: 0, max: 3_600_000 }),
+    dependencyTimeoutMs: settings.integer('DEPENDENCY_TIMEOUT_MS', { fallback: 2_000, min: 1, max: 60_000 }),
+    // MB; by default half the Lambda's memory, within what it leaves (64 MB outside Lambda).
+    byteCacheBytes:
+      settings.integer('BYTE_CACHE_MB', {
+        fallback: defaultByteCacheBytes(settings.env) / MB,
+        min: 0,
+        max: 65_536,
+      }) * MB,
+  };
+}
+
+/**
  * @example loadConfig({ CATALOGUE_BUCKET: 'b', KEYS_TABLE: 'k', COUNTERS_TABLE: 'c', CURSOR_SECRET: 'x'.repeat(32) })
  */
 export function loadConfig(env: Env = process.env): ConfigOutcome {
-  const problems: string[] = [];
-  const required = (name: string): string => {
-    const value = env[name]?.trim();
-    if (!value) problems.push(`${name} is not set`);
-    return value ?? '';
-  };
-  const optional = (name: string): string | undefined => env[name]?.trim() || undefined;
-  const integer = (name: string, fallback: number, min: number, max: number): number => {
-    const raw = optional(name);
-    if (raw === undefined) return fallback;
-    const value = Number(raw);
-    if (!/^[0-9]+$/.test(raw) || value < min || value > max) {
-      problems.push(`${name} must be an integer between ${min} and ${max}`);
-      return fallback;
-    }
-    return value;
-  };
-  const endpoint = (service: AwsService): string | undefined => {
-    const setting = endpointSetting(service, env);
-    if (setting && !URL.canParse(setting.value)) problems.push(`${setting.name} is not a URL`);
-    else if (setting && !/^https?:$/.test(new URL(setting.value).protocol))
-      problems.push(`${setting.name} is not an http:// or https:// URL`);
-    return setting?.value;
-  };
-  const named = (name: string, rule: RegExp, what: string): string => {
-    const value = required(name);
-    if (value && !rule.test(value)) problems.push(`${name} is not a valid ${what}`);
-    return value;
-  };
-
-  const prefix = optional('CATALOGUE_PREFIX') ?? '';
-  // Deployed: the ARN of the secret, read at cold start (no secret in the function's configuration).
-  // Local runs and tests: the value itself.
-  const cursorSecretArn = optional('CURSOR_SECRET_ARN');
-  if (cursorSecretArn !== undefined && optional('CURSOR_SECRET') !== undefined)
-    problems.push('set only one of CURSOR_SECRET and CURSOR_SECRET_ARN');
-  if (cursorSecretArn !== undefined && !/^arn:aws[a-z-]*:secretsmanager:/.test(cursorSecretArn))
-    problems.push('CURSOR_SECRET_ARN is not a Secrets Manager ARN');
-  const cursorSecret = cursorSecretArn === undefined ? required('CURSOR_SECRET') : '';
-  if (cursorSecret && cursorSecret.length < 32) problems.push('CURSOR_SECRET must be at least 32 characters');
-  const region = awsRegion(optional('AWS_REGION'), {});
-  if (!REGION.test(region)) problems.push('AWS_REGION is not a region name');
+  const settings = new Settings(env);
+  const cursor = cursorKey(settings);
   const config: ProxyConfig = {
-    bucket: named('CATALOGUE_BUCKET', BUCKET_NAME, 'S3 bucket name'),
-    prefix: prefix === '' || prefix.endsWith('/') ? prefix : `${prefix}/`,
-    s3Endpoint: endpoint('s3'),
-    keysTable: named('KEYS_TABLE', TABLE_NAME, 'DynamoDB table name'),
-    countersTable: named('COUNTERS_TABLE', TABLE_NAME, 'DynamoDB table name'),
-    dynamodbEndpoint: endpoint('dynamodb'),
-    secretsManagerEndpoint: cursorSecretArn === undefined ? undefined : endpoint('secretsmanager'),
-    region,
-    cursorSecret,
-    cursorSecretArn,
-    cursorSecretMaxAgeMs: integer('CURSOR_SECRET_MAX_AGE_MS', CURSOR_SECRET_MAX_AGE_MS, 1_000, 86_400_000),
-    keyCacheTtlMs: integer('KEY_CACHE_TTL_MS', KEY_CACHE_DEFAULTS.ttlMs, 0, KEY_CACHE_MAX_MS),
-    keyCacheMaxEntries: integer('KEY_CACHE_MAX_ENTRIES', 10_000, 1, 10_000_000),
-    keyNegativeCacheTtlMs: integer(
-      'KEY_NEGATIVE_CACHE_TTL_MS',
-      KEY_CACHE_DEFAULTS.negativeTtlMs,
-      0,
-      KEY_CACHE_MAX_MS,
-    ),
-    keyNegativeCacheMaxEntries: integer('KEY_NEGATIVE_CACHE_MAX_ENTRIES', 1_000, 1, 1_000_000),
-    pointerTtlMs: integer('POINTER_TTL_MS', 5_000, 0, 3_600_000),
-    dependencyTimeoutMs: integer('DEPENDENCY_TIMEOUT_MS', 2_000, 1, 60_000),
-    // MB; by default half the Lambda's memory, within what it leaves (64 MB outside Lambda).
-    byteCacheBytes: integer('BYTE_CACHE_MB', defaultByteCacheBytes(env) / MB, 0, 65_536) * MB,
+    ...dependencies(settings),
+    ...cursor,
+    // Secrets Manager is called only to read the secret an ARN names.
+    secretsManagerEndpoint:
+      cursor.cursorSecretArn === undefined ? undefined : settings.endpoint('secretsmanager'),
+    ...bounds(settings),
   };
-  return problems.length > 0 ? { ok: false, problems } : { ok: true, config };
+  return settings.problems.length > 0 ? { ok: false, problems: settings.problems } : { ok: true, config };
 }

@@ -29,6 +29,18 @@ export function errorMessage(error: unknown): string {
 }
 
 /**
+ * The message of whatever was thrown and, when it has one, its cause's: a failure told to a person (the SDK
+ * and the object stores wrap the network's error as the cause).
+ * @example errorWithCause(new Error('put failed', { cause: new Error('ECONNRESET') })) // → 'put failed (ECONNRESET)'
+ */
+export function errorWithCause(error: unknown): string {
+  const cause = (error as { cause?: { message?: unknown } | null } | null | undefined)?.cause?.message;
+  return typeof cause === 'string' && cause !== ''
+    ? `${errorMessage(error)} (${cause})`
+    : errorMessage(error);
+}
+
+/**
  * A thrown value for a log line: an error's name and message, else the value as text.
  * @example errorText(new TypeError('x is not a function')) // → 'TypeError: x is not a function'
  */

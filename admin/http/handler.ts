@@ -7,8 +7,8 @@
  * Every answer is JSON: `{ "data": …, "request_id": "req_…" }` (a list adds `"page": { "next_cursor" }`), or
  * `{ "error": { "code", "message", "request_id", "details"? } }`. `admin/openapi.json` describes them all.
  */
-import { randomBytes } from 'node:crypto';
 import { DependencyError, errorText } from '../../store/errors.js';
+import { newRequestId } from '../../store/request-id.js';
 import { holdsKey, redactKeys } from '../../tables/keys.js';
 import type { AdminContext } from '../actions.js';
 import * as actions from '../actions.js';
@@ -117,9 +117,6 @@ interface Answer {
   /** Where the request held something shaped like a key. */
   redacted?: string[];
 }
-
-/** `req_` + 16 base64url characters, as the public API's (whose hot path draws them in blocks). */
-export const newRequestId = () => `req_${randomBytes(12).toString('base64url')}`;
 
 const ROUTES: { pattern: RegExp; methods: Partial<Record<string, Action>> }[] = [
   { pattern: /^\/v1\/keys$/, methods: { GET: 'list', POST: 'issue' } },
@@ -259,22 +256,30 @@ function refusal(request: AdminRequest, found: ReturnType<typeof route>): Answer
   return undefined;
 }
 
-/** The audit line of a call (never a key: the path as logged has any key-shaped text redacted). */
-function auditLine(call: {
+/** A call as it arrived: the request, its id, where it was routed and when (the monotonic clock) it came. */
+interface Received {
   request: AdminRequest;
   requestId: string;
   found: ReturnType<typeof route>;
+  started: number;
+}
+
+/** How a call ended: its answer, the fault behind a 5xx if one was thrown, and the time (the context's clock). */
+interface Ended {
   answer: Answer;
   fault: string | undefined;
-  started: number;
-  now: Date;
-}): AuditLine {
-  const { request, found, answer } = call;
+  at: Date;
+}
+
+/** The audit line of a call (never a key: the path as logged has any key-shaped text redacted). */
+function auditLine(call: Received, ended: Ended): AuditLine {
+  const { request, found } = call;
+  const { answer, fault } = ended;
   const status = answer.status;
   return {
     level: status >= 500 ? 'error' : status >= 400 ? 'warn' : 'info',
     type: 'admin_audit',
-    time: call.now.toISOString(),
+    time: ended.at.toISOString(),
     request_id: call.requestId,
     principal: request.principal?.arn ?? null,
     account_id: request.principal?.accountId ?? null,
@@ -287,13 +292,14 @@ function auditLine(call: {
     ...(answer.newKeyId && { new_key_id: answer.newKeyId }),
     outcome: answer.outcome,
     status,
+    // How long the call took, by the monotonic clock: the context's clock tells when, not how long.
     latency_ms: Math.round(performance.now() - call.started),
-    ...(call.fault && { error: call.fault }),
+    ...(fault && { error: fault }),
   };
 }
 
 /** The answer as sent: its headers and its body (the error envelope, or the data with the request id). */
-function responseOf(answer: Answer, found: ReturnType<typeof route>, requestId: string): AdminResponse {
+function responseOf(answer: Answer, { found, requestId }: Received): AdminResponse {
   const headers: Record<string, string> = {
     'content-type': 'application/json; charset=utf-8',
     'cache-control': 'no-store',
@@ -319,19 +325,22 @@ export function createAdminHandler(
 ): (request: AdminRequest) => Promise<AdminResponse> {
   const { context, log } = options;
   return async (request) => {
-    const started = performance.now();
-    const requestId = newRequestId();
-    const found = route(request.method, request.path);
+    const call: Received = {
+      request,
+      requestId: newRequestId(),
+      found: route(request.method, request.path),
+      started: performance.now(),
+    };
     let answer: Answer;
     let fault: string | undefined;
     try {
-      answer = refusal(request, found) ?? (await dispatch(context, found as Routed, request));
+      answer = refusal(request, call.found) ?? (await dispatch(context, call.found as Routed, request));
     } catch (error) {
       fault = errorText(error);
       answer = errorAnswer(faultError(error));
     }
-    log(auditLine({ request, requestId, found, answer, fault, started, now: context.now() }));
-    return responseOf(answer, found, requestId);
+    log(auditLine(call, { answer, fault, at: context.now() }));
+    return responseOf(answer, call);
   };
 }
 

@@ -18,7 +18,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { DependencyError } from '../../store/errors.js';
+import { DependencyError, errorMessage } from '../../store/errors.js';
 import { LOCK_KEY } from '../../store/layout.js';
 import { processAlive } from '../../store/objects/directory.js';
 import type { WritableObjectStore } from '../../store/objects/interface.js';
@@ -263,7 +263,7 @@ function heldLock({ store, key, target, options, now, holder }: LockClaim, etag:
         if (read.ok && read.etag === etag) await store.delete([key]);
       } catch (error) {
         options.warn?.(
-          `the publish lock ${key} could not be released (${(error as Error).message}); the next publish takes it over`,
+          `the publish lock ${key} could not be released (${errorMessage(error)}); the next publish takes it over`,
         );
       }
     },

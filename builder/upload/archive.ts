@@ -14,6 +14,7 @@
  */
 import { createGunzip } from 'node:zlib';
 import { Parser, type ReadEntry } from 'tar';
+import { errorMessage } from '../../store/errors.js';
 import { SNAPSHOT_LIMITS, type SnapshotLimits } from '../snapshot/load.js';
 import { clipName, type Problem } from '../snapshot/problems.js';
 import { META_FILE, SNAPSHOT_FILES } from '../snapshot/snapshot.js';
@@ -185,7 +186,7 @@ async function decompress(
       onChunk(chunk);
     }
   } catch (error) {
-    return `cannot be decompressed (${(error as Error).message}): the upload is damaged or incomplete`;
+    return `cannot be decompressed (${errorMessage(error)}): the upload is damaged or incomplete`;
   }
   return undefined;
 }

@@ -21,6 +21,8 @@
  * A store fault is `failed` (reported, then thrown again by the callers so the upload is retried). Every
  * write goes through store/layout.ts confineWrites: the catalogue's keys and the reports prefix, nothing else.
  */
+
+import { errorWithCause } from '../../store/errors.js';
 import { catalogueWrites, confineWrites, POINTER_KEY } from '../../store/layout.js';
 import type { WritableObjectStore } from '../../store/objects/interface.js';
 import { parsePointer } from '../../store/pointer.js';
@@ -197,11 +199,7 @@ export async function publishUpload(record: S3EventRecord, given: UploadSettings
     try {
       fields = await handleUpload({ record, key, settings, report });
     } catch (error) {
-      const cause = (error as Error).cause as Error | undefined;
-      fields = {
-        outcome: 'failed',
-        error: `${(error as Error).message}${cause?.message ? ` (${cause.message})` : ''}`,
-      };
+      fields = { outcome: 'failed', error: errorWithCause(error) };
     }
   }
   if (!fields) {

@@ -18,10 +18,10 @@ import {
   STATUS_CODES,
 } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { fixedRequestId, newRequestId } from '../../store/request-id.js';
 import type { ProxyHandler, ProxyRequest, RequestLogLine } from '../core/types.js';
 import { type ApiError, apiError, errorBody } from '../http/errors.js';
 import { JSON_CONTENT_TYPE, NOT_CACHEABLE } from '../http/headers.js';
-import { newRequestId } from '../log/request-id.js';
 import { logJson } from '../log/sink.js';
 import { ALLOW_HEADER } from '../request/routes.js';
 
@@ -418,7 +418,10 @@ function answerFailure(response: ServerResponse): void {
     response.destroy();
     return;
   }
-  const body = errorBody({ code: 'origin_unavailable', message: 'Internal failure.' }, 'req_unknown');
+  const body = errorBody(
+    { code: 'origin_unavailable', message: 'Internal failure.' },
+    fixedRequestId('unknown'),
+  );
   response.writeHead(503, {
     'content-type': JSON_CONTENT_TYPE,
     'content-length': body.byteLength,

@@ -7,6 +7,7 @@
  * Every key is made by {@link cacheKey}: one namespace per kind of value, so unrelated values cannot collide.
  */
 import { LRUCache } from 'lru-cache';
+import { integerSetting } from '../../aws/env.js';
 
 /**
  * The byte cache's keys, one namespace (the first character) per kind of value. Each names exactly what
@@ -183,8 +184,10 @@ const DEFAULT_MAX_MB = 64;
  * @example defaultByteCacheBytes({ AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '512' }) // → 268435456
  */
 export function defaultByteCacheBytes(env: Record<string, string | undefined>): number {
-  const lambdaMb = Number(env.AWS_LAMBDA_FUNCTION_MEMORY_SIZE);
-  if (!(Number.isFinite(lambdaMb) && lambdaMb > 0)) return DEFAULT_MAX_MB * 2 ** 20;
+  // Lambda's own variable, always a size in MB there; unset (or anything else) is not Lambda.
+  const memory = integerSetting(env, 'AWS_LAMBDA_FUNCTION_MEMORY_SIZE', { fallback: 0, min: 0, max: 10_240 });
+  const lambdaMb = memory.ok ? memory.value : 0;
+  if (lambdaMb === 0) return DEFAULT_MAX_MB * 2 ** 20;
   const share = Math.floor(lambdaMb * LAMBDA_MEMORY_SHARE);
   const room = Math.floor(lambdaMb - PROCESS_BESIDES_CACHE_MB - HEADROOM_MB);
   return Math.max(0, Math.min(share, room)) * 2 ** 20;

@@ -1,6 +1,6 @@
 /** Every dependency call is bounded in time and its faults are named after the dependency. */
 import { setMaxListeners } from 'node:events';
-import { type Dependency, DependencyError } from '../../store/errors.js';
+import { type Dependency, DependencyError, errorMessage } from '../../store/errors.js';
 
 /**
  * Calls that start within the same slot of this many milliseconds share one deadline: one AbortController and
@@ -111,7 +111,7 @@ export function callWithDeadline<T>(
 /** A call's failure as a fault of `dependency` (kept when it already is one). */
 function dependencyFault(dependency: Dependency, error: unknown): DependencyError {
   if (error instanceof DependencyError && error.dependency === dependency) return error;
-  return new DependencyError(dependency, `${dependency} call failed: ${(error as Error)?.message ?? error}`, {
+  return new DependencyError(dependency, `${dependency} call failed: ${errorMessage(error)}`, {
     cause: error,
   });
 }

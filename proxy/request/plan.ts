@@ -4,6 +4,7 @@
  * the outcome in the order of docs/api.md#errors (405 → 401 → 429 → 404 route → 400 → 404 resource).
  */
 
+import { suggest, suggestionText } from '../../cli/suggest.js';
 import {
   type ListEndpoint,
   MODULE_FIELDS,
@@ -17,6 +18,7 @@ import {
 } from '../../store/schema.js';
 import { BoundedMemo } from '../cache/memo.js';
 import { type ApiError, apiError, firstByPrecedence } from '../http/errors.js';
+import { echoName } from './echo.js';
 import { parseNameSet, parseNonnegativeInteger, parsePositiveInteger } from './grammar.js';
 import { fullMask, moduleMask } from './mask.js';
 import { splitQuery } from './query.js';
@@ -28,7 +30,6 @@ import {
   type RouteName,
   type RouteTemplate,
 } from './routes.js';
-import { didYouMean, echoName, suggest } from './suggest.js';
 
 /** `limit` when absent, and its largest value (docs/api.md#parameters); a page then spans at most two stored segments. */
 export const DEFAULT_LIMIT = 50;
@@ -81,7 +82,10 @@ const PAGING: Record<string, ValueParser> = {
     if (text === 'id' || text === 'name') return { ok: true, value: text };
     // The value itself is never echoed; only the defined value it was probably meant to be.
     const meant = suggest(text, ['id', 'name']);
-    return { ok: false, message: `sort must be "id" or "name"${meant ? didYouMean(meant, 'values') : '.'}` };
+    return {
+      ok: false,
+      message: `sort must be "id" or "name"${meant ? suggestionText(meant, 'values') : '.'}`,
+    };
   },
 };
 
@@ -150,7 +154,7 @@ export function unknownParameterMessage(name: string | undefined, defined: reado
     return 'A parameter name that looks like an API key is not a parameter of this endpoint; send the key only in the Authorization header.';
   }
   const meant = suggest(name, defined);
-  return `${echoed} is not a parameter of this endpoint${meant ? didYouMean(meant, 'parameter names') : `; ${parameters}`}`;
+  return `${echoed} is not a parameter of this endpoint${meant ? suggestionText(meant, 'parameter names') : `; ${parameters}`}`;
 }
 
 /** The parameters of the query, validated against `allowed`, or every problem found. */

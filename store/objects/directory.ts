@@ -9,7 +9,7 @@ import {
 import { mkdir, open, readdir, rmdir, stat, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
-import { DependencyError } from '../errors.js';
+import { DependencyError, errorMessage } from '../errors.js';
 import type {
   ConditionalPutOutcome,
   GetOptions,
@@ -65,7 +65,7 @@ function codeOf(error: unknown): string | undefined {
 
 function fault(action: string, key: string, error: unknown): DependencyError {
   if (error instanceof DependencyError) return error;
-  return new DependencyError('objects', `${action} ${key} failed: ${(error as Error).message}`, {
+  return new DependencyError('objects', `${action} ${key} failed: ${errorMessage(error)}`, {
     cause: error,
   });
 }

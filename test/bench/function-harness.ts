@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Snapshot } from '../../builder/snapshot/snapshot.js';
+import { errorMessage } from '../../store/errors.js';
 import { DirectoryObjectStore } from '../../store/objects/directory.js';
 import { MODULE_FIELDS } from '../../store/schema.js';
 import { progress } from './report.js';
@@ -38,7 +39,7 @@ export async function runtimeInterfaceClient(): Promise<string | undefined> {
       {
         timeout: 600_000,
       },
-    ).catch((error: unknown) => progress(`10. aws-lambda-ric did not install: ${(error as Error).message}`));
+    ).catch((error: unknown) => progress(`10. aws-lambda-ric did not install: ${errorMessage(error)}`));
   }
   return existsSync(native) ? entry : undefined;
 }

@@ -14,6 +14,7 @@ import {
   type RetryEvent,
 } from '../../client/index.js';
 import { requestSignal, timeoutOf } from '../../client/timeout.js';
+import { errorMessage } from '../../store/errors.js';
 import { clientOf, type ScriptedServer, type Step, startScripted } from './scripted.js';
 
 const TAGS = {
@@ -136,7 +137,7 @@ describe('the timeout option', () => {
     // Assess
     expect(error).toBeInstanceOf(CatalogueApiError);
     expect(error).toMatchObject({ status: 0, code: 'timeout', requestId: undefined });
-    expect((error as Error).message).toBe(
+    expect(errorMessage(error)).toBe(
       `timed out: no complete answer from ${new URL(api.baseUrl).origin} to GET /v1/tags within 150 ms (the timeout option)`,
     );
     expect(sent).toBe(2);

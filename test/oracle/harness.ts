@@ -10,11 +10,11 @@ import { createHandler } from '../../proxy/core/handler.js';
 import type { ProxyHandler, ProxyResponse, RequestLogLine } from '../../proxy/core/types.js';
 import type { KeyStore } from '../../proxy/keys/interface.js';
 import { MemoryKeyStore } from '../../proxy/keys/memory.js';
-import { newRequestId } from '../../proxy/log/request-id.js';
 import type { QuotaMeter } from '../../proxy/quota/interface.js';
 import { MemoryQuotaMeter } from '../../proxy/quota/memory.js';
 import { objectKeyFor, POINTER_KEY } from '../../store/layout.js';
 import type { ObjectStore, WritableObjectStore } from '../../store/objects/interface.js';
+import { newRequestId } from '../../store/request-id.js';
 import { type CursorBook, normaliseCursor, type OracleResponse } from './oracle.js';
 
 export const PARTNER_KEY = 'pk_live_Pr00fPr00fPr00fPr00fPr';

@@ -7,6 +7,7 @@ import type { Server } from 'node:http';
 import { Session } from 'node:inspector';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { errorMessage } from '../../../store/errors.js';
 
 type Handler = (
   message: Record<string, unknown>,
@@ -120,7 +121,7 @@ process.on('message', (message: Record<string, unknown>) => {
     .then(() => handler(message))
     .then(
       (answer) => send({ ...answer, id: message.id }),
-      (error: unknown) => send({ id: message.id, error: (error as Error).message }),
+      (error: unknown) => send({ id: message.id, error: errorMessage(error) }),
     );
 });
 process.on('disconnect', () => void shutdown(0));

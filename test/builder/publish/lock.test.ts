@@ -17,6 +17,7 @@ import {
 import { publishCatalogue, takePublishLock } from '../../../builder/publish/publish.js';
 import { readCurrentVersion } from '../../../builder/publish/read.js';
 import { PointerMovedError } from '../../../builder/publish/write.js';
+import { errorMessage } from '../../../store/errors.js';
 import { POINTER_KEY } from '../../../store/layout.js';
 import { DirectoryObjectStore } from '../../../store/objects/directory.js';
 import type { GetOptions, GetOutcome, WritableObjectStore } from '../../../store/objects/interface.js';
@@ -63,7 +64,7 @@ describe.each(stores)('the publish lock (%s store)', (_name, create) => {
       owner: first.holder.owner,
       pid: process.pid,
     });
-    expect((refused as Error).message).toMatch(
+    expect(errorMessage(refused)).toMatch(
       /^another publish holds the target: .* pid \d+, started .*lease runs to/,
     );
     await first.release();

@@ -10,6 +10,7 @@ import {
   UnsupportedEventError,
 } from '../../../proxy/adapters/lambda.js';
 import type { ProxyHandler } from '../../../proxy/core/types.js';
+import { errorMessage } from '../../../store/errors.js';
 import { loadResponseValidator } from '../../helpers/openapi.js';
 import { KEYS } from '../../helpers/proxy.js';
 import { CODED_PATH, CODED_QUERY, decode, fixed, fixtureHandler, identityAnswer } from './setup.js';
@@ -263,7 +264,7 @@ describe('Lambda adapter: events and the life cycle', () => {
     const { written, error } = await capturingStdout(() => handler(invocation, stream));
 
     expect(error).toBeInstanceOf(UnsupportedEventError);
-    expect((error as Error).message).toMatch(/function URL requests \(payload format 2\.0/);
+    expect(errorMessage(error)).toMatch(/function URL requests \(payload format 2\.0/);
     expect(answered).toBe(false);
     expect(seen.chunks).toHaveLength(0);
     const lines = written

@@ -1,6 +1,6 @@
 /** Request ids: `req_` and 16 base64url characters, drawn in blocks of 128 and never repeated. */
 import { describe, expect, it } from 'vitest';
-import { newRequestId } from '../../../proxy/log/request-id.js';
+import { newRequestId } from '../../store/request-id.js';
 
 describe('newRequestId', () => {
   it('gives distinct ids of the documented form across many blocks', () => {

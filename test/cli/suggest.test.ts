@@ -1,5 +1,6 @@
+/** The one did-you-mean module: the API's rule (letter case, one edit) and a command line's, one phrase. */
 import { describe, expect, it } from 'vitest';
-import { ECHO_MAX_CHARACTERS, echoName, suggest, withinOneEdit } from '../../../proxy/request/suggest.js';
+import { didYouMean, meantPhrase, suggest, suggestionText, withinOneEdit } from '../../cli/suggest.js';
 
 describe('withinOneEdit', () => {
   it.each([
@@ -40,24 +41,20 @@ describe('suggest', () => {
   });
 });
 
-describe('echoName', () => {
-  it('quotes plain names', () => {
-    expect(echoName('Limit')).toBe('`Limit`');
+describe('the phrase both rules end in', () => {
+  it("words the API's suggestion and a command line's the same way", () => {
+    expect(suggestionText({ names: ['limit'], caseSensitive: true }, 'parameter names')).toBe(
+      '; parameter names are case-sensitive: did you mean `limit`?',
+    );
+    expect(suggestionText({ names: ['tag', 'tab'], caseSensitive: false }, 'values')).toBe(
+      '; did you mean `tag` or `tab`?',
+    );
+    expect(didYouMean('biuld', ['build', 'repair'])).toBe('; did you mean build?');
+    expect(didYouMean('zzzzz', ['build', 'repair'])).toBe('');
+    expect(meantPhrase([])).toBe('');
   });
 
-  it('escapes what is not printable ASCII, and the quote and escape characters', () => {
-    expect(echoName('a\nb\u0000c')).toBe('`a\\u000ab\\u0000c`');
-    expect(echoName('x`y\\z')).toBe('`x\\u0060y\\u005cz`');
-    expect(echoName('é😀')).toBe('`\\u00e9\\u{1f600}`');
-  });
-
-  it('cuts long names', () => {
-    const echoed = echoName('a'.repeat(10_000))!;
-    expect(echoed).toBe(`\`${'a'.repeat(ECHO_MAX_CHARACTERS)}…\``);
-  });
-
-  it('never echoes a key, in any case', () => {
-    expect(echoName('pk_live_AAAAAAAAAAAAAAAAAAAAAA')).toBeUndefined();
-    expect(echoName('xPK_LIVE_abc')).toBeUndefined();
+  it('answers a long mistyped name at once: no edit distance is computed across lengths apart', () => {
+    expect(suggest('l'.repeat(100_000), ['limit', 'cursor'])).toBeUndefined();
   });
 });
