@@ -349,7 +349,7 @@ describe('keys CLI: managing a key', () => {
     expect(run.stdout).toContain('within 60 s, by 2026-11-24T15:32:40Z');
     expect(bad).toMatchObject({
       code: 2,
-      stderr: expect.stringContaining('KEY_CACHE_TTL_MS must be an integer from 0 to 3600000'),
+      stderr: expect.stringContaining('KEY_CACHE_TTL_MS must be an integer between 0 and 3600000'),
     });
   });
 

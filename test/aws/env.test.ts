@@ -1,6 +1,6 @@
 /** aws/env.ts: where each service's endpoint is, loopback endpoints, and the environment's credentials. */
 import { describe, expect, it } from 'vitest';
-import { endpointSetting, environmentCredentials, isLoopback } from '../../aws/env.js';
+import { endpointSetting, environmentCredentials, integerSetting, isLoopback } from '../../aws/env.js';
 
 describe('endpointSetting', () => {
   const all = {
@@ -71,4 +71,32 @@ describe('environmentCredentials', () => {
     expect(environmentCredentials({ AWS_ACCESS_KEY_ID: 'AKID' })).toBeUndefined();
     expect(environmentCredentials({})).toBeUndefined();
   });
+});
+
+describe('integerSetting: the one rule of every integer setting', () => {
+  const rule = { fallback: 5_000, min: 0, max: 3_600_000 };
+  const problem = 'POINTER_TTL_MS must be an integer between 0 and 3600000';
+
+  it.each([undefined, '', '  '])('is the fallback when unset or blank (%j)', (raw) => {
+    expect(integerSetting({ POINTER_TTL_MS: raw }, 'POINTER_TTL_MS', rule)).toEqual({
+      ok: true,
+      value: 5_000,
+    });
+  });
+
+  it.each([
+    ['0', 0],
+    ['250', 250],
+    [' 250 ', 250],
+    ['3600000', 3_600_000],
+  ])('takes canonical digits within the bounds (%j)', (raw, value) => {
+    expect(integerSetting({ POINTER_TTL_MS: raw }, 'POINTER_TTL_MS', rule)).toEqual({ ok: true, value });
+  });
+
+  it.each(['-1', '+5', '1.5', '1e3', '0x10', '010', '12ms', 'NaN', 'Infinity', '3600001', '9'.repeat(400)])(
+    'refuses %j, naming the variable and its bounds',
+    (raw) => {
+      expect(integerSetting({ POINTER_TTL_MS: raw }, 'POINTER_TTL_MS', rule)).toEqual({ ok: false, problem });
+    },
+  );
 });

@@ -51,6 +51,19 @@ describe('the layout rules', () => {
     expect(result).toMatchObject({ code: 0 });
   });
 
+  it("lets infra/ import the bucket's upload folders (pure names), and no other file of store/", async () => {
+    const root = tree('infra-uploads', {
+      'infra/a.ts': "import { b } from '../store/upload-prefixes.js';\nexport const a = b;\n",
+      'infra/c.ts': "import { d } from '../store/layout.js';\nexport const c = d;\n",
+      'store/upload-prefixes.ts': 'export const b = 1;\n',
+      'store/layout.ts': 'export const d = 1;\n',
+    });
+    const result = await cruise(root, ['infra', 'store']);
+    expect(result.code).not.toBe(0);
+    expect(result.output).toContain('infra-deploys-not-imports: infra/c.ts → store/layout.ts');
+    expect(result.output).not.toContain('infra/a.ts →');
+  });
+
   it('lets a side import within itself (builder-and-admin-apart is about the other side)', async () => {
     const root = tree('admin-within', {
       'admin/a.ts': "import { b } from './http/b.js';\nexport const a = b;\n",

@@ -3,7 +3,7 @@
  * line the logs carry.
  */
 import { describe, expect, it } from 'vitest';
-import { DependencyError, errorMessage, errorText } from '../../store/errors.js';
+import { DependencyError, errorMessage, errorText, errorWithCause } from '../../store/errors.js';
 
 describe('errorMessage', () => {
   it.each([
@@ -28,5 +28,20 @@ describe('errorText', () => {
     [{ message: 'not an Error' }, '[object Object]'],
   ])('%o → %s', (thrown, text) => {
     expect(errorText(thrown)).toBe(text);
+  });
+});
+
+describe('errorWithCause', () => {
+  it("adds the cause's message when there is one", () => {
+    const error = new Error('put o/x failed', { cause: new Error('ECONNRESET') });
+    expect(errorWithCause(error)).toBe('put o/x failed (ECONNRESET)');
+  });
+
+  it('is the message alone without a cause, with a cause that has no message, and for what is not an error', () => {
+    expect(errorWithCause(new Error('no such bucket'))).toBe('no such bucket');
+    expect(errorWithCause(new Error('x', { cause: 'a string' }))).toBe('x');
+    expect(errorWithCause(new Error('x', { cause: new Error('') }))).toBe('x');
+    expect(errorWithCause('timed out')).toBe('timed out');
+    expect(errorWithCause(null)).toBe('null');
   });
 });
