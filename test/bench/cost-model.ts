@@ -157,8 +157,15 @@ export interface PerRequest {
   s3Gets: number;
   /** Bytes on the wire as clients ask for them (gzip), headers included. */
   bytes: number;
-  /** The request's one log line, its newline included. */
+  /** The request's one log line without its metrics, its newline included. */
   logBytes: number;
+  /**
+   * What the line's CloudWatch metrics add to it on Lambda (proxy/log/metrics.ts: the status class, the function
+   * version and the embedded-metric-format directive of a warm environment's line). This stack only: the
+   * always-on deployment logs the line without them, as its load balancer's own metrics (requests and target
+   * answers by status class, response time percentiles) come free of log bytes.
+   */
+  metricsBytes: number;
 }
 
 /** This stack's settings that move its price (infra/props.ts). */
@@ -281,7 +288,8 @@ export function serverlessMonth(
   const lambda = lambdaMonth(requests, per, settings.memoryMb);
   const storage =
     dynamoMonth(requests, per, settings) + ((requests * per.s3Gets) / 1000) * SERVERLESS.s3GetPerThousand;
-  const logs = logsMonth(requests * (per.logBytes + (settings.platformLogs ? PLATFORM_LINE_BYTES : 0)));
+  const lineBytes = per.logBytes + per.metricsBytes + (settings.platformLogs ? PLATFORM_LINE_BYTES : 0);
+  const logs = logsMonth(requests * lineBytes);
   return { edge, lambda, storage, logs, total: edge.usd + lambda + storage + logs + FIXED_MONTH_USD };
 }
 
@@ -316,7 +324,7 @@ function albMonth(requests: number, gb: number, tasks: number): number {
 
 /**
  * The always-on deployment for a month of `requests` like this stack's (their bytes on the wire, their log
- * line), sized for its busiest hour.
+ * line without this stack's metrics), sized for its busiest hour.
  */
 export function alwaysOnMonth(requests: number, per: Pick<PerRequest, 'bytes' | 'logBytes'>): AlwaysOnMonth {
   const averageRps = requests / MONTH_SECONDS;
@@ -342,7 +350,7 @@ export function alwaysOnMonth(requests: number, per: Pick<PerRequest, 'bytes' | 
   };
   const front = cheapestCloudFront(requests, gb, false);
   const edge = front.usd < direct.usd ? front : direct;
-  // The containers log the same request line to CloudWatch Logs (no platform lines).
+  // The containers log the same request line to CloudWatch Logs (no platform lines, no embedded metrics).
   const logs = logsMonth(requests * per.logBytes);
   const network = albMonth(requests, gb, tasks);
   return {
@@ -369,6 +377,68 @@ export function crossover(per: PerRequest, settings: StackSettings = DEFAULT_SET
     if (alwaysOnMonth(requests, per).total < serverlessMonth(requests, per, settings).total) return requests;
   }
   return undefined;
+}
+
+/** A range of monthly volumes where this stack costs more than the always-on deployment, and by how much. */
+export interface DearerBand {
+  from: number;
+  /** The last volume of the scan where it still costs more. */
+  to: number;
+  /** The widest gap in the band: at which volume, in dollars a month and as a share of the always-on month. */
+  worst: { requests: number; usd: number; share: number; database: string };
+}
+
+/**
+ * Where this stack costs more than the always-on deployment up to `upTo` requests a month, scanned in steps of
+ * 0.5 M. `theirs` is the always-on deployment's request (by default the same bytes and line).
+ * @example dearerBands(per, HIGH_VOLUME_SETTINGS) // → [{ from: 71.5e6, to: 87.5e6, worst: { … } }]
+ */
+export function dearerBands(
+  per: PerRequest,
+  settings: StackSettings,
+  upTo = 100e6,
+  theirs: Pick<PerRequest, 'bytes' | 'logBytes'> = per,
+): DearerBand[] {
+  const bands: DearerBand[] = [];
+  let open: DearerBand | undefined;
+  for (let requests = 0.5e6; requests <= upTo; requests += 0.5e6) {
+    const ours = serverlessMonth(requests, per, settings).total;
+    const them = alwaysOnMonth(requests, theirs);
+    if (ours <= them.total) {
+      open = undefined;
+      continue;
+    }
+    const gap = {
+      requests,
+      usd: ours - them.total,
+      share: ours / them.total - 1,
+      database: them.database.name,
+    };
+    if (!open) {
+      open = { from: requests, to: requests, worst: gap };
+      bands.push(open);
+    }
+    open.to = requests;
+    if (gap.usd > open.worst.usd) open.worst = gap;
+  }
+  return bands;
+}
+
+/**
+ * The volume from which the always-on deployment costs less at every volume of the grid up to 10 B (after the
+ * last band where this stack is cheaper again); undefined when it never does there.
+ */
+export function crossoverForGood(
+  per: PerRequest,
+  settings: StackSettings = DEFAULT_SETTINGS,
+): number | undefined {
+  let from: number | undefined;
+  for (let exponent = 10; exponent >= 5; exponent -= 0.005) {
+    const requests = 10 ** exponent;
+    if (alwaysOnMonth(requests, per).total >= serverlessMonth(requests, per, settings).total) break;
+    from = requests;
+  }
+  return from;
 }
 
 const VOLUMES = [1e6, 10e6, 100e6, 1e9];
@@ -412,14 +482,30 @@ const MONTH_HEADER = [
   'always-on / this stack',
 ];
 
+const millions = (n: number) => `${(n / 1e6).toFixed(n % 1e6 === 0 ? 0 : 1)} M`;
+const bandText = (b: DearerBand) =>
+  `from ${millions(b.from)} to ${millions(b.to)} (by up to ${usd(b.worst.usd)} a month, ${(100 * b.worst.share).toFixed(0)} %, at ${millions(b.worst.requests)}, the always-on database a ${b.worst.database})`;
+
+/** The goal of issue 38: no dearer than the always-on deployment up to 100 M a month with `settings`. */
+function goalText(per: PerRequest, settings: StackSettings): string {
+  const bands = dearerBands(per, settings);
+  const alike = dearerBands(per, settings, 100e6, { ...per, logBytes: per.logBytes + per.metricsBytes });
+  const said = (list: DearerBand[]) => (list.length === 0 ? 'nowhere' : list.map(bandText).join(' and '));
+  return `Up to 100 M a month, with the high-volume settings this stack costs more ${said(bands)}; were the always-on deployment to log the same metrics in its line, ${said(alike)}.`;
+}
+
 /** Section 4's comparison: the month at four volumes with each settings, the crossovers, the assumptions. */
 export function costComparisonMarkdown(per: PerRequest, settings: StackSettings = DEFAULT_SETTINGS): string {
   const highVolume: StackSettings = { ...HIGH_VOLUME_SETTINGS, memoryMb: settings.memoryMb };
-  const at = { default: crossover(per, settings), highVolume: crossover(per, highVolume) };
+  const at = {
+    default: crossover(per, settings),
+    highVolume: crossover(per, highVolume),
+    forGood: crossoverForGood(per, highVolume),
+  };
   const lines = PLATFORM_LINE_BYTES;
   return [
-    `Per request of the blended mix above (the bytes clients ask for: gzip), this stack's proxy bills ${fmt.ms(billedMs(per, settings.memoryMb))} ms at ${settings.memoryMb} MB, writes ${per.counterWrites.toFixed(2)} counter item, sends ${fmt.int(per.bytes)} B and logs a ${fmt.int(per.logBytes)}-byte request line (plus ${lines} B of Lambda's START/END/REPORT lines at the default system log level). ` +
-      `CloudFront is priced for each month as the cheaper of pay-as-you-go (its always-free allowance applied) and the smallest flat-rate plan whose allowance covers it. The always-on deployment: ECS on Fargate (ARM) behind an Application Load Balancer, and RDS for PostgreSQL Multi-AZ, sized for the busiest hour (${SIZING.peakToAverage}× the month's average rate; ${SIZING.rpsPerVcpu} requests/s per vCPU, at least ${SIZING.minTasks} tasks in two zones; the smallest RDS class for the peak, ${SIZING.rdsStorageGb} GB gp3), its edge the cheaper of the ALB straight to the internet and CloudFront in front, and the same request line logged per request. Both pay ${usd(FIXED_MONTH_USD)} a month of alarms and the cursor secret; neither price includes people's time.`,
+    `Per request of the blended mix above (the bytes clients ask for: gzip), this stack's proxy bills ${fmt.ms(billedMs(per, settings.memoryMb))} ms at ${settings.memoryMb} MB, writes ${per.counterWrites.toFixed(2)} counter item, sends ${fmt.int(per.bytes)} B and logs a ${fmt.int(per.logBytes + per.metricsBytes)}-byte request line: ${fmt.int(per.logBytes)} B of fields and ${fmt.int(per.metricsBytes)} B of its CloudWatch metrics (plus ${lines} B of Lambda's START/END/REPORT lines at the default system log level). ` +
+      `CloudFront is priced for each month as the cheaper of pay-as-you-go (its always-free allowance applied) and the smallest flat-rate plan whose allowance covers it. The always-on deployment: ECS on Fargate (ARM) behind an Application Load Balancer, and RDS for PostgreSQL Multi-AZ, sized for the busiest hour (${SIZING.peakToAverage}× the month's average rate; ${SIZING.rpsPerVcpu} requests/s per vCPU, at least ${SIZING.minTasks} tasks in two zones; the smallest RDS class for the peak, ${SIZING.rdsStorageGb} GB gp3), its edge the cheaper of the ALB straight to the internet and CloudFront in front, and the same request line logged per request, without the metrics (its load balancer's own metrics count answers by status class and time them at no log cost). Both pay ${usd(FIXED_MONTH_USD)} a month of alarms and the cursor secret; neither price includes people's time.`,
     '',
     `**Default settings** (counters on demand, Lambda's platform lines logged):`,
     '',
@@ -435,7 +521,7 @@ export function costComparisonMarkdown(per: PerRequest, settings: StackSettings 
       VOLUMES.map((requests) => monthRow(requests, per, highVolume)),
     ),
     '',
-    `**Crossover: with the default settings the always-on deployment costs less from ${crossoverText(at.default)} requests a month; with the high-volume settings from ${crossoverText(at.highVolume)}** (a scan of this model in steps of 1.2 %). ` +
+    `**Crossover: with the default settings the always-on deployment costs less from ${crossoverText(at.default)} requests a month; with the high-volume settings from ${crossoverText(at.highVolume)}, and at every volume from ${crossoverText(at.forGood)}** (a scan of this model in steps of 1.2 %). ${goalText(per, highVolume)} ` +
       `Below it this stack wins by its idle month (${usd(serverlessMonth(0, per, settings).total)} against ${usd(alwaysOnMonth(0, per).total)} for two tasks, the load balancer and a Multi-AZ database that run with no traffic); above it the per-request fees dominate — CloudFront's requests and viewer function ($1.10 per million past the free allowance) and the metering write (on demand $0.625 per million; provisioned, ${usd((1e6 / MONTH_SECONDS / (highVolume.countersTargetPercent / 100)) * MONTH_HOURS * SERVERLESS.wcuHour)} per million at the target utilisation). ` +
       `At 1 B requests a month this stack costs ${usd(serverlessMonth(1e9, per, settings).total / 1e3)} per million requests by default, ${usd(serverlessMonth(1e9, per, highVolume).total / 1e3)} with the high-volume settings, the always-on deployment ${usd(alwaysOnMonth(1e9, per).total / 1e3)}.`,
     '',
