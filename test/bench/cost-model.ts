@@ -62,6 +62,16 @@ export const SERVERLESS = {
   logsPerGb: 0.5,
   /** Always free, every month: 5 GB of log data. */
   logsFreeGb: 5,
+  /** CloudWatch custom metrics per metric-month (first 10,000), by the hour a metric gets data. */
+  metricMonth: 0.3,
+  /** Always free, every month: 10 custom metrics. */
+  freeMetrics: 10,
+  /**
+   * The request lines' custom metrics at most (docs/operating.md, "The dashboard"): 7 routes × 5 status classes,
+   * 5 classes, 5 classes of the one live version; under steady traffic on every route and class, so an upper
+   * bound at any volume.
+   */
+  requestMetrics: 7 * 5 + 5 + 5,
 };
 
 /**
@@ -139,7 +149,7 @@ export const COST_SOURCES = [
   'CloudFront flat-rate plans (launched 2025-11-18), per distribution and month: Free $0 (1 M requests, 100 GB), Pro $15 (10 M, 50 TB), Business $200 (125 M, 50 TB), Premium $1,000 (500 M, 50 TB); AWS WAF (a web ACL is required and included), DDoS protection, Route 53 DNS, CloudWatch Logs ingestion of the distribution\'s own logs and CloudFront Functions included; no overage charges, requests blocked by WAF not counted; a plan change takes effect the next billing cycle; not with Lambda@Edge, real-time logs or legacy features (origin access identities, ForwardedValues) — aws.amazon.com/cloudfront/pricing and the CloudFront Developer Guide, "flat-rate pricing plans", as summarised by bybowu.com (2025-11-30), duckbillhq.com and finops.com.py.',
   'Lambda (arm64): $0.20 per million requests, $0.0000133334 per GB-second; always free every month: 1 M requests and 400,000 GB-seconds — aws.amazon.com/lambda/pricing (archived copy of 2026-06-18).',
   'DynamoDB, us-east-1: on demand $0.625 per million write and $0.125 per million read request units (since 1 November 2024); provisioned $0.00065 per WCU-hour and $0.00013 per RCU-hour, with auto scaling at no charge; always free per account and region: 25 WCU, 25 RCU, 25 GB — aws.amazon.com/dynamodb/pricing ("Free tier … does not expire") and aws.amazon.com/dynamodb/pricing/provisioned.',
-  "CloudWatch Logs, us-east-1: ingestion $0.50 per GB (Standard class; Lambda's logs are tiered since 1 May 2025, at this price for the first 10 TB a month), storage $0.03 per GB-month (compressed; a 30-day retention keeps about a month, a few cents here), always free every month: 5 GB — aws.amazon.com/cloudwatch/pricing, as quoted by hykell.com (2026) and duckbillgroup.com (May 2025).",
+  "CloudWatch Logs, us-east-1: ingestion $0.50 per GB (Standard class; Lambda's logs are tiered since 1 May 2025, at this price for the first 10 TB a month), storage $0.03 per GB-month (compressed; a 30-day retention keeps about a month, a few cents here), always free every month: 5 GB; custom metrics $0.30 per metric-month (the first 10,000), 10 always free — aws.amazon.com/cloudwatch/pricing, as quoted by hykell.com (2026) and duckbillgroup.com (May 2025).",
   "Looked up on 2026-11-27 in stored copies of these pages (no live AWS price API), us-east-1 and CloudFront's US/Mexico/Canada edge. Free offers that end (12-month tiers, the credits of accounts opened since July 2025) are left out on both sides.",
 ];
 
@@ -275,6 +285,8 @@ export interface ServerlessMonth {
   /** DynamoDB and S3. */
   storage: number;
   logs: number;
+  /** The request lines' custom metrics (an upper bound, whatever the volume). */
+  metrics: number;
   total: number;
 }
 
@@ -290,7 +302,18 @@ export function serverlessMonth(
     dynamoMonth(requests, per, settings) + ((requests * per.s3Gets) / 1000) * SERVERLESS.s3GetPerThousand;
   const lineBytes = per.logBytes + per.metricsBytes + (settings.platformLogs ? PLATFORM_LINE_BYTES : 0);
   const logs = logsMonth(requests * lineBytes);
-  return { edge, lambda, storage, logs, total: edge.usd + lambda + storage + logs + FIXED_MONTH_USD };
+  const metrics =
+    requests > 0
+      ? Math.max(0, SERVERLESS.requestMetrics - SERVERLESS.freeMetrics) * SERVERLESS.metricMonth
+      : 0;
+  return {
+    edge,
+    lambda,
+    storage,
+    logs,
+    metrics,
+    total: edge.usd + lambda + storage + logs + metrics + FIXED_MONTH_USD,
+  };
 }
 
 export interface AlwaysOnMonth {
@@ -456,7 +479,7 @@ function monthRow(requests: number, per: PerRequest, settings: StackSettings): s
     `${usd(ours.edge.usd)} (${ours.edge.label.replace('CloudFront ', '')})`,
     usd(ours.lambda),
     usd(ours.storage),
-    usd(ours.logs),
+    usd(ours.logs + ours.metrics),
     `**${usd(ours.total)}**`,
     `${usd(theirs.containers)} (${theirs.tasks} × ${theirs.shape[0]} vCPU)`,
     usd(theirs.network),
@@ -472,7 +495,7 @@ const MONTH_HEADER = [
   'edge',
   'Lambda',
   'DynamoDB + S3',
-  'Logs',
+  'logs + metrics',
   'this stack',
   'always-on: containers',
   'ALB + IPv4',
@@ -489,9 +512,8 @@ const bandText = (b: DearerBand) =>
 /** The goal of issue 38: no dearer than the always-on deployment up to 100 M a month with `settings`. */
 function goalText(per: PerRequest, settings: StackSettings): string {
   const bands = dearerBands(per, settings);
-  const alike = dearerBands(per, settings, 100e6, { ...per, logBytes: per.logBytes + per.metricsBytes });
-  const said = (list: DearerBand[]) => (list.length === 0 ? 'nowhere' : list.map(bandText).join(' and '));
-  return `Up to 100 M a month, with the high-volume settings this stack costs more ${said(bands)}; were the always-on deployment to log the same metrics in its line, ${said(alike)}.`;
+  const said = bands.length === 0 ? 'nowhere' : bands.map(bandText).join(' and ');
+  return `Up to 100 M a month, with the high-volume settings this stack costs more ${said}.`;
 }
 
 /** Section 4's comparison: the month at four volumes with each settings, the crossovers, the assumptions. */
@@ -504,7 +526,7 @@ export function costComparisonMarkdown(per: PerRequest, settings: StackSettings 
   };
   const lines = PLATFORM_LINE_BYTES;
   return [
-    `Per request of the blended mix above (the bytes clients ask for: gzip), this stack's proxy bills ${fmt.ms(billedMs(per, settings.memoryMb))} ms at ${settings.memoryMb} MB, writes ${per.counterWrites.toFixed(2)} counter item, sends ${fmt.int(per.bytes)} B and logs a ${fmt.int(per.logBytes + per.metricsBytes)}-byte request line: ${fmt.int(per.logBytes)} B of fields and ${fmt.int(per.metricsBytes)} B of its CloudWatch metrics (plus ${lines} B of Lambda's START/END/REPORT lines at the default system log level). ` +
+    `Per request of the blended mix above (the bytes clients ask for: gzip), this stack's proxy bills ${fmt.ms(billedMs(per, settings.memoryMb))} ms at ${settings.memoryMb} MB, writes ${per.counterWrites.toFixed(2)} counter item, sends ${fmt.int(per.bytes)} B and logs a ${fmt.int(per.logBytes + per.metricsBytes)}-byte request line: ${fmt.int(per.logBytes)} B of fields and ${fmt.int(per.metricsBytes)} B of its CloudWatch metrics (plus ${lines} B of Lambda's START/END/REPORT lines at the default system log level); the metrics' ${SERVERLESS.requestMetrics} custom metrics at most are ${usd(serverlessMonth(1, per, settings).metrics)} a month past the free 10, whatever the volume. ` +
       `CloudFront is priced for each month as the cheaper of pay-as-you-go (its always-free allowance applied) and the smallest flat-rate plan whose allowance covers it. The always-on deployment: ECS on Fargate (ARM) behind an Application Load Balancer, and RDS for PostgreSQL Multi-AZ, sized for the busiest hour (${SIZING.peakToAverage}× the month's average rate; ${SIZING.rpsPerVcpu} requests/s per vCPU, at least ${SIZING.minTasks} tasks in two zones; the smallest RDS class for the peak, ${SIZING.rdsStorageGb} GB gp3), its edge the cheaper of the ALB straight to the internet and CloudFront in front, and the same request line logged per request, without the metrics (its load balancer's own metrics count answers by status class and time them at no log cost). Both pay ${usd(FIXED_MONTH_USD)} a month of alarms and the cursor secret; neither price includes people's time.`,
     '',
     `**Default settings** (counters on demand, Lambda's platform lines logged):`,
