@@ -36,13 +36,8 @@ interface Parser {
   parse(input: string, options: { context: ParseContext }): unknown;
 }
 
-/** A value's place in a kept result: filled with the request's own value of that name. */
-class Slot {
-  constructor(readonly name: string) {}
-}
-
 interface Shape {
-  template: unknown;
+  build: Build;
   /** The names and values the parse marked used (removed from the context's unused sets). */
   usedNames: string[];
   usedValues: string[];
@@ -76,39 +71,59 @@ function valueShaped(node: object): boolean {
 }
 
 /**
- * `node` with each of the request's values (by identity) replaced by a slot; undefined when the result holds
- * something shaped like a value that is not one of them (a copy of a value's content: not kept).
+ * Builds a fresh copy of a kept result with the request's values in it. `shared` holds, per request, the
+ * copies of the nodes that occur more than once in the result (dynalite's update parser puts each path both
+ * in its section and in `paths`), so that they stay one object, as in a parse.
  */
-function templateOf(node: unknown, values: Map<unknown, string>, seen: Map<object, unknown>): unknown {
-  if (node === null || typeof node !== 'object') return node;
-  const name = values.get(node);
-  if (name !== undefined) return new Slot(name);
-  if (seen.has(node)) return seen.get(node);
-  if (!Array.isArray(node) && valueShaped(node)) throw new Uncacheable();
-  const copy = emptyLike(node);
-  seen.set(node, copy);
-  for (const [key, child] of Object.entries(node)) copy[key] = templateOf(child, values, seen);
-  return copy;
-}
+type Build = (values: Record<string, unknown>, shared: unknown[]) => unknown;
 
 class Uncacheable extends Error {}
 
-/** An empty array, or an empty object with the same prototype (dynalite's parsers use prototype-less maps). */
-function emptyLike(node: object): Record<string, unknown> {
-  return Array.isArray(node)
-    ? ([] as unknown as Record<string, unknown>)
-    : Object.create(Object.getPrototypeOf(node));
+/** How often each object occurs in `node`'s tree (a second occurrence is not descended into). */
+function occurrences(node: unknown, counts: Map<object, number>): Map<object, number> {
+  if (node === null || typeof node !== 'object') return counts;
+  const seen = counts.get(node) ?? 0;
+  counts.set(node, seen + 1);
+  if (seen === 0) for (const child of Object.values(node)) occurrences(child, counts);
+  return counts;
 }
 
-/** A fresh copy of `node` with the slots filled from `values`; shared parts stay shared, as in a parse. */
-function filled(node: unknown, values: Record<string, unknown>, seen: Map<object, unknown>): unknown {
-  if (node === null || typeof node !== 'object') return node;
-  if (node instanceof Slot) return values[node.name];
-  if (seen.has(node)) return seen.get(node);
-  const copy = emptyLike(node);
-  seen.set(node, copy);
-  for (const [key, child] of Object.entries(node)) copy[key] = filled(child, values, seen);
-  return copy;
+/** One result being compiled: the request's values by identity, occurrences, the builders of shared nodes. */
+interface Compiling {
+  values: Map<unknown, string>;
+  counts: Map<object, number>;
+  shared: Map<object, Build>;
+}
+
+/** A builder of `node`'s copy: containers copied (same prototype), primitives as they are, values from the request. */
+function compile(node: unknown, compiling: Compiling): Build {
+  if (node === null || typeof node !== 'object') return () => node;
+  const name = compiling.values.get(node);
+  if (name !== undefined) return (given) => given[name];
+  if (!Array.isArray(node) && valueShaped(node)) throw new Uncacheable();
+  if ((compiling.counts.get(node) ?? 0) < 2) return containerBuild(node, compiling);
+  let build = compiling.shared.get(node);
+  if (!build) {
+    const at = compiling.shared.size;
+    // Registered before its children are compiled: a node that contains itself still terminates.
+    let own: Build = () => undefined;
+    build = (given, copies) => (copies[at] ??= own(given, copies));
+    compiling.shared.set(node, build);
+    own = containerBuild(node, compiling);
+  }
+  return build;
+}
+
+function containerBuild(node: object, compiling: Compiling): Build {
+  const keys = Object.keys(node);
+  const children = keys.map((key) => compile((node as Record<string, unknown>)[key], compiling));
+  if (Array.isArray(node)) return (given, copies) => children.map((build) => build(given, copies));
+  const prototype = Object.getPrototypeOf(node) as object | null;
+  return (given, copies) => {
+    const copy: Record<string, unknown> = prototype === Object.prototype ? {} : Object.create(prototype);
+    for (let k = 0; k < keys.length; k++) copy[keys[k]!] = children[k]!(given, copies);
+    return copy;
+  };
 }
 
 /** Keep a successful parse as a template, or nothing when it cannot be kept. */
@@ -117,7 +132,11 @@ function shapeOf(result: unknown, context: ParseContext, before: { names: string
   for (const [name, value] of Object.entries(context.attrVals ?? {})) byIdentity.set(value, name);
   try {
     return {
-      template: templateOf(result, byIdentity, new Map()),
+      build: compile(result, {
+        values: byIdentity,
+        counts: occurrences(result, new Map()),
+        shared: new Map(),
+      }),
       usedNames: before.names.filter((name) => !(name in (context.unusedAttrNames ?? {}))),
       usedValues: before.values.filter((name) => !(name in (context.unusedAttrVals ?? {}))),
     } satisfies Shape;
@@ -138,7 +157,7 @@ export function memoisedParse(parse: Parser['parse']): Parser['parse'] {
     if (shape) {
       for (const name of shape.usedNames) delete context.unusedAttrNames?.[name];
       for (const name of shape.usedValues) delete context.unusedAttrVals?.[name];
-      return filled(shape.template, context.attrVals ?? {}, new Map());
+      return shape.build(context.attrVals ?? {}, []);
     }
     const before = {
       names: Object.keys(context.unusedAttrNames ?? {}),
@@ -164,9 +183,10 @@ const PARSERS = ['updateParser', 'conditionParser', 'projectionParser'] as const
 export function installDynaliteExpressionMemo(): void {
   const require = createRequire(import.meta.url);
   for (const name of PARSERS) {
-    const parser = require(`dynalite/db/${name}`) as Parser & { [INSTALLED]?: true };
+    const parser = require(`dynalite/db/${name}`) as Parser & { [INSTALLED]?: Parser['parse'] };
     if (parser[INSTALLED]) continue;
-    parser.parse = memoisedParse(parser.parse.bind(parser));
-    parser[INSTALLED] = true;
+    // dynalite's own parse is kept beside the memoised one (the tests compare them).
+    parser[INSTALLED] = parser.parse.bind(parser);
+    parser.parse = memoisedParse(parser[INSTALLED]);
   }
 }

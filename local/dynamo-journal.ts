@@ -41,11 +41,17 @@ export const JOURNAL_FILE = 'journal.jsonl';
 /** Below this the journal is never compacted while serving (a start always compacts it). */
 export const COMPACT_BYTES = 8 * 2 ** 20;
 
-type Callback = (error?: Error | null) => void;
+type Callback = (error: Error | null, value?: unknown) => void;
 interface Operation {
   type: 'put' | 'del';
   key: string;
   value?: unknown;
+}
+/** An operation as the journal records it: a put's value as its JSON text. */
+interface Entry {
+  key: string;
+  /** Absent for a delete. */
+  json?: string | undefined;
 }
 
 /** What a journal line encodes, as JSON text: the value already stringified. */
@@ -113,22 +119,19 @@ export class Journal {
   }
 
   /** Append applied operations (one write), and compact when the file has outgrown its live items. */
-  record(operations: readonly Operation[]): void {
+  record(entries: readonly Entry[]): void {
     if (this.#fd === undefined) throw new Error('the local DynamoDB journal is closed');
     let text = '';
-    for (const { type, key, value } of operations) {
+    for (const { key, json } of entries) {
       const before = this.#live.get(key);
       if (before !== undefined) this.#liveBytes -= line(key, before).length;
-      if (type === 'del') {
-        this.#live.delete(key);
-        text += line(key, undefined);
-      } else {
-        const json = JSON.stringify(value);
+      const entry = line(key, json);
+      if (json === undefined) this.#live.delete(key);
+      else {
         this.#live.set(key, json);
-        const entry = line(key, json);
         this.#liveBytes += entry.length;
-        text += entry;
       }
+      text += entry;
     }
     this.#fileBytes += writeSync(this.#fd, text);
     if (this.#fileBytes > Math.max(this.#compactBytes, 2 * this.#liveBytes)) this.compact();
@@ -200,33 +203,65 @@ export interface Store {
     callback: (error: Error | null, table?: unknown) => void,
   ): void;
   db: {
-    get(key: string, callback: (error: Error | null, value?: unknown) => void): void;
-    put(key: string, value: unknown, callback: Callback): void;
-    del(key: string, callback: Callback): void;
-    batch(operations: Operation[], callback: Callback): void;
+    get(key: string, callback: Callback): unknown;
+    put(key: string, value: unknown, callback: Callback): unknown;
+    del(key: string, callback: Callback): unknown;
+    batch(operations: Operation[], callback: Callback): unknown;
   };
 }
 
-/** Each write of `store` that succeeds goes to `journal` before its caller hears of it. */
-function journalWrites(store: Store, journal: Journal): void {
+/** What a write puts in the journal: its key and, for a put, its value's JSON. */
+function entriesOf(operations: readonly Operation[]): Entry[] {
+  return operations.map(({ type, key, value }) => ({
+    key,
+    json: type === 'del' ? undefined : JSON.stringify(value),
+  }));
+}
+
+/** The operations as the store writes them: each put's value as the JSON text the journal records (encoded once). */
+const asWritten = (operations: readonly Operation[], entries: readonly Entry[]) =>
+  operations.map((operation, i) =>
+    operation.type === 'del' ? operation : { ...operation, value: entries[i]!.json, valueEncoding: 'utf8' },
+  );
+
+/**
+ * The store's reads and writes, called back as soon as they are done — in a microtask, not after a turn of
+ * the event loop as dynalite's own wrapper does (`setImmediate`): a metering write holds its item's lock from
+ * its read to its write, and with a store that answers at once each turn of the loop in between (every other
+ * request's parsing and validation) was time the lock was held, so writes to one item queued a turn apiece.
+ * Each write that succeeds goes to `journal` before its caller hears of it.
+ */
+function directCallbacks(store: Store, journal: Journal): void {
   const { db } = store;
-  const put = db.put.bind(db);
-  const del = db.del.bind(db);
-  const batch = db.batch.bind(db);
-  const after = (operations: Operation[], callback: Callback) => (error?: Error | null) => {
-    if (!error) {
-      try {
-        journal.record(operations);
-      } catch (failure) {
-        callback(failure as Error);
-        return;
-      }
-    }
-    callback(error);
+  const level = Object.getPrototypeOf(db) as {
+    get(this: unknown, key: string): Promise<unknown>;
+    put(this: unknown, key: string, value: unknown, options: object): Promise<void>;
+    del(this: unknown, key: string): Promise<void>;
+    batch(this: unknown, operations: object[]): Promise<void>;
   };
-  db.put = (key, value, callback) => put(key, value, after([{ type: 'put', key, value }], callback));
-  db.del = (key, callback) => del(key, after([{ type: 'del', key }], callback));
-  db.batch = (operations, callback) => batch(operations, after(operations, callback));
+  const settle = (operation: Promise<unknown>, callback: Callback | undefined, written?: Entry[]) => {
+    const done = operation.then((value) => {
+      if (written) journal.record(written);
+      return value;
+    });
+    if (typeof callback !== 'function') return done;
+    // Called outside the promise: an error thrown by the callback is uncaught, as under dynalite's wrapper.
+    done.then(
+      (value) => queueMicrotask(() => callback(null, value)),
+      (error: Error) => queueMicrotask(() => callback(error)),
+    );
+    return undefined;
+  };
+  db.get = (key, callback) => settle(level.get.call(db, key), callback);
+  db.put = (key, value, callback) => {
+    const entries = entriesOf([{ type: 'put', key, value }]);
+    return settle(level.put.call(db, key, entries[0]!.json, { valueEncoding: 'utf8' }), callback, entries);
+  };
+  db.del = (key, callback) => settle(level.del.call(db, key), callback, entriesOf([{ type: 'del', key }]));
+  db.batch = (operations, callback) => {
+    const entries = entriesOf(operations);
+    return settle(level.batch.call(db, asWritten(operations, entries)), callback, entries);
+  };
 }
 
 const INSTALLED = Symbol.for('catalogue-read-api.dynamo-journal');
@@ -254,7 +289,7 @@ export function installJournaledStore(): void {
     journal.loading = new Promise<void>((resolve, reject) =>
       store.db.batch(loaded, (error) => (error ? reject(error) : resolve())),
     );
-    journalWrites(store, journal);
+    directCallbacks(store, journal);
     (options.onStore as ((store: Store) => void) | undefined)?.(store);
     return store;
   };

@@ -80,7 +80,7 @@ export class TimeToLive {
   }
 
   /** The table's setting, if TTL is enabled on it (and it is the same table). */
-  setting(table: Table): Promise<Setting | undefined> {
+  #setting(table: Table): Promise<Setting | undefined> {
     return new Promise((resolve, reject) => {
       this.#store.db.get(`${SETTING_PREFIX}${table.TableName}`, (error, value) => {
         if (error && error.name !== 'NotFoundError' && !/NotFound/.test(error.message)) reject(error);
@@ -103,7 +103,7 @@ export class TimeToLive {
   async describe(input: Record<string, unknown>): Promise<Answer> {
     const table = await this.#table(input.TableName);
     if ('status' in table) return table;
-    const setting = await this.setting(table);
+    const setting = await this.#setting(table);
     return {
       status: 200,
       body: {
@@ -126,7 +126,7 @@ export class TimeToLive {
     }
     const table = await this.#table(input.TableName);
     if ('status' in table) return table;
-    const setting = await this.setting(table);
+    const setting = await this.#setting(table);
     if (enabled && setting) return validation('TimeToLive is already enabled');
     if (!enabled && !setting) return validation('TimeToLive is already disabled');
     if (!enabled && setting?.attribute !== attribute) {
@@ -246,19 +246,18 @@ async function sweepTable(call: Call, table: Table, attribute: string, now: numb
 }
 
 /** One sweep of every table with TTL on the local DynamoDB at `endpoint`; returns the items deleted. */
-export async function sweepExpired(
-  endpoint: string,
-  ttl: TimeToLive,
-  now = Math.floor(Date.now() / 1000),
-): Promise<number> {
+export async function sweepExpired(endpoint: string, now = Math.floor(Date.now() / 1000)): Promise<number> {
   const { call, close } = caller(endpoint);
   let deleted = 0;
   try {
     const { TableNames = [] } = (await call('ListTables', {})) as { TableNames?: string[] };
     for (const name of TableNames) {
+      const { TimeToLiveDescription: ttl } = (await call('DescribeTimeToLive', { TableName: name })) as {
+        TimeToLiveDescription?: { TimeToLiveStatus?: string; AttributeName?: string };
+      };
+      if (ttl?.TimeToLiveStatus !== 'ENABLED' || !ttl.AttributeName) continue;
       const { Table: table } = (await call('DescribeTable', { TableName: name })) as { Table: Table };
-      const setting = await ttl.setting(table);
-      if (setting) deleted += await sweepTable(call, table, setting.attribute, now);
+      deleted += await sweepTable(call, table, ttl.AttributeName, now);
     }
   } finally {
     await close();
@@ -272,15 +271,14 @@ export async function sweepExpired(
  */
 export function sweepEvery(options: {
   endpoint: string;
-  ttl: TimeToLive;
   listening: () => boolean;
   sweepMs?: number;
 }): () => Promise<void> {
-  const { endpoint, ttl, listening, sweepMs = SWEEP_MS } = options;
+  const { endpoint, listening, sweepMs = SWEEP_MS } = options;
   let running: Promise<unknown> = Promise.resolve();
   const sweep = () => {
     if (!listening()) return;
-    running = running.then(() => sweepExpired(endpoint, ttl)).catch(() => {});
+    running = running.then(() => sweepExpired(endpoint)).catch(() => {});
   };
   const first = setTimeout(sweep, Math.min(sweepMs, 5_000));
   const timer = setInterval(sweep, sweepMs);

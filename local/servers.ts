@@ -174,7 +174,6 @@ export async function startDynamo(options: DynamoOptions = {}): Promise<LocalSer
     const listening = server;
     stopSweeping = sweepEvery({
       endpoint,
-      ttl,
       listening: () => listening.listening,
       ...(options.sweepMs && { sweepMs: options.sweepMs }),
     });
