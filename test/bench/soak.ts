@@ -3,13 +3,16 @@
  * --expose-gc) is loaded for BENCH_SOAK_SECONDS; every BENCH_SOAK_SAMPLE_SECONDS the child forces a full
  * GC and reports process.memoryUsage(). A leak shows as heapUsed rising across the samples.
  */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { checkRun } from './core.js';
 import { failuresOf, type Stack } from './e2e.js';
 import { runLoad } from './load.js';
 import { loadAverage } from './machine.js';
-import { AUTH, type Picks, peerMix, soakMix } from './mix.js';
+import { AUTH, coreMix, type Picks, peerMix, soakMix } from './mix.js';
+import { startNpm } from './npm-start.js';
 import { progress, type SectionResult } from './report.js';
-import type { Settings } from './settings.js';
+import { type Settings, WORK } from './settings.js';
 import { fmt, slope, table } from './stats.js';
 
 /** "No growth": heapUsed after within this much of before (and the fitted trend over the run too). */
@@ -150,6 +153,151 @@ export async function benchSoak(settings: Settings, stack: Stack, picks: Picks):
         name: `Memory under ${fmt.int(settings.soakSeconds)} s of load`,
         target: 'no heap growth trend',
         measured: `heapUsed ${fmt.mib(before.heapUsed)} → ${fmt.mib(after.heapUsed)}, trend ${fmt.int(perMinute / 1024)} KiB/min over ${fmt.int(result.requests)} requests`,
+        ok,
+      },
+    ],
+  };
+}
+
+/** npm start's RSS, sampled: after the warm-up, along the load, and idle after it. */
+interface RssSample {
+  seconds: number;
+  rss: number;
+  /** Bytes of its local DynamoDB's data directory. */
+  dynamodb: number;
+  phase: 'warm' | 'load' | 'idle';
+}
+
+/** "Flat": RSS idle after the soak within this much of RSS idle after the warm-up, and no upward trend in the second half. */
+const RSS_BOUND_BYTES = 32 * 2 ** 20;
+
+function rssOf(pid: number): number {
+  const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+  return Number(kb) * 1024;
+}
+
+function bytesUnder(dir: string): number {
+  let total = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    total += entry.isDirectory() ? bytesUnder(path) : statSync(path).size;
+  }
+  return total;
+}
+
+/** Samples every `everySeconds` while `during` runs. */
+async function sampled<T>(sample: () => void, everySeconds: number, during: () => Promise<T>): Promise<T> {
+  const timer = setInterval(sample, everySeconds * 1000);
+  try {
+    return await during();
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+/**
+ * Section 14: `npm start` under the full mix of section 2 for BENCH_NPM_SOAK_SECONDS (the acceptance run is
+ * an hour), its RSS and its local DynamoDB's data directory sampled every BENCH_SOAK_SAMPLE_SECONDS; then
+ * idle for a minute. Memory is flat when the process idle after the soak holds what it held idle after the
+ * warm-up (within 32 MiB), and its second half shows no upward trend.
+ */
+export async function benchNpmStartSoak(
+  settings: Settings,
+  snapshotDir: string,
+  picks: Picks,
+): Promise<SectionResult> {
+  const local = join(WORK, 'npm-start');
+  progress('14. npm start (publishes the bench catalogue on a first start)');
+  const running = await startNpm({ layout: 'threads', local, source: snapshotDir });
+  const pid = running.child.pid!;
+  const samples: RssSample[] = [];
+  const started = Date.now();
+  let phase: RssSample['phase'] = 'warm';
+  const sample = () =>
+    samples.push({
+      seconds: (Date.now() - started) / 1000,
+      rss: rssOf(pid),
+      dynamodb: bytesUnder(join(local, 'dynamodb')),
+      phase,
+    });
+  const loadAtStart = loadAverage();
+  let result: Awaited<ReturnType<typeof runLoad>>;
+  try {
+    const mix = await coreMix(running.port, picks);
+    const load = (seconds: number) =>
+      runLoad({
+        port: running.port,
+        requests: mix,
+        seconds,
+        connections: settings.connections,
+        headers: AUTH,
+      });
+    await load(Math.max(5, settings.warmupSeconds));
+    await new Promise((resolve) => setTimeout(resolve, 10_000));
+    sample();
+    phase = 'load';
+    progress(`14. ${settings.npmSoakSeconds} s of load, RSS sampled every ${settings.soakSampleSeconds} s`);
+    result = await sampled(sample, settings.soakSampleSeconds, () => load(settings.npmSoakSeconds));
+    checkRun(
+      'npm start soak',
+      result,
+      mix.map((e) => e.expect),
+    );
+    phase = 'idle';
+    await sampled(sample, 10, () => new Promise((resolve) => setTimeout(resolve, 60_000)));
+    sample();
+  } finally {
+    await running.stop();
+  }
+  return npmSoakResult(settings, { samples, result, loadAtStart });
+}
+
+function npmSoakResult(
+  settings: Settings,
+  soak: { samples: RssSample[]; result: Awaited<ReturnType<typeof runLoad>>; loadAtStart: string },
+): SectionResult {
+  const { samples, result, loadAtStart } = soak;
+  const warm = samples.find((s) => s.phase === 'warm')!;
+  const idle = samples.at(-1)!;
+  const loaded = samples.filter((s) => s.phase === 'load');
+  const secondHalf = loaded.slice(loaded.length >> 1);
+  const perHour = slope(secondHalf.map((s) => ({ x: s.seconds / 3600, y: s.rss })));
+  const peak = Math.max(...samples.map((s) => s.rss));
+  const ok =
+    idle.rss - warm.rss <= RSS_BOUND_BYTES &&
+    perHour * (settings.npmSoakSeconds / 2 / 3600) <= RSS_BOUND_BYTES;
+  const every = Math.max(1, Math.floor(samples.length / 24));
+  const markdown = [
+    `\`npm start\` (default layout, data in \`test/bench/.work/npm-start\`) under section 2's full mix for ${fmt.int(result.seconds)} s, ${settings.connections} connections: ${fmt.int(result.requests)} responses, ${fmt.int(result.rps)} req/s (p50 ${fmt.ms(result.p50)} ms, p99 ${fmt.ms(result.p99)} ms). ` +
+      `RSS of the process (every thread: the proxy, the servers' thread) from /proc, and the size of its local DynamoDB's data directory, every ${settings.soakSampleSeconds} s; idle for 10 s after the warm-up and 60 s after the load. Load average at the start: ${loadAtStart}, at the end: ${loadAverage()}.`,
+    '',
+    table(
+      ['', 'RSS', 'local DynamoDB data'],
+      [
+        ['idle after the warm-up', fmt.mib(warm.rss), fmt.mib(warm.dynamodb)],
+        ['peak', fmt.mib(peak), fmt.mib(Math.max(...samples.map((s) => s.dynamodb)))],
+        ['idle after the load', fmt.mib(idle.rss), fmt.mib(idle.dynamodb)],
+      ],
+    ),
+    '',
+    `Trend of RSS over the second half of the load: ${fmt.mib(perHour)} per hour. Verdict: ${ok ? 'flat' : '**grows**'} (bound: ${fmt.mib(RSS_BOUND_BYTES)} idle after against idle before, and over the second half's trend).`,
+    '',
+    table(
+      ['t (s)', 'phase', 'RSS', 'local DynamoDB data'],
+      samples
+        .filter((_, i) => i % every === 0 || i === samples.length - 1)
+        .map((s) => [fmt.s(s.seconds), s.phase, fmt.mib(s.rss), fmt.mib(s.dynamodb)]),
+    ),
+    '',
+  ].join('\n');
+  return {
+    markdown,
+    commands: [],
+    targets: [
+      {
+        name: `npm start's memory over ${fmt.int(settings.npmSoakSeconds / 60)} min of load`,
+        target: 'flat (idle RSS after within 32 MiB of before, no upward trend)',
+        measured: `RSS idle ${fmt.mib(warm.rss)} → ${fmt.mib(idle.rss)} (peak ${fmt.mib(peak)}); trend ${fmt.mib(perHour)}/h; DynamoDB data ${fmt.mib(warm.dynamodb)} → ${fmt.mib(idle.dynamodb)}`,
         ok,
       },
     ],
