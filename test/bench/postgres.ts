@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import type { Snapshot } from '../../builder/snapshot/snapshot.js';
+import { errorMessage } from '../../store/errors.js';
 import { nameCollator } from '../../store/schema.js';
 import { hashApiKey } from '../../tables/keys.js';
 import { trackChild } from './children.js';
@@ -137,7 +138,7 @@ export async function startPostgres(bin: string): Promise<Postgres> {
     return { port, pid: server.pid!, version, stop };
   } catch (error) {
     await stop();
-    throw new Error(`PostgreSQL did not start: ${(error as Error).message}\n${log}`);
+    throw new Error(`PostgreSQL did not start: ${errorMessage(error)}\n${log}`);
   }
 }
 

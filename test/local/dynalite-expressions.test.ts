@@ -8,6 +8,7 @@ import { createRequire } from 'node:module';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { installDynaliteExpressionMemo, memoisedParse } from '../../local/dynalite-expressions.js';
+import { errorMessage } from '../../store/errors.js';
 
 installDynaliteExpressionMemo();
 const require = createRequire(import.meta.url);
@@ -41,7 +42,7 @@ function outcome(parse: Parse, input: string, ctx: ReturnType<typeof context>) {
   try {
     result = parse(input, { context: ctx });
   } catch (error) {
-    result = `threw ${(error as Error).message}`;
+    result = `threw ${errorMessage(error)}`;
   }
   return { result, unusedNames: ctx.unusedAttrNames, unusedValues: ctx.unusedAttrVals };
 }
