@@ -44,7 +44,8 @@ const PRODUCT = [
   'tables',
 ];
 const SOURCE = /\.(ts|mts|js|mjs|cjs)$/;
-const SKIPPED = new Set(['node_modules', 'cdk.out', 'openapi-types.ts']);
+/** Dependencies, build output and generated types: not written here. */
+const SKIPPED = new Set(['node_modules', 'cdk.out', 'dist', '.local', 'openapi-types.ts']);
 
 function sourcesUnder(folder: string): string[] {
   return readdirSync(join(ROOT, folder)).flatMap((name) => {
@@ -143,11 +144,15 @@ const RULES: Rule[] = [
     mentions: /\benv\b/,
     sources: product,
     matches: (node) =>
-      ts.isCallExpression(node) &&
-      ['Number', 'parseInt', 'parseFloat', 'Number.parseInt'].includes(node.expression.getText()) &&
-      node.arguments.some((argument) => /\benv\b/.test(argument.getText())),
+      (ts.isCallExpression(node) &&
+        ['Number', 'parseInt', 'parseFloat', 'Number.parseInt'].includes(node.expression.getText()) &&
+        node.arguments.some((argument) => /\benv\b/.test(argument.getText()))) ||
+      // An integer rule of its own in a file that reads the environment (as proxy/config.ts and
+      // admin/settings.ts each had, with different rules).
+      (ts.isRegularExpressionLiteral(node) &&
+        /^\/\^(\[0-9\]\+|\\d\+|\(0\|\[1-9\]\[0-9\]\*\))\$\/$/.test(node.text)),
     allowed: ['aws/env.ts'],
-    broken: 'const port = Number(env.PORT ?? 8787);',
+    broken: 'const port = Number(env.PORT ?? 8787);\nconst digits = /^[0-9]+$/.test(env.TTL);',
   },
   {
     job: "the free tier's rule: FREE_TIER_FIXED (admin/output.ts)",
