@@ -1,11 +1,10 @@
 /**
  * "Did you mean …?" for every mistyped name: a CLI's commands and options, a snapshot's fields (the builder),
- * the API's parameter names and sort values (proxy/request/plan.ts). One module, one edit distance (`leven`'s),
- * one phrase; two rules of closeness, because the callers differ: a person at a command line gets the one
+ * the API's parameter names and sort values (proxy/request/plan.ts). One module, one phrase; two rules of closeness, because the callers differ: a person at a command line gets the one
  * closest name within a few edits, the API names every defined name that differs by letter case only or by
  * one edit, as docs/api.md#parameters promises. Pure: no side, only `leven`.
  */
-import leven, { closestMatch } from 'leven';
+import { closestMatch } from 'leven';
 
 /**
  * The end of a message naming what was meant: `; did you mean X?` (`X or Y` for several), each name as
@@ -34,24 +33,26 @@ export function didYouMean(
 }
 
 /**
- * True when `a` becomes `b` by at most one insertion, deletion or substitution (`leven`), or by a swap of
- * two neighbours.
+ * True when `a` becomes `b` by at most one insertion, deletion, substitution or swap of two neighbours. A direct
+ * comparison rather than `leven`: the proxy's bundle holds no package but the signer and the LRU
+ * (test/infra/stack.test.ts), and `leven`, free of side effects, is left out of it as long as only this rule uses
+ * nothing of it.
  * @example withinOneEdit('limt', 'limit') === true
  * @example withinOneEdit('lmiit', 'limit') === true // a swap
  * @example withinOneEdit('offset', 'limit') === false
  */
 export function withinOneEdit(a: string, b: string): boolean {
-  if (Math.abs(a.length - b.length) > 1) return false; // before `leven`: a caller's name may be long
-  return leven(a, b) <= 1 || neighboursSwapped(a, b);
-}
-
-/** `a` is `b` with two neighbouring characters swapped. */
-function neighboursSwapped(a: string, b: string): boolean {
-  if (a.length !== b.length) return false;
-  let at = 0;
-  while (at < a.length && a[at] === b[at]) at++;
+  if (a === b) return true;
+  if (Math.abs(a.length - b.length) > 1) return false;
+  let start = 0;
+  while (start < a.length && start < b.length && a[start] === b[start]) start++;
+  const restA = a.slice(start);
+  const restB = b.slice(start);
   return (
-    at + 1 < a.length && a[at] === b[at + 1] && a[at + 1] === b[at] && a.slice(at + 2) === b.slice(at + 2)
+    restA.slice(1) === restB.slice(1) || // substitution
+    restA.slice(1) === restB || // deletion from a
+    restA === restB.slice(1) || // insertion into a
+    (restA.length > 1 && restA[0] === restB[1] && restA[1] === restB[0] && restA.slice(2) === restB.slice(2))
   );
 }
 

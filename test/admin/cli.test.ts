@@ -263,7 +263,7 @@ describe('keys CLI: managing a key', () => {
     const run = await keysInProcess(['limits', keyId, '--minute', '1200'], {}, now);
 
     expect(run).toMatchObject({ code: 2, stdout: '' });
-    expect(run.stderr).toContain('is a free-tier key: its limits are fixed (60/minute, 5000/month)');
+    expect(run.stderr).toContain('is a free-tier key: free-tier limits are fixed (60/minute, 5000/month)');
   });
 
   it('sets an expiry, says from when the key is refused, and removes it again', async () => {
