@@ -6,13 +6,16 @@
  * is loaded by its start, so a thread that runs one loads only that one.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type S3rver from 's3rver';
 import type { S3EventNotification } from '../builder/upload/event.js';
 import { holdIdleConnections } from '../proxy/adapters/http.js';
+import { installDynaliteExpressionMemo } from './dynalite-expressions.js';
+import { installJournaledStore, Journal, type Store } from './dynamo-journal.js';
+import { sweepEvery, TimeToLive } from './dynamo-ttl.js';
 import { installS3rverConditionalWrites } from './s3rver-conditional.js';
 import { installS3rverDes } from './s3rver-des.js';
 import { forwardS3rverEvents } from './s3rver-events.js';
@@ -126,38 +129,75 @@ export async function startS3(bucket = 'catalogue-test', options: ServerOptions 
   };
 }
 
-/** A dynalite on 127.0.0.1, persisted on disk so a restart keeps the tables. */
-export async function startDynamo(options: ServerOptions = {}): Promise<LocalServer> {
+export interface DynamoOptions extends ServerOptions {
+  /** Between two sweeps of expired items (local/dynamo-ttl.ts). */
+  sweepMs?: number;
+  /** Journal size below which a running server does not compact it (local/dynamo-journal.ts). */
+  compactBytes?: number;
+}
+
+/**
+ * A dynalite on 127.0.0.1: its store in memory, made durable by a journal in the data directory
+ * (local/dynamo-journal.ts), so a restart (and a crash) keeps the tables and items; its expressions parsed once
+ * per shape (local/dynalite-expressions.ts); TTL honoured (local/dynamo-ttl.ts). Served by a server of ours, so
+ * that `stop` and `start` only stop and start listening: the store stays as it is.
+ */
+export async function startDynamo(options: DynamoOptions = {}): Promise<LocalServer> {
   const temporary = !options.directory;
   const directory = options.directory ?? mkdtempSync(join(tmpdir(), 'cat-ddb-'));
-  const { default: dynalite } = await import('dynalite');
-  const server = dynalite({
-    path: directory,
-    createTableMs: 0,
-    deleteTableMs: 0,
-    updateTableMs: 0,
-  }) as Server;
-  holdIdleConnections(server);
-  let port: number;
+  installDynaliteExpressionMemo();
+  installJournaledStore();
+  let journal: Journal | undefined;
+  let server: Server | undefined;
+  let stopSweeping = async () => {};
   try {
-    port = await listenOn(server, options.port ?? 0);
+    journal = await Journal.open(directory, {
+      ...(options.compactBytes && { compactBytes: options.compactBytes }),
+    });
+    const { default: dynalite } = await import('dynalite');
+    let store: Store | undefined;
+    const emulation = dynalite({
+      journal,
+      onStore: (created) => {
+        store = created;
+      },
+      createTableMs: 0,
+      deleteTableMs: 0,
+      updateTableMs: 0,
+    });
+    await journal.loading;
+    const ttl = new TimeToLive(store!);
+    server = createServer(ttl.front(emulation.listeners('request')[0] as RequestListener));
+    holdIdleConnections(server);
+    const port = await listenOn(server, options.port ?? 0);
+    const endpoint = `http://127.0.0.1:${port}`;
+    const listening = server;
+    stopSweeping = sweepEvery({
+      endpoint,
+      listening: () => listening.listening,
+      ...(options.sweepMs && { sweepMs: options.sweepMs }),
+    });
+    const stop = async () => {
+      if (listening.listening) await closeServer(listening);
+    };
+    return {
+      endpoint,
+      port,
+      stop,
+      start: async () => {
+        await listenOn(listening, port);
+      },
+      async dispose() {
+        await stop();
+        await stopSweeping();
+        journal!.close();
+        if (temporary) rmSync(directory, { recursive: true, force: true });
+      },
+    };
   } catch (error) {
+    await stopSweeping();
+    journal?.close();
     if (temporary) rmSync(directory, { recursive: true, force: true });
     throw error;
   }
-  const stop = async () => {
-    if (server.listening) await closeServer(server);
-  };
-  return {
-    endpoint: `http://127.0.0.1:${port}`,
-    port,
-    stop,
-    start: async () => {
-      await listenOn(server, port);
-    },
-    async dispose() {
-      await stop();
-      if (temporary) rmSync(directory, { recursive: true, force: true });
-    },
-  };
 }

@@ -25,7 +25,7 @@ import { fmt, median, table } from './stats.js';
 export const THROUGHPUT_GAIN = 1.5;
 
 const LAYOUTS = ['in-process', 'threads'] as const;
-type Layout = (typeof LAYOUTS)[number];
+export type Layout = (typeof LAYOUTS)[number];
 const SHOWN: Record<Layout, string> = {
   'in-process': 'servers on the proxy’s thread (before)',
   threads: 'servers on a thread of their own (after)',
@@ -54,7 +54,7 @@ function statOf(path: string): { name: string; ms: number } | undefined {
 }
 
 /** CPU ms by thread name of `pid` (threads of one name summed), and of its child processes, recursively. */
-function cpuByThread(pid: number, into = new Map<string, number>()): Map<string, number> {
+export function cpuByThread(pid: number, into = new Map<string, number>()): Map<string, number> {
   let tasks: string[] = [];
   try {
     tasks = readdirSync(`/proc/${pid}/task`);
@@ -77,7 +77,7 @@ function cpuByThread(pid: number, into = new Map<string, number>()): Map<string,
   return into;
 }
 
-function peakRssMb(pid: number): number {
+export function peakRssMb(pid: number): number {
   try {
     const kb = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
     return Number(kb) / 1024;
@@ -86,7 +86,7 @@ function peakRssMb(pid: number): number {
   }
 }
 
-interface Running {
+export interface Running {
   child: ChildProcess;
   port: number;
   /** Spawn → the ready line, ms. */
@@ -95,19 +95,26 @@ interface Running {
   stop(): Promise<void>;
 }
 
+export interface NpmStartOptions {
+  layout: Layout;
+  /** Its data directory (CATALOGUE_LOCAL_DIR). */
+  local: string;
+  /** The snapshot it publishes, when it has to (CATALOGUE_SOURCE). */
+  source: string;
+  readyWithinMs?: number;
+  /** The checkout it runs from (another tree, for a before/after comparison); this one by default. */
+  repo?: string;
+}
+
 /** `node --import tsx local/start.ts` (what `npm start` runs) with `layout`, until its ready lines. */
-async function startNpm(
-  layout: Layout,
-  local: string,
-  source: string,
-  readyWithinMs = 3_600_000,
-): Promise<Running> {
+export async function startNpm(options: NpmStartOptions): Promise<Running> {
+  const { layout, local, source, readyWithinMs = 3_600_000, repo = REPO } = options;
   const logFile = join(WORK, `npm-start-${layout}-${local.split('/').pop()}.log`);
   // The request log (stdout) goes to a file, as a terminal would take it: the bench process does not read it.
   const stdout = openSync(logFile, 'w');
   const begun = performance.now();
   const child = spawn(process.execPath, ['--import', 'tsx', 'local/start.ts'], {
-    cwd: REPO,
+    cwd: repo,
     env: {
       ...process.env,
       PORT: '0',
@@ -180,7 +187,7 @@ interface Run {
  * them while it serves an unchanged source), the rest copied; not its lock, nor its recorded ports (the twin
  * runs at the same time, on ports of its own). Kept while `from` publishes the same version.
  */
-function twinOf(from: string, to: string): void {
+export function twinOf(from: string, to: string): void {
   const published = (dir: string) => {
     try {
       return readFileSync(join(dir, 'published.json'), 'utf8');
@@ -208,7 +215,7 @@ export async function benchNpmStart(
   progress(
     `11. first start: npm start publishes the ${fmt.int(settings.modules)}-module catalogue into its s3rver`,
   );
-  const first = await startNpm('threads', local, snapshotDir);
+  const first = await startNpm({ layout: 'threads', local, source: snapshotDir });
   const published = /published \S+ to \S+: .*/.exec(first.output())?.[0] ?? 'already published (kept data)';
   let mix: MixEntry[];
   try {
@@ -232,8 +239,15 @@ export async function benchNpmStart(
   const load = (port: number, seconds: number) =>
     runLoad({ port, requests: mix, seconds, connections: settings.connections, headers: AUTH });
   try {
-    running.set('in-process', await startNpm('in-process', local, snapshotDir, 600_000));
-    running.set('threads', await startNpm('threads', join(WORK, 'npm-start-twin'), snapshotDir, 600_000));
+    running.set(
+      'in-process',
+      await startNpm({ layout: 'in-process', local, source: snapshotDir, readyWithinMs: 600_000 }),
+    );
+    const twin = join(WORK, 'npm-start-twin');
+    running.set(
+      'threads',
+      await startNpm({ layout: 'threads', local: twin, source: snapshotDir, readyWithinMs: 600_000 }),
+    );
     for (const layout of LAYOUTS) {
       if (settings.warmupSeconds > 0) await load(running.get(layout)!.port, settings.warmupSeconds);
     }

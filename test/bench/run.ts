@@ -22,10 +22,11 @@ import { benchLean } from './lean.js';
 import { machineTable } from './machine.js';
 import { pickFilters } from './mix.js';
 import { benchNpmStart } from './npm-start.js';
+import { benchNpmStartPeer } from './npm-start-peer.js';
 import { progress, type SectionResult, type Target, verdict } from './report.js';
 import { benchScale } from './scale.js';
 import { benchEnv, loadSettings, REPO, SECTIONS, type Section, WORK } from './settings.js';
-import { benchSoak } from './soak.js';
+import { benchNpmStartSoak, benchSoak } from './soak.js';
 import { fmt, table } from './stats.js';
 
 const TITLES: Record<Section, string> = {
@@ -42,6 +43,8 @@ const TITLES: Record<Section, string> = {
   11: '11. The upload builder as Lambda runs it: a publish by upload, full and incremental',
   12: "12. npm start: the protocol servers on the proxy's thread vs on their own",
   13: '13. The admin function as Lambda runs it: asset size and cold start beside an empty function',
+  14: '14. npm start vs a dynamic peer (fastify + PostgreSQL): the detail path and the full mix',
+  15: "15. npm start's memory under sustained load",
 };
 
 async function main(): Promise<number> {
@@ -114,6 +117,8 @@ async function main(): Promise<number> {
   await attempt(11, () => benchBuilderFunction(settings));
   await attempt(12, () => benchNpmStart(settings, snapshotDir, picks));
   await attempt(13, () => benchAdminFunction());
+  await attempt(14, () => benchNpmStartPeer(settings, snapshot, snapshotDir, picks));
+  await attempt(15, () => benchNpmStartSoak(settings, snapshotDir, picks));
   closeClient();
 
   const seconds = (performance.now() - started) / 1000;
@@ -175,6 +180,7 @@ async function main(): Promise<number> {
           `${settings.soakSeconds} s / ${settings.soakSampleSeconds} s`,
           'BENCH_SOAK_SECONDS, BENCH_SOAK_SAMPLE_SECONDS',
         ],
+        ['npm start soak (section 15)', `${settings.npmSoakSeconds} s`, 'BENCH_NPM_SOAK_SECONDS'],
         ['catalogue in s3rver', settings.s3Publish, 'BENCH_S3_PUBLISH (full|mix)'],
         ['profiling', settings.profile, 'BENCH_PROFILE (auto: where a target is missed)'],
       ],
@@ -197,7 +203,15 @@ async function main(): Promise<number> {
   progress(`wrote ${relative(REPO, settings.out)} in ${fmt.s(seconds)} s`);
 
   if (!settings.keep) {
-    for (const dir of ['s3', 'dynamo', 'build', 'build-profiled', 'npm-start', 'npm-start-twin'])
+    for (const dir of [
+      's3',
+      'dynamo',
+      'build',
+      'build-profiled',
+      'npm-start',
+      'npm-start-twin',
+      'npm-start-before',
+    ])
       await rm(join(WORK, dir), { recursive: true, force: true });
   }
   const failed = [...results.values()].some((r) => r instanceof Error);

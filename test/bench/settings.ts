@@ -20,8 +20,8 @@ export const STACK_TABLES = { keysTable: 'bench-keys', countersTable: 'bench-cou
 export const STACK_BUCKET = 'bench-catalogue';
 export const STACK_PREFIX = 'catalogue/';
 
-export type Section = 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 9 | 10 | 11 | 12 | 13;
-export const SECTIONS: readonly Section[] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13];
+export type Section = 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 9 | 10 | 11 | 12 | 13 | 14 | 15;
+export const SECTIONS: readonly Section[] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15];
 
 export interface Settings {
   modules: number;
@@ -45,8 +45,10 @@ export interface Settings {
   incrementalBuilds: number;
   connections: number;
   soakSeconds: number;
-  /** Seconds between heap samples of the soak. */
+  /** Seconds between heap samples of the soak (and RSS samples of section 15). */
   soakSampleSeconds: number;
+  /** Section 14: seconds of load on npm start (its acceptance run: 3600). */
+  npmSoakSeconds: number;
   /** `full`: publish the whole catalogue into s3rver with the CLI; `mix`: only the objects the e2e mix reads. */
   s3Publish: 'full' | 'mix';
   /** `auto`: profile only where a target is missed. */
@@ -106,6 +108,7 @@ export function loadSettings(): Settings {
     connections: integer('BENCH_CONNECTIONS', 10, 1),
     soakSeconds: integer('BENCH_SOAK_SECONDS', 300, 1),
     soakSampleSeconds: integer('BENCH_SOAK_SAMPLE_SECONDS', 10, 1),
+    npmSoakSeconds: integer('BENCH_NPM_SOAK_SECONDS', 600, 1),
     s3Publish: choice('BENCH_S3_PUBLISH', ['full', 'mix'], modules >= 25_000 ? 'full' : 'mix'),
     // Development runs skip profiling unless asked; real runs profile wherever a target is missed.
     profile: choice('BENCH_PROFILE', ['auto', 'always', 'never'], seconds >= 5 ? 'auto' : 'never'),

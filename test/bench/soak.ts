@@ -3,13 +3,17 @@
  * --expose-gc) is loaded for BENCH_SOAK_SECONDS; every BENCH_SOAK_SAMPLE_SECONDS the child forces a full
  * GC and reports process.memoryUsage(). A leak shows as heapUsed rising across the samples.
  */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { checkRun } from './core.js';
 import { failuresOf, type Stack } from './e2e.js';
+import type { LoadResult } from './load.js';
 import { runLoad } from './load.js';
 import { loadAverage } from './machine.js';
-import { AUTH, type Picks, peerMix, soakMix } from './mix.js';
+import { AUTH, coreMix, type MixEntry, type Picks, peerMix, soakMix } from './mix.js';
+import { type Running, startNpm, twinOf } from './npm-start.js';
 import { progress, type SectionResult } from './report.js';
-import type { Settings } from './settings.js';
+import { type Settings, WORK } from './settings.js';
 import { fmt, slope, table } from './stats.js';
 
 /** "No growth": heapUsed after within this much of before (and the fitted trend over the run too). */
@@ -151,6 +155,236 @@ export async function benchSoak(settings: Settings, stack: Stack, picks: Picks):
         target: 'no heap growth trend',
         measured: `heapUsed ${fmt.mib(before.heapUsed)} → ${fmt.mib(after.heapUsed)}, trend ${fmt.int(perMinute / 1024)} KiB/min over ${fmt.int(result.requests)} requests`,
         ok,
+      },
+    ],
+  };
+}
+
+/** npm start's RSS, sampled: after the warm-up, along the load, and idle after it. */
+interface RssSample {
+  seconds: number;
+  rss: number;
+  /** Bytes of its local DynamoDB's data directory. */
+  dynamodb: number;
+  phase: 'warm' | 'load' | 'idle';
+}
+
+/** "Flat": RSS idle after the soak within this much of RSS idle after the warm-up, and no upward trend in the second half. */
+const RSS_BOUND_BYTES = 32 * 2 ** 20;
+
+function rssOf(pid: number): number {
+  const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+  return Number(kb) * 1024;
+}
+
+function bytesUnder(dir: string): number {
+  let total = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    total += entry.isDirectory() ? bytesUnder(path) : statSync(path).size;
+  }
+  return total;
+}
+
+/** Samples every `everySeconds` while `during` runs. */
+async function sampled<T>(sample: () => void, everySeconds: number, during: () => Promise<T>): Promise<T> {
+  const timer = setInterval(sample, everySeconds * 1000);
+  try {
+    return await during();
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+/** One npm start of the soak: this tree's, or BENCH_BEFORE_REPO's (on a twin data directory). */
+interface Soaked {
+  side: 'this tree' | 'BENCH_BEFORE_REPO';
+  local: string;
+  running: Running;
+  mix: MixEntry[];
+  samples: RssSample[];
+  result?: LoadResult;
+}
+
+async function startSoaked(snapshotDir: string, picks: Picks): Promise<Soaked[]> {
+  const local = join(WORK, 'npm-start');
+  progress('15. npm start (publishes the bench catalogue on a first start)');
+  const soaked: Soaked[] = [];
+  const add = async (side: Soaked['side'], dir: string, repo?: string) => {
+    const running = await startNpm({
+      layout: 'threads',
+      local: dir,
+      source: snapshotDir,
+      ...(repo && { repo }),
+    });
+    soaked.push({ side, local: dir, running, mix: await coreMix(running.port, picks), samples: [] });
+  };
+  try {
+    await add('this tree', local);
+    const beforeRepo = process.env.BENCH_BEFORE_REPO?.trim();
+    if (beforeRepo) {
+      const twin = join(WORK, 'npm-start-before');
+      twinOf(local, twin);
+      await add('BENCH_BEFORE_REPO', twin, beforeRepo);
+    }
+  } catch (error) {
+    for (const { running } of soaked) await running.stop();
+    throw error;
+  }
+  return soaked;
+}
+
+/**
+ * Section 15: `npm start` under the full mix of section 2 for BENCH_NPM_SOAK_SECONDS (the acceptance run is
+ * an hour), its RSS and its local DynamoDB's data directory sampled every BENCH_SOAK_SAMPLE_SECONDS; then
+ * idle for a minute. Memory is flat when the process idle after the soak holds what it held idle after the
+ * warm-up (within 32 MiB), and its second half shows no upward trend. With BENCH_BEFORE_REPO, that checkout's
+ * npm start is loaded at the same time, on a twin data directory, with a load generator of its own.
+ */
+export async function benchNpmStartSoak(
+  settings: Settings,
+  snapshotDir: string,
+  picks: Picks,
+): Promise<SectionResult> {
+  const soaked = await startSoaked(snapshotDir, picks);
+  const started = Date.now();
+  let phase: RssSample['phase'] = 'warm';
+  const sample = () => {
+    for (const { running, local, samples } of soaked) {
+      samples.push({
+        seconds: (Date.now() - started) / 1000,
+        rss: rssOf(running.child.pid!),
+        dynamodb: bytesUnder(join(local, 'dynamodb')),
+        phase,
+      });
+    }
+  };
+  const loadAll = (seconds: number) =>
+    Promise.all(
+      soaked.map((side) =>
+        runLoad({
+          port: side.running.port,
+          requests: side.mix,
+          seconds,
+          connections: settings.connections,
+          headers: AUTH,
+        }),
+      ),
+    );
+  const loadAtStart = loadAverage();
+  try {
+    await loadAll(Math.max(5, settings.warmupSeconds));
+    await new Promise((resolve) => setTimeout(resolve, 10_000));
+    sample();
+    phase = 'load';
+    progress(`15. ${settings.npmSoakSeconds} s of load, RSS sampled every ${settings.soakSampleSeconds} s`);
+    const results = await sampled(sample, settings.soakSampleSeconds, () => loadAll(settings.npmSoakSeconds));
+    soaked.forEach((side, i) => {
+      side.result = results[i]!;
+      checkRun(
+        `npm start soak (${side.side})`,
+        side.result,
+        side.mix.map((e) => e.expect),
+      );
+    });
+    phase = 'idle';
+    await sampled(sample, 10, () => new Promise((resolve) => setTimeout(resolve, 60_000)));
+    sample();
+  } finally {
+    for (const { running } of soaked) await running.stop();
+  }
+  return npmSoakResult(settings, soaked, loadAtStart);
+}
+
+interface SoakFigures {
+  warm: RssSample;
+  idle: RssSample;
+  peak: number;
+  peakData: number;
+  perHour: number;
+  ok: boolean;
+}
+
+function soakFigures(settings: Settings, samples: RssSample[]): SoakFigures {
+  const warm = samples.find((s) => s.phase === 'warm')!;
+  const idle = samples.at(-1)!;
+  const loaded = samples.filter((s) => s.phase === 'load');
+  const secondHalf = loaded.slice(loaded.length >> 1);
+  const perHour = slope(secondHalf.map((s) => ({ x: s.seconds / 3600, y: s.rss })));
+  const grown = perHour * (settings.npmSoakSeconds / 2 / 3600);
+  return {
+    warm,
+    idle,
+    peak: Math.max(...samples.map((s) => s.rss)),
+    peakData: Math.max(...samples.map((s) => s.dynamodb)),
+    perHour,
+    ok: idle.rss - warm.rss <= RSS_BOUND_BYTES && grown <= RSS_BOUND_BYTES,
+  };
+}
+
+function npmSoakResult(settings: Settings, soaked: Soaked[], loadAtStart: string): SectionResult {
+  const figures = soaked.map((side) => soakFigures(settings, side.samples));
+  const ours = figures[0]!;
+  const every = Math.max(1, Math.floor(soaked[0]!.samples.length / 24));
+  const markdown = [
+    `\`npm start\` (default layout, data in \`test/bench/.work/npm-start\`${soaked.length > 1 ? "; and BENCH_BEFORE_REPO's on a twin, loaded at the same time" : ''}) under section 2's full mix for ${fmt.int(settings.npmSoakSeconds)} s, ${settings.connections} connections each. ` +
+      `RSS of the process (every thread: the proxy, the servers' thread) from /proc, and the size of its local DynamoDB's data directory, every ${settings.soakSampleSeconds} s; idle for 10 s after the warm-up and 60 s after the load. Load average at the start: ${loadAtStart}, at the end: ${loadAverage()}.`,
+    '',
+    table(
+      [
+        'npm start',
+        'responses',
+        'req/s',
+        'RSS idle after the warm-up',
+        'peak',
+        'idle after the load',
+        'trend (2nd half)',
+        'DynamoDB data: after warm-up → peak → end',
+        'verdict',
+      ],
+      soaked.map((side, i) => {
+        const f = figures[i]!;
+        return [
+          side.side,
+          fmt.int(side.result!.requests),
+          fmt.int(side.result!.rps),
+          fmt.mib(f.warm.rss),
+          fmt.mib(f.peak),
+          fmt.mib(f.idle.rss),
+          `${fmt.mib(f.perHour)}/h`,
+          `${fmt.mib(f.warm.dynamodb)} → ${fmt.mib(f.peakData)} → ${fmt.mib(f.idle.dynamodb)}`,
+          f.ok ? 'flat' : '**grows**',
+        ];
+      }),
+    ),
+    '',
+    `Flat: RSS idle after the load within ${fmt.mib(RSS_BOUND_BYTES)} of RSS idle after the warm-up, and the second half's least-squares trend within it too.`,
+    '',
+    table(
+      ['t (s)', 'phase', ...soaked.flatMap((side) => [`RSS (${side.side})`, `DynamoDB data (${side.side})`])],
+      soaked[0]!.samples
+        .map((s, i) => ({ s, i }))
+        .filter(({ i }) => i % every === 0 || i === soaked[0]!.samples.length - 1)
+        .map(({ s, i }) => [
+          fmt.s(s.seconds),
+          s.phase,
+          ...soaked.flatMap((side) => [
+            fmt.mib(side.samples[i]?.rss ?? Number.NaN),
+            fmt.mib(side.samples[i]?.dynamodb ?? Number.NaN),
+          ]),
+        ]),
+    ),
+    '',
+  ].join('\n');
+  return {
+    markdown,
+    commands: [],
+    targets: [
+      {
+        name: `npm start's memory over ${fmt.int(settings.npmSoakSeconds / 60)} min of load`,
+        target: 'flat (idle RSS after within 32 MiB of before, no upward trend)',
+        measured: `RSS idle ${fmt.mib(ours.warm.rss)} → ${fmt.mib(ours.idle.rss)} (peak ${fmt.mib(ours.peak)}); trend ${fmt.mib(ours.perHour)}/h; DynamoDB data ${fmt.mib(ours.warm.dynamodb)} → ${fmt.mib(ours.idle.dynamodb)}`,
+        ok: ours.ok,
       },
     ],
   };

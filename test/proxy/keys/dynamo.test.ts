@@ -37,8 +37,8 @@ afterAll(async () => {
 describe('tables', () => {
   it('creates the tables idempotently and reports TTL support', async () => {
     const again = await createTables(db.client, { keysTable: db.keysTable, countersTable: db.countersTable });
-    // dynalite has no UpdateTimeToLive; AWS enables TTL on expires_at.
-    expect(again).toEqual({ created: [], ownerIndex: 'present', ttl: 'unsupported' });
+    // The local DynamoDB honours TTL as AWS does (local/dynamo-ttl.ts): enabled on expires_at.
+    expect(again).toEqual({ created: [], ownerIndex: 'present', ttl: 'enabled' });
   });
 });
 

@@ -262,10 +262,11 @@ describe('a burst of 90 requests of one key, every third answer lost: admitted, 
   it('from one container (npm start: one process)', async () => {
     // Its requests queue behind its connections, so more than 8 writes may land before a read; its slots are
     // taken in turn, again only 40 of its writes later, which a burst of 90 in flight can reach (measured:
-    // 87–88 of 90).
+    // 87–88 of 90 on dynalite over LevelDB; 82 since the local DynamoDB answers a write within its turn of
+    // the event loop (issue 40: its store in memory), so more of the burst lands before a lost answer's read).
     const { admitted, uncharged } = await burst(1);
     expect(uncharged).toBe(0);
-    expect(admitted).toBeGreaterThanOrEqual(84);
+    expect(admitted).toBeGreaterThanOrEqual(78);
   });
 });
 

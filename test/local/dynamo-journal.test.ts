@@ -1,0 +1,174 @@
+/**
+ * The local DynamoDB's store (local/dynamo-journal.ts): in memory, durable through its journal — across a
+ * stop and start, a restart, kill -9 and a cut last line; bounded on disk by compaction under a stream of
+ * writes to one item (the metering pattern); and a data directory of an earlier version (dynalite on LevelDB)
+ * read once into it, its LevelDB files removed.
+ */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { appendFileSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import type { Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { GetItemCommand, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createTables } from '../../admin/tables.js';
+import { dynamoClient } from '../../aws/sdk.js';
+import { JOURNAL_FILE, replay } from '../../local/dynamo-journal.js';
+import { type LocalServer, startDynamo } from '../../local/servers.js';
+
+const TABLES = { keysTable: 'journal-keys', countersTable: 'journal-counters' };
+const REPO = join(import.meta.dirname, '..', '..');
+const directories: string[] = [];
+const servers: LocalServer[] = [];
+
+function directory(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'journal-test-'));
+  directories.push(dir);
+  return dir;
+}
+
+async function started(dir: string, options: { compactBytes?: number } = {}): Promise<LocalServer> {
+  const server = await startDynamo({ directory: dir, ...options });
+  servers.push(server);
+  return server;
+}
+
+afterEach(async () => {
+  for (const server of servers.splice(0)) await server.dispose();
+  for (const dir of directories.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+async function withClient<T>(
+  server: LocalServer,
+  use: (client: ReturnType<typeof dynamoClient>) => Promise<T>,
+) {
+  const client = dynamoClient({ endpoint: server.endpoint });
+  try {
+    return await use(client);
+  } finally {
+    client.destroy();
+  }
+}
+
+const put = (pk: string, n: number) =>
+  new PutItemCommand({ TableName: TABLES.countersTable, Item: { pk: { S: pk }, n: { N: String(n) } } });
+const read = async (server: LocalServer, pk: string) =>
+  withClient(server, async (client) => {
+    const answer = await client.send(
+      new GetItemCommand({ TableName: TABLES.countersTable, Key: { pk: { S: pk } }, ConsistentRead: true }),
+    );
+    return answer.Item?.n?.N;
+  });
+
+describe('replay', () => {
+  it('keeps the last operation on each key and drops a last line cut short', () => {
+    const text = '["a",{"x":1}]\n["b",{"x":2}]\n["a",{"x":3}]\n["b"]\n["c",{"x":';
+    expect([...replay(text)]).toEqual([['a', '{"x":3}']]);
+  });
+});
+
+describe('the local DynamoDB keeps its data', () => {
+  it('across a stop and a start (same store) and a restart on the same directory (the journal)', async () => {
+    const dir = directory();
+    let server = await started(dir);
+    await withClient(server, async (client) => {
+      await createTables(client, TABLES);
+      await client.send(put('kept', 1));
+    });
+    await server.stop();
+    await server.start();
+    expect(await read(server, 'kept')).toBe('1');
+    await server.dispose();
+    servers.length = 0;
+    server = await started(dir);
+    expect(await read(server, 'kept')).toBe('1');
+    expect(existsSync(join(dir, JOURNAL_FILE))).toBe(true);
+  });
+
+  it('through kill -9, and a journal whose last line was cut by it', async () => {
+    const dir = directory();
+    const script = `
+      import { createTables } from './admin/tables.ts';
+      import { dynamoClient } from './aws/sdk.ts';
+      import { PutItemCommand } from '@aws-sdk/client-dynamodb';
+      import { startDynamo } from './local/servers.ts';
+      const server = await startDynamo({ directory: ${JSON.stringify(dir)} });
+      const client = dynamoClient({ endpoint: server.endpoint });
+      await createTables(client, ${JSON.stringify(TABLES)});
+      for (let n = 0; n < 20; n++) {
+        await client.send(new PutItemCommand({ TableName: '${TABLES.countersTable}', Item: { pk: { S: 'item' + n }, n: { N: String(n) } } }));
+      }
+      process.stdout.write('written\\n');
+      setInterval(() => {}, 1000);`;
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: REPO,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    await new Promise<void>((resolve, reject) => {
+      child.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('written') && resolve());
+      child.once('exit', (code) => reject(new Error(`the writer exited with ${code}`)));
+    });
+    const exited = once(child, 'exit');
+    child.kill('SIGKILL');
+    await exited;
+    // A write the kill cut in half.
+    appendFileSync(join(dir, JOURNAL_FILE), '["item-journal-counters~half",{"pk":{"S":');
+    const server = await started(dir);
+    for (const n of [0, 19]) expect(await read(server, `item${n}`)).toBe(String(n));
+  });
+});
+
+describe('the journal on disk', () => {
+  it('stays bounded under a stream of writes to one item, as metering writes', async () => {
+    const dir = directory();
+    const compactBytes = 64 * 1024;
+    const server = await started(dir, { compactBytes });
+    let largest = 0;
+    await withClient(server, async (client) => {
+      await createTables(client, TABLES);
+      for (let n = 0; n < 200; n++) {
+        await client.send(
+          new UpdateItemCommand({
+            TableName: TABLES.countersTable,
+            Key: { pk: { S: 'key#2026-11' } },
+            UpdateExpression:
+              'SET month_count = if_not_exists(month_count, :zero) + :one, padding = :padding',
+            ExpressionAttributeValues: {
+              ':zero': { N: '0' },
+              ':one': { N: '1' },
+              ':padding': { S: 'x'.repeat(1500) },
+            },
+          }),
+        );
+        largest = Math.max(largest, statSync(join(dir, JOURNAL_FILE)).size);
+      }
+    });
+    // ~320 KB of writes; the file never holds much more than the threshold (one write past it, then compacted).
+    expect(largest).toBeLessThan(compactBytes + 2048);
+    const item = await withClient(server, (client) =>
+      client.send(new GetItemCommand({ TableName: TABLES.countersTable, Key: { pk: { S: 'key#2026-11' } } })),
+    );
+    expect(item.Item?.month_count?.N).toBe('200');
+  });
+});
+
+describe('a data directory of an earlier version (dynalite on LevelDB)', () => {
+  it('is read once into the journal, and its LevelDB files removed', async () => {
+    const dir = directory();
+    const { default: dynalite } = await import('dynalite');
+    const before = dynalite({ path: dir, createTableMs: 0 }) as Server;
+    await new Promise<void>((resolve) => before.listen(0, '127.0.0.1', resolve));
+    const address = before.address() as { port: number };
+    const client = dynamoClient({ endpoint: `http://127.0.0.1:${address.port}` });
+    await createTables(client, TABLES);
+    await client.send(put('from-leveldb', 7));
+    client.destroy();
+    await new Promise<void>((resolve) => before.close(() => resolve()));
+    expect(readdirSync(dir)).toContain('CURRENT');
+
+    const server = await started(dir);
+    expect(await read(server, 'from-leveldb')).toBe('7');
+    expect(readdirSync(dir).sort()).toEqual([JOURNAL_FILE]);
+  });
+});
