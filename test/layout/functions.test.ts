@@ -85,13 +85,17 @@ function overTheBound(files: Record<string, string>, allowed: readonly string[])
   const exempt = (fn: Measured) => fn.constructorOf !== undefined && allowed.includes(fn.constructorOf);
   const longConstructors = new Set(long.filter(exempt).map((fn) => fn.constructorOf));
   return {
-    over: long.filter((fn) => !exempt(fn)).map((fn) => `${fn.file}:${fn.line} ${fn.name} (${fn.lines} lines)`),
+    over: long
+      .filter((fn) => !exempt(fn))
+      .map((fn) => `${fn.file}:${fn.line} ${fn.name} (${fn.lines} lines)`),
     stale: allowed.filter((entry) => !longConstructors.has(entry)),
   };
 }
 
 function productFiles(): Record<string, string> {
-  const listed = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard'], { cwd: ROOT })
+  const listed = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard'], {
+    cwd: ROOT,
+  })
     .toString()
     .split('\n')
     .filter((file) => SOURCE.test(file) && !NOT_SOURCE.test(file));
@@ -125,7 +129,10 @@ describe('functions read as one idea', () => {
   });
 
   it('exempts only a constructor named with its class and file', () => {
-    const body = commentedFunction('x', MAX_LINES + 1).split('\n').slice(1, -2).join('\n');
+    const body = commentedFunction('x', MAX_LINES + 1)
+      .split('\n')
+      .slice(1, -2)
+      .join('\n');
     const construct = `export class Stack {\n  constructor() {\n${body}\n  }\n  method() {\n${body}\n  }\n}\n`;
     const files = { 'infra/stack.ts': construct, 'infra/other.ts': construct.replace('Stack', 'Other') };
     const { over, stale } = overTheBound(files, ['infra/stack.ts Stack', 'infra/gone.ts Gone']);
