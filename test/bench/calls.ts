@@ -11,6 +11,7 @@ import { loadConfig } from '../../proxy/config.js';
 import type { ProxyHandler, ProxyResponse } from '../../proxy/core/types.js';
 import { CachedKeyStore } from '../../proxy/keys/cached.js';
 import { DynamoKeyStore } from '../../proxy/keys/dynamo.js';
+import { requestMetrics } from '../../proxy/log/metrics.js';
 import { DynamoQuotaMeter } from '../../proxy/quota/dynamo.js';
 import { LeanCounterTransport } from '../../proxy/quota/dynamo-lean.js';
 import type { CounterTransport } from '../../proxy/quota/dynamo-transport.js';
@@ -98,8 +99,11 @@ class CountingObjectStore implements ObjectStore {
 interface Wired {
   handle: ProxyHandler;
   counts: Counts;
-  /** The request log lines the proxy wrote: their number and bytes (each with its newline). */
-  logged: { lines: number; bytes: number };
+  /**
+   * The request log lines the proxy wrote: their number and bytes (each with its newline), and the bytes their
+   * CloudWatch metrics add on Lambda.
+   */
+  logged: { lines: number; bytes: number; metricsBytes: number };
   close(): void;
 }
 
@@ -142,7 +146,13 @@ function wire(stack: Stack): Wired {
     credentials: credentialProvider(c.dynamodbEndpoint),
   });
   const counted = countTransport(dynamo, counts, c);
-  const logged = { lines: 0, bytes: 0 };
+  const logged = { lines: 0, bytes: 0, metricsBytes: 0 };
+  // The metrics as the deployed stack's sink adds them: its namespace (infra/request-metrics.ts, the default
+  // stack name) and a function version of two digits. The first line is a cold start's; the rows below are warm.
+  const metrics = requestMetrics({
+    METRICS_NAMESPACE: 'CatalogueReadApi/CatalogueReadApi',
+    AWS_LAMBDA_FUNCTION_VERSION: '12',
+  })!;
   const handle = createProxy(config, {
     objects: new CountingObjectStore(objects, counts),
     keys: new CachedKeyStore(new DynamoKeyStore({ transport: counted, table: c.keysTable }), {
@@ -156,8 +166,10 @@ function wire(stack: Stack): Wired {
     }),
     // The request line as the sink writes it (proxy/log/sink.ts: JSON and a newline), measured, not kept.
     log: (line) => {
+      const json = JSON.stringify(line);
       logged.lines++;
-      logged.bytes += Buffer.byteLength(JSON.stringify(line)) + 1;
+      logged.bytes += Buffer.byteLength(json) + 1;
+      logged.metricsBytes += Buffer.byteLength(metrics.line(json, line)) - Buffer.byteLength(json);
     },
   });
   return {
@@ -213,6 +225,7 @@ export async function benchCalls(stack: Stack, picks: Picks): Promise<SectionRes
     const cold = await get(list);
     if (cold.status !== 200) throw new Error(`cold request: ${cold.status} ${cold.body?.toString()}`);
     const coldCounts = { ...counts };
+    const coldMetricsBytes = logged.metricsBytes;
 
     const first = JSON.parse(cold.body!.toString()) as { page: { next_cursor: string | null } };
     if (!first.page.next_cursor) throw new Error(`${list} has a single page; pick a bigger manufacturer`);
@@ -295,6 +308,7 @@ export async function benchCalls(stack: Stack, picks: Picks): Promise<SectionRes
       bytes: number;
       identityBytes: number;
       logBytes: number;
+      metricsBytes: number;
       status: number;
     }[] = [];
     for (const kind of kinds) {
@@ -326,6 +340,8 @@ export async function benchCalls(stack: Stack, picks: Picks): Promise<SectionRes
         bytes: wireBytes(last!),
         identityBytes,
         logBytes: (logged.bytes - loggedBefore.bytes) / Math.max(1, logged.lines - loggedBefore.lines),
+        metricsBytes:
+          (logged.metricsBytes - loggedBefore.metricsBytes) / Math.max(1, logged.lines - loggedBefore.lines),
         status: last!.status,
       });
     }
@@ -353,7 +369,8 @@ export async function benchCalls(stack: Stack, picks: Picks): Promise<SectionRes
         (c.keyGets * 0.5 + c.counterReads) * PRICES.dynamoReadPerMillion;
       const edge = PRICES.cloudFrontHttpsPer10k * 100 + PRICES.cloudFrontFunctionPerMillion;
       const transfer = ((row.bytes * 1e6) / 1e9) * PRICES.cloudFrontTransferPerGb;
-      const logs = (((row.logBytes + PLATFORM_LINE_BYTES) * 1e6) / 1e9) * ASSUMPTIONS.logsPerGb;
+      const logs =
+        (((row.logBytes + row.metricsBytes + PLATFORM_LINE_BYTES) * 1e6) / 1e9) * ASSUMPTIONS.logsPerGb;
       return {
         cpu,
         dependencyMs,
@@ -382,6 +399,7 @@ export async function benchCalls(stack: Stack, picks: Picks): Promise<SectionRes
       s3Gets: blendRow((r) => r.counts.dataReads + r.counts.pointerReads),
       bytes: blendedBytes,
       logBytes: blendRow((r) => r.logBytes),
+      metricsBytes: blendRow((r) => r.metricsBytes),
     };
 
     const countRow = (c: Counts) => [
@@ -407,7 +425,7 @@ export async function benchCalls(stack: Stack, picks: Picks): Promise<SectionRes
           'proxy CPU ms per request',
           'response bytes (identity)',
           `response bytes (${ASSUMPTIONS.acceptEncoding})`,
-          'request log line bytes',
+          'request log line bytes (fields + metrics)',
         ],
         rows.map((r) => [
           r.kind.label,
@@ -417,18 +435,18 @@ export async function benchCalls(stack: Stack, picks: Picks): Promise<SectionRes
           fmt.ms(r.cpuMs),
           fmt.int(r.identityBytes - ASSUMPTIONS.extraHeaderBytes),
           fmt.int(r.bytes - ASSUMPTIONS.extraHeaderBytes),
-          fmt.int(r.logBytes),
+          `${fmt.int(r.logBytes)} + ${fmt.int(r.metricsBytes)}`,
         ]),
       ),
       '',
-      `Clients ask for ${ASSUMPTIONS.acceptEncoding} (the client package's fetch, browsers, \`curl --compressed\`): the blended answer is ${fmt.int(blendedBytes)} B on the wire, ${((100 * blendedBytes) / blendRow((r) => r.identityBytes)).toFixed(0)} % of the ${fmt.int(blendRow((r) => r.identityBytes))} B it would be uncoded (${ASSUMPTIONS.extraHeaderBytes} B of edge headers in both). The request log line (measured: what the proxy's log sink writes for it) is ${fmt.int(perRequest.logBytes)} B blended; at the default system log level Lambda adds its START, END and REPORT lines, ${PLATFORM_LINE_BYTES} B (test/bench/cost-model.ts), ${fmt.int(perRequest.logBytes + PLATFORM_LINE_BYTES)} B in all.`,
+      `Clients ask for ${ASSUMPTIONS.acceptEncoding} (the client package's fetch, browsers, \`curl --compressed\`): the blended answer is ${fmt.int(blendedBytes)} B on the wire, ${((100 * blendedBytes) / blendRow((r) => r.identityBytes)).toFixed(0)} % of the ${fmt.int(blendRow((r) => r.identityBytes))} B it would be uncoded (${ASSUMPTIONS.extraHeaderBytes} B of edge headers in both). The request log line (measured: what the proxy's log sink writes for it on Lambda) is ${fmt.int(perRequest.logBytes + perRequest.metricsBytes)} B blended: ${fmt.int(perRequest.logBytes)} B of fields and ${fmt.int(perRequest.metricsBytes)} B of its CloudWatch metrics in the embedded metric format (proxy/log/metrics.ts; an environment's first line carries ${fmt.int(coldMetricsBytes)} B of them, its cold start counted too: once per environment, left out); at the default system log level Lambda adds its START, END and REPORT lines, ${PLATFORM_LINE_BYTES} B (test/bench/cost-model.ts), ${fmt.int(perRequest.logBytes + perRequest.metricsBytes + PLATFORM_LINE_BYTES)} B in all.`,
       '',
       `First request of a fresh instance (cold key cache and pointer): ${coldCounts.dataReads} data read, ${coldCounts.pointerReads} pointer read, ${coldCounts.keyGets} key GetItem, ${coldCounts.counterWrites} counter UpdateItem${coldCounts.counterWrites === 1 ? '' : 's'}, ${coldCounts.counterReads + coldCounts.otherDynamo} other. ` +
         'In steady state a warm instance adds one conditional pointer GET every 5 s and one key GetItem per key every 30 s; the meter needs a second UpdateItem on the first request of each minute window (an `open` after the optimistic `count` fails; dynalite does not return the failed item, AWS does, which saves a read only in the rare case of a refused request).',
       '',
       '### Cost model per million requests',
       '',
-      `Billed Lambda duration = proxy CPU time + waits on dependencies, rounded up to the millisecond. CPU time: the "proxy CPU ms per request" above (median over the ${N} calls of this process's \`process.cpuUsage()\` around each call: the core plus the lean client's work for its S3 and DynamoDB calls — signing, serialising, parsing — but no HTTP server), × ${ASSUMPTIONS.cpuSlowdown.toFixed(2)} because a ${ASSUMPTIONS.lambdaMemoryMb} MB function gets ${ASSUMPTIONS.lambdaMemoryMb}/1769 of a vCPU (Graviton and this EPYC taken as equally fast per core). Dependency waits are assumptions (not measured here): S3 GET ${ASSUMPTIONS.s3GetMs} ms, DynamoDB UpdateItem ${ASSUMPTIONS.dynamoWriteMs} ms, GetItem ${ASSUMPTIONS.dynamoReadMs} ms (in-region p50s); a key lookup comes first, then an answer's object reads (one after the other) and the metering write at the same time, so the longer of the two counts (proxy/core/handler.ts). Memory ${ASSUMPTIONS.lambdaMemoryMb} MB (infra/props.ts default), arm64. Transfer: ${ASSUMPTIONS.acceptEncoding} response bytes + ${ASSUMPTIONS.extraHeaderBytes} B of edge headers. Logs: the request line and Lambda's platform lines at $${ASSUMPTIONS.logsPerGb} per GB ingested. Every request is one CloudFront HTTPS request and one viewer-request function invocation. Always-free allowances are monthly, not per million: they are applied in the month table below, not here.`,
+      `Billed Lambda duration = proxy CPU time + waits on dependencies, rounded up to the millisecond. CPU time: the "proxy CPU ms per request" above (median over the ${N} calls of this process's \`process.cpuUsage()\` around each call: the core plus the lean client's work for its S3 and DynamoDB calls — signing, serialising, parsing — but no HTTP server), × ${ASSUMPTIONS.cpuSlowdown.toFixed(2)} because a ${ASSUMPTIONS.lambdaMemoryMb} MB function gets ${ASSUMPTIONS.lambdaMemoryMb}/1769 of a vCPU (Graviton and this EPYC taken as equally fast per core). Dependency waits are assumptions (not measured here): S3 GET ${ASSUMPTIONS.s3GetMs} ms, DynamoDB UpdateItem ${ASSUMPTIONS.dynamoWriteMs} ms, GetItem ${ASSUMPTIONS.dynamoReadMs} ms (in-region p50s); a key lookup comes first, then an answer's object reads (one after the other) and the metering write at the same time, so the longer of the two counts (proxy/core/handler.ts). Memory ${ASSUMPTIONS.lambdaMemoryMb} MB (infra/props.ts default), arm64. Transfer: ${ASSUMPTIONS.acceptEncoding} response bytes + ${ASSUMPTIONS.extraHeaderBytes} B of edge headers. Logs: the request line with its metrics and Lambda's platform lines at $${ASSUMPTIONS.logsPerGb} per GB ingested. Every request is one CloudFront HTTPS request and one viewer-request function invocation. Always-free allowances are monthly, not per million: they are applied in the month table below, not here.`,
       '',
       table(
         [

@@ -62,6 +62,16 @@ export const SERVERLESS = {
   logsPerGb: 0.5,
   /** Always free, every month: 5 GB of log data. */
   logsFreeGb: 5,
+  /** CloudWatch custom metrics per metric-month (first 10,000), by the hour a metric gets data. */
+  metricMonth: 0.3,
+  /** Always free, every month: 10 custom metrics. */
+  freeMetrics: 10,
+  /**
+   * The request lines' custom metrics at most (docs/operating.md, "The dashboard"): 7 routes × 5 status classes,
+   * 5 classes, 5 classes of the one live version; under steady traffic on every route and class, so an upper
+   * bound at any volume.
+   */
+  requestMetrics: 7 * 5 + 5 + 5,
 };
 
 /**
@@ -139,7 +149,7 @@ export const COST_SOURCES = [
   'CloudFront flat-rate plans (launched 2025-11-18), per distribution and month: Free $0 (1 M requests, 100 GB), Pro $15 (10 M, 50 TB), Business $200 (125 M, 50 TB), Premium $1,000 (500 M, 50 TB); AWS WAF (a web ACL is required and included), DDoS protection, Route 53 DNS, CloudWatch Logs ingestion of the distribution\'s own logs and CloudFront Functions included; no overage charges, requests blocked by WAF not counted; a plan change takes effect the next billing cycle; not with Lambda@Edge, real-time logs or legacy features (origin access identities, ForwardedValues) — aws.amazon.com/cloudfront/pricing and the CloudFront Developer Guide, "flat-rate pricing plans", as summarised by bybowu.com (2025-11-30), duckbillhq.com and finops.com.py.',
   'Lambda (arm64): $0.20 per million requests, $0.0000133334 per GB-second; always free every month: 1 M requests and 400,000 GB-seconds — aws.amazon.com/lambda/pricing (archived copy of 2026-06-18).',
   'DynamoDB, us-east-1: on demand $0.625 per million write and $0.125 per million read request units (since 1 November 2024); provisioned $0.00065 per WCU-hour and $0.00013 per RCU-hour, with auto scaling at no charge; always free per account and region: 25 WCU, 25 RCU, 25 GB — aws.amazon.com/dynamodb/pricing ("Free tier … does not expire") and aws.amazon.com/dynamodb/pricing/provisioned.',
-  "CloudWatch Logs, us-east-1: ingestion $0.50 per GB (Standard class; Lambda's logs are tiered since 1 May 2025, at this price for the first 10 TB a month), storage $0.03 per GB-month (compressed; a 30-day retention keeps about a month, a few cents here), always free every month: 5 GB — aws.amazon.com/cloudwatch/pricing, as quoted by hykell.com (2026) and duckbillgroup.com (May 2025).",
+  "CloudWatch Logs, us-east-1: ingestion $0.50 per GB (Standard class; Lambda's logs are tiered since 1 May 2025, at this price for the first 10 TB a month), storage $0.03 per GB-month (compressed; a 30-day retention keeps about a month, a few cents here), always free every month: 5 GB; custom metrics $0.30 per metric-month (the first 10,000), 10 always free — aws.amazon.com/cloudwatch/pricing, as quoted by hykell.com (2026) and duckbillgroup.com (May 2025).",
   "Looked up on 2026-11-27 in stored copies of these pages (no live AWS price API), us-east-1 and CloudFront's US/Mexico/Canada edge. Free offers that end (12-month tiers, the credits of accounts opened since July 2025) are left out on both sides.",
 ];
 
@@ -157,8 +167,15 @@ export interface PerRequest {
   s3Gets: number;
   /** Bytes on the wire as clients ask for them (gzip), headers included. */
   bytes: number;
-  /** The request's one log line, its newline included. */
+  /** The request's one log line without its metrics, its newline included. */
   logBytes: number;
+  /**
+   * What the line's CloudWatch metrics add to it on Lambda (proxy/log/metrics.ts: the status class, the function
+   * version and the embedded-metric-format directive of a warm environment's line). This stack only: the
+   * always-on deployment logs the line without them, as its load balancer's own metrics (requests and target
+   * answers by status class, response time percentiles) come free of log bytes.
+   */
+  metricsBytes: number;
 }
 
 /** This stack's settings that move its price (infra/props.ts). */
@@ -268,6 +285,8 @@ export interface ServerlessMonth {
   /** DynamoDB and S3. */
   storage: number;
   logs: number;
+  /** The request lines' custom metrics (an upper bound, whatever the volume). */
+  metrics: number;
   total: number;
 }
 
@@ -281,8 +300,20 @@ export function serverlessMonth(
   const lambda = lambdaMonth(requests, per, settings.memoryMb);
   const storage =
     dynamoMonth(requests, per, settings) + ((requests * per.s3Gets) / 1000) * SERVERLESS.s3GetPerThousand;
-  const logs = logsMonth(requests * (per.logBytes + (settings.platformLogs ? PLATFORM_LINE_BYTES : 0)));
-  return { edge, lambda, storage, logs, total: edge.usd + lambda + storage + logs + FIXED_MONTH_USD };
+  const lineBytes = per.logBytes + per.metricsBytes + (settings.platformLogs ? PLATFORM_LINE_BYTES : 0);
+  const logs = logsMonth(requests * lineBytes);
+  const metrics =
+    requests > 0
+      ? Math.max(0, SERVERLESS.requestMetrics - SERVERLESS.freeMetrics) * SERVERLESS.metricMonth
+      : 0;
+  return {
+    edge,
+    lambda,
+    storage,
+    logs,
+    metrics,
+    total: edge.usd + lambda + storage + logs + metrics + FIXED_MONTH_USD,
+  };
 }
 
 export interface AlwaysOnMonth {
@@ -316,7 +347,7 @@ function albMonth(requests: number, gb: number, tasks: number): number {
 
 /**
  * The always-on deployment for a month of `requests` like this stack's (their bytes on the wire, their log
- * line), sized for its busiest hour.
+ * line without this stack's metrics), sized for its busiest hour.
  */
 export function alwaysOnMonth(requests: number, per: Pick<PerRequest, 'bytes' | 'logBytes'>): AlwaysOnMonth {
   const averageRps = requests / MONTH_SECONDS;
@@ -342,7 +373,7 @@ export function alwaysOnMonth(requests: number, per: Pick<PerRequest, 'bytes' | 
   };
   const front = cheapestCloudFront(requests, gb, false);
   const edge = front.usd < direct.usd ? front : direct;
-  // The containers log the same request line to CloudWatch Logs (no platform lines).
+  // The containers log the same request line to CloudWatch Logs (no platform lines, no embedded metrics).
   const logs = logsMonth(requests * per.logBytes);
   const network = albMonth(requests, gb, tasks);
   return {
@@ -371,6 +402,68 @@ export function crossover(per: PerRequest, settings: StackSettings = DEFAULT_SET
   return undefined;
 }
 
+/** A range of monthly volumes where this stack costs more than the always-on deployment, and by how much. */
+export interface DearerBand {
+  from: number;
+  /** The last volume of the scan where it still costs more. */
+  to: number;
+  /** The widest gap in the band: at which volume, in dollars a month and as a share of the always-on month. */
+  worst: { requests: number; usd: number; share: number; database: string };
+}
+
+/**
+ * Where this stack costs more than the always-on deployment up to `upTo` requests a month, scanned in steps of
+ * 0.5 M. `theirs` is the always-on deployment's request (by default the same bytes and line).
+ * @example dearerBands(per, HIGH_VOLUME_SETTINGS) // → [{ from: 71.5e6, to: 87.5e6, worst: { … } }]
+ */
+export function dearerBands(
+  per: PerRequest,
+  settings: StackSettings,
+  upTo = 100e6,
+  theirs: Pick<PerRequest, 'bytes' | 'logBytes'> = per,
+): DearerBand[] {
+  const bands: DearerBand[] = [];
+  let open: DearerBand | undefined;
+  for (let requests = 0.5e6; requests <= upTo; requests += 0.5e6) {
+    const ours = serverlessMonth(requests, per, settings).total;
+    const them = alwaysOnMonth(requests, theirs);
+    if (ours <= them.total) {
+      open = undefined;
+      continue;
+    }
+    const gap = {
+      requests,
+      usd: ours - them.total,
+      share: ours / them.total - 1,
+      database: them.database.name,
+    };
+    if (!open) {
+      open = { from: requests, to: requests, worst: gap };
+      bands.push(open);
+    }
+    open.to = requests;
+    if (gap.usd > open.worst.usd) open.worst = gap;
+  }
+  return bands;
+}
+
+/**
+ * The volume from which the always-on deployment costs less at every volume of the grid up to 10 B (after the
+ * last band where this stack is cheaper again); undefined when it never does there.
+ */
+export function crossoverForGood(
+  per: PerRequest,
+  settings: StackSettings = DEFAULT_SETTINGS,
+): number | undefined {
+  let from: number | undefined;
+  for (let exponent = 10; exponent >= 5; exponent -= 0.005) {
+    const requests = 10 ** exponent;
+    if (alwaysOnMonth(requests, per).total >= serverlessMonth(requests, per, settings).total) break;
+    from = requests;
+  }
+  return from;
+}
+
 const VOLUMES = [1e6, 10e6, 100e6, 1e9];
 const volume = (n: number) => (n >= 1e9 ? `${n / 1e9} B` : `${fmt.int(n / 1e6)} M`);
 const usd = (n: number) => `$${n < 100 ? n.toFixed(2) : fmt.int(Math.round(n))}`;
@@ -386,7 +479,7 @@ function monthRow(requests: number, per: PerRequest, settings: StackSettings): s
     `${usd(ours.edge.usd)} (${ours.edge.label.replace('CloudFront ', '')})`,
     usd(ours.lambda),
     usd(ours.storage),
-    usd(ours.logs),
+    usd(ours.logs + ours.metrics),
     `**${usd(ours.total)}**`,
     `${usd(theirs.containers)} (${theirs.tasks} × ${theirs.shape[0]} vCPU)`,
     usd(theirs.network),
@@ -402,7 +495,7 @@ const MONTH_HEADER = [
   'edge',
   'Lambda',
   'DynamoDB + S3',
-  'Logs',
+  'logs + metrics',
   'this stack',
   'always-on: containers',
   'ALB + IPv4',
@@ -412,14 +505,29 @@ const MONTH_HEADER = [
   'always-on / this stack',
 ];
 
+const millions = (n: number) => `${(n / 1e6).toFixed(n % 1e6 === 0 ? 0 : 1)} M`;
+const bandText = (b: DearerBand) =>
+  `from ${millions(b.from)} to ${millions(b.to)} (by up to ${usd(b.worst.usd)} a month, ${(100 * b.worst.share).toFixed(0)} %, at ${millions(b.worst.requests)}, the always-on database a ${b.worst.database})`;
+
+/** The goal of issue 38: no dearer than the always-on deployment up to 100 M a month with `settings`. */
+function goalText(per: PerRequest, settings: StackSettings): string {
+  const bands = dearerBands(per, settings);
+  const said = bands.length === 0 ? 'nowhere' : bands.map(bandText).join(' and ');
+  return `Up to 100 M a month, with the high-volume settings this stack costs more ${said}.`;
+}
+
 /** Section 4's comparison: the month at four volumes with each settings, the crossovers, the assumptions. */
 export function costComparisonMarkdown(per: PerRequest, settings: StackSettings = DEFAULT_SETTINGS): string {
   const highVolume: StackSettings = { ...HIGH_VOLUME_SETTINGS, memoryMb: settings.memoryMb };
-  const at = { default: crossover(per, settings), highVolume: crossover(per, highVolume) };
+  const at = {
+    default: crossover(per, settings),
+    highVolume: crossover(per, highVolume),
+    forGood: crossoverForGood(per, highVolume),
+  };
   const lines = PLATFORM_LINE_BYTES;
   return [
-    `Per request of the blended mix above (the bytes clients ask for: gzip), this stack's proxy bills ${fmt.ms(billedMs(per, settings.memoryMb))} ms at ${settings.memoryMb} MB, writes ${per.counterWrites.toFixed(2)} counter item, sends ${fmt.int(per.bytes)} B and logs a ${fmt.int(per.logBytes)}-byte request line (plus ${lines} B of Lambda's START/END/REPORT lines at the default system log level). ` +
-      `CloudFront is priced for each month as the cheaper of pay-as-you-go (its always-free allowance applied) and the smallest flat-rate plan whose allowance covers it. The always-on deployment: ECS on Fargate (ARM) behind an Application Load Balancer, and RDS for PostgreSQL Multi-AZ, sized for the busiest hour (${SIZING.peakToAverage}× the month's average rate; ${SIZING.rpsPerVcpu} requests/s per vCPU, at least ${SIZING.minTasks} tasks in two zones; the smallest RDS class for the peak, ${SIZING.rdsStorageGb} GB gp3), its edge the cheaper of the ALB straight to the internet and CloudFront in front, and the same request line logged per request. Both pay ${usd(FIXED_MONTH_USD)} a month of alarms and the cursor secret; neither price includes people's time.`,
+    `Per request of the blended mix above (the bytes clients ask for: gzip), this stack's proxy bills ${fmt.ms(billedMs(per, settings.memoryMb))} ms at ${settings.memoryMb} MB, writes ${per.counterWrites.toFixed(2)} counter item, sends ${fmt.int(per.bytes)} B and logs a ${fmt.int(per.logBytes + per.metricsBytes)}-byte request line: ${fmt.int(per.logBytes)} B of fields and ${fmt.int(per.metricsBytes)} B of its CloudWatch metrics (plus ${lines} B of Lambda's START/END/REPORT lines at the default system log level); the metrics' ${SERVERLESS.requestMetrics} custom metrics at most are ${usd(serverlessMonth(1, per, settings).metrics)} a month past the free 10, whatever the volume. ` +
+      `CloudFront is priced for each month as the cheaper of pay-as-you-go (its always-free allowance applied) and the smallest flat-rate plan whose allowance covers it. The always-on deployment: ECS on Fargate (ARM) behind an Application Load Balancer, and RDS for PostgreSQL Multi-AZ, sized for the busiest hour (${SIZING.peakToAverage}× the month's average rate; ${SIZING.rpsPerVcpu} requests/s per vCPU, at least ${SIZING.minTasks} tasks in two zones; the smallest RDS class for the peak, ${SIZING.rdsStorageGb} GB gp3), its edge the cheaper of the ALB straight to the internet and CloudFront in front, and the same request line logged per request, without the metrics (its load balancer's own metrics count answers by status class and time them at no log cost). Both pay ${usd(FIXED_MONTH_USD)} a month of alarms and the cursor secret; neither price includes people's time.`,
     '',
     `**Default settings** (counters on demand, Lambda's platform lines logged):`,
     '',
@@ -435,7 +543,7 @@ export function costComparisonMarkdown(per: PerRequest, settings: StackSettings 
       VOLUMES.map((requests) => monthRow(requests, per, highVolume)),
     ),
     '',
-    `**Crossover: with the default settings the always-on deployment costs less from ${crossoverText(at.default)} requests a month; with the high-volume settings from ${crossoverText(at.highVolume)}** (a scan of this model in steps of 1.2 %). ` +
+    `**Crossover: with the default settings the always-on deployment costs less from ${crossoverText(at.default)} requests a month; with the high-volume settings from ${crossoverText(at.highVolume)}, and at every volume from ${crossoverText(at.forGood)}** (a scan of this model in steps of 1.2 %). ${goalText(per, highVolume)} ` +
       `Below it this stack wins by its idle month (${usd(serverlessMonth(0, per, settings).total)} against ${usd(alwaysOnMonth(0, per).total)} for two tasks, the load balancer and a Multi-AZ database that run with no traffic); above it the per-request fees dominate — CloudFront's requests and viewer function ($1.10 per million past the free allowance) and the metering write (on demand $0.625 per million; provisioned, ${usd((1e6 / MONTH_SECONDS / (highVolume.countersTargetPercent / 100)) * MONTH_HOURS * SERVERLESS.wcuHour)} per million at the target utilisation). ` +
       `At 1 B requests a month this stack costs ${usd(serverlessMonth(1e9, per, settings).total / 1e3)} per million requests by default, ${usd(serverlessMonth(1e9, per, highVolume).total / 1e3)} with the high-volume settings, the always-on deployment ${usd(alwaysOnMonth(1e9, per).total / 1e3)}.`,
     '',
