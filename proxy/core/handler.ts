@@ -275,7 +275,8 @@ function admit(answered: Settled, metered: Metered, requestId: string, keyId: st
 /**
  * A 503 of the read, metered at the same time: answered as if the read had come first, so not counted — an
  * admitted request's count is taken back (refused and failed meters counted nothing, or at most once unseen).
- * A refund that fails leaves the request counted once, and the log line says so.
+ * A refund that fails leaves the request counted once, and the log line says so; so does a meter that failed
+ * (its count may have landed unseen).
  */
 async function uncount(
   core: Core,
@@ -284,7 +285,15 @@ async function uncount(
   metered: Metered,
   context: RequestContext,
 ): Promise<Settled> {
-  if (!('outcome' in metered) || !metered.outcome.ok) return answered;
+  // A meter whose outcome is unknown (its answer lost, and not recovered within the deadline) may have counted
+  // the request; nothing can be taken back that is not known to have landed.
+  if ('failed' in metered) {
+    return {
+      response: answered.response,
+      error: `${answered.error}; may be counted once, metering failed: ${metered.failed.error}`,
+    };
+  }
+  if (!metered.outcome.ok) return answered;
   const admission = metered.outcome;
   try {
     await callWithDeadline('quota', core.timeoutMs, (signal) =>

@@ -1,7 +1,7 @@
 /** Shared helpers of the builder tests: the fixture, temporary directories and directory fingerprints. */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -36,6 +36,16 @@ const created: string[] = [];
 export function temporaryDirectory(label: string): string {
   const directory = mkdtempSync(join(tmpdir(), `cat-${label}-`));
   created.push(directory);
+  return directory;
+}
+
+/**
+ * A temporary directory holding a byte-identical copy of `template` (a target published once and shared by
+ * several tests, each changing its own copy).
+ */
+export function copiedDirectory(template: string, label: string): string {
+  const directory = temporaryDirectory(label);
+  cpSync(template, directory, { recursive: true });
   return directory;
 }
 

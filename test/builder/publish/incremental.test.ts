@@ -16,6 +16,7 @@ import { objectIdFor, POINTER_KEY } from '../../../store/layout.js';
 import { DirectoryObjectStore } from '../../../store/objects/directory.js';
 import type { ListedObject } from '../../../store/objects/interface.js';
 import {
+  copiedDirectory,
   fixtureSnapshot,
   removeTemporaryDirectories,
   smallSnapshot,
@@ -79,49 +80,80 @@ async function cold(snapshot: Snapshot, extra = {}): Promise<{ root: string; fil
   return { root, files: files(root) };
 }
 
+/** A promise made once, on first use: a publish the tests only read, done once per file. */
+function once<T>(make: () => Promise<T>): () => Promise<T> {
+  let made: Promise<T> | undefined;
+  return () => {
+    made ??= make();
+    return made;
+  };
+}
+
+/** A rendered (pure, the same every time): its pointer and objects. */
+let renderedA: ReturnType<typeof renderCatalogue> | undefined;
+const rendered = () => {
+  renderedA ??= renderCatalogue(snapshotA());
+  return renderedA;
+};
+/** The object ids of A's version. */
+const objectsOfA = () => rendered().objects.keys();
+
+/** The full build of B the fixture tests compare with (read only). */
+const coldB = once(() => cold(snapshotB()));
+/** A published at T0 into a target of its own, kept as a template (never written to again). */
+const publishedA = once(async () => {
+  const root = temporaryDirectory('template-a');
+  return { root, first: await publish(root, snapshotA(), T0) };
+});
+
+/** A target holding exactly A's first publish (a copy of the template) and that publish's summary. */
+async function targetWithA(label: string) {
+  const { root, first } = await publishedA();
+  return { root: copiedDirectory(root, label), first };
+}
+
 /**
  * The target after A then B holds exactly what a full publish of B writes (objects, shards, version file,
  * manifest, pointer: same bytes), plus A's objects and files kept for the retention period; every object is
  * intact.
  */
-function expectSameAsCold(root: string, reference: Map<string, Buffer>, a: Snapshot) {
+function expectSameAsCold(root: string, reference: Map<string, Buffer>, aObjects: Iterable<string>) {
   const got = files(root);
   for (const [path, bytes] of reference) {
     if (path === HISTORY_FILE) continue; // the log of A then B differs from B's alone, by design
     expect(got.get(path)?.equals(bytes), path).toBe(true);
   }
   const objects = [...got.keys()].filter((path) => path.startsWith('o/')).map((path) => path.slice(2));
-  const expected = new Set([...renderCatalogue(a).objects.keys(), ...versionOn(root).objectIds]);
+  const expected = new Set([...aObjects, ...versionOn(root).objectIds]);
   expect(new Set(objects)).toEqual(expected);
   for (const id of objects) expect(objectIdFor(got.get(`o/${id}`)!), id).toBe(id);
 }
 
 describe('an incremental publish', () => {
   it('writes only changed objects and shards, lists nothing, and gives the bytes of a full build', async () => {
-    const reference = await cold(snapshotB());
-    const root = temporaryDirectory('incremental');
-    const first = await publish(root, snapshotA(), T0);
+    const reference = await coldB();
+    const { root, first } = await targetWithA('incremental');
     const second = await publish(root, snapshotB(), T0 + HOUR);
 
     expect(first.mode).toBe('full');
     expect(second.mode).toBe('incremental');
     expect(second.objectListings).toBe(0);
-    expectSameAsCold(root, reference.files, snapshotA());
+    expectSameAsCold(root, reference.files, objectsOfA());
     expect(second.version).toBe(versionOn(reference.root).version);
     expect(second.previousVersion).toBe(first.version);
-    const before = versionOn(root, renderCatalogue(snapshotA()).pointerBytes).objectIds;
+    const before = versionOn(root, rendered().pointerBytes).objectIds;
     const fresh = [...versionOn(root).objectIds].filter((id) => !before.has(id));
     expect(fresh.length).toBeGreaterThan(0);
     expect(second.objects).toMatchObject({ added: fresh.length, total: versionOn(root).objectIds.size });
     expect(new Set(second.uploads!.map((upload) => upload.objectId))).toEqual(new Set(fresh));
     // Unchanged shards keep their names; only those holding a changed key are new.
-    const shardsA = versionOn(root, renderCatalogue(snapshotA()).pointerBytes).pointer.shards;
+    const shardsA = versionOn(root, rendered().pointerBytes).pointer.shards;
     const shardsB = versionOn(root).pointer.shards;
     const rewritten = shardsB.filter((id, slot) => id !== shardsA[slot]);
     expect(rewritten.length).toBeGreaterThan(0);
     expect(rewritten.length).toBeLessThanOrEqual(shardsB.length);
     // Every reported change is real: the key's entry differs between A's and B's index.
-    const entriesA = versionOn(root, renderCatalogue(snapshotA()).pointerBytes).entries;
+    const entriesA = versionOn(root, rendered().pointerBytes).entries;
     const entriesB = versionOn(root).entries;
     for (const change of second.changes!) {
       expect(change.before).toEqual(entriesA.get(change.indexKey));
@@ -145,16 +177,15 @@ describe('an incremental publish', () => {
     ['a missing', (path: string) => rmSync(path)],
     ['an empty', (path: string) => writeFileSync(path, '')],
   ])('%s manifest means a full build with identical results', async (_, damage) => {
-    const reference = await cold(snapshotB());
-    const root = temporaryDirectory('damaged');
-    const first = await publish(root, snapshotA(), T0);
+    const reference = await coldB();
+    const { root, first } = await targetWithA('damaged');
     damage(join(root, manifestKey('', first.version)));
 
     const second = await publish(root, snapshotB(), T0 + HOUR);
 
     expect(second.mode).toBe('full');
     expect(second.fullBuildReason).toMatch(/manifest/);
-    expectSameAsCold(root, reference.files, snapshotA());
+    expectSameAsCold(root, reference.files, objectsOfA());
     expect(second.version).toBe(versionOn(reference.root).version);
   });
 
@@ -162,20 +193,18 @@ describe('an incremental publish', () => {
     const many = snapshotA();
     for (const module of many.modules.slice(0, 100)) module.description = `Edited ${module.id}`;
     const reference = await cold(many);
-    const root = temporaryDirectory('many');
-    await publish(root, snapshotA(), T0);
+    const { root } = await targetWithA('many');
 
     const second = await publish(root, many, T0 + HOUR);
 
     expect(second.mode).toBe('full');
     expect(second.fullBuildReason).toBe('100 modules changed');
-    expectSameAsCold(root, reference.files, snapshotA());
+    expectSameAsCold(root, reference.files, objectsOfA());
   });
 
   it('objects missing from a damaged target are uploaded again by repair, and orphans are collected', async () => {
-    const reference = await cold(snapshotB());
-    const root = temporaryDirectory('lost-object');
-    await publish(root, snapshotA(), T0);
+    const reference = await coldB();
+    const { root } = await targetWithA('lost-object');
     await publish(root, snapshotB(), T0 + HOUR);
     const needed = [...versionOn(root).objectIds];
     for (const id of needed.slice(0, 10)) rmSync(join(root, 'o', id));
@@ -186,12 +215,11 @@ describe('an incremental publish', () => {
     expect(repaired.mode).toBe('repair');
     expect(repaired.objects.added).toBe(10);
     expect(repaired.objects.removed).toBe(1);
-    expectSameAsCold(root, reference.files, snapshotA());
+    expectSameAsCold(root, reference.files, objectsOfA());
   });
 
   it('re-publishing the same snapshot rewrites no file', async () => {
-    const root = temporaryDirectory('same');
-    await publish(root, snapshotA(), T0);
+    const { root } = await targetWithA('same');
     const mtimes = () =>
       [...files(root).keys()].map((path) => `${path}:${statSync(join(root, path)).mtimeMs}`).sort();
     const before = mtimes();
@@ -204,8 +232,7 @@ describe('an incremental publish', () => {
   });
 
   it('a manifest of another version, or foreign bytes, is refused', async () => {
-    const root = temporaryDirectory('manifest');
-    const first = await publish(root, snapshotA(), T0);
+    const { root, first } = await targetWithA('manifest');
     const bytes = readFileSync(join(root, manifestKey('', first.version)));
     const manifest = decodeManifest(bytes, first.version)!;
 
@@ -283,15 +310,18 @@ describe('incremental equals full, for random edits', () => {
     async (_, builder, numRuns) => {
       const base = smallSnapshot(40);
       const extra = builder ? { builder } : {};
+      // The base's publish is the same in every run: done once, each run starting from a copy of it.
+      const published = temporaryDirectory('property-base');
+      await publish(published, base, T0, extra);
+      const baseObjects = [...renderCatalogue(base).objects.keys()];
       await fc.assert(
         fc.asyncProperty(fc.array(edit, { minLength: 1, maxLength: 4 }), async (edits) => {
           const next = applyEdits(base, edits);
           const reference = await cold(next, extra);
-          const root = temporaryDirectory('property');
-          await publish(root, base, T0, extra);
+          const root = copiedDirectory(published, 'property');
           const summary = await publish(root, next, T0 + HOUR, extra);
           expect(summary.mode).toBe('incremental');
-          expectSameAsCold(root, reference.files, base);
+          expectSameAsCold(root, reference.files, baseObjects);
           // Each edit touches at most one module of the base; a renamed tag is in every module's bytes.
           const tagsRenamed = edits.some((change) => change.kind === 'tagName');
           if (builder && !tagsRenamed) {

@@ -1,0 +1,57 @@
+/**
+ * `npm run test:quick`: the inner loop — the unit suites and the fastest integration suites (under a minute on
+ * the 2-core development machine with nothing else running). Left out: the suites that take seconds of CPU or
+ * more each, measured per file (test/README.md, "The quick loop"): `npm start` and its restarts, Chromium, the
+ * stock machine, CDK synthesis with bundling, the big property proofs and catalogues. `npm test` runs them all;
+ * a new suite is in the quick loop until it joins this list.
+ */
+import { configDefaults, defineConfig, mergeConfig } from 'vitest/config';
+import base from './vitest.config';
+
+const SLOW = [
+  // npm start (started, restarted, killed), the reference pages in Chromium, a stock machine's npm.
+  'test/local/start.test.ts',
+  'test/local/start.loop.test.ts',
+  'test/local/uploads.test.ts',
+  'test/local/admin.test.ts',
+  'test/local/s3rver-conditional.test.ts',
+  'test/ops/smoke.test.ts',
+  'test/docs/publishing.test.ts',
+  'test/docs/examples.test.ts',
+  'test/docs/operating.test.ts',
+  'test/docs/reference/**',
+  'test/builder/upload-command.test.ts',
+  'test/builder/launch.test.ts',
+  'test/runtime/**',
+  'test/client/package.test.ts',
+  'test/layout/rules.test.ts',
+  // CDK synthesis with the functions bundled, cdk-nag, the resource specification.
+  'test/infra/app.test.ts',
+  'test/infra/bundling.test.ts',
+  'test/infra/deploys.test.ts',
+  'test/infra/nag.test.ts',
+  'test/infra/props.test.ts',
+  'test/infra/stack.test.ts',
+  'test/infra/stack.resource-spec.test.ts',
+  // Property proofs, big catalogues, publishes against real servers, racing and killed publishers.
+  'test/proof/**',
+  'test/admin/cli.test.ts',
+  'test/admin/ledger.test.ts',
+  'test/builder/lambda.test.ts',
+  'test/builder/publish/incremental.test.ts',
+  'test/builder/publish/publish.test.ts',
+  'test/builder/publish/publish.interrupt.test.ts',
+  'test/builder/publish/reuse.test.ts',
+  'test/builder/render/full.test.ts',
+  'test/builder/snapshot/validate.test.ts',
+  'test/builder/upload/publish-upload.test.ts',
+  'test/client/stack.test.ts',
+  'test/local/threads.test.ts',
+  'test/proxy/adapters/http.keep-alive.test.ts',
+  'test/proxy/core/handler.test.ts',
+  'test/proxy/quota/dynamo.test.ts',
+  'test/proxy/quota/dynamo.faults.test.ts',
+  'test/store/objects/s3.listing.test.ts',
+];
+
+export default mergeConfig(base, defineConfig({ test: { exclude: [...configDefaults.exclude, ...SLOW] } }));
