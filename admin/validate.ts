@@ -183,6 +183,52 @@ function checkFuture(value: unknown, field: string, now: Date, maxDays: number, 
 const result = <T>(problems: Problems, value: () => T): Parsed<T> =>
   problems.list.length ? { ok: false, problems: problems.list } : { ok: true, value: value() };
 
+/** A key's label: a non-empty printable string (trimmed), at most BOUNDS.labelLength, holding no key. */
+function checkLabel(value: unknown, problems: Problems): string | undefined {
+  if (typeof value !== 'string' || value.trim().length === 0) {
+    problems.add('label', 'must be a non-empty string');
+  } else if ([...value.trim()].length > BOUNDS.labelLength) {
+    problems.add('label', `must be at most ${BOUNDS.labelLength} characters`);
+  } else if (!printable(value)) {
+    problems.add(
+      'label',
+      'must hold printable characters only (no control, zero-width or bidirectional-override characters, no lone surrogates)',
+    );
+  } else if (holdsKey(value)) {
+    problems.add('label', KEY_PROBLEM);
+  } else return value.trim();
+  return undefined;
+}
+
+/** An issue's `limits`: `{ minute?, month? }` within the bounds; a free key's only as the free tier's. */
+function checkLimits(
+  value: unknown,
+  tier: Tier | undefined,
+  problems: Problems,
+): Partial<Limits> | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    problems.add('limits', 'must be an object { minute, month }');
+    return undefined;
+  }
+  const given = value as Record<string, unknown>;
+  for (const name of Object.keys(given)) {
+    if (name !== 'minute' && name !== 'month') problems.add(`limits.${name}`, 'unknown field');
+  }
+  const limits: Partial<Limits> = {};
+  if (given.minute !== undefined)
+    limits.minute = checkInteger(given.minute, 'limits.minute', BOUNDS.minute, problems);
+  if (given.month !== undefined)
+    limits.month = checkInteger(given.month, 'limits.month', BOUNDS.month, problems);
+  const fixed = FREE_TIER_LIMITS;
+  if (
+    tier === 'free' &&
+    ((given.minute ?? fixed.minute) !== fixed.minute || (given.month ?? fixed.month) !== fixed.month)
+  ) {
+    problems.add('limits', `${FREE_TIER_FIXED}: issue a partner key`);
+  }
+  return limits;
+}
+
 /**
  * `POST /v1/keys`: `{ owner, tier, label?, limits?, expires? }`. Free keys carry the published limits;
  * partner keys the given ones or `partnerDefaults`.
@@ -201,44 +247,9 @@ export function parseIssue(
       : checkOwner(input.owner, 'owner', problems);
   const tier = TIERS.includes(input.tier as Tier) ? (input.tier as Tier) : undefined;
   if (!tier) problems.add('tier', `must be one of ${TIERS.join(', ')}`);
-  let label: string | undefined;
-  if (input.label !== undefined && input.label !== null) {
-    if (typeof input.label !== 'string' || input.label.trim().length === 0) {
-      problems.add('label', 'must be a non-empty string');
-    } else if ([...input.label.trim()].length > BOUNDS.labelLength) {
-      problems.add('label', `must be at most ${BOUNDS.labelLength} characters`);
-    } else if (!printable(input.label)) {
-      problems.add(
-        'label',
-        'must hold printable characters only (no control, zero-width or bidirectional-override characters, no lone surrogates)',
-      );
-    } else if (holdsKey(input.label)) {
-      problems.add('label', KEY_PROBLEM);
-    } else label = input.label.trim();
-  }
-  let limits: Partial<Limits> | undefined;
-  if (input.limits !== undefined) {
-    if (typeof input.limits !== 'object' || input.limits === null || Array.isArray(input.limits)) {
-      problems.add('limits', 'must be an object { minute, month }');
-    } else {
-      const given = input.limits as Record<string, unknown>;
-      for (const name of Object.keys(given)) {
-        if (name !== 'minute' && name !== 'month') problems.add(`limits.${name}`, 'unknown field');
-      }
-      limits = {};
-      if (given.minute !== undefined)
-        limits.minute = checkInteger(given.minute, 'limits.minute', BOUNDS.minute, problems);
-      if (given.month !== undefined)
-        limits.month = checkInteger(given.month, 'limits.month', BOUNDS.month, problems);
-      const fixed = FREE_TIER_LIMITS;
-      if (
-        tier === 'free' &&
-        ((given.minute ?? fixed.minute) !== fixed.minute || (given.month ?? fixed.month) !== fixed.month)
-      ) {
-        problems.add('limits', `${FREE_TIER_FIXED}: issue a partner key`);
-      }
-    }
-  }
+  const label =
+    input.label === undefined || input.label === null ? undefined : checkLabel(input.label, problems);
+  const limits = input.limits === undefined ? undefined : checkLimits(input.limits, tier, problems);
   const expires =
     input.expires === undefined || input.expires === null
       ? undefined

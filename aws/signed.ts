@@ -227,7 +227,19 @@ export class SignedClient {
     } catch (error) {
       throw new SendError(error, false);
     }
-    const signed = this.#sign(request, credentials);
+    return this.#exchange(request, this.#sign(request, credentials), transport);
+  }
+
+  /**
+   * One HTTP exchange of a signed request: its whole answer, or a SendError that says whether a reused
+   * connection died before any answer (stale: worth one more try).
+   */
+  #exchange(
+    request: SignedRequest,
+    signed: ReturnType<typeof aws4.sign>,
+    transport: { module: Transport; agent: Agent },
+  ): Promise<SignedResponse> {
+    const { signal } = request;
     return new Promise<SignedResponse>((resolve, reject) => {
       let settled = false;
       let answered = false;

@@ -143,7 +143,12 @@ async function checkSource(values: Values): Promise<string> {
   return source;
 }
 
-async function build(values: Values, repair: boolean, options: CommandOptions): Promise<number> {
+/** What `build` takes from its options, read before anything is opened (a usage error says which is wrong). */
+function buildSettings(values: Values): {
+  source: string;
+  retentionMs: number;
+  concurrency: number | undefined;
+} {
   const source = required('source', values.source as string | undefined);
   const retentionMs =
     values.retention === undefined
@@ -153,6 +158,11 @@ async function build(values: Values, repair: boolean, options: CommandOptions): 
     values.concurrency === undefined
       ? undefined
       : parseInteger('concurrency', values.concurrency as string, 1);
+  return { source, retentionMs, concurrency };
+}
+
+async function build(values: Values, repair: boolean, options: CommandOptions): Promise<number> {
+  const { source, retentionMs, concurrency } = buildSettings(values);
   const target = await openOut(values);
   try {
     await checkSource(values);
@@ -185,34 +195,41 @@ async function build(values: Values, repair: boolean, options: CommandOptions): 
       printProblems(outcome.problems, outcome.problemCount);
       return EXIT.invalid;
     }
-    const error = outcome.error as Error;
-    if (error instanceof PublishBusyError) {
-      const invalid = impossibility(error.holder, new Date());
-      const hint =
-        !error.holder || invalid !== undefined
-          ? `; that lock cannot be a publish's (${invalid ?? 'no holder could be read'}): if no publish is running, ` +
-            `\`npm run catalogue -- unlock --out ${values.out as string}\` clears it`
-          : '';
-      process.stderr.write(
-        `publish refused: ${error.message}; target: ${target.location}\n` +
-          `nothing was written; run this publish again once the other one has finished${hint}\n`,
-      );
-      return EXIT.busy;
-    }
-    const { advice } = explainPublishFailure(error, {
-      description: target.description,
-      endpoint: values.endpoint as string | undefined,
-    });
-    process.stderr.write(
-      `publish failed: ${errorWithCause(error)}; ` +
-        `target: ${target.location}\n` +
-        `${await liveAfterFailure(target, error)}; ${advice}\n`,
-    );
-    return EXIT.publishFailed;
+    return await publishFailed(outcome.error as Error, target, values);
   } finally {
     progress.close();
     target.close();
   }
+}
+
+/**
+ * Say why a publish failed and what is live now: refused while another publish holds the target (with how to
+ * clear a lock no publish can hold), or failed on the way (with advice). Returns the exit code.
+ */
+async function publishFailed(error: Error, target: PublishTarget, values: Values): Promise<number> {
+  if (error instanceof PublishBusyError) {
+    const invalid = impossibility(error.holder, new Date());
+    const hint =
+      !error.holder || invalid !== undefined
+        ? `; that lock cannot be a publish's (${invalid ?? 'no holder could be read'}): if no publish is running, ` +
+          `\`npm run catalogue -- unlock --out ${values.out as string}\` clears it`
+        : '';
+    process.stderr.write(
+      `publish refused: ${error.message}; target: ${target.location}\n` +
+        `nothing was written; run this publish again once the other one has finished${hint}\n`,
+    );
+    return EXIT.busy;
+  }
+  const { advice } = explainPublishFailure(error, {
+    description: target.description,
+    endpoint: values.endpoint as string | undefined,
+  });
+  process.stderr.write(
+    `publish failed: ${errorWithCause(error)}; ` +
+      `target: ${target.location}\n` +
+      `${await liveAfterFailure(target, error)}; ${advice}\n`,
+  );
+  return EXIT.publishFailed;
 }
 
 async function validate(values: Values): Promise<number> {

@@ -57,6 +57,7 @@ export class Alarms extends Construct {
   /** Receives every alarm and recovery when `alarmEmail` is set. */
   readonly topic?: sns.Topic;
 
+  // biome-ignore lint/complexity/noExcessiveLinesPerFunction: a CDK constructor: each alarm and its topic declared in order, one resource after another (test/layout/functions.test.ts names it)
   constructor(scope: Construct, id: string, props: AlarmsProps) {
     super(scope, id);
     const prefix = Stack.of(this).stackName;

@@ -35,6 +35,7 @@ export class CatalogueStack extends Stack {
   readonly logMetrics: LogMetrics;
   readonly dashboard: Dashboard;
 
+  // biome-ignore lint/complexity/noExcessiveLinesPerFunction: a CDK constructor: the stack's constructs wired to one another in order (test/layout/functions.test.ts names it)
   constructor(scope: Construct, id: string, props: CatalogueStackProps = {}) {
     // Validate before anything is created, so a bad setting fails with its own message.
     const settings = resolveProps(props);

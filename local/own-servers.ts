@@ -39,8 +39,18 @@ export interface OwnServerOptions {
 
 const LABELS: Record<LocalService, string> = { s3: 'the local S3', dynamodb: 'the local DynamoDB' };
 
+/** Where a service is to listen: the endpoint recorded for the data directory, its port, and the port asked for. */
+interface PortChoice {
+  kept: string | undefined;
+  keptPort: number | undefined;
+  /** The recorded port, or 0 (any) when there is none or another process holds it. */
+  port: number;
+  /** What holds the recorded port, when it is taken. */
+  holder?: PortHolder | 'unknown';
+}
+
 /** Where a service listens this time: its recorded port while free, else a new one (and what holds the old). */
-async function choosePort(local: string, service: LocalService) {
+async function choosePort(local: string, service: LocalService): Promise<PortChoice> {
   const kept = readEndpoints(local)[service];
   const keptPort = recordedPort(kept);
   if (keptPort === undefined || (await portFree(keptPort))) return { kept, keptPort, port: keptPort ?? 0 };
@@ -84,33 +94,14 @@ export async function startOwnServers(
     const chosen = ports[service];
     if (!server || !chosen) continue;
     if (server.endpoint !== chosen.kept) recordEndpoint(local, service, server.endpoint);
-    if (chosen.holder)
-      options.note(
-        movedNote({
-          service,
-          kept: chosen.kept!,
-          keptPort: chosen.keptPort!,
-          port: server.port,
-          holder: chosen.holder,
-          local,
-        }),
-      );
+    if (chosen.holder) options.note(movedNote(local, service, chosen, server.port));
   }
   return started;
 }
 
-/** The note when a service could not have its recorded port: where it listens now, and why. */
-function movedNote(moved: {
-  service: LocalService;
-  /** The endpoint recorded for the data directory, and its port. */
-  kept: string;
-  keptPort: number;
-  /** The port it listens on now. */
-  port: number;
-  holder: PortHolder | 'unknown';
-  local: string;
-}): string {
-  const { service, kept, keptPort, port, holder, local } = moved;
+/** The note when a service could not have its recorded port (`chosen`): where it listens now (`port`), and why. */
+function movedNote(local: string, service: LocalService, chosen: PortChoice, port: number): string {
+  const { kept, keptPort, holder } = chosen;
   return (
     `note: ${LABELS[service]} listens on port ${port} now, not ${keptPort} as before: port ${keptPort} ` +
     `(kept in ${join(local, ENDPOINTS_FILE)}) is in use${describeHolder(holder === 'unknown' ? undefined : holder)}. ` +

@@ -60,6 +60,60 @@ function queryOf(search: string): Record<string, string | string[]> | undefined 
   return query;
 }
 
+/** What a request's Authorization header claims, checked against the request: which headers were signed, when. */
+interface Claim {
+  names: string[];
+  /** The signed headers as received. */
+  headers: Record<string, string>;
+  signedAt: Date;
+  signature: string;
+}
+
+/**
+ * The claim of `request`'s Authorization header, or why it is refused before any signature is computed:
+ * another access key, region or service, `host` or `x-amz-date` unsigned or missing, a date out of the skew,
+ * a content hash that is not the body's.
+ */
+function readClaim(
+  request: ReceivedRequest,
+  options: SigV4CheckOptions,
+  now: Date,
+): Claim | { refusal: string } {
+  const refuse = (refusal: string) => ({ refusal });
+  const header = request.headers.authorization;
+  if (!header) return refuse('Missing Authorization: sign the request with AWS Signature Version 4.');
+  const match = AUTHORIZATION.exec(header);
+  if (!match) return refuse('The Authorization header is not an AWS Signature Version 4 one.');
+  const [, accessKeyId, day, region, service, signedList, signature] = match;
+  if (accessKeyId !== options.credentials.accessKeyId) {
+    return refuse('The security token included in the request is invalid (unknown access key).');
+  }
+  if (region !== options.region || service !== options.service) {
+    return refuse(`Credential should be scoped to region ${options.region} and service ${options.service}.`);
+  }
+  const names = signedList!.split(';');
+  if (!names.includes('host')) return refuse('The host header must be signed.');
+  const headers: Record<string, string> = {};
+  for (const name of names) {
+    const value = request.headers[name];
+    if (value === undefined) return refuse(`The signed header ${name} was not sent.`);
+    headers[name] = Array.isArray(value) ? value.join(',') : value;
+  }
+  const signedAt = headers['x-amz-date'] ? amzDate(headers['x-amz-date']) : undefined;
+  if (!signedAt) return refuse('x-amz-date must be sent and signed.');
+  if (day !== headers['x-amz-date']!.slice(0, 8))
+    return refuse('The credential date is not the signing date.');
+  if (Math.abs(now.getTime() - signedAt.getTime()) > MAX_SKEW_MS) {
+    return refuse(`Signature expired: signed at ${signedAt.toISOString()}, more than 5 minutes from now.`);
+  }
+  // The signer takes a sent x-amz-content-sha256 as the payload's hash: it must be the body's own.
+  const declared = headers['x-amz-content-sha256'];
+  if (declared !== undefined && declared !== hash('sha256', request.body, 'hex')) {
+    return refuse('The x-amz-content-sha256 header is not the hash of the body sent.');
+  }
+  return { names, headers, signedAt, signature: signature! };
+}
+
 /**
  * @example const check = sigV4Check({ credentials, region: 'us-east-1', service: 'lambda', principal });
  * const outcome = await check(received); // { principal } or { refusal: 'Signature expired …' }
@@ -78,62 +132,30 @@ export function sigV4Check(
   });
   const now = options.now ?? (() => new Date());
   return async (request) => {
-    const refuse = (refusal: string) => ({ refusal });
-    const header = request.headers.authorization;
-    if (!header) return refuse('Missing Authorization: sign the request with AWS Signature Version 4.');
-    const match = AUTHORIZATION.exec(header);
-    if (!match) return refuse('The Authorization header is not an AWS Signature Version 4 one.');
-    const [, accessKeyId, day, region, service, signedList, signature] = match;
-    if (accessKeyId !== options.credentials.accessKeyId) {
-      return refuse('The security token included in the request is invalid (unknown access key).');
-    }
-    if (region !== options.region || service !== options.service) {
-      return refuse(
-        `Credential should be scoped to region ${options.region} and service ${options.service}.`,
-      );
-    }
-    const names = signedList!.split(';');
-    if (!names.includes('host')) return refuse('The host header must be signed.');
-    const headers: Record<string, string> = {};
-    for (const name of names) {
-      const value = request.headers[name];
-      if (value === undefined) return refuse(`The signed header ${name} was not sent.`);
-      headers[name] = Array.isArray(value) ? value.join(',') : value;
-    }
-    const signedAt = headers['x-amz-date'] ? amzDate(headers['x-amz-date']) : undefined;
-    if (!signedAt) return refuse('x-amz-date must be sent and signed.');
-    if (day !== headers['x-amz-date']!.slice(0, 8))
-      return refuse('The credential date is not the signing date.');
-    if (Math.abs(now().getTime() - signedAt.getTime()) > MAX_SKEW_MS) {
-      return refuse(`Signature expired: signed at ${signedAt.toISOString()}, more than 5 minutes from now.`);
-    }
-    // The signer takes a sent x-amz-content-sha256 as the payload's hash: it must be the body's own.
-    const declared = headers['x-amz-content-sha256'];
-    if (declared !== undefined && declared !== hash('sha256', request.body, 'hex')) {
-      return refuse('The x-amz-content-sha256 header is not the hash of the body sent.');
-    }
+    const claim = readClaim(request, options, now());
+    if ('refusal' in claim) return claim;
     // The path and query as sent (the signature covers the Host header itself, whatever it holds).
     const queryAt = request.url.indexOf('?');
     const query = queryOf(queryAt < 0 ? '' : request.url.slice(queryAt + 1));
-    if (!query) return refuse('The query is not valid percent-encoding.');
+    if (!query) return { refusal: 'The query is not valid percent-encoding.' };
     const again = await signer.sign(
       {
         method: request.method,
         protocol: 'http:',
-        hostname: headers.host!,
+        hostname: claim.headers.host!,
         path: queryAt < 0 ? request.url : request.url.slice(0, queryAt),
         query,
-        headers,
+        headers: claim.headers,
         body: request.body.length === 0 ? undefined : request.body,
       },
-      { signingDate: signedAt, signableHeaders: new Set(names) },
+      { signingDate: claim.signedAt, signableHeaders: new Set(claim.names) },
     );
     const expected = /Signature=([0-9a-f]{64})$/.exec(String(again.headers.authorization ?? ''))?.[1] ?? '';
     const same =
-      expected.length === signature!.length &&
-      timingSafeEqual(Buffer.from(expected), Buffer.from(signature!));
+      expected.length === claim.signature.length &&
+      timingSafeEqual(Buffer.from(expected), Buffer.from(claim.signature));
     return same
       ? { principal: options.principal }
-      : refuse('The request signature we calculated does not match the signature you provided.');
+      : { refusal: 'The request signature we calculated does not match the signature you provided.' };
   };
 }

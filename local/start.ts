@@ -146,7 +146,7 @@ interface Served {
 
 /**
  * `npm start` in its steps: the checks (nothing written or started before them), storage, the catalogue
- * published or served, keys, the admin API, the proxy, the ready screen.
+ * published or served, keys, the admin API, the proxy, uploads taken, the ready screen.
  */
 async function main(): Promise<void> {
   const start: StartContext = { ...(await checkBeforeAnything(process.env)), servers: [], stopping: false };
@@ -155,10 +155,10 @@ async function main(): Promise<void> {
   const storage = await startStorage(start);
   const served = await publishOrServe(start, storage.config, storage.ownS3);
   const devKey = await seedKeys(start, storage.config);
-  const admin = await startAdmin(start, storage.config);
-  start.admin = admin;
+  start.admin = await startAdmin(start, storage.config);
   const base = await serve(start, storage.configured);
-  process.stdout.write(readyScreen({ start, storage, served, devKey, admin, base }));
+  const uploads = takeUploads(storage, served);
+  process.stdout.write(readyScreen(start, { storage, served, devKey, base, uploads }));
 }
 
 /**
@@ -362,10 +362,36 @@ async function serve(start: StartContext, configured: ConfigOutcome): Promise<st
 }
 
 /**
- * The ready screen's lines on publishing into this stack: the keys and the build commands (local/hints.ts);
- * uploads, whose taking starts here (local/uploads.ts), and how to make one.
+ * Start taking uploads into this stack's S3 and watching for new versions (local/uploads.ts); the ready
+ * screen's lines on them.
  */
-function publishingLines(start: StartContext, storage: Storage, served: Served): string[] {
+function takeUploads(storage: Storage, served: Served): string[] {
+  const { config } = storage;
+  const store = new S3ObjectStore({
+    // Its own S3 takes only the local credentials, whatever AWS_ACCESS_KEY_ID says.
+    client: s3Client({
+      endpoint: config.s3Endpoint,
+      maxAttempts: 5,
+      ...(storage.ownS3 && { credentials: LOOPBACK_CREDENTIALS }),
+    }),
+    bucket: config.bucket,
+  });
+  return startUploadLoop(
+    { store, bucket: config.bucket, prefix: config.prefix },
+    {
+      onEvent: storage.localS3?.onEvent,
+      known: served.version,
+      servedWithinMs: config.pointerTtlMs,
+      log: (line) => console.error(line),
+    },
+  );
+}
+
+/**
+ * The ready screen's lines on publishing into this stack: the keys and the build commands (local/hints.ts);
+ * uploads (`uploads`: what takeUploads said), and how to make one.
+ */
+function publishingLines(start: StartContext, storage: Storage, uploads: readonly string[]): string[] {
   const { config, s3Endpoint, dynamodbEndpoint } = storage;
   const fixture = start.source === FIXTURE;
   const source = fixture ? 'my-catalogue' : display(start.source);
@@ -380,39 +406,27 @@ function publishingLines(start: StartContext, storage: Storage, served: Served):
       keysTable: config.keysTable,
       countersTable: config.countersTable,
     }),
-    ...startUploadLoop({
-      store: new S3ObjectStore({
-        // Its own S3 takes only the local credentials, whatever AWS_ACCESS_KEY_ID says.
-        client: s3Client({
-          endpoint: config.s3Endpoint,
-          maxAttempts: 5,
-          ...(storage.ownS3 && { credentials: LOOPBACK_CREDENTIALS }),
-        }),
-        bucket: config.bucket,
-      }),
-      bucket: config.bucket,
-      prefix: config.prefix,
-      onEvent: storage.localS3?.onEvent,
-      known: served.version,
-      servedWithinMs: config.pointerTtlMs,
-      log: (line) => console.error(line),
-    }),
+    ...uploads,
     ...(storage.localS3
       ? uploadHints({ source, bucket: config.bucket, s3Endpoint, credentials: LOOPBACK_CREDENTIALS })
       : []),
   ];
 }
 
-/** The ready screen (stdout); taking uploads starts here, as its lines are made (local/uploads.ts). */
-function readyScreen(ready: {
-  start: StartContext;
+/** What the ready screen shows of this start, once everything runs. */
+interface Ready {
   storage: Storage;
   served: Served;
   devKey: DevKeyOutcome;
-  admin: LocalAdmin;
+  /** The API's base URL. */
   base: string;
-}): string {
-  const { start, storage, served, devKey, admin, base } = ready;
+  /** The lines on uploads (takeUploads). */
+  uploads: readonly string[];
+}
+
+/** The ready screen (stdout): what is served where, the dev key, the admin API, how to publish. */
+function readyScreen(start: StartContext, ready: Ready): string {
+  const { storage, served, devKey, base } = ready;
   const { env, devKeys } = start;
   const { config, s3Endpoint } = storage;
   const keyFile = display(join(LOCAL, DEV_KEY_FILE));
@@ -429,7 +443,7 @@ function readyScreen(ready: {
     `A free-tier dev key (${devKey.record.keyId}, ${keyOrigin}): ${devKey.key}`,
     'Paste into another shell:',
     ...pasteLines({ key: devKey.key, url: base, s3Endpoint }),
-    ...localAdminLines(admin),
+    ...(start.admin ? localAdminLines(start.admin) : []),
     ...partnerKeyHint({
       seeded: devKeys.filter(({ tier }) => tier === 'partner').length,
       limits: partnerDefaults(env),
@@ -438,7 +452,7 @@ function readyScreen(ready: {
     }),
     'Try:',
     `  curl -s -H "Authorization: Bearer ${devKey.key}" "${base}/modules?limit=2"`,
-    ...publishingLines(start, storage, served),
+    ...publishingLines(start, storage, ready.uploads),
     'Ctrl-C stops it.',
     '',
   ];

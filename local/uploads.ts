@@ -115,65 +115,91 @@ export function acceptUploads(
   onEvent: (listener: (notification: S3EventNotification) => void) => () => void,
   options: LocalUploadOptions,
 ): LocalUploads {
-  const { bucket, log, retryDelaysMs = [5_000, 20_000], onReport, catchUp = true, ...settings } = options;
-  let closed = false;
-  let queue: Promise<void> = Promise.resolve();
-  const handle = async (record: S3EventRecord, attempt: number): Promise<void> => {
-    if (closed) return;
+  return new UploadQueue(onEvent, options);
+}
+
+/** The uploads to publish, one after another: those found at start, then those announced, each retried. */
+class UploadQueue implements LocalUploads {
+  readonly #options: LocalUploadOptions;
+  readonly #settings: Omit<UploadSettings, 'lockWaitMs' | 'progress'>;
+  readonly #unsubscribe: () => void;
+  #closed = false;
+  #queue: Promise<void> = Promise.resolve();
+
+  constructor(
+    onEvent: (listener: (notification: S3EventNotification) => void) => () => void,
+    options: LocalUploadOptions,
+  ) {
+    const { bucket, log, retryDelaysMs, onReport, catchUp = true, ...settings } = options;
+    this.#options = options;
+    this.#settings = settings;
+    if (catchUp) this.#queue = this.#queue.then(() => this.#catchUp());
+    this.#unsubscribe = onEvent((notification) => {
+      for (const record of notification.Records) {
+        const relevant =
+          record.s3.bucket.name === bucket &&
+          record.eventName.startsWith('ObjectCreated:') &&
+          isUploadKey(objectKeyOf(record), settings.incomingPrefix);
+        if (relevant) this.#queue = this.#queue.then(() => this.#handle(record, 0));
+      }
+    });
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.#unsubscribe();
+    await this.#queue;
+  }
+
+  /** The uploads that came while npm start was not running, oldest first. */
+  async #catchUp(): Promise<void> {
+    const { log } = this.#options;
+    const pending = await pendingUploads(this.#settings, this.#options.bucket).catch((error: unknown) => {
+      log(`uploads: the incoming prefix could not be read at start: ${errorMessage(error)}`);
+      return [];
+    });
+    if (pending.length > 0) {
+      log(
+        `uploads: ${pending.length} came while npm start was not running: handling them, oldest first (the newest wins)`,
+      );
+    }
+    for (const record of pending) await this.#handle(record, 0);
+  }
+
+  /** Publish one upload and log what it came to; a failed one is tried again after the next delay. */
+  async #handle(record: S3EventRecord, attempt: number): Promise<void> {
+    if (this.#closed) return;
+    const { log, retryDelaysMs = [5_000, 20_000] } = this.#options;
+    const result = await this.#publish(record);
+    const report = result && logResult(result, log);
+    if (!report) return;
+    this.#options.onReport?.(report);
+    const delay = retryDelaysMs[attempt];
+    if (report.outcome === 'failed' && delay !== undefined && !this.#closed) {
+      log(`upload ${printable(report.upload)}: trying again in ${Math.round(delay / 1000)} s`);
+      await new Promise((resolve) => setTimeout(resolve, delay).unref());
+      await this.#handle(record, attempt + 1);
+    }
+  }
+
+  /** publishUpload with progress lines in the log; undefined (and said) when its report cannot be written. */
+  async #publish(record: S3EventRecord): Promise<UploadResult | undefined> {
+    const { log } = this.#options;
     const progress = logProgress({ write: (text: string) => log(text.trimEnd()) });
-    let result: UploadResult | undefined;
     try {
-      result = await publishUpload(record, {
-        ...settings,
+      return await publishUpload(record, {
+        ...this.#settings,
         progress,
-        lockWaitMs: options.lockWaitMs ?? 600_000,
+        lockWaitMs: this.#options.lockWaitMs ?? 600_000,
       });
     } catch (error) {
       const key = printable(objectKeyOf(record) ?? String(record.s3.object.key));
       log(`upload ${key}: its report could not be written: ${errorMessage(error)}`);
+      return undefined;
     } finally {
       progress.close();
     }
-    const report = result && logResult(result, log);
-    if (!report) return;
-    onReport?.(report);
-    const delay = retryDelaysMs[attempt];
-    if (report.outcome === 'failed' && delay !== undefined && !closed) {
-      log(`upload ${printable(report.upload)}: trying again in ${Math.round(delay / 1000)} s`);
-      await new Promise((resolve) => setTimeout(resolve, delay).unref());
-      await handle(record, attempt + 1);
-    }
-  };
-  if (catchUp) {
-    queue = queue.then(async () => {
-      const pending = await pendingUploads(settings, bucket).catch((error: unknown) => {
-        log(`uploads: the incoming prefix could not be read at start: ${errorMessage(error)}`);
-        return [];
-      });
-      if (pending.length > 0) {
-        log(
-          `uploads: ${pending.length} came while npm start was not running: handling them, oldest first (the newest wins)`,
-        );
-      }
-      for (const record of pending) await handle(record, 0);
-    });
   }
-  const unsubscribe = onEvent((notification) => {
-    for (const record of notification.Records) {
-      const relevant =
-        record.s3.bucket.name === bucket &&
-        record.eventName.startsWith('ObjectCreated:') &&
-        isUploadKey(objectKeyOf(record), settings.incomingPrefix);
-      if (relevant) queue = queue.then(() => handle(record, 0));
-    }
-  });
-  return {
-    async close() {
-      closed = true;
-      unsubscribe();
-      await queue;
-    },
-  };
 }
 
 /**
@@ -221,21 +247,29 @@ export function watchLiveVersion(
   return () => clearInterval(timer);
 }
 
+/** Where npm start's uploads are published: its S3 (as a store, and the bucket's name) and the catalogue's prefix. */
+interface UploadTarget {
+  store: WritableObjectStore;
+  bucket: string;
+  prefix: string;
+}
+
 /**
  * npm start's upload loop: publish uploads into its own S3 (when it runs one: `onEvent`), and say when a new
  * version goes live. Returns the lines for the ready screen.
  */
-export function startUploadLoop(options: {
-  store: WritableObjectStore;
-  bucket: string;
-  prefix: string;
-  onEvent: ((listener: (notification: S3EventNotification) => void) => () => void) | undefined;
-  known: string | null;
-  /** The proxy's pointer TTL: a new version is said to be live once every answer is from it. */
-  servedWithinMs: number;
-  log: (line: string) => void;
-}): string[] {
-  const { store, bucket, prefix, log } = options;
+export function startUploadLoop(
+  target: UploadTarget,
+  options: {
+    onEvent: ((listener: (notification: S3EventNotification) => void) => () => void) | undefined;
+    known: string | null;
+    /** The proxy's pointer TTL: a new version is said to be live once every answer is from it. */
+    servedWithinMs: number;
+    log: (line: string) => void;
+  },
+): string[] {
+  const { store, bucket, prefix } = target;
+  const { log } = options;
   watchLiveVersion(store, prefix, { log, known: options.known, servedWithinMs: options.servedWithinMs });
   if (!options.onEvent) {
     return ['Uploads: not taken (S3_ENDPOINT names another S3, which sends npm start no events)'];

@@ -68,66 +68,91 @@ interface Held {
  *   maxAgeMs: 300_000 });
  */
 export function createSecretProxy(options: SecretProxyOptions): ProxyHandler {
-  const now = options.now ?? Date.now;
-  const retryAfterMs = options.retryAfterMs ?? 1_000;
-  const needsSecret = options.needsSecret ?? (() => true);
-  let held: Held | undefined;
-  let flight: Promise<void> | undefined;
-  let failedAt: number | undefined;
-  let unavailable: { problem: string; handler: ProxyHandler } | undefined;
-  let withoutSecret: ProxyHandler | undefined;
+  const holder = new SecretHolder(options);
+  const handle: ProxyHandler = (request) => holder.handle(request);
+  handle.settle = () => holder.settled();
+  return handle;
+}
 
-  const refresh = async () => {
-    const startedAt = now();
+/** The secret as last read, the read in flight, and the handlers for each state (known, unknown, unread). */
+class SecretHolder {
+  readonly #options: SecretProxyOptions;
+  readonly #now: () => number;
+  #held: Held | undefined;
+  #flight: Promise<void> | undefined;
+  #failedAt: number | undefined;
+  #unavailable: { problem: string; handler: ProxyHandler } | undefined;
+  #withoutSecret: ProxyHandler | undefined;
+
+  constructor(options: SecretProxyOptions) {
+    this.#options = options;
+    this.#now = options.now ?? Date.now;
+  }
+
+  /** Resolves once no read is in flight. */
+  settled(): Promise<void> {
+    return this.#flight ?? Promise.resolve();
+  }
+
+  async handle(request: ProxyRequest): ReturnType<ProxyHandler> {
+    const options = this.#options;
+    const at = this.#now();
+    const due = !this.#held || at - this.#held.readAt >= options.maxAgeMs;
+    const mayTry = this.#failedAt === undefined || at - this.#failedAt >= (options.retryAfterMs ?? 1_000);
+    if (due && mayTry && !this.#flight) this.#flight = this.#refresh();
+    // A held secret keeps serving while a newer one is read (settle() waits for that read).
+    if (this.#held) return this.#held.handler(request);
+    if (options.withoutSecret && !(options.needsSecret ?? (() => true))(request)) {
+      this.#withoutSecret ??= options.withoutSecret();
+      return this.#withoutSecret(request);
+    }
+    if (this.#flight) {
+      options.prefetch?.(request);
+      await this.#flight;
+    }
+    if (this.#held) return (this.#held as Held).handler(request);
+    // Not read yet, and not to be tried again yet: no reason is known but that.
+    return this.#unavailableFor('cursor secret could not be read yet', false)(request);
+  }
+
+  /** Read the secret: a new value builds a new handler, a failure keeps what is held and is logged. */
+  async #refresh(): Promise<void> {
+    const startedAt = this.#now();
     try {
-      const secret = await options.fetchSecret();
+      const secret = await this.#options.fetchSecret();
       if (secret.length < MIN_SECRET_LENGTH)
         throw new Error(`the secret is shorter than ${MIN_SECRET_LENGTH} characters`);
-      held =
+      const held = this.#held;
+      this.#held =
         held?.secret === secret
           ? { ...held, readAt: startedAt }
-          : { secret, handler: options.build(secret), readAt: startedAt };
-      failedAt = undefined;
-      withoutSecret = undefined;
+          : { secret, handler: this.#options.build(secret), readAt: startedAt };
+      this.#failedAt = undefined;
+      this.#withoutSecret = undefined;
     } catch (error) {
-      failedAt = now();
+      this.#failedAt = this.#now();
       const problem = `cursor secret could not be read: ${errorMessage(error)}`;
-      if (unavailable?.problem !== problem) unavailable = { problem, handler: options.unavailable(problem) };
+      this.#unavailableFor(problem, true);
       try {
-        options.log?.({ time: new Date(now()).toISOString(), level: 'error', message: problem });
+        this.#options.log?.({ time: new Date(this.#now()).toISOString(), level: 'error', message: problem });
       } catch {
         // A failing logger changes nothing here.
       }
     } finally {
-      flight = undefined;
+      this.#flight = undefined;
     }
-  };
+  }
 
-  const handle: ProxyHandler = async (request) => {
-    const at = now();
-    const due = !held || at - held.readAt >= options.maxAgeMs;
-    const mayTry = failedAt === undefined || at - failedAt >= retryAfterMs;
-    if (due && mayTry && !flight) flight = refresh();
-    // A held secret keeps serving while a newer one is read (settle() waits for that read).
-    if (held) return held.handler(request);
-    if (options.withoutSecret && !needsSecret(request)) {
-      withoutSecret ??= options.withoutSecret();
-      return withoutSecret(request);
+  /**
+   * The handler answering 503 for `problem`: the one built for it already, else a new one. A known reason is
+   * never replaced by the generic one (`replace` false).
+   */
+  #unavailableFor(problem: string, replace: boolean): ProxyHandler {
+    if (!this.#unavailable || (replace && this.#unavailable.problem !== problem)) {
+      this.#unavailable = { problem, handler: this.#options.unavailable(problem) };
     }
-    if (flight) {
-      options.prefetch?.(request);
-      await flight;
-    }
-    if (held) return (held as Held).handler(request);
-    if (!unavailable) {
-      // Not read yet, and not to be tried again yet: no reason is known but that.
-      const problem = 'cursor secret could not be read yet';
-      unavailable = { problem, handler: options.unavailable(problem) };
-    }
-    return unavailable.handler(request);
-  };
-  handle.settle = () => flight ?? Promise.resolve();
-  return handle;
+    return this.#unavailable.handler;
+  }
 }
 
 export interface ReadSecretOptions {

@@ -133,6 +133,9 @@ interface Clients {
   readSecret: (() => Promise<string>) | undefined;
 }
 
+/** The core's dependencies, with a log that takes every line of the proxy's (the secret reader's too). */
+type Wired = ProxyDependencies & { log: (line: ProxyLogLine) => void };
+
 /**
  * The proxy for a configuration, its calls signed with `credentials`, for what `overrides` does not replace.
  * Every line it writes goes to `overrides.log` and every time it reads comes from `overrides.now`.
@@ -144,7 +147,7 @@ export function wireProxy(
   overrides: ProxyOverrides = {},
 ): ProxyHandler {
   const log = (line: ProxyLogLine) => (overrides.log ? overrides.log(line) : logJson(line));
-  const dependencies: ProxyDependencies = {
+  const dependencies: Wired = {
     objects: overrides.objects ?? unconfigured,
     keys: overrides.keys ?? unconfigured,
     quota: overrides.quota ?? unconfigured,
@@ -168,16 +171,21 @@ export function wireProxy(
     return incomplete([`a client could not be built: ${errorMessage(error)}`]);
   }
   const wired = { ...dependencies, objects: clients.objects, keys: clients.keys, quota: clients.quota };
-  // One byte cache per handler: a new cursor secret changes the first pages' cursors, so the answers composed
-  // with the old one must not be served (the old handler and its cache are dropped together).
-  const handlerFor = (cursorSecret: string) =>
-    createHandler({
-      ...wired,
-      config: { ok: true, config: { ...config, cursorSecret } },
-      byteCache: new ByteCache({ maxBytes: config.byteCacheBytes }),
-    });
-  if (!clients.readSecret) return handlerFor(config.cursorSecret);
-  return secretProxy({ wired, config, clients, readSecret: clients.readSecret, handlerFor, log });
+  if (!clients.readSecret) return handlerFor(wired, config, config.cursorSecret);
+  return secretProxy(wired, config, { ...clients, readSecret: clients.readSecret });
+}
+
+/**
+ * The core for a configuration and its cursor secret. One byte cache per handler: a new cursor secret changes
+ * the first pages' cursors, so the answers composed with the old one must not be served (the old handler and
+ * its cache are dropped together).
+ */
+function handlerFor(wired: ProxyDependencies, config: ProxyConfig, cursorSecret: string): ProxyHandler {
+  return createHandler({
+    ...wired,
+    config: { ok: true, config: { ...config, cursorSecret } },
+    byteCache: new ByteCache({ maxBytes: config.byteCacheBytes }),
+  });
 }
 
 /** The object store, key lookups, meter and secret reader of a complete configuration; throws when unusable. */
@@ -239,27 +247,23 @@ function secretReaderOf(
  * Deployed: the secret is read from Secrets Manager by the first request (and again when it is
  * CURSOR_SECRET_MAX_AGE_MS old), never kept in the function's configuration.
  */
-function secretProxy(wiring: {
-  wired: ProxyDependencies;
-  config: ProxyConfig;
-  clients: Clients;
-  readSecret: () => Promise<string>;
-  handlerFor: (cursorSecret: string) => ProxyHandler;
-  log: (line: ProxyLogLine) => void;
-}): ProxyHandler {
-  const { wired, config, clients, handlerFor } = wiring;
+function secretProxy(
+  wired: Wired,
+  config: ProxyConfig,
+  clients: Clients & { readSecret: () => Promise<string> },
+): ProxyHandler {
   const parse = requestParser();
   return createSecretProxy({
-    fetchSecret: wiring.readSecret,
-    build: handlerFor,
+    fetchSecret: clients.readSecret,
+    build: (secret) => handlerFor(wired, config, secret),
     unavailable: (problem) => createHandler({ ...wired, config: { ok: false, problems: [problem] } }),
     needsSecret: (request) => needsCursorSecret(parse, request),
     // Answers no cursor depends on, while no secret is held: under a secret nobody knows, which they never use.
-    withoutSecret: () => handlerFor(randomBytes(32).toString('base64url')),
+    withoutSecret: () => handlerFor(wired, config, randomBytes(32).toString('base64url')),
     prefetch: (request) => prefetch(request, clients, config.dependencyTimeoutMs),
     maxAgeMs: config.cursorSecretMaxAgeMs ?? CURSOR_SECRET_MAX_AGE_MS,
     now: () => wired.now().getTime(),
-    log: wiring.log,
+    log: wired.log,
   });
 }
 

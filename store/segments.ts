@@ -133,16 +133,50 @@ export function encodePackedVariant(
   fragmentsPerRecord: number,
   format: ReadableFormat = FORMAT_VERSION,
 ): EncodedVariant {
-  const f = fragmentsPerRecord;
   // Format 2 (what a deployed proxy may still meet, kept for the tests of that path) recorded no digests.
-  const withDigests = format !== 2;
-  const total = members.length;
-  const segmentCount = Math.max(1, Math.ceil(total / SEGMENT_SIZE));
+  const packing: Packing = { pool, members, f: fragmentsPerRecord, withDigests: format !== 2, starts: [] };
+  packing.starts = segmentStarts(packing);
+  const segmentCount = packing.starts.length - 1;
+  const bytes = Buffer.allocUnsafe(packing.starts[segmentCount]!); // every byte is written below
+  for (let s = 0; s < segmentCount; s++) writeSegment(bytes, packing, s);
+  if (segmentCount === 1 || !packing.withDigests) return { bytes, segment0End: packing.starts[1]! };
+  writePairDigests(bytes, packing);
+  const [, pairEnd] = pairRange(packing.starts, segmentCount, 0);
+  return {
+    bytes,
+    segment0End: packing.starts[1]!,
+    digests: {
+      segment0: digest128(bytes.subarray(0, packing.starts[1]!)),
+      pair0: digest128(bytes.subarray(0, pairEnd)),
+    },
+  };
+}
+
+/** One variant being packed: its records (`pool[members[i]]`, `f` fragments each) and its segments' starts. */
+interface Packing {
+  pool: readonly PackedRecord[];
+  members: readonly number[];
+  f: number;
+  /** Each segment but the last leaves room for the digest of the pair after it. */
+  withDigests: boolean;
+  /** Where each segment starts, then the object's length. */
+  starts: number[];
+}
+
+/** The records of segment `s`: the first member's index and how many. */
+function segmentSpan(packing: Packing, s: number): { first: number; n: number } {
+  const first = s * SEGMENT_SIZE;
+  return { first, n: Math.min(SEGMENT_SIZE, packing.members.length - first) };
+}
+
+/** The start of every segment and the object's length (throws on a record with the wrong fragment count). */
+function segmentStarts(packing: Packing): number[] {
+  const { pool, members, f, withDigests } = packing;
+  const segmentCount = Math.max(1, Math.ceil(members.length / SEGMENT_SIZE));
   const starts = new Array<number>(segmentCount + 1);
   starts[0] = 0;
   for (let s = 0; s < segmentCount; s++) {
-    const first = s * SEGMENT_SIZE;
-    const n = Math.min(SEGMENT_SIZE, total - first);
+    const { first, n } = segmentSpan(packing, s);
     let body = 0;
     for (let r = first; r < first + n; r++) {
       const record = pool[members[r]!]!;
@@ -152,50 +186,48 @@ export function encodePackedVariant(
     const gap = withDigests && s + 1 < segmentCount ? PAIR_DIGEST_BYTES : 0;
     starts[s + 1] = starts[s]! + FIXED_HEADER + 4 * (n * f + 1) + gap + body;
   }
-  const length = starts[segmentCount]!;
-  const bytes = Buffer.allocUnsafe(length); // every byte is written below
-  for (let s = 0; s < segmentCount; s++) {
-    const first = s * SEGMENT_SIZE;
-    const n = Math.min(SEGMENT_SIZE, total - first);
-    const at = starts[s]!;
-    bytes.writeUInt32LE(MAGIC, at);
-    bytes.writeUInt32LE(n, at + 4);
-    bytes.writeUInt32LE(f, at + 8);
-    bytes.writeUInt32LE(total, at + 12);
-    bytes.writeUInt32LE(s, at + 16);
-    for (let k = 0; k < 3; k++) bytes.writeUInt32LE(starts[s + 1 + k] ?? length, at + 20 + 4 * k);
-    let slot = at + FIXED_HEADER;
-    const bodyStart = slot + 4 * (n * f + 1);
-    // The digest of the next pair goes here once the segments after this one are written (below).
-    let body = bodyStart + (withDigests && s + 1 < segmentCount ? PAIR_DIGEST_BYTES : 0);
-    for (let r = first; r < first + n; r++) {
-      const { bytes: recordBytes, offsets } = pool[members[r]!]!;
-      const base = body - bodyStart;
-      for (let k = 0; k < f; k++) {
-        bytes.writeUInt32LE(base + offsets[k]!, slot);
-        slot += 4;
-      }
-      bytes.set(recordBytes, body);
-      body += recordBytes.byteLength;
+  return starts;
+}
+
+/** Segment `s` into `bytes`: its header, its fragment offsets and its records (the pair digest is left for later). */
+function writeSegment(bytes: Buffer, packing: Packing, s: number): void {
+  const { pool, members, f, withDigests, starts } = packing;
+  const segmentCount = starts.length - 1;
+  const { first, n } = segmentSpan(packing, s);
+  const at = starts[s]!;
+  bytes.writeUInt32LE(MAGIC, at);
+  bytes.writeUInt32LE(n, at + 4);
+  bytes.writeUInt32LE(f, at + 8);
+  bytes.writeUInt32LE(members.length, at + 12);
+  bytes.writeUInt32LE(s, at + 16);
+  for (let k = 0; k < 3; k++)
+    bytes.writeUInt32LE(starts[s + 1 + k] ?? starts[segmentCount]!, at + 20 + 4 * k);
+  let slot = at + FIXED_HEADER;
+  const bodyStart = slot + 4 * (n * f + 1);
+  // The digest of the next pair goes here once the segments after this one are written (writePairDigests).
+  let body = bodyStart + (withDigests && s + 1 < segmentCount ? PAIR_DIGEST_BYTES : 0);
+  for (let r = first; r < first + n; r++) {
+    const { bytes: recordBytes, offsets } = pool[members[r]!]!;
+    const base = body - bodyStart;
+    for (let k = 0; k < f; k++) {
+      bytes.writeUInt32LE(base + offsets[k]!, slot);
+      slot += 4;
     }
-    bytes.writeUInt32LE(body - bodyStart, slot);
+    bytes.set(recordBytes, body);
+    body += recordBytes.byteLength;
   }
-  if (segmentCount === 1 || !withDigests) return { bytes, segment0End: starts[1]! };
-  // Back to front: the pair a digest covers holds the digests of the pairs after it, written already.
+  bytes.writeUInt32LE(body - bodyStart, slot);
+}
+
+/** Each segment's digest of the pair after it, back to front: a pair holds the digests of the pairs after it. */
+function writePairDigests(bytes: Buffer, packing: Packing): void {
+  const { f, starts } = packing;
+  const segmentCount = starts.length - 1;
   for (let s = segmentCount - 2; s >= 0; s--) {
-    const n = Math.min(SEGMENT_SIZE, total - s * SEGMENT_SIZE);
+    const { n } = segmentSpan(packing, s);
     const [from, to] = pairRange(starts, segmentCount, s + 1);
     digestInto(bytes.subarray(from, to), bytes, starts[s]! + FIXED_HEADER + 4 * (n * f + 1));
   }
-  const [, pairEnd] = pairRange(starts, segmentCount, 0);
-  return {
-    bytes,
-    segment0End: starts[1]!,
-    digests: {
-      segment0: digest128(bytes.subarray(0, starts[1]!)),
-      pair0: digest128(bytes.subarray(0, pairEnd)),
-    },
-  };
 }
 
 /** Write the 16-byte digest of `data` into `target` at `at` (the bytes of {@link digest128}). */

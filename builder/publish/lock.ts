@@ -152,8 +152,7 @@ export async function acquirePublishLock(
     store,
     key: `${prefix}${LOCK_KEY}`,
     target,
-    options,
-    now,
+    options: { ...options, now },
     holder: newHolder(now()),
   };
   const etag = await claimLock(claim);
@@ -161,14 +160,14 @@ export async function acquirePublishLock(
   return heldLock(claim, etag);
 }
 
-/** One publish's claim on a lock: where, its holder record, the clock and options. */
+/** One publish's claim on a lock: where, its holder record, and the options (with the clock). */
 interface LockClaim {
   store: WritableObjectStore;
   key: string;
   /** The target, as messages name it. */
   target: string;
-  options: LockOptions;
-  now: () => Date;
+  /** The caller's options, with the clock settled. */
+  options: LockOptions & { now: () => Date };
   holder: LockHolder;
 }
 
@@ -199,7 +198,8 @@ const JSON_TYPE = { contentType: 'application/json' };
  * Write the lock (when there is none) or take over a stale one; the etag written. PublishBusyError when a live
  * publish holds it, or when every try lost to another publisher's write.
  */
-async function claimLock({ store, key, target, options, now, holder }: LockClaim): Promise<string> {
+async function claimLock({ store, key, target, options, holder }: LockClaim): Promise<string> {
+  const { now } = options;
   let lastHolder: LockHolder | undefined;
   // A few tries: each read-then-write can lose to another publisher's write in between.
   for (let attempt = 0; attempt < 5; attempt++) {
@@ -224,7 +224,8 @@ async function claimLock({ store, key, target, options, now, holder }: LockClaim
 }
 
 /** The lock as held from `etag` on: renewed every {@link RENEW_EVERY_MS} and before a guarded step when due. */
-function heldLock({ store, key, target, options, now, holder }: LockClaim, etag: string): PublishLock {
+function heldLock({ store, key, target, options, holder }: LockClaim, etag: string): PublishLock {
+  const { now } = options;
   let renewedAt = now().getTime();
   let lost = false;
   let renewing: Promise<void> | undefined;

@@ -80,6 +80,27 @@ async function currentUnderLock(
 }
 
 /**
+ * The first step: the current version (as the caller read it, read again under the lock if the pointer moved
+ * since, or read now), told to `underLock`; a pointer that cannot be read is said to be replaced.
+ */
+async function readCurrent(options: PublishOptions, lock: PublishLock | undefined): Promise<CurrentVersion> {
+  const prefix = options.prefix ?? '';
+  let current = options.current;
+  if (!current) {
+    options.progress?.note('reading the current version');
+    current = await readCurrentVersion(options.store, options.prefix);
+  } else if (lock) {
+    current = await currentUnderLock(options.store, prefix, current);
+  }
+  if (lock) await options.underLock?.(current);
+  if (current.pointerBytes && !current.pointer) {
+    const at = `${prefix}${POINTER_KEY}`;
+    options.warn?.(`the pointer ${at} is unreadable or of an older format; replacing it`);
+  }
+  return current;
+}
+
+/**
  * The steps of a publish in order: read the current version, build the next, write it, collect. Under `lock`
  * when publishing; a dry run (no lock) writes and deletes nothing and reports what it would.
  */
@@ -95,18 +116,7 @@ async function readBuildWriteCollect(
   };
   const prefix = options.prefix ?? '';
 
-  let current = options.current;
-  if (!current) {
-    options.progress?.note('reading the current version');
-    current = await readCurrentVersion(options.store, options.prefix);
-  } else if (lock) {
-    current = await currentUnderLock(options.store, prefix, current);
-  }
-  if (lock) await options.underLock?.(current);
-  if (current.pointerBytes && !current.pointer) {
-    const at = `${prefix}${POINTER_KEY}`;
-    options.warn?.(`the pointer ${at} is unreadable or of an older format; replacing it`);
-  }
+  const current = await readCurrent(options, lock);
   // What interrupted publishes left: their temporary files now, their uploads in the collection step.
   const temporaryFiles = lock ? await collectTemporaryFiles(options) : 0;
   const abandoned = lock && (await abandonedUploads(options, current, lock.holder.owner));
@@ -128,7 +138,6 @@ async function readBuildWriteCollect(
         `${leftovers.objects} objects (${leftovers.bytes} bytes)`,
     );
   }
-
   counts.objects.total = version.manifest.objects.size;
   counts.objects.unchanged = counts.objects.total - counts.objects.added;
   for (const { size } of version.manifest.objects.values()) counts.bytes.total += size;

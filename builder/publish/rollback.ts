@@ -82,14 +82,47 @@ async function missingObjects(
   return missing;
 }
 
-/** A rollback under way: its target and options, the version to make live and the current one. */
+/** A rollback under way, holding the lock: its target and options, what is live and the log as read under it. */
 interface Restoring {
   store: WritableObjectStore;
   prefix: string;
   options: RollbackOptions;
+  lock: PublishLock;
+  current: CurrentVersion;
+  history: History;
   /** The version to make live. */
   target: string;
-  current: CurrentVersion;
+}
+
+/**
+ * The version to make live (`to`, or the one live before `live`) and whether it is live already; or why there
+ * is none: nothing before the live one, or a version the log does not retain.
+ */
+function chooseTarget(
+  history: History,
+  live: string | null,
+  to: string | undefined,
+): { ok: true; target: string; already: boolean } | Extract<RollbackOutcome, { ok: false }> {
+  const target = to ?? previousOf(history.versions, live)?.version;
+  if (target === undefined) {
+    return {
+      ok: false,
+      reason: 'no-previous',
+      message: `no version before ${live ?? 'the live one'} is retained: there is nothing to roll back to`,
+    };
+  }
+  if (target === live) return { ok: true, target, already: true };
+  const retained = history.versions.map((entry) => entry.version);
+  if (!retained.includes(target)) {
+    return {
+      ok: false,
+      reason: 'not-retained',
+      message:
+        `version ${target} is not retained here (it was collected once its retention ran out, or was never ` +
+        `published to this target); retained: ${retained.join(', ') || 'none'}`,
+    };
+  }
+  return { ok: true, target, already: false };
 }
 
 /**
@@ -134,15 +167,12 @@ async function checkRestorable({
  * Record the rollback in the log, then write the target's pointer copy as the pointer, only over the pointer
  * read (PointerMovedError else); the log as written.
  */
-async function writeRollback(
-  { store, prefix, options, target, current }: Restoring,
-  held: { lock: PublishLock; history: History; pointerBytes: Buffer },
-): Promise<History> {
-  const { lock, history, pointerBytes } = held;
+async function writeRollback(restoring: Restoring, pointerBytes: Buffer): Promise<History> {
+  const { store, prefix, options, lock, current, target } = restoring;
   // The log first, then the pointer (as a publish writes them): a rollback killed in between heals on the
   // next publish, which takes the pointer as the truth.
   const now = (options.now ?? (() => new Date()))();
-  const advanced = advanceHistory(history, current.pointer?.version ?? null, target, now, {
+  const advanced = advanceHistory(restoring.history, current.pointer?.version ?? null, target, now, {
     restored: { by: options.by },
   });
   await lock.ensure();
@@ -176,55 +206,24 @@ export async function rollback(
   try {
     const current = await readCurrentVersion(store, prefix);
     const live = current.pointer?.version ?? null;
-    const historyBytes = await readObject(store, `${prefix}${HISTORY_FILE}`);
-    const history = parseHistory(historyBytes);
-    const retained = history.versions.map((entry) => entry.version);
-    const target = options.to ?? previousOf(history.versions, live)?.version;
-    if (target === undefined) {
-      return {
-        ok: false,
-        reason: 'no-previous',
-        message: `no version before ${live ?? 'the live one'} is retained: there is nothing to roll back to`,
-      };
-    }
-    const seconds = () => (performance.now() - started) / 1000;
-    const entryOf = (version: string) => history.versions.find((entry) => entry.version === version);
-    if (target === live) {
-      return {
-        ok: true,
-        version: target,
-        previous: live,
-        already: true,
-        entry: entryOf(target),
-        checked: 0,
-        seconds: seconds(),
-      };
-    }
-    if (!retained.includes(target)) {
-      return {
-        ok: false,
-        reason: 'not-retained',
-        message:
-          `version ${target} is not retained here (it was collected once its retention ran out, or was never ` +
-          `published to this target); retained: ${retained.join(', ') || 'none'}`,
-      };
-    }
-    const checked = await checkRestorable({ store, prefix, options, target, current });
-    if (!checked.ok) return checked;
-    const { pointerBytes, checked: objectsChecked } = checked;
-    const advanced = await writeRollback(
-      { store, prefix, options, target, current },
-      { lock, history, pointerBytes },
-    );
-    return {
-      ok: true,
+    const history = parseHistory(await readObject(store, `${prefix}${HISTORY_FILE}`));
+    const chosen = chooseTarget(history, live, options.to);
+    if (!chosen.ok) return chosen;
+    const { target } = chosen;
+    const made = (log: History, checked: number) => ({
+      ok: true as const,
       version: target,
       previous: live,
-      already: false,
-      entry: advanced.versions.find((entry) => entry.version === target),
-      checked: objectsChecked,
-      seconds: seconds(),
-    };
+      already: chosen.already,
+      entry: log.versions.find((entry) => entry.version === target),
+      checked,
+      seconds: (performance.now() - started) / 1000,
+    });
+    if (chosen.already) return made(history, 0);
+    const restoring: Restoring = { store, prefix, options, lock, current, history, target };
+    const checked = await checkRestorable(restoring);
+    if (!checked.ok) return checked;
+    return made(await writeRollback(restoring, checked.pointerBytes), checked.checked);
   } finally {
     await lock.release();
   }

@@ -129,79 +129,115 @@ function everyInterval(ms: number, tick: () => void): () => void {
  * progress.close();
  */
 export function logProgress(sink: LineSink, options: LogProgressOptions = {}): ClosableProgress {
-  const intervalMs = options.intervalMs ?? 5000;
-  const now = options.now ?? (() => performance.now());
-  let step: string | undefined;
-  let phase: string | undefined;
-  let total = 0;
-  let done = 0;
-  let started = 0;
-  let printedAt = 0;
-  let printedDone = 0;
+  return new ProgressLog(sink, options);
+}
+
+/**
+ * The state behind logProgress's lines: the step or the counted phase under way, and when a line was last
+ * written. Each method is one event of a publish (a step named, a phase started, a count, its end) or the
+ * timer's tick.
+ */
+class ProgressLog implements ClosableProgress {
+  readonly #sink: LineSink;
+  readonly #options: LogProgressOptions;
+  readonly #intervalMs: number;
+  readonly #now: () => number;
+  #step: string | undefined;
+  #phase: string | undefined;
+  #total = 0;
+  #done = 0;
+  #started = 0;
+  #printedAt = 0;
+  #printedDone = 0;
   /** A line of the current phase was written (with quietStart, its end is said only then). */
-  let shown = false;
-  let estimate: RemainingEstimate | undefined;
-  let cancel: (() => void) | undefined;
-  const write = (text: string) => {
-    sink.write(`${text}\n`);
-    printedAt = now();
-    shown = true;
-  };
-  const seconds = () => Math.round((now() - started) / 1000);
-  const line = () => {
-    const percent = total === 0 ? 100 : Math.floor((done * 100) / total);
-    const left = done < total ? `, ${formatRemaining(estimate?.remainingMs(now()))}` : '';
-    write(`${phase}: ${count(done)} / ${count(total)} objects (${percent} %), ${seconds()} s${left}`);
-    printedDone = done;
-  };
-  const due = (slack = 0) => now() - printedAt >= intervalMs - slack;
-  const tick = () => {
+  #shown = false;
+  #estimate: RemainingEstimate | undefined;
+  #cancel: (() => void) | undefined;
+
+  constructor(sink: LineSink, options: LogProgressOptions) {
+    this.#sink = sink;
+    this.#options = options;
+    this.#intervalMs = options.intervalMs ?? 5000;
+    this.#now = options.now ?? (() => performance.now());
+  }
+
+  note(name: string): void {
+    this.#step = name;
+    this.#begin();
+    if (this.#options.quietStart) this.#printedAt = this.#now();
+    else this.#write(`${name}…`);
+  }
+
+  start(name: string, planned: number): void {
+    this.#phase = name;
+    this.#total = planned;
+    this.#done = this.#printedDone = 0;
+    this.#begin();
+    this.#estimate = remainingEstimate(this.#total, this.#started);
+    if (this.#options.quietStart) this.#printedAt = this.#now();
+    else this.#write(`${name}: ${count(planned)} to do… (objects)`);
+  }
+
+  update(value: number): void {
+    this.#done = value;
+    this.#estimate?.observe(value, this.#now());
+    // Also here, not only on the timer: a busy render loop may hold timers back.
+    if (this.#phase !== undefined && this.#due()) this.#countLine();
+  }
+
+  stop(): void {
+    const unsaid = this.#done !== this.#printedDone && (this.#shown || !this.#options.quietStart);
+    if (this.#phase !== undefined && unsaid) this.#countLine();
+    this.#phase = undefined;
+    this.#step = undefined;
+    this.#estimate = undefined;
+  }
+
+  close(): void {
+    this.#cancel?.();
+    this.#cancel = undefined;
+    this.#phase = this.#step = undefined;
+  }
+
+  /** A step or phase begins: its clock starts, and the timer if it is not running yet. */
+  #begin(): void {
+    this.#shown = false;
+    this.#started = this.#now();
+    this.#cancel ??= (this.#options.every ?? everyInterval)(this.#intervalMs, () => this.#tick());
+  }
+
+  #tick(): void {
     // A tick a little early (the last line came from an update between ticks) still counts, or the
     // interval would double.
-    if (!due(intervalMs / 5)) return;
-    if (phase !== undefined) line();
-    else if (step !== undefined) write(`${step}: ${seconds()} s so far`);
-  };
-  const begin = () => {
-    started = now();
-    cancel ??= (options.every ?? everyInterval)(intervalMs, tick);
-  };
-  return {
-    note(name) {
-      step = name;
-      shown = false;
-      begin();
-      if (options.quietStart) printedAt = now();
-      else write(`${name}…`);
-    },
-    start(name, planned) {
-      phase = name;
-      total = planned;
-      done = printedDone = 0;
-      shown = false;
-      begin();
-      estimate = remainingEstimate(total, started);
-      if (options.quietStart) printedAt = now();
-      else write(`${phase}: ${count(total)} to do… (objects)`);
-    },
-    update(value) {
-      done = value;
-      estimate?.observe(value, now());
-      // Also here, not only on the timer: a busy render loop may hold timers back.
-      if (phase !== undefined && due()) line();
-    },
-    stop() {
-      if (phase !== undefined && done !== printedDone && (shown || !options.quietStart)) line();
-      phase = undefined;
-      step = undefined;
-      estimate = undefined;
-    },
-    close() {
-      cancel?.();
-      cancel = undefined;
-      phase = step = undefined;
-    },
-  };
+    if (!this.#due(this.#intervalMs / 5)) return;
+    if (this.#phase !== undefined) this.#countLine();
+    else if (this.#step !== undefined) this.#write(`${this.#step}: ${this.#seconds()} s so far`);
+  }
+
+  /** The phase's line: done / total, the share, the time so far and the time left. */
+  #countLine(): void {
+    const [done, total] = [this.#done, this.#total];
+    const percent = total === 0 ? 100 : Math.floor((done * 100) / total);
+    const left = done < total ? `, ${formatRemaining(this.#estimate?.remainingMs(this.#now()))}` : '';
+    this.#write(
+      `${this.#phase}: ${count(done)} / ${count(total)} objects (${percent} %), ${this.#seconds()} s${left}`,
+    );
+    this.#printedDone = done;
+  }
+
+  #due(slack = 0): boolean {
+    return this.#now() - this.#printedAt >= this.#intervalMs - slack;
+  }
+
+  #seconds(): number {
+    return Math.round((this.#now() - this.#started) / 1000);
+  }
+
+  #write(text: string): void {
+    this.#sink.write(`${text}\n`);
+    this.#printedAt = this.#now();
+    this.#shown = true;
+  }
 }
 
 /** Above this many modules a first publish takes minutes (≈170 s at 25,000 on 2 cores), so say so first. */

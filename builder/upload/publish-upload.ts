@@ -192,16 +192,10 @@ export async function publishUpload(record: S3EventRecord, given: UploadSettings
   const report = newReport(record, key, reportKey, new Date());
   const seen = await readReport(settings.store, reportKey);
   if (isFinalFor(seen, report.etag)) return { kind: 'reported', report: seen.report, repeated: true };
-  let fields: Partial<UploadReport> | undefined;
-  if (route.nameProblem !== undefined) {
-    fields = invalid([{ file: key, reason: route.nameProblem }]);
-  } else {
-    try {
-      fields = await handleUpload({ record, key, settings, report });
-    } catch (error) {
-      fields = { outcome: 'failed', error: errorWithCause(error) };
-    }
-  }
+  const fields =
+    route.nameProblem === undefined
+      ? await examineUpload({ record, key, settings })
+      : invalid([{ file: key, reason: route.nameProblem }]);
   if (!fields) {
     return {
       kind: 'skipped',
@@ -217,29 +211,50 @@ export async function publishUpload(record: S3EventRecord, given: UploadSettings
   return { kind: 'reported', ...(await writeReportOnce(settings.store, reportKey, report, seen)) };
 }
 
-/** One upload being handled: its event record, its key, the settings, and its report so far. */
+/** One upload being handled: its event record, its key and the settings. */
 interface Handling {
   record: S3EventRecord;
   key: string;
   settings: UploadSettings;
-  report: UploadReport;
 }
 
 /**
- * The steps of one upload: the object as it is now, a newer upload published instead, read and validate,
- * publish. Resolves to the report's fields, or undefined when the object is gone or was overwritten.
+ * What the report says of an upload, once handled: the object as it is now (its ETag and time), then what its
+ * steps found; a step's failure is `failed`, with what was found before it. Undefined when the object is gone or
+ * was overwritten.
  */
-async function handleUpload(handling: Handling): Promise<Partial<UploadReport> | undefined> {
-  const { key, settings, report } = handling;
-  // 1. The object as it is now.
-  const uploads = await listUploads(settings);
+async function examineUpload(handling: Handling): Promise<Partial<UploadReport> | undefined> {
+  let found: Partial<UploadReport> = {};
+  try {
+    // 1. The object as it is now.
+    const uploads = await listUploads(handling.settings);
+    const own = currentUpload(handling, uploads);
+    if (!own) return undefined;
+    found = { etag: own.etag, uploaded_at: own.lastModified.toISOString() };
+    // 2. A newer upload is published instead.
+    const newer = newestAfter(own, uploads.values());
+    const fields = newer
+      ? { outcome: 'superseded' as const, superseded_by: newer.key }
+      : await handleUpload(handling, own);
+    return fields && { ...found, ...fields };
+  } catch (error) {
+    return { ...found, outcome: 'failed', error: errorWithCause(error) };
+  }
+}
+
+/** The upload as listed now, if it is still the one the event announced (the same ETag, when it named one). */
+function currentUpload({ record, key }: Handling, uploads: Map<string, Upload>): Upload | undefined {
+  const announced = record.s3.object.eTag ? bareEtag(record.s3.object.eTag) : null;
   const own = uploads.get(key);
-  if (!own || (report.etag !== null && own.etag !== report.etag)) return undefined;
-  report.etag = own.etag;
-  report.uploaded_at = own.lastModified.toISOString();
-  // 2. A newer upload is published instead.
-  const newer = newestAfter(own, uploads.values());
-  if (newer) return { outcome: 'superseded', superseded_by: newer.key };
+  return own && (announced === null || own.etag === announced) ? own : undefined;
+}
+
+/**
+ * The last steps of the newest upload, found as it is now (`own`): read and validate, publish. Resolves to the
+ * report's fields, or undefined when the object was overwritten meanwhile.
+ */
+async function handleUpload(handling: Handling, own: Upload): Promise<Partial<UploadReport> | undefined> {
+  const { key, settings } = handling;
   // 3. Read and validate.
   if (own.size > UPLOAD_LIMITS.compressedBytes) {
     return invalid([
@@ -259,7 +274,7 @@ async function handleUpload(handling: Handling): Promise<Partial<UploadReport> |
 
 /** Publish an upload's files, as the CLI does, recording who uploaded what; the report's fields. */
 async function publishArchive(
-  { record, key, settings, report }: Handling,
+  { record, key, settings }: Handling,
   own: Upload,
   files: Map<string, Buffer>,
 ): Promise<Partial<UploadReport>> {
@@ -279,7 +294,7 @@ async function publishArchive(
         if (again) throw new SupersededError(again.key);
       },
       record: {
-        by: report.uploaded_by ?? 'an unknown uploader',
+        by: record.userIdentity?.principalId ?? 'an unknown uploader',
         via: 'upload',
         upload: {
           key,

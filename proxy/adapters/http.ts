@@ -157,69 +157,71 @@ interface ParserError extends NodeJS.ErrnoException {
 
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
-/** The answer to a request Node's parser refused, by parser error code. */
+/** The answer to a request Node's parser refused: its status and error, and how it is logged. */
 function parserRefusal(error: ParserError, maxHeaderSize: number): Refusal {
-  const line = failingRequestLine(error);
-  const [method = '', target = '', version = ''] = line.split(' ');
-  const reason = `http: ${error.code ?? 'unknown'}`;
+  const [method = '', target = '', version = ''] = failingRequestLine(error).split(' ');
   // Logged as the core logs methods; a failure inside a body has no method of its own to name.
   const named = /^[A-Z]{1,16}$/.test(method) ? method : undefined;
-  const refusal = (status: number, message: string): Refusal => ({
-    status,
-    error: apiError('invalid_parameter', message),
-    reason,
+  const answer = refusalFor(error.code, { method, target, version, named }, maxHeaderSize);
+  return {
+    status: answer.status,
+    error: apiError(answer.status === 405 ? 'method_not_allowed' : 'invalid_parameter', answer.message),
+    reason: `http: ${error.code ?? 'unknown'}`,
     ...(named ? { method: named } : {}),
-  });
-  switch (error.code) {
+  };
+}
+
+/** The status and message for a parser error `code`, from what came of the request line. */
+function refusalFor(
+  code: string | undefined,
+  line: { method: string; target: string; version: string; named: string | undefined },
+  maxHeaderSize: number,
+): { status: number; message: string } {
+  const { method, target, version } = line;
+  switch (code) {
     case 'HPE_HEADER_OVERFLOW':
       // The target alone (as far as it came) is over CloudFront's URL limit: the URL is too long. Not the
       // request line: a target just under the limit with its method and version is over it, and its head is
       // too large for its header fields.
       return target.length > MAX_TARGET_BYTES
-        ? refusal(414, `The request target is longer than ${MAX_TARGET_BYTES} bytes.`)
-        : refusal(431, `The request header fields are larger than ${maxHeaderSize} bytes.`);
+        ? { status: 414, message: `The request target is longer than ${MAX_TARGET_BYTES} bytes.` }
+        : { status: 431, message: `The request header fields are larger than ${maxHeaderSize} bytes.` };
     case 'HPE_INVALID_METHOD':
       // A well-formed request line with a method Node does not know: the API's 405 (docs/api.md#errors).
       // (The packet may end inside a long target: the method and the start of a target are enough.)
-      if (TOKEN.test(method) && target !== '') {
-        return {
-          status: 405,
-          error: apiError(
-            'method_not_allowed',
-            `The method ${named ?? 'used'} is not allowed; use ${ALLOW_HEADER}.`,
-          ),
-          reason,
-          ...(named ? { method: named } : {}),
-        };
-      }
-      return refusal(400, NOT_HTTP_1_1('malformed request line'));
+      return TOKEN.test(method) && target !== ''
+        ? { status: 405, message: `The method ${line.named ?? 'used'} is not allowed; use ${ALLOW_HEADER}.` }
+        : { status: 400, message: NOT_HTTP_1_1('malformed request line') };
     case 'HPE_PAUSED_H2_UPGRADE':
       // The HTTP/2 connection preface (prior knowledge, `PRI * HTTP/2.0`).
-      return refusal(505, 'Only HTTP/1.0 and HTTP/1.1 are served.');
+      return { status: 505, message: 'Only HTTP/1.0 and HTTP/1.1 are served.' };
     case 'HPE_INVALID_VERSION':
       return /^HTTP\/[0-9]+(\.[0-9]+)?$/.test(version)
-        ? refusal(505, 'Only HTTP/1.0 and HTTP/1.1 are served.')
-        : refusal(400, NOT_HTTP_1_1('malformed request line'));
+        ? { status: 505, message: 'Only HTTP/1.0 and HTTP/1.1 are served.' }
+        : { status: 400, message: NOT_HTTP_1_1('malformed request line') };
     case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
-      return refusal(413, 'Request bodies are not part of this API; this one is too large to skip.');
+      return {
+        status: 413,
+        message: 'Request bodies are not part of this API; this one is too large to skip.',
+      };
     case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return refusal(408, 'The request was not received in time.');
+      return { status: 408, message: 'The request was not received in time.' };
     case 'HPE_INVALID_TRANSFER_ENCODING':
     case 'HPE_UNEXPECTED_CONTENT_LENGTH':
     case 'HPE_INVALID_CONTENT_LENGTH':
-      return refusal(
-        400,
-        NOT_HTTP_1_1('conflicting, repeated or invalid Content-Length or Transfer-Encoding'),
-      );
+      return {
+        status: 400,
+        message: NOT_HTTP_1_1('conflicting, repeated or invalid Content-Length or Transfer-Encoding'),
+      };
     case 'HPE_INVALID_HEADER_TOKEN':
       // Control characters, a space before the colon, obs-fold continuation lines.
-      return refusal(400, NOT_HTTP_1_1('malformed header field'));
+      return { status: 400, message: NOT_HTTP_1_1('malformed header field') };
     case 'HPE_INVALID_CHUNK_SIZE':
-      return refusal(400, NOT_HTTP_1_1('malformed chunked body'));
+      return { status: 400, message: NOT_HTTP_1_1('malformed chunked body') };
     case 'HPE_INVALID_EOF_STATE':
-      return refusal(400, NOT_HTTP_1_1('the connection ended inside a request'));
+      return { status: 400, message: NOT_HTTP_1_1('the connection ended inside a request') };
     default:
-      return refusal(400, NOT_HTTP_1_1('malformed request'));
+      return { status: 400, message: NOT_HTTP_1_1('malformed request') };
   }
 }
 

@@ -178,6 +178,59 @@ function rateLimitState(counters: Counters | undefined, minute: number, limits: 
 }
 
 /**
+ * The conditional write of one metered request (DynamoQuotaMeter's #write says why its conditions hold): `count`
+ * increments both windows, `open` starts the request's minute window at 1.
+ */
+function meterWrite(
+  table: string,
+  request: MeteredRequest,
+  step: { write: 'count' | 'open'; minute: number },
+): UpdateItemCommandInput {
+  const { pk, mark, limits } = request;
+  const common = {
+    TableName: table,
+    Key: { [COUNTERS_SCHEMA.partitionKey]: { S: pk } },
+    // Only what the write changed: the counters and the tokens it moved (the other slots stay unread).
+    ReturnValues: 'UPDATED_NEW',
+    ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+    // The day's count (d01…d31) rides on the same write: per-day usage costs the request path nothing more.
+    ExpressionAttributeNames: { '#minute': 'minute', '#slot': mark.slot, '#day': request.day },
+  } satisfies Partial<UpdateItemCommandInput>;
+  // Every write names its request (its token first among the recent writes, and in its slot): when its
+  // answer is lost, the item tells whether it landed.
+  return step.write === 'count'
+    ? {
+        ...common,
+        UpdateExpression: `SET month_count = month_count + :one, minute_count = minute_count + :one, #day = if_not_exists(#day, :zero) + :one, ${RECORD_WRITE}`,
+        ConditionExpression: '#minute = :m AND minute_count < :minuteLimit AND month_count < :monthLimit',
+        ExpressionAttributeValues: {
+          ':one': { N: '1' },
+          ':zero': { N: '0' },
+          ':m': { N: String(step.minute) },
+          ':minuteLimit': { N: String(limits.minute) },
+          ':monthLimit': { N: String(limits.month) },
+          ':token': { S: mark.token },
+          ':none': { S: '-' },
+        },
+      }
+    : {
+        ...common,
+        UpdateExpression: `SET #minute = :m, minute_count = :one, month_count = if_not_exists(month_count, :zero) + :one, #day = if_not_exists(#day, :zero) + :one, expires_at = :expires, ${RECORD_WRITE}`,
+        ConditionExpression:
+          '(attribute_not_exists(#minute) OR #minute < :m) AND (attribute_not_exists(month_count) OR month_count < :monthLimit)',
+        ExpressionAttributeValues: {
+          ':one': { N: '1' },
+          ':zero': { N: '0' },
+          ':m': { N: String(step.minute) },
+          ':monthLimit': { N: String(limits.month) },
+          ':expires': { N: String(request.expiresAt) },
+          ':token': { S: mark.token },
+          ':none': { S: '-' },
+        },
+      };
+}
+
+/**
  * @example
  * const meter = new DynamoQuotaMeter({ transport: new LeanCounterTransport({ endpoint, region, credentials }),
  *   table: 'catalogue-counters' });
@@ -305,49 +358,8 @@ export class DynamoQuotaMeter implements QuotaMeter {
     request: MeteredRequest,
     step: { write: 'count' | 'open'; minute: number },
   ): Promise<{ ok: true; counters: Counters } | { ok: false; state: State }> {
-    const { pk, mark, limits } = request;
-    const common = {
-      TableName: this.#table,
-      Key: { [COUNTERS_SCHEMA.partitionKey]: { S: pk } },
-      // Only what the write changed: the counters and the tokens it moved (the other slots stay unread).
-      ReturnValues: 'UPDATED_NEW',
-      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      // The day's count (d01…d31) rides on the same write: per-day usage costs the request path nothing more.
-      ExpressionAttributeNames: { '#minute': 'minute', '#slot': mark.slot, '#day': request.day },
-    } satisfies Partial<UpdateItemCommandInput>;
-    // Every write names its request (its token first among the recent writes, and in its slot): when its
-    // answer is lost, the item tells whether it landed.
-    const input: UpdateItemCommandInput =
-      step.write === 'count'
-        ? {
-            ...common,
-            UpdateExpression: `SET month_count = month_count + :one, minute_count = minute_count + :one, #day = if_not_exists(#day, :zero) + :one, ${RECORD_WRITE}`,
-            ConditionExpression: '#minute = :m AND minute_count < :minuteLimit AND month_count < :monthLimit',
-            ExpressionAttributeValues: {
-              ':one': { N: '1' },
-              ':zero': { N: '0' },
-              ':m': { N: String(step.minute) },
-              ':minuteLimit': { N: String(limits.minute) },
-              ':monthLimit': { N: String(limits.month) },
-              ':token': { S: mark.token },
-              ':none': { S: '-' },
-            },
-          }
-        : {
-            ...common,
-            UpdateExpression: `SET #minute = :m, minute_count = :one, month_count = if_not_exists(month_count, :zero) + :one, #day = if_not_exists(#day, :zero) + :one, expires_at = :expires, ${RECORD_WRITE}`,
-            ConditionExpression:
-              '(attribute_not_exists(#minute) OR #minute < :m) AND (attribute_not_exists(month_count) OR month_count < :monthLimit)',
-            ExpressionAttributeValues: {
-              ':one': { N: '1' },
-              ':zero': { N: '0' },
-              ':m': { N: String(step.minute) },
-              ':monthLimit': { N: String(limits.month) },
-              ':expires': { N: String(request.expiresAt) },
-              ':token': { S: mark.token },
-              ':none': { S: '-' },
-            },
-          };
+    const { pk, mark } = request;
+    const input = meterWrite(this.#table, request, step);
     let outcome: Awaited<ReturnType<CounterTransport['updateItem']>>;
     try {
       outcome = await this.#transport.updateItem(input, request.writeSignal);
