@@ -205,6 +205,9 @@ describe('upload into npm start', () => {
     await client.send(
       new PutObjectCommand({ Bucket: BUCKET, Key: `reports/${name}.json`, Body: JSON.stringify(stale) }),
     );
+    // And a second later than the previous test's uploads: within one second this name sorts first, so the
+    // builder would take theirs for the newer one and supersede it (S3 times uploads to the second).
+    await new Promise((resolve) => setTimeout(resolve, 1050 - (Date.now() % 1000)));
 
     const result = await upload(writeSnapshotFiles(fixtureSnapshot()), '--name', name, '--json');
 
