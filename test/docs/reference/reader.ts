@@ -91,8 +91,15 @@ export class Reader {
     const section = this.section(route);
     // Seconds at most, but a busy machine makes Redoc slow to render a section.
     await section.getByText(text, { exact: false }).first().waitFor({ timeout: 30_000 });
-    // biome-ignore lint/performance/useDomNodeTextContent: Playwright's innerText, the text as rendered (what a reader sees).
-    return section.innerText();
+    // Redoc may render the section again as the hash settles (its text empty for a moment): read it until the
+    // text is in what it shows, within the same bound.
+    const until = Date.now() + 30_000;
+    for (;;) {
+      // biome-ignore lint/performance/useDomNodeTextContent: Playwright's innerText, the text as rendered (what a reader sees).
+      const shown = await section.innerText();
+      if (shown.includes(text) || Date.now() > until) return shown;
+      await this.page.waitForTimeout(100);
+    }
   }
 
   section(route: string): Locator {
