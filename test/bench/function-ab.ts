@@ -15,10 +15,6 @@ import { statSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { register } from '../../admin/actions.js';
-import { AdminTables } from '../../admin/dynamo.js';
-import { createTables } from '../../admin/tables.js';
-import { dynamoClient, leanDynamo } from '../../aws/sdk.js';
 import { LAMBDA_NODE, nodeBinary } from '../../runtime/node.mjs';
 import { runCli } from './build.js';
 import { forkServer, stopAll } from './children.js';
@@ -27,11 +23,12 @@ import {
   LAMBDA_512_FLAGS,
   runChild,
   SECRET_ARN,
+  seedBenchKey,
   startS3StandIn,
   startSecretsStandIn,
   TABLES,
 } from './function-harness.js';
-import { BENCH_DIR, BENCH_KEY, HUGE_LIMITS, WORK } from './settings.js';
+import { BENCH_DIR, BENCH_KEY, WORK } from './settings.js';
 import { median } from './stats.js';
 
 const [base, next, roundsArg] = process.argv.slice(2);
@@ -47,15 +44,7 @@ const s3 = await startS3StandIn(published);
 const secrets = await startSecretsStandIn();
 const dynamo = await forkServer('dynalite', join(BENCH_DIR, 'servers/dynalite.ts'));
 try {
-  const client = dynamoClient({ endpoint: String(dynamo.ready.endpoint) });
-  await createTables(client, TABLES);
-  const lean = leanDynamo(String(dynamo.ready.endpoint));
-  await register(new AdminTables({ dynamo: lean, ...TABLES }), BENCH_KEY, {
-    tier: 'partner',
-    limits: HUGE_LIMITS,
-  });
-  await lean.close();
-  client.destroy();
+  await seedBenchKey(String(dynamo.ready.endpoint));
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
     AWS_REGION: 'us-east-1',

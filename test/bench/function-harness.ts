@@ -9,17 +9,37 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { register } from '../../admin/actions.js';
+import { AdminTables } from '../../admin/dynamo.js';
+import { createTables } from '../../admin/tables.js';
+import { dynamoClient, leanDynamo } from '../../aws/sdk.js';
 import type { Snapshot } from '../../builder/snapshot/snapshot.js';
 import { errorMessage } from '../../store/errors.js';
 import { DirectoryObjectStore } from '../../store/objects/directory.js';
 import { MODULE_FIELDS } from '../../store/schema.js';
 import { progress } from './report.js';
 import { type Invocation, type RuntimeApi, startRuntimeApi } from './runtime-api.js';
-import { BENCH_DIR, WORK } from './settings.js';
+import { BENCH_DIR, BENCH_KEY, HUGE_LIMITS, WORK } from './settings.js';
 
 export const BUCKET = 'bench-catalogue';
 export const TABLES = { keysTable: 'fn-keys', countersTable: 'fn-counters' };
 export const SECRET_ARN = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:cursor-AbCdEf';
+/** The function's two tables on the DynamoDB at `endpoint`, and the bench key in them (partner, limits no run reaches). */
+export async function seedBenchKey(endpoint: string): Promise<void> {
+  const client = dynamoClient({ endpoint });
+  const lean = leanDynamo(endpoint);
+  try {
+    await createTables(client, TABLES);
+    await register(new AdminTables({ dynamo: lean, ...TABLES }), BENCH_KEY, {
+      tier: 'partner',
+      limits: HUGE_LIMITS,
+    });
+  } finally {
+    await lean.close();
+    client.destroy();
+  }
+}
+
 /** The cursor key the Secrets Manager stand-in holds. */
 export const STAND_IN_CURSOR_SECRET = 's'.repeat(64);
 export const RIC_VERSION = '4.0.2';

@@ -18,10 +18,6 @@
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { register } from '../../admin/actions.js';
-import { AdminTables } from '../../admin/dynamo.js';
-import { createTables } from '../../admin/tables.js';
-import { dynamoClient, leanDynamo } from '../../aws/sdk.js';
 import { generateSnapshot, writeSnapshot } from '../../builder/synthetic/generate.js';
 import { createProxy } from '../../proxy/app.js';
 import { loadConfig } from '../../proxy/config.js';
@@ -43,6 +39,7 @@ import {
   runChild,
   SECRET_ARN,
   STAND_IN_CURSOR_SECRET,
+  seedBenchKey,
   startS3StandIn,
   startSecretsStandIn,
   TABLES,
@@ -158,15 +155,7 @@ const slowDynamo = await startSlowProxy({
   delayMs: dynamoMs / 2,
 });
 try {
-  const client = dynamoClient({ endpoint: String(dynamo.ready.endpoint) });
-  await createTables(client, TABLES);
-  const lean = leanDynamo(String(dynamo.ready.endpoint));
-  await register(new AdminTables({ dynamo: lean, ...TABLES }), BENCH_KEY, {
-    tier: 'partner',
-    limits: HUGE_LIMITS,
-  });
-  await lean.close();
-  client.destroy();
+  await seedBenchKey(String(dynamo.ready.endpoint));
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
     AWS_REGION: 'us-east-1',
