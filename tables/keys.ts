@@ -61,8 +61,8 @@ const percentDecoded = (text: string) =>
  * Whether `text` holds something shaped like an API key ({@link KEY_SHAPED}), as typed or percent-encoded.
  * Key administration refuses such a text where a key id, an owner or a label goes, before it is logged or
  * echoed: a key appears in the one answer that issues it, nowhere else.
- * @example holdsKey('/v1/keys/pk_live_AbCdEfGhIjKlMnOpQrStUv') === true
- * @example holdsKey('owner=PK-LIVE-abcdefghijklmnopq') === true
+ * @example holdsKey(`/v1/keys/pk_live_${'A'.repeat(22)}`) === true // a key, as typed
+ * @example holdsKey(`owner=PK-LIVE-${'a'.repeat(17)}`) === true // a near miss of one
  * @example holdsKey('/v1/keys/key_3fG7xQ2mPa') === false
  */
 export function holdsKey(text: string): boolean {
@@ -72,7 +72,7 @@ export function holdsKey(text: string): boolean {
 /**
  * `text` with everything shaped like a key replaced by `[key redacted]` (percent-escapes read first where
  * that is what held one): what an audit line may show of a refused request's path.
- * @example redactKeys('/v1/keys/pk_live_AbCdEfGhIjKlMnOpQrStUv/revoke') === '/v1/keys/[key redacted]/revoke'
+ * @example redactKeys(`/v1/keys/pk_live_${'A'.repeat(22)}/revoke`) === '/v1/keys/[key redacted]/revoke'
  */
 export function redactKeys(text: string): string {
   const plain = holdsKey(text) && !KEY_SHAPED.test(text) ? percentDecoded(text) : text;
