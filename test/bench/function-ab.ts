@@ -19,14 +19,12 @@ import { LAMBDA_NODE, nodeBinary } from '../../runtime/node.mjs';
 import { runCli } from './build.js';
 import { forkServer, stopAll } from './children.js';
 import {
-  BUCKET,
+  benchFunctionEnv,
   LAMBDA_512_FLAGS,
   runChild,
-  SECRET_ARN,
   seedBenchKey,
   startS3StandIn,
   startSecretsStandIn,
-  TABLES,
 } from './function-harness.js';
 import { BENCH_DIR, BENCH_KEY, WORK } from './settings.js';
 import { median } from './stats.js';
@@ -46,21 +44,11 @@ const dynamo = await forkServer('dynalite', join(BENCH_DIR, 'servers/dynalite.ts
 try {
   await seedBenchKey(String(dynamo.ready.endpoint));
   const env: NodeJS.ProcessEnv = {
-    PATH: process.env.PATH,
-    AWS_REGION: 'us-east-1',
-    AWS_ACCESS_KEY_ID: 'bench',
-    AWS_SECRET_ACCESS_KEY: 'bench',
-    AWS_SESSION_TOKEN: 'bench',
-    AWS_LAMBDA_FUNCTION_NAME: 'bench',
-    AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '512',
-    CATALOGUE_BUCKET: BUCKET,
-    CATALOGUE_PREFIX: '',
-    KEYS_TABLE: TABLES.keysTable,
-    COUNTERS_TABLE: TABLES.countersTable,
-    CURSOR_SECRET_ARN: SECRET_ARN,
-    AWS_ENDPOINT_URL_S3: s3.endpoint,
-    AWS_ENDPOINT_URL_DYNAMODB: String(dynamo.ready.endpoint),
-    AWS_ENDPOINT_URL_SECRETS_MANAGER: secrets.endpoint,
+    ...benchFunctionEnv({
+      s3: s3.endpoint,
+      dynamodb: String(dynamo.ready.endpoint),
+      secrets: secrets.endpoint,
+    }),
     ...(process.env.METRICS_NAMESPACE && {
       METRICS_NAMESPACE: process.env.METRICS_NAMESPACE,
       AWS_LAMBDA_FUNCTION_VERSION: '1',

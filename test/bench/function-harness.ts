@@ -40,6 +40,31 @@ export async function seedBenchKey(endpoint: string): Promise<void> {
   }
 }
 
+/** A bench proxy function's environment as Lambda sets it (512 MB, the role's keys), its dependencies at these endpoints. */
+export function benchFunctionEnv(endpoints: {
+  s3: string;
+  dynamodb: string;
+  secrets: string;
+}): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env.PATH,
+    AWS_REGION: 'us-east-1',
+    AWS_ACCESS_KEY_ID: 'bench',
+    AWS_SECRET_ACCESS_KEY: 'bench',
+    AWS_SESSION_TOKEN: 'bench',
+    AWS_LAMBDA_FUNCTION_NAME: 'bench',
+    AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '512',
+    CATALOGUE_BUCKET: BUCKET,
+    CATALOGUE_PREFIX: '',
+    KEYS_TABLE: TABLES.keysTable,
+    COUNTERS_TABLE: TABLES.countersTable,
+    CURSOR_SECRET_ARN: SECRET_ARN,
+    AWS_ENDPOINT_URL_S3: endpoints.s3,
+    AWS_ENDPOINT_URL_DYNAMODB: endpoints.dynamodb,
+    AWS_ENDPOINT_URL_SECRETS_MANAGER: endpoints.secrets,
+  };
+}
+
 /** The cursor key the Secrets Manager stand-in holds. */
 export const STAND_IN_CURSOR_SECRET = 's'.repeat(64);
 export const RIC_VERSION = '4.0.2';

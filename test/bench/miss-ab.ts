@@ -34,10 +34,10 @@ import { ASSUMPTIONS } from './calls.js';
 import { forkServer, stopAll } from './children.js';
 import {
   BUCKET,
+  benchFunctionEnv,
   LAMBDA_512_FLAGS,
   READS_PATH,
   runChild,
-  SECRET_ARN,
   STAND_IN_CURSOR_SECRET,
   seedBenchKey,
   startS3StandIn,
@@ -157,23 +157,9 @@ const slowDynamo = await startSlowProxy({
 try {
   await seedBenchKey(String(dynamo.ready.endpoint));
   const env: NodeJS.ProcessEnv = {
-    PATH: process.env.PATH,
-    AWS_REGION: 'us-east-1',
-    AWS_ACCESS_KEY_ID: 'bench',
-    AWS_SECRET_ACCESS_KEY: 'bench',
-    AWS_SESSION_TOKEN: 'bench',
-    AWS_LAMBDA_FUNCTION_NAME: 'bench',
-    AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '512',
-    CATALOGUE_BUCKET: BUCKET,
-    CATALOGUE_PREFIX: '',
-    KEYS_TABLE: TABLES.keysTable,
-    COUNTERS_TABLE: TABLES.countersTable,
-    CURSOR_SECRET_ARN: SECRET_ARN,
+    ...benchFunctionEnv({ s3: slowS3.endpoint, dynamodb: slowDynamo.endpoint, secrets: secrets.endpoint }),
     // No pointer re-check while measuring: a miss is then exactly one object read.
     POINTER_TTL_MS: '3600000',
-    AWS_ENDPOINT_URL_S3: slowS3.endpoint,
-    AWS_ENDPOINT_URL_DYNAMODB: slowDynamo.endpoint,
-    AWS_ENDPOINT_URL_SECRETS_MANAGER: secrets.endpoint,
     BENCH_READS_URL: `${s3.endpoint}${READS_PATH}`,
     PROXY_LOG: join(work, 'proxy.log'),
   };
