@@ -15,6 +15,7 @@ import { AUTH, coreMix, type MixEntry, type Picks, peerMix, soakMix } from './mi
 import { type Running, startNpm, twinOf } from './npm-start.js';
 import { progress, type SectionResult } from './report.js';
 import { type Settings, WORK } from './settings.js';
+import { RSS_BOUND_BYTES, type RssSample, soakFigures } from './soak-verdict.js';
 import { fmt, slope, table } from './stats.js';
 
 /** "No growth": heapUsed after within this much of before (and the fitted trend over the run too). */
@@ -161,18 +162,6 @@ export async function benchSoak(settings: Settings, stack: Stack, picks: Picks):
   };
 }
 
-/** npm start's RSS, sampled: after the warm-up, along the load, and idle after it. */
-interface RssSample {
-  seconds: number;
-  rss: number;
-  /** Bytes of its local DynamoDB's data directory. */
-  dynamodb: number;
-  phase: 'warm' | 'load' | 'idle';
-}
-
-/** "Flat": RSS idle after the soak within this much of RSS idle after the warm-up, and no upward trend in the second half. */
-const RSS_BOUND_BYTES = 32 * 2 ** 20;
-
 function rssOf(pid: number): number {
   const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
   return Number(kb) * 1024;
@@ -296,59 +285,8 @@ export async function benchNpmStartSoak(
   return npmSoakResult(settings, soaked, loadAtStart);
 }
 
-interface SoakFigures {
-  warm: RssSample;
-  idle: RssSample;
-  peak: number;
-  peakData: number;
-  /** Least-squares trend of every sample over the load's second half, bytes per hour. */
-  perHour: number;
-  /** The lowest sample of each of FLOOR_SPANS equal spans of the load: the sawtooth's floor. */
-  floors: RssSample[];
-  /** Least-squares trend of the floors, bytes per hour. */
-  floorPerHour: number;
-  ok: boolean;
-}
-
-/**
- * RSS under load is a sawtooth: it climbs until a major collection, then drops. A single sample, or a trend
- * over a few teeth, says where the last collection fell more than whether memory is kept; the floor each span
- * reaches is what a leak raises. Six spans hold several teeth each in an hour (a tooth was ~5 minutes).
- */
-const FLOOR_SPANS = 6;
-
-function floorsOf(loaded: RssSample[]): RssSample[] {
-  const size = Math.max(1, Math.ceil(loaded.length / FLOOR_SPANS));
-  const floors: RssSample[] = [];
-  for (let i = 0; i < loaded.length; i += size) {
-    floors.push(loaded.slice(i, i + size).reduce((low, s) => (s.rss < low.rss ? s : low)));
-  }
-  return floors;
-}
-
-function soakFigures(settings: Settings, samples: RssSample[]): SoakFigures {
-  const warm = samples.find((s) => s.phase === 'warm')!;
-  const idle = samples.at(-1)!;
-  const loaded = samples.filter((s) => s.phase === 'load');
-  const secondHalf = loaded.slice(loaded.length >> 1);
-  const perHour = slope(secondHalf.map((s) => ({ x: s.seconds / 3600, y: s.rss })));
-  const floors = floorsOf(loaded);
-  const floorPerHour = floors.length > 1 ? slope(floors.map((s) => ({ x: s.seconds / 3600, y: s.rss }))) : 0;
-  const floorsRose = floorPerHour * (settings.npmSoakSeconds / 3600);
-  return {
-    warm,
-    idle,
-    peak: Math.max(...samples.map((s) => s.rss)),
-    peakData: Math.max(...samples.map((s) => s.dynamodb)),
-    perHour,
-    floors,
-    floorPerHour,
-    ok: idle.rss - warm.rss <= RSS_BOUND_BYTES && floorsRose <= RSS_BOUND_BYTES,
-  };
-}
-
 function npmSoakResult(settings: Settings, soaked: Soaked[], loadAtStart: string): SectionResult {
-  const figures = soaked.map((side) => soakFigures(settings, side.samples));
+  const figures = soaked.map((side) => soakFigures(settings.npmSoakSeconds, side.samples));
   const ours = figures[0]!;
   const every = Math.max(1, Math.floor(soaked[0]!.samples.length / 24));
   const markdown = [

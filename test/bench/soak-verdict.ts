@@ -1,0 +1,68 @@
+/**
+ * Bench section 15's verdict on npm start's memory, from its RSS samples: pure, so that what "flat" means is
+ * tested (soak-verdict.test.ts) apart from an hour of load.
+ */
+import { slope } from './stats.js';
+
+/** npm start's RSS, sampled: after the warm-up, along the load, and idle after it. */
+export interface RssSample {
+  seconds: number;
+  rss: number;
+  /** Bytes of its local DynamoDB's data directory. */
+  dynamodb: number;
+  phase: 'warm' | 'load' | 'idle';
+}
+
+/** "Flat": RSS idle after the soak within this much of RSS idle after the warm-up, and the floor rising less than this over the load. */
+export const RSS_BOUND_BYTES = 32 * 2 ** 20;
+
+export interface SoakFigures {
+  warm: RssSample;
+  idle: RssSample;
+  peak: number;
+  peakData: number;
+  /** Least-squares trend of every sample over the load's second half, bytes per hour. */
+  perHour: number;
+  /** The lowest sample of each of FLOOR_SPANS equal spans of the load: the sawtooth's floor. */
+  floors: RssSample[];
+  /** Least-squares trend of the floors, bytes per hour. */
+  floorPerHour: number;
+  ok: boolean;
+}
+
+/**
+ * RSS under load is a sawtooth: it climbs until a major collection, then drops. A single sample, or a trend
+ * over a few teeth, says where the last collection fell more than whether memory is kept; the floor each span
+ * reaches is what a leak raises. Six spans hold several teeth each in an hour (a tooth was ~5 minutes).
+ */
+const FLOOR_SPANS = 6;
+
+export function floorsOf(loaded: readonly RssSample[]): RssSample[] {
+  const size = Math.max(1, Math.ceil(loaded.length / FLOOR_SPANS));
+  const floors: RssSample[] = [];
+  for (let i = 0; i < loaded.length; i += size) {
+    floors.push(loaded.slice(i, i + size).reduce((low, s) => (s.rss < low.rss ? s : low)));
+  }
+  return floors;
+}
+
+export function soakFigures(loadSeconds: number, samples: readonly RssSample[]): SoakFigures {
+  const warm = samples.find((s) => s.phase === 'warm')!;
+  const idle = samples.at(-1)!;
+  const loaded = samples.filter((s) => s.phase === 'load');
+  const secondHalf = loaded.slice(loaded.length >> 1);
+  const perHour = slope(secondHalf.map((s) => ({ x: s.seconds / 3600, y: s.rss })));
+  const floors = floorsOf(loaded);
+  const floorPerHour = floors.length > 1 ? slope(floors.map((s) => ({ x: s.seconds / 3600, y: s.rss }))) : 0;
+  const floorsRose = floorPerHour * (loadSeconds / 3600);
+  return {
+    warm,
+    idle,
+    peak: Math.max(...samples.map((s) => s.rss)),
+    peakData: Math.max(...samples.map((s) => s.dynamodb)),
+    perHour,
+    floors,
+    floorPerHour,
+    ok: idle.rss - warm.rss <= RSS_BOUND_BYTES && floorsRose <= RSS_BOUND_BYTES,
+  };
+}
