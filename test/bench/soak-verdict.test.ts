@@ -7,7 +7,8 @@ const HOUR = 3600;
 
 /**
  * An hour sampled every 10 s: RSS climbs 100 MiB over each 5-minute tooth and drops back at a major collection,
- * from a floor that rises `floorPerHour` MiB an hour. Warm-up and idle samples sit on the floor at their time.
+ * from a floor that rises `floorPerHour` MiB an hour. The baseline (the last sample idle after the warm-up) and
+ * the last idle sample sit on the floor at their time.
  */
 function sawtooth(floorPerHour: number, idleAbove = 0): RssSample[] {
   const at = (seconds: number, phase: RssSample['phase'], extra: number): RssSample => ({
@@ -16,7 +17,8 @@ function sawtooth(floorPerHour: number, idleAbove = 0): RssSample[] {
     dynamodb: 4 * MiB,
     phase,
   });
-  const samples = [at(0, 'warm', 0)];
+  // The warm-up climbs well above where the load later settles, and the first idle sample is still high.
+  const samples = [at(-660, 'fill', -150), at(-600, 'fill', -50), at(-70, 'warm', 80), at(0, 'warm', 0)];
   for (let t = 10; t <= HOUR; t += 10) samples.push(at(t, 'load', ((t % 300) / 300) * 100));
   samples.push(at(HOUR + 60, 'idle', idleAbove));
   return samples;
@@ -41,6 +43,13 @@ describe('soakFigures', () => {
     expect(figures.floorPerHour / MiB).toBeCloseTo(48, 0);
     expect(figures.ok).toBe(false);
     expect(soakFigures(HOUR, sawtooth(16)).ok).toBe(true);
+  });
+
+  it('takes the last sample idle after the warm-up as the baseline, and judges nothing along the warm-up', () => {
+    const figures = soakFigures(HOUR, sawtooth(0));
+    expect(figures.warm.seconds).toBe(0);
+    expect(figures.fill).toHaveLength(2);
+    expect(figures.ok).toBe(true);
   });
 
   it('calls memory kept after the load growth, even on a level floor', () => {

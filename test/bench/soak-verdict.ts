@@ -4,19 +4,22 @@
  */
 import { slope } from './stats.js';
 
-/** npm start's RSS, sampled: after the warm-up, along the load, and idle after it. */
+/** npm start's RSS, sampled: along the warm-up ('fill'), idle after it ('warm'), along the load, and idle after it. */
 export interface RssSample {
   seconds: number;
   rss: number;
   /** Bytes of its local DynamoDB's data directory. */
   dynamodb: number;
-  phase: 'warm' | 'load' | 'idle';
+  phase: 'fill' | 'warm' | 'load' | 'idle';
 }
 
 /** "Flat": RSS idle after the soak within this much of RSS idle after the warm-up, and the floor rising less than this over the load. */
 export const RSS_BOUND_BYTES = 32 * 2 ** 20;
 
 export interface SoakFigures {
+  /** Samples along the warm-up, when the byte cache fills and V8 sizes its heap: shown, not judged. */
+  fill: RssSample[];
+  /** The last sample idle after the warm-up: the baseline. */
   warm: RssSample;
   idle: RssSample;
   peak: number;
@@ -47,7 +50,7 @@ export function floorsOf(loaded: readonly RssSample[]): RssSample[] {
 }
 
 export function soakFigures(loadSeconds: number, samples: readonly RssSample[]): SoakFigures {
-  const warm = samples.find((s) => s.phase === 'warm')!;
+  const warm = samples.filter((s) => s.phase === 'warm').at(-1)!;
   const idle = samples.at(-1)!;
   const loaded = samples.filter((s) => s.phase === 'load');
   const secondHalf = loaded.slice(loaded.length >> 1);
@@ -56,6 +59,7 @@ export function soakFigures(loadSeconds: number, samples: readonly RssSample[]):
   const floorPerHour = floors.length > 1 ? slope(floors.map((s) => ({ x: s.seconds / 3600, y: s.rss }))) : 0;
   const floorsRose = floorPerHour * (loadSeconds / 3600);
   return {
+    fill: samples.filter((s) => s.phase === 'fill'),
     warm,
     idle,
     peak: Math.max(...samples.map((s) => s.rss)),

@@ -236,8 +236,9 @@ export async function benchNpmStartSoak(
   picks: Picks,
 ): Promise<SectionResult> {
   const soaked = await startSoaked(snapshotDir, picks);
+  const fillSeconds = warmUpSeconds(settings);
   const started = Date.now();
-  let phase: RssSample['phase'] = 'warm';
+  let phase: RssSample['phase'] = 'fill';
   const sample = () => {
     for (const { running, local, samples } of soaked) {
       samples.push({
@@ -262,8 +263,13 @@ export async function benchNpmStartSoak(
     );
   const loadAtStart = loadAverage();
   try {
-    await loadAll(Math.max(5, settings.warmupSeconds));
-    await new Promise((resolve) => setTimeout(resolve, 10_000));
+    phase = 'fill';
+    progress(
+      `15. ${fillSeconds} s of warm-up (the byte cache and V8's heap reach their size), then a minute idle`,
+    );
+    await sampled(sample, settings.soakSampleSeconds, () => loadAll(fillSeconds));
+    phase = 'warm';
+    await sampled(sample, 10, () => new Promise((resolve) => setTimeout(resolve, 60_000)));
     sample();
     phase = 'load';
     progress(`15. ${settings.npmSoakSeconds} s of load, RSS sampled every ${settings.soakSampleSeconds} s`);
@@ -285,19 +291,29 @@ export async function benchNpmStartSoak(
   return npmSoakResult(settings, soaked, loadAtStart);
 }
 
+/**
+ * The soak's warm-up: a sixth of its load (ten minutes of an hour's), at least the bench's warm-up. Under load
+ * RSS climbs for minutes while the byte cache fills and V8 sizes its heap, then levels; the baseline is taken
+ * idle after that climb, so that what the load adds afterwards is what is judged.
+ */
+function warmUpSeconds(settings: Settings): number {
+  return Math.max(5, settings.warmupSeconds, Math.round(settings.npmSoakSeconds / 6));
+}
+
 function npmSoakResult(settings: Settings, soaked: Soaked[], loadAtStart: string): SectionResult {
   const figures = soaked.map((side) => soakFigures(settings.npmSoakSeconds, side.samples));
   const ours = figures[0]!;
   const every = Math.max(1, Math.floor(soaked[0]!.samples.length / 24));
   const markdown = [
     `\`npm start\` (default layout, data in \`test/bench/.work/npm-start\`${soaked.length > 1 ? "; and BENCH_BEFORE_REPO's on a twin, loaded at the same time" : ''}) under section 2's full mix for ${fmt.int(settings.npmSoakSeconds)} s, ${settings.connections} connections each. ` +
-      `RSS of the process (every thread: the proxy, the servers' thread) from /proc, and the size of its local DynamoDB's data directory, every ${settings.soakSampleSeconds} s; idle for 10 s after the warm-up and 60 s after the load. Load average at the start: ${loadAtStart}, at the end: ${loadAverage()}.`,
+      `RSS of the process (every thread: the proxy, the servers' thread) from /proc, and the size of its local DynamoDB's data directory, every ${settings.soakSampleSeconds} s: along a warm-up of ${fmt.int(warmUpSeconds(settings))} s of the same load, idle for 60 s after it, along the load, and idle for 60 s after the load. Load average at the start: ${loadAtStart}, at the end: ${loadAverage()}.`,
     '',
     table(
       [
         'npm start',
         'responses',
         'req/s',
+        'RSS along the warm-up',
         'RSS idle after the warm-up',
         'peak',
         'idle after the load',
@@ -313,6 +329,9 @@ function npmSoakResult(settings: Settings, soaked: Soaked[], loadAtStart: string
           side.side,
           fmt.int(side.result!.requests),
           fmt.int(side.result!.rps),
+          f.fill.length === 0
+            ? '–'
+            : `${fmt.mib(f.fill[0]!.rss)} → ${fmt.mib(Math.max(...f.fill.map((s) => s.rss)))}`,
           fmt.mib(f.warm.rss),
           fmt.mib(f.peak),
           fmt.mib(f.idle.rss),
