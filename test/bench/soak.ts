@@ -167,11 +167,12 @@ function rssOf(pid: number): number {
   return Number(kb) * 1024;
 }
 
+/** Bytes of the files under `dir`; a file the store deletes between the listing and its stat counts 0. */
 function bytesUnder(dir: string): number {
   let total = 0;
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);
-    total += entry.isDirectory() ? bytesUnder(path) : statSync(path).size;
+    total += entry.isDirectory() ? bytesUnder(path) : (statSync(path, { throwIfNoEntry: false })?.size ?? 0);
   }
   return total;
 }
