@@ -228,7 +228,7 @@ async function startSoaked(snapshotDir: string, picks: Picks): Promise<Soaked[]>
  * Section 15: `npm start` under the full mix of section 2 for BENCH_NPM_SOAK_SECONDS (the acceptance run is
  * an hour), its RSS and its local DynamoDB's data directory sampled every BENCH_SOAK_SAMPLE_SECONDS; then
  * idle for a minute. Memory is flat when the process idle after the soak holds what it held idle after the
- * warm-up (within 32 MiB), and the floor of its sawtooth rises less than that over the load. With BENCH_BEFORE_REPO, that checkout's
+ * warm-up (within 32 MiB), and no sixth of the load has a floor higher than that either. With BENCH_BEFORE_REPO, that checkout's
  * npm start is loaded at the same time, on a twin data directory, with a load generator of its own.
  */
 export async function benchNpmStartSoak(
@@ -302,7 +302,7 @@ function warmUpSeconds(settings: Settings): number {
 }
 
 function npmSoakResult(settings: Settings, soaked: Soaked[], loadAtStart: string): SectionResult {
-  const figures = soaked.map((side) => soakFigures(settings.npmSoakSeconds, side.samples));
+  const figures = soaked.map((side) => soakFigures(side.samples));
   const ours = figures[0]!;
   const every = Math.max(1, Math.floor(soaked[0]!.samples.length / 24));
   const markdown = [
@@ -345,7 +345,7 @@ function npmSoakResult(settings: Settings, soaked: Soaked[], loadAtStart: string
       }),
     ),
     '',
-    `Flat: RSS idle after the load within ${fmt.mib(RSS_BOUND_BYTES)} of RSS idle after the warm-up, and the floor's least-squares trend over the load (the lowest RSS of each sixth: the sawtooth's floor, which a leak raises) rising less than that over the run. The second half's trend over every sample is shown, not judged: it depends on where the last major collection fell.`,
+    `Flat: RSS idle after the load within ${fmt.mib(RSS_BOUND_BYTES)} of RSS idle after the warm-up, and the floor of every sixth of the load (its lowest RSS: what the process holds after a major collection there, which a leak raises) no more than that above it either. The trends are shown, not judged: they say when the major collections fell.`,
     '',
     table(
       ['t (s)', 'phase', ...soaked.flatMap((side) => [`RSS (${side.side})`, `DynamoDB data (${side.side})`])],
@@ -370,7 +370,7 @@ function npmSoakResult(settings: Settings, soaked: Soaked[], loadAtStart: string
       {
         name: `npm start's memory over ${fmt.int(settings.npmSoakSeconds / 60)} min of load`,
         target:
-          'flat (idle RSS after within 32 MiB of before; the floor rises less than 32 MiB over the load)',
+          'flat (RSS idle after the load, and the floor of every sixth of it, within 32 MiB above RSS idle before)',
         measured: `RSS idle ${fmt.mib(ours.warm.rss)} → ${fmt.mib(ours.idle.rss)} (peak ${fmt.mib(ours.peak)}); floor ${ours.floors.map((s) => fmt.mib(s.rss)).join(' → ')} (trend ${fmt.mib(ours.floorPerHour)}/h); DynamoDB data ${fmt.mib(ours.warm.dynamodb)} → ${fmt.mib(ours.idle.dynamodb)}`,
         ok: ours.ok,
       },
