@@ -24,16 +24,19 @@ import { BENCH_DIR, BENCH_KEY, HUGE_LIMITS, WORK } from './settings.js';
 export const BUCKET = 'bench-catalogue';
 export const TABLES = { keysTable: 'fn-keys', countersTable: 'fn-counters' };
 export const SECRET_ARN = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:cursor-AbCdEf';
-/** The function's two tables on the DynamoDB at `endpoint`, and the bench key in them (partner, limits no run reaches). */
-export async function seedBenchKey(endpoint: string): Promise<void> {
+/**
+ * The function's two tables on the DynamoDB at `endpoint`, and the bench key in them, with `moreKeys` (section
+ * 10's flood keys) beside it: partner, limits no run reaches.
+ */
+export async function seedBenchKey(endpoint: string, moreKeys: readonly string[] = []): Promise<void> {
   const client = dynamoClient({ endpoint });
   const lean = leanDynamo(endpoint);
   try {
     await createTables(client, TABLES);
-    await register(new AdminTables({ dynamo: lean, ...TABLES }), BENCH_KEY, {
-      tier: 'partner',
-      limits: HUGE_LIMITS,
-    });
+    const tables = new AdminTables({ dynamo: lean, ...TABLES });
+    for (const key of [BENCH_KEY, ...moreKeys]) {
+      await register(tables, key, { tier: 'partner', limits: HUGE_LIMITS, label: 'bench' });
+    }
   } finally {
     await lean.close();
     client.destroy();

@@ -14,18 +14,15 @@
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { createTables } from '../../admin/tables.js';
-import { dynamoClient, leanDynamo } from '../../aws/sdk.js';
 import type { Snapshot } from '../../builder/snapshot/snapshot.js';
 import { defaultByteCacheBytes } from '../../proxy/cache/bytes.js';
 import { LAMBDA_NODE, nodeBinary, PREVIOUS_LAMBDA_NODE } from '../../runtime/node.mjs';
 import { generateApiKey } from '../../tables/keys.js';
-import { registerKey } from '../helpers/admin.js';
 import { bundledProxy, synth } from '../infra/helpers.js';
 import { runCli } from './build.js';
 import { forkServer } from './children.js';
 import {
-  BUCKET,
+  benchFunctionEnv,
   coldRun,
   floodRequests,
   functionUrlEvent,
@@ -33,14 +30,13 @@ import {
   RIC_VERSION,
   runChild,
   runtimeInterfaceClient,
-  SECRET_ARN,
+  seedBenchKey,
   startS3StandIn,
   startSecretsStandIn,
-  TABLES,
   timedRun,
 } from './function-harness.js';
 import { progress, type SectionResult, type Target } from './report.js';
-import { BENCH_DIR, BENCH_KEY, HUGE_LIMITS, type Settings, WORK } from './settings.js';
+import { BENCH_DIR, BENCH_KEY, type Settings, WORK } from './settings.js';
 import { fmt, median, table } from './stats.js';
 
 const MB = 2 ** 20;
@@ -91,44 +87,17 @@ export async function benchFunction(
     closers.push(() => dynamoChild.stop());
     const dynamo = { endpoint: String(dynamoChild.ready.endpoint) };
     const floodKeys = Array.from({ length: Number(process.env.BENCH_FLOOD_KEYS ?? 500) }, generateApiKey);
-    const client = dynamoClient({ endpoint: dynamo.endpoint });
-    const lean = leanDynamo(dynamo.endpoint);
-    try {
-      await createTables(client, TABLES);
-      for (const key of [BENCH_KEY, ...floodKeys])
-        await registerKey({ dynamo: lean, ...TABLES }, key, {
-          tier: 'partner',
-          limits: HUGE_LIMITS,
-          label: 'bench',
-        });
-    } finally {
-      client.destroy();
-      await lean.close();
-    }
+    await seedBenchKey(dynamo.endpoint, floodKeys);
 
     // The function's environment as the stack sets it, the services on loopback.
     const functionEnv: NodeJS.ProcessEnv = {
-      PATH: process.env.PATH,
-      AWS_REGION: 'us-east-1',
-      AWS_ACCESS_KEY_ID: 'bench',
-      AWS_SECRET_ACCESS_KEY: 'bench',
-      AWS_SESSION_TOKEN: 'bench',
-      AWS_LAMBDA_FUNCTION_NAME: 'bench',
+      ...benchFunctionEnv({ s3: `${s3.endpoint}`, dynamodb: dynamo.endpoint, secrets: secrets.endpoint }),
       AWS_LAMBDA_FUNCTION_VERSION: '$LATEST',
-      AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '512',
       AWS_LAMBDA_LOG_GROUP_NAME: '/aws/lambda/bench',
       AWS_LAMBDA_LOG_STREAM_NAME: 'bench',
-      CATALOGUE_BUCKET: BUCKET,
-      CATALOGUE_PREFIX: '',
-      KEYS_TABLE: TABLES.keysTable,
-      COUNTERS_TABLE: TABLES.countersTable,
       KEY_CACHE_TTL_MS: '30000',
       POINTER_TTL_MS: '5000',
       DEPENDENCY_TIMEOUT_MS: '2000',
-      CURSOR_SECRET_ARN: SECRET_ARN,
-      AWS_ENDPOINT_URL_S3: `${s3.endpoint}`,
-      AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
-      AWS_ENDPOINT_URL_SECRETS_MANAGER: secrets.endpoint,
       PROXY_LOG: join(work, 'proxy.log'),
     };
     const bundleUrl = pathToFileURL(asset.path).href;
