@@ -225,11 +225,11 @@ async function startSoaked(snapshotDir: string, picks: Picks): Promise<Soaked[]>
 }
 
 /**
- * Section 15: `npm start` under the full mix of section 2 for BENCH_NPM_SOAK_SECONDS (the acceptance run is
- * an hour), its RSS and its local DynamoDB's data directory sampled every BENCH_SOAK_SAMPLE_SECONDS; then
- * idle for a minute. Memory is flat when the process idle after the soak holds what it held idle after the
- * warm-up (within 32 MiB), and no sixth of the load has a floor higher than that either. With BENCH_BEFORE_REPO, that checkout's
- * npm start is loaded at the same time, on a twin data directory, with a load generator of its own.
+ * Section 15: `npm start` (a start that only serves) under the full mix of section 2: a warm-up of a sixth
+ * of the soak, a minute idle (the baseline), BENCH_NPM_SOAK_SECONDS of load (the acceptance run is an hour)
+ * and a minute idle, its RSS and its local DynamoDB's data directory sampled every BENCH_SOAK_SAMPLE_SECONDS.
+ * What is called flat is soak-verdict.ts's. With BENCH_BEFORE_REPO, that checkout's npm start is loaded at
+ * the same time, on a twin data directory, with a load generator of its own.
  */
 export async function benchNpmStartSoak(
   settings: Settings,
@@ -264,7 +264,6 @@ export async function benchNpmStartSoak(
     );
   const loadAtStart = loadAverage();
   try {
-    phase = 'fill';
     progress(
       `15. ${fillSeconds} s of warm-up (the byte cache and V8's heap reach their size), then a minute idle`,
     );
