@@ -185,9 +185,11 @@ describe('the memoised parse gives what dynalite gives', () => {
       fc.property(updateExpression, bindings, (input, b) => {
         if (sameAsDynalite(update, input, b)) parsed.update++;
       }),
-      { numRuns: 200 },
+      { numRuns: 600 },
     );
-    expect(parsed.update).toBeGreaterThan(20);
+    // About one generated update in seven parses (17-38 of 200 over 40 seeds): 600 runs reach ~82, and 40 sits
+    // five standard deviations below that, so the bound fails only when the generator stops reaching kept shapes.
+    expect(parsed.update).toBeGreaterThan(40);
   });
 
   it('for condition expressions (attribute_type and BETWEEN, which read values, parsed every time)', () => {
