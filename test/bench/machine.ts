@@ -1,6 +1,8 @@
 /** What the numbers were measured on. */
 import { execFileSync } from 'node:child_process';
+import { type Dirent, readdirSync, readFileSync, statSync } from 'node:fs';
 import { cpus, freemem, loadavg, release, totalmem, type } from 'node:os';
+import { join } from 'node:path';
 import { fmt, table } from './stats.js';
 
 function tryRun(command: string, args: string[]): string | undefined {
@@ -15,6 +17,32 @@ export function loadAverage(): string {
   return loadavg()
     .map((n) => n.toFixed(2))
     .join(' / ');
+}
+
+/** A process's resident set (every thread), from /proc. */
+export function rssOf(pid: number): number {
+  const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+  return Number(kb) * 1024;
+}
+
+/**
+ * Bytes of the files under `dir`, while a store writes and deletes them: a file or folder deleted between the
+ * listing and its reading counts 0 (LevelDB deletes compacted files at any time).
+ */
+export function bytesUnder(dir: string): number {
+  let entries: Dirent[];
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 0;
+    throw error;
+  }
+  let total = 0;
+  for (const entry of entries) {
+    const path = join(dir, entry.name);
+    total += entry.isDirectory() ? bytesUnder(path) : (statSync(path, { throwIfNoEntry: false })?.size ?? 0);
+  }
+  return total;
 }
 
 export function machineTable(): string {
