@@ -3,14 +3,14 @@
  * --expose-gc) is loaded for BENCH_SOAK_SECONDS; every BENCH_SOAK_SAMPLE_SECONDS the child forces a full
  * GC and reports process.memoryUsage(). A leak shows as heapUsed rising across the samples.
  */
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PUBLISHED_FILE } from '../../local/published.js';
 import { checkRun } from './core.js';
 import { failuresOf, type Stack } from './e2e.js';
 import type { LoadResult } from './load.js';
 import { runLoad } from './load.js';
-import { loadAverage } from './machine.js';
+import { bytesUnder, loadAverage, rssOf } from './machine.js';
 import { AUTH, coreMix, type MixEntry, type Picks, peerMix, soakMix } from './mix.js';
 import { type Running, startNpm, twinOf } from './npm-start.js';
 import { progress, type SectionResult } from './report.js';
@@ -162,21 +162,6 @@ export async function benchSoak(settings: Settings, stack: Stack, picks: Picks):
   };
 }
 
-function rssOf(pid: number): number {
-  const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
-  return Number(kb) * 1024;
-}
-
-/** Bytes of the files under `dir`; a file the store deletes between the listing and its stat counts 0. */
-function bytesUnder(dir: string): number {
-  let total = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    total += entry.isDirectory() ? bytesUnder(path) : (statSync(path, { throwIfNoEntry: false })?.size ?? 0);
-  }
-  return total;
-}
-
 /** Samples every `everySeconds` while `during` runs. */
 async function sampled<T>(sample: () => void, everySeconds: number, during: () => Promise<T>): Promise<T> {
   const timer = setInterval(sample, everySeconds * 1000);
@@ -223,6 +208,9 @@ async function startSoaked(snapshotDir: string, picks: Picks): Promise<Soaked[]>
   }
   return soaked;
 }
+
+/** Section 15's every sample, each side's as soakFigures (soak-verdict.ts) takes them. */
+const SAMPLES_FILE = join(WORK, 'soak-samples.json');
 
 /**
  * Section 15: `npm start` (a start that only serves) under the full mix of section 2: a warm-up of a sixth
@@ -287,6 +275,8 @@ export async function benchNpmStartSoak(
     sample();
   } finally {
     for (const { running } of soaked) await running.stop();
+    // Every sample, where the printed table keeps a few: a rule can be judged again from them (soakFigures).
+    writeFileSync(SAMPLES_FILE, JSON.stringify(soaked.map(({ side, samples }) => ({ side, samples }))));
   }
   return npmSoakResult(settings, soaked, loadAtStart);
 }
@@ -344,7 +334,7 @@ function npmSoakResult(settings: Settings, soaked: Soaked[], loadAtStart: string
       }),
     ),
     '',
-    `Flat: RSS idle after the load within ${fmt.mib(RSS_BOUND_BYTES)} of RSS idle after the warm-up, and the floor of every sixth of the load (its lowest RSS: what the process holds after a major collection there, which a leak raises) no more than that above it either. The trends are shown, not judged: they say when the major collections fell.`,
+    `Flat: RSS idle after the load within ${fmt.mib(RSS_BOUND_BYTES)} of RSS idle after the warm-up, and the floor of every sixth of the load (its lowest RSS: what the process holds after a major collection there, which a leak raises) no more than that above it either. The trends are shown, not judged: they say when the major collections fell. The table below keeps one sample in ${every}; every sample is in \`test/bench/.work/soak-samples.json\` until the next run.`,
     '',
     table(
       ['t (s)', 'phase', ...soaked.flatMap((side) => [`RSS (${side.side})`, `DynamoDB data (${side.side})`])],
