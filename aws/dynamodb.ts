@@ -101,7 +101,8 @@ export class DynamoJsonProtocol {
       },
       body: JSON.stringify(input),
       signal,
-      ...resend,
+      retryOnReset: resend.retryOnReset,
+      errorCode: resend.errorCode,
     });
   }
 
