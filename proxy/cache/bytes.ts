@@ -172,7 +172,7 @@ const LAMBDA_MEMORY_SHARE = 0.5;
  */
 export const PROCESS_BESIDES_CACHE_MB = 192;
 /** Kept free on top of that: a longer flood, other data. */
-const HEADROOM_MB = 32;
+export const HEADROOM_MB = 32;
 /** Default outside Lambda (`npm start`, tests). */
 const DEFAULT_MAX_MB = 64;
 

@@ -15,7 +15,7 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Snapshot } from '../../builder/snapshot/snapshot.js';
-import { defaultByteCacheBytes } from '../../proxy/cache/bytes.js';
+import { defaultByteCacheBytes, HEADROOM_MB, PROCESS_BESIDES_CACHE_MB } from '../../proxy/cache/bytes.js';
 import { LAMBDA_NODE, nodeBinary, PREVIOUS_LAMBDA_NODE } from '../../runtime/node.mjs';
 import { generateApiKey } from '../../tables/keys.js';
 import { bundledProxy, synth } from '../infra/helpers.js';
@@ -343,6 +343,8 @@ function report(r: {
     table(['runtime', 'CPU µs per request', 'range'], cpuRows),
     '',
   );
+  // What the default sizing sets aside besides the cache (proxy/cache/bytes.ts): a 512 MB function's whole memory.
+  const allowanceMb = (f: (typeof r.floods)[number]) => f.cacheMb + PROCESS_BESIDES_CACHE_MB + HEADROOM_MB;
   const floodRows = r.floods.map((f) => [
     f.label,
     `${fmt.int(f.cacheMb)} MB`,
@@ -350,23 +352,44 @@ function report(r: {
     `${fmt.int(f.finalRss / MB)} MB`,
     `${fmt.int(f.cacheMb + 160)} MB`,
     f.peakRss <= (f.cacheMb + 160) * MB ? 'within' : '**over**',
+    `${fmt.int(allowanceMb(f))} MB`,
+    f.peakRss <= allowanceMb(f) * MB ? 'within' : '**over**',
     `${fmt.int(r.floodCount / f.seconds)}/s`,
     Object.entries(f.statuses)
       .map(([s, n]) => `${s}: ${n}`)
       .join(', '),
   ]);
   for (const f of r.floods)
-    targets.push({
-      name: `Memory under a flood of distinct URLs, ${f.label}`,
-      target: `≤ byte cache + 160 MB (${fmt.int(f.cacheMb + 160)} MB)`,
-      measured: `peak RSS ${fmt.int(f.peakRss / MB)} MB`,
-      ok: f.peakRss <= (f.cacheMb + 160) * MB,
-    });
+    targets.push(
+      {
+        name: `Memory under a flood of distinct URLs, ${f.label}`,
+        target: `≤ byte cache + 160 MB (${fmt.int(f.cacheMb + 160)} MB)`,
+        measured: `peak RSS ${fmt.int(f.peakRss / MB)} MB`,
+        ok: f.peakRss <= (f.cacheMb + 160) * MB,
+      },
+      {
+        name: `The same flood within what the default sizing sets aside, ${f.label}`,
+        target: `≤ byte cache + ${PROCESS_BESIDES_CACHE_MB} + ${HEADROOM_MB} MB (${fmt.int(allowanceMb(f))} MB)`,
+        measured: `peak RSS ${fmt.int(f.peakRss / MB)} MB`,
+        ok: f.peakRss <= allowanceMb(f) * MB,
+      },
+    );
   lines.push(
     `Memory: ${fmt.int(r.floodCount)} distinct valid request lines (module lists over every filter combination, sorts, sparse fields, includes and limits; details with includes; the other lists) spread over ${r.keys} keys, one at a time as a sandbox takes them, in one process with Lambda's heap flags at 512 MB (${LAMBDA_512_FLAGS.join(' ')}). Peak RSS is the kernel's high-water mark (VmHWM).`,
     '',
     table(
-      ['byte cache', 'size', 'peak RSS', 'final RSS', 'cache + 160 MB', '', 'rate', 'statuses'],
+      [
+        'byte cache',
+        'size',
+        'peak RSS',
+        'final RSS',
+        'cache + 160 MB',
+        '',
+        `cache + ${PROCESS_BESIDES_CACHE_MB + HEADROOM_MB} MB (the default sizing's allowance)`,
+        '',
+        'rate',
+        'statuses',
+      ],
       floodRows,
     ),
     '',
