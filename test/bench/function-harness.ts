@@ -306,7 +306,7 @@ export function floodRequests(snapshot: Snapshot, count: number, keys: string[],
       if (next() < 0.6) params.push(`manufacturer_id=${module.manufacturer_id}`);
       if (next() < 0.4) params.push(`hp=${module.hp}`);
       if (next() < 0.3) params.push(`standard=${module.standard}`);
-      const tags = module.tags as number[] | undefined;
+      const tags = module.tag_ids as number[] | undefined;
       if (tags?.length && next() < 0.3) params.push(`tag=${pick(tags)}`);
       const sort = pick(['', 'name', 'id']);
       if (sort) params.push(`sort=${sort}`);
@@ -333,4 +333,43 @@ export function floodRequests(snapshot: Snapshot, count: number, keys: string[],
     requests.push({ path, query, authorization: `Bearer ${pick(keys)}` });
   }
   return requests;
+}
+
+/**
+ * A hostile flood: distinct first pages as small as the language allows (`limit` 1–3, one sparse field, any
+ * sort), over the module list of every manufacturer, width, tag and standard, and of every manufacturer and width
+ * together. Each is a composed answer of its own (keyed by its object, limit and fields) of well under a
+ * kilobyte, so the byte cache fills with entries whose objects weigh more than their bytes. Spread over `keys`;
+ * fails when the catalogue has fewer such pages than `count`.
+ */
+export function tinyPageRequests(snapshot: Snapshot, count: number, keys: string[], seed: number) {
+  const next = random(seed);
+  const pick = <T>(values: readonly T[]): T => values[Math.floor(next() * values.length)]!;
+  const fields = MODULE_FIELDS.filter((f) => f !== 'id');
+  const filters = new Set<string>();
+  for (const module of snapshot.modules) {
+    const { manufacturer_id, hp, standard, tag_ids } = module as unknown as Record<string, unknown>;
+    filters.add(`manufacturer_id=${manufacturer_id}`);
+    filters.add(`hp=${hp}`);
+    filters.add(`standard=${standard}`);
+    filters.add(`manufacturer_id=${manufacturer_id}&hp=${hp}`);
+    for (const tag of (tag_ids as number[] | undefined) ?? []) filters.add(`tag=${tag}`);
+  }
+  const queries = [...filters].flatMap((filter) =>
+    [1, 2, 3].flatMap((limit) =>
+      fields.flatMap((field) =>
+        ['', '&sort=name', '&sort=id'].map((sort) => `${filter}&limit=${limit}&fields=${field}${sort}`),
+      ),
+    ),
+  );
+  if (queries.length < count)
+    throw new Error(`the catalogue has ${queries.length} tiny first pages, fewer than the ${count} asked for`);
+  // A seeded shuffle's first `count`: every query distinct.
+  for (let i = queries.length - 1; i > 0; i--) {
+    const j = Math.floor(next() * (i + 1));
+    [queries[i], queries[j]] = [queries[j]!, queries[i]!];
+  }
+  return queries
+    .slice(0, count)
+    .map((query) => ({ path: '/v1/modules', query, authorization: `Bearer ${pick(keys)}` }));
 }
