@@ -2,7 +2,8 @@
  * The byte cache: a bounded in-memory LRU of values derived from IMMUTABLE objects (index shards, data
  * ranges, composed and coded answers). Because what it caches never changes under its key, it needs no TTL
  * and no invalidation: a publish only adds new keys, and old ones age out by recency. Bounded by bytes
- * (each entry says what it weighs), not by entries, so a container's memory stays predictable.
+ * (each entry says what its value weighs; the cache adds what the entry itself holds), not by entries, so a
+ * container's memory stays predictable.
  *
  * Every key is made by {@link cacheKey}: one namespace per kind of value, so unrelated values cannot collide.
  */
@@ -36,6 +37,7 @@ export interface ByteCacheOptions {
 }
 
 export interface ByteCacheStats {
+  /** The summed sizes of the entries: their values' weights, keys and {@link ENTRY_OVERHEAD_BYTES} each. */
   bytes: number;
   entries: number;
   hits: number;
@@ -49,6 +51,17 @@ interface Entry {
 
 /** An entry larger than this share of the cache is not kept: one huge value must not flush the hot set. */
 const LARGEST_SHARE = 0.25;
+
+/**
+ * What an entry holds besides the bytes its caller weighs and its key: the LRU's node, the entry, the value's
+ * objects (a Buffer's object and its backing store, a composed answer's object and ETag), the allocator's share
+ * and the heap's slack. Measured on Node.js 24 with 200,000 entries of 16–200 B (composed answers, ranges, coded
+ * answers): 530–750 B more on the V8 heap than their bytes, and 1.5–1.8 KB more RSS. Counted in every entry's
+ * size, so that the bound holds for tiny answers too: a flood of 240,000 distinct first pages of 1–3 modules and
+ * one field took a 512 MB function's process to 600 MB and rising when entries weighed their bytes alone, to
+ * 533 MB with 1 KiB counted, and to 477 MB, level, with 2 KiB (bench section 10, test/bench/README.md).
+ */
+export const ENTRY_OVERHEAD_BYTES = 2048;
 
 /**
  * `bytes`, or a copy of exactly its length when it is a view into a larger allocation: zlib's sync output is
@@ -94,7 +107,7 @@ export class ByteCache {
         ? new LRUCache<string, Entry>({
             maxSize: this.maxBytes,
             maxEntrySize: Math.max(1, Math.floor(this.maxBytes * LARGEST_SHARE)),
-            sizeCalculation: (entry) => Math.max(1, entry.weight),
+            sizeCalculation: (entry, key) => Math.max(0, entry.weight) + key.length + ENTRY_OVERHEAD_BYTES,
           })
         : undefined;
   }
@@ -117,7 +130,10 @@ export class ByteCache {
     return entry.value as T;
   }
 
-  /** Keep `value` under `key`, weighing `weight` bytes (values over a quarter of the cache are not kept). */
+  /**
+   * Keep `value` under `key`, weighing `weight` bytes: what the value's bytes take (the cache adds its key and
+   * {@link ENTRY_OVERHEAD_BYTES}); values over a quarter of the cache are not kept.
+   */
   set(cacheKey: string, value: unknown, weight: number): void {
     if (this.#lru) this.#lru.set(cacheKey, { value: ownBytes(value), weight });
   }
@@ -159,16 +175,17 @@ export class ByteCache {
 /**
  * Share of the Lambda's memory the byte cache may use by default: half. Under a Zipf-like spread over the
  * 25,000-module catalogue (test/bench/cache-spread.ts) a quarter of a 512 MB function (128 MB) answered 73 %
- * of requests with no object read, half (256 MB) 89–92 %, which the ranges it keeps make possible: other
- * selections of a hot page are composed without a read. Half of 512 MB peaks at ~454 MB under the flood below.
+ * of requests with no object read, half (256 MB) 88–92 %, which the ranges it keeps make possible: other
+ * selections of a hot page are composed without a read. Half of 512 MB peaks at 427–454 MB under the flood
+ * below, and at 477 MB under the worst one found (240,000 distinct tiny first pages).
  */
 const LAMBDA_MEMORY_SHARE = 0.5;
 /**
- * What the process needs besides the byte cache's weight: Node.js and the code (~60 MB), the young
+ * What the process needs besides the byte cache's size: Node.js and the code (~60 MB), the young
  * generation that Lambda's heap flags let grow to 64 MB under load, the key cache and parse memo, requests in
- * flight, what the cache's entries weigh beyond their bytes, and malloc's fragmentation. Measured under a
- * flood of 20,000 distinct URLs with the heap flags of a 512 MB function (bench section 10): the process
- * peaked at the cache + 188–198 MB (220 MB with a 32 MB cache, 320 MB with 128 MB, 454 MB with 256 MB).
+ * flight, and malloc's fragmentation. Measured with the heap flags of a 512 MB function (bench section 10):
+ * under a flood of 20,000 distinct URLs the process peaked at the cache + 171–198 MB (220 MB with a 32 MB cache,
+ * 427–454 MB with 256 MB); under 240,000 distinct first pages of 1–3 modules, the cache + 221 MB (477 MB).
  */
 export const PROCESS_BESIDES_CACHE_MB = 192;
 /** Kept free on top of that: a longer flood, other data. */
@@ -180,7 +197,7 @@ const DEFAULT_MAX_MB = 64;
  * The byte cache's default size in bytes (`BYTE_CACHE_MB`, read by loadConfig, overrides it). On Lambda
  * (`AWS_LAMBDA_FUNCTION_MEMORY_SIZE`): half the function's memory, but never more than what the memory leaves
  * once the process's own 192 MB and 32 MB of headroom are set aside — 256 MB of a 512 MB function (which then
- * peaks at ~454 MB), 160 MB at 384 MB, 32 MB at 256 MB, none at 128 MB. Elsewhere 64 MB.
+ * peaks at 427–477 MB), 160 MB at 384 MB, 32 MB at 256 MB, none at 128 MB. Elsewhere 64 MB.
  * @example defaultByteCacheBytes({ AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '512' }) // → 268435456
  */
 export function defaultByteCacheBytes(env: Record<string, string | undefined>): number {

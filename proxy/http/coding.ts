@@ -170,7 +170,7 @@ export function encodeBody(body: Buffer, etag: string, coding: ContentCoding, ca
   const cached = cache.get<Buffer>(key);
   if (cached !== undefined) return cached;
   const coded = compress(body, coding);
-  cache.set(key, coded, coded.byteLength + key.length);
+  cache.set(key, coded, coded.byteLength);
   return coded;
 }
 
