@@ -26,6 +26,7 @@ import { LAMBDA_NODE, nodeBinary } from '../../runtime/node.mjs';
 import { BUILDER_MEMORY_MB, heapFlags, putEvent } from './builder-function.js';
 import { forkServer, stopAll } from './children.js';
 import { endRuntime, runtimeInterfaceClient } from './function-harness.js';
+import { statusBytes } from './machine.js';
 import { startRuntimeApi } from './runtime-api.js';
 import { BENCH_DIR, REPO, STACK_BUCKET, WORK } from './settings.js';
 import { fmt, median, table } from './stats.js';
@@ -66,8 +67,7 @@ const rounds = Number(values.rounds);
 
 /** VmHWM of a live process, in bytes. */
 function peakRss(pid: number): number {
-  const hwm = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return Number(hwm?.[1] ?? 0) * 1024;
+  return statusBytes(pid, 'VmHWM') ?? 0;
 }
 
 /** One cold process of `variant`: spawn → trivial invocation → (an upload's invocation) → peak RSS. */

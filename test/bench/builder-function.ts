@@ -27,6 +27,7 @@ import { bundledBuilder, synth } from '../infra/helpers.js';
 import { benchBadUploads, builderCases } from './builder-uploads.js';
 import { forkServer } from './children.js';
 import { runtimeInterfaceClient } from './function-harness.js';
+import { statusBytes } from './machine.js';
 import { progress, type SectionResult, type Target } from './report.js';
 import { startRuntimeApi } from './runtime-api.js';
 import { BENCH_DIR, type Settings, STACK_BUCKET, WORK } from './settings.js';
@@ -75,9 +76,8 @@ export function processUsage(pid: number): { cpuSeconds: number; peakRssBytes: n
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   const ticks = Number(fields[11]) + Number(fields[12]);
-  const hwm = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   const hz = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
-  return { cpuSeconds: ticks / hz, peakRssBytes: Number(hwm?.[1] ?? 0) * 1024 };
+  return { cpuSeconds: ticks / hz, peakRssBytes: statusBytes(pid, 'VmHWM') ?? 0 };
 }
 
 /** The S3 event notification S3 sends for a completed PutObject of `key`. */

@@ -363,7 +363,9 @@ export function tinyPageRequests(snapshot: Snapshot, count: number, keys: string
     ),
   );
   if (queries.length < count)
-    throw new Error(`the catalogue has ${queries.length} tiny first pages, fewer than the ${count} asked for`);
+    throw new Error(
+      `the catalogue has ${queries.length} tiny first pages, fewer than the ${count} asked for`,
+    );
   // A seeded shuffle's first `count`: every query distinct.
   for (let i = queries.length - 1; i > 0; i--) {
     const j = Math.floor(next() * (i + 1));

@@ -19,10 +19,15 @@ export function loadAverage(): string {
     .join(' / ');
 }
 
+/** A size in a live process's /proc status, in bytes (`VmRSS`: now; `VmHWM`: its peak); none once it has exited. */
+export function statusBytes(pid: number, field: 'VmRSS' | 'VmHWM'): number | undefined {
+  const kb = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+  return kb === undefined ? undefined : Number(kb) * 1024;
+}
+
 /** A process's resident set (every thread), from /proc. */
 export function rssOf(pid: number): number {
-  const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
-  return Number(kb) * 1024;
+  return statusBytes(pid, 'VmRSS') ?? Number.NaN;
 }
 
 /**

@@ -15,7 +15,7 @@ import { trackChild } from './children.js';
 import { checkRun, pairedRatio, roundsTable, summarize } from './core.js';
 import { get } from './http.js';
 import { type LoadResult, runLoad } from './load.js';
-import { loadAverage } from './machine.js';
+import { loadAverage, statusBytes } from './machine.js';
 import { AUTH, coreMix, type MixEntry, type Picks } from './mix.js';
 import { progress, type SectionResult } from './report.js';
 import { BENCH_KEY, HUGE_LIMITS, REPO, type Settings, WORK } from './settings.js';
@@ -79,8 +79,7 @@ export function cpuByThread(pid: number, into = new Map<string, number>()): Map<
 
 export function peakRssMb(pid: number): number {
   try {
-    const kb = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
-    return Number(kb) / 1024;
+    return (statusBytes(pid, 'VmHWM') ?? Number.NaN) / 2 ** 20;
   } catch {
     return Number.NaN;
   }
