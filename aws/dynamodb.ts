@@ -112,6 +112,9 @@ export class DynamoJsonProtocol {
   }
 }
 
+/** Key administration's calls are sent again as the SDK sends one again (its writes are conditional). */
+const SDK_RESEND = { retryOnReset: true, errorCode: dynamoErrorCode };
+
 /**
  * @example
  * const dynamo = new LeanDynamo({ region: 'eu-west-1', credentials: () => environmentCredentials()! });
@@ -138,10 +141,7 @@ export class LeanDynamo {
     input: object,
     signal?: AbortSignal,
   ): Promise<Record<string, unknown>> {
-    const response = await this.#protocol.send(operation, input, signal, {
-      retryOnReset: true,
-      errorCode: dynamoErrorCode,
-    });
+    const response = await this.#protocol.send(operation, input, signal, SDK_RESEND);
     if (response.status !== 200) throw dynamoErrorOf(response).error;
     try {
       return JSON.parse(response.body.toString('utf8')) as Record<string, unknown>;

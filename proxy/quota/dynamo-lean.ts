@@ -11,7 +11,7 @@ import {
   dynamoErrorCode,
   dynamoErrorOf,
 } from '../../aws/dynamodb.js';
-import type { AwsCallError, SignedResponse } from '../../aws/signed.js';
+import type { AwsCallError, SignedRequest, SignedResponse } from '../../aws/signed.js';
 import type { CounterTransport, Item, UpdateOutcome } from './dynamo-transport.js';
 
 export interface LeanCounterTransportOptions extends DynamoEndpointOptions {
@@ -32,6 +32,16 @@ const THROTTLING = new Set([
 const throttlingErrorCode = (response: SignedResponse) => {
   const code = dynamoErrorCode(response);
   return code !== undefined && THROTTLING.has(code) ? code : undefined;
+};
+
+/**
+ * What is sent again. A read after a reset or a 500, as the SDK does. A write only after throttling (not
+ * applied): after a reset or a 500 it may have landed, and sent again it would count twice; the meter looks for
+ * its own write instead (dynamo.ts).
+ */
+const RESEND: Record<Operation, Pick<SignedRequest, 'retryOnReset' | 'errorCode'>> = {
+  GetItem: { retryOnReset: true, errorCode: dynamoErrorCode },
+  UpdateItem: { retryOnReset: false, errorCode: throttlingErrorCode },
 };
 
 /**
@@ -66,13 +76,7 @@ export class LeanCounterTransport implements CounterTransport {
     input: object,
     signal: AbortSignal | undefined,
   ): Promise<{ body: Record<string, unknown> } | { error: AwsCallError; item: Item | undefined }> {
-    const response = await this.#protocol.send(operation, input, signal, {
-      // A read is sent again after a reset or a 500, as the SDK does. A write only after throttling (not
-      // applied): after a reset or a 500 it may have landed, and sent again it would count twice; the meter
-      // looks for its own write instead (dynamo.ts).
-      retryOnReset: operation === 'GetItem',
-      errorCode: operation === 'GetItem' ? dynamoErrorCode : throttlingErrorCode,
-    });
+    const response = await this.#protocol.send(operation, input, signal, RESEND[operation]);
     if (response.status === 200) {
       return { body: JSON.parse(response.body.toString('utf8')) as Record<string, unknown> };
     }
