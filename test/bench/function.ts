@@ -202,12 +202,12 @@ export async function benchFunction(
       const count = tiny ? tinyCount : floodCount;
       progress(`10. flood: ${fmt.int(count)} distinct URLs, ${floodKeys.length} keys, ${label}`);
       const env = { ...functionEnv, ...(cacheMb === undefined ? {} : { BYTE_CACHE_MB: String(cacheMb) }) };
-      const result = await runChild<{
-        samples: { done: number; rss: number; heapUsed: number; external: number }[];
-        peakRss: number;
-        seconds: number;
-        statuses: Record<string, number>;
-      }>(nodes[24], LAMBDA_512_FLAGS, ['flood', bundleUrl, file, '1000'], env);
+      const result = await runChild<Pick<Flood, 'samples' | 'peakRss' | 'seconds' | 'statuses'>>(
+        nodes[24],
+        LAMBDA_512_FLAGS,
+        ['flood', bundleUrl, file, '1000'],
+        env,
+      );
       const effective = cacheMb ?? defaultCacheMb(512);
       floods.push({
         cacheMb: effective,
@@ -389,7 +389,7 @@ function report(r: {
       },
     );
   lines.push(
-    `Memory: ${fmt.int(r.floods.find((f) => !f.tiny)?.count ?? 0)} distinct valid request lines (module lists over every filter combination, sorts, sparse fields, includes and limits; details with includes; the other lists) spread over ${r.keys} keys, one at a time as a sandbox takes them; then ${fmt.int(r.floods.find((f) => f.tiny)?.count ?? 0)} of a hostile kind, first pages as small as the language allows (limit 1–3, one field, over every manufacturer's, width's and tag's list: a cache entry each, of well under a kilobyte), in one process with Lambda's heap flags at 512 MB (${LAMBDA_512_FLAGS.join(' ')}). Peak RSS is the kernel's high-water mark (VmHWM).`,
+    `Memory: ${fmt.int(r.floods.find((f) => !f.tiny)?.count ?? 0)} distinct valid request lines (module lists over every filter combination, sorts, sparse fields, includes and limits; details with includes; the other lists) spread over ${r.keys} keys, one at a time as a sandbox takes them; then ${fmt.int(r.floods.find((f) => f.tiny)?.count ?? 0)} of a hostile kind, first pages as small as the language allows (limit 1–3, one field, over the list of every manufacturer, width, tag and standard, and of every manufacturer and width together: a cache entry each, of well under a kilobyte), in one process with Lambda's heap flags at 512 MB (${LAMBDA_512_FLAGS.join(' ')}). Peak RSS is the kernel's high-water mark (VmHWM).`,
     '',
     table(
       [
