@@ -25,6 +25,7 @@
 import {
   closeSync,
   existsSync,
+  mkdirSync,
   openSync,
   readdirSync,
   readFileSync,
@@ -94,9 +95,10 @@ export class Journal {
 
   /**
    * The journal of `directory`, compacted: read from `journal.jsonl`, or from the LevelDB of an earlier
-   * version (then removed), or empty.
+   * version (then removed), or empty; a directory that does not exist yet is made, as LevelDB made it.
    */
   static async open(directory: string, options: { compactBytes?: number } = {}): Promise<Journal> {
+    mkdirSync(directory, { recursive: true });
     const file = join(directory, JOURNAL_FILE);
     let live: Map<string, string>;
     if (existsSync(file)) live = replay(readFileSync(file, 'utf8'));

@@ -86,6 +86,19 @@ describe('the local DynamoDB keeps its data', () => {
     expect(existsSync(join(dir, JOURNAL_FILE))).toBe(true);
   });
 
+  it('in a directory that does not exist yet, made as dynalite on LevelDB made it', async () => {
+    const dir = join(directory(), 'not', 'yet');
+    let server = await started(dir);
+    await withClient(server, async (client) => {
+      await createTables(client, TABLES);
+      await client.send(put('made', 1));
+    });
+    await server.dispose();
+    servers.length = 0;
+    server = await started(dir);
+    expect(await read(server, 'made')).toBe('1');
+  });
+
   it('through kill -9, and a journal whose last line was cut by it', async () => {
     const dir = directory();
     const script = `
