@@ -94,7 +94,10 @@ class SecretHolder {
     return this.#flight ?? Promise.resolve();
   }
 
-  async handle(request: ProxyRequest): ReturnType<ProxyHandler> {
+  async handle(given: ProxyRequest): ReturnType<ProxyHandler> {
+    // A request may wait here for a read another request started: its log line counts that wait too, from
+    // its arrival (the adapter's time; this call's, for a caller that gave none).
+    const request = given.receivedAt === undefined ? { ...given, receivedAt: performance.now() } : given;
     const options = this.#options;
     const at = this.#now();
     const due = !this.#held || at - this.#held.readAt >= options.maxAgeMs;

@@ -23,6 +23,7 @@ import type { ProxyHandler, ProxyRequest, RequestLogLine } from '../core/types.j
 import { type ApiError, apiError, errorBody } from '../http/errors.js';
 import { JSON_CONTENT_TYPE, NOT_CACHEABLE } from '../http/headers.js';
 import { logJson } from '../log/sink.js';
+import { latencySince } from '../log/time.js';
 import { ALLOW_HEADER } from '../request/routes.js';
 
 /** CloudFront's limit on a URL: a longer request target gets the same 414 locally as behind CloudFront. */
@@ -95,7 +96,11 @@ function readHead(request: IncomingMessage): Head {
  * joined with ", " (so two Authorization headers are malformed, as behind CloudFront and Lambda, where Node's
  * own `headers` would keep only the first).
  */
-export function requestFromNode(request: IncomingMessage, head: Head = readHead(request)): ProxyRequest {
+export function requestFromNode(
+  request: IncomingMessage,
+  head: Head = readHead(request),
+  receivedAt: number = performance.now(),
+): ProxyRequest {
   const target = request.url ?? '/';
   const question = target.indexOf('?');
   return {
@@ -103,6 +108,7 @@ export function requestFromNode(request: IncomingMessage, head: Head = readHead(
     path: question < 0 ? target : target.slice(0, question),
     query: question < 0 ? '' : target.slice(question + 1),
     headers: head.headers,
+    receivedAt,
   };
 }
 
@@ -319,8 +325,16 @@ export function createHttpServer(handle: ProxyHandler, options: HttpServerOption
   return server;
 }
 
-/** The adapter's log line for an answer it gave itself (the core logs the others). */
-function logRefusal(adapter: Adapter, refusal: Refusal, requestId: string, bytes: number): void {
+/**
+ * The adapter's log line for an answer it gave itself (the core logs the others); its latency counts from
+ * `receivedAt`, when the adapter met the request (a refusal on a socket waits for the answers owed before it).
+ */
+function logRefusal(
+  adapter: Adapter,
+  refusal: Refusal,
+  answered: { requestId: string; bytes: number; receivedAt: number },
+): void {
+  const { requestId, bytes, receivedAt } = answered;
   try {
     adapter.log({
       time: adapter.now().toISOString(),
@@ -328,7 +342,7 @@ function logRefusal(adapter: Adapter, refusal: Refusal, requestId: string, bytes
       method: refusal.method ?? 'OTHER',
       route: 'unknown',
       status: refusal.status,
-      latency_ms: 0,
+      latency_ms: latencySince(receivedAt),
       bytes,
       key_id: null,
       error: refusal.reason,
@@ -340,6 +354,7 @@ function logRefusal(adapter: Adapter, refusal: Refusal, requestId: string, bytes
 
 /** Refuse on the raw socket, after the answers still owed on it, then close it. */
 function refuseOnSocket(adapter: Adapter, socket: Duplex, refusal: Refusal): void {
+  const receivedAt = performance.now();
   const state = adapter.stateOf(socket);
   if (state.refused) return;
   state.refused = true;
@@ -359,7 +374,7 @@ function refuseOnSocket(adapter: Adapter, socket: Duplex, refusal: Refusal): voi
         body,
       ]),
     );
-    logRefusal(adapter, refusal, requestId, body.byteLength);
+    logRefusal(adapter, refusal, { requestId, bytes: body.byteLength, receivedAt });
   };
   if (state.pending > 0) state.whenIdle = send;
   else send();
@@ -367,6 +382,8 @@ function refuseOnSocket(adapter: Adapter, socket: Duplex, refusal: Refusal): voi
 
 /** One request of a connection: refused by the adapter (framing), or served by the core. */
 function answerRequest(adapter: Adapter, request: IncomingMessage, response: ServerResponse): void {
+  // The request's arrival, taken once: every log line of it counts its latency from here, whatever it waits on.
+  const receivedAt = performance.now();
   const state = adapter.stateOf(request.socket);
   // Node parses every request of one write, even those behind one that closes the connection; their
   // answers could never be sent, so they are neither served (metered) nor logged (RFC 9112 §9.6).
@@ -388,17 +405,22 @@ function answerRequest(adapter: Adapter, request: IncomingMessage, response: Ser
   // Request bodies are not part of this API: drain them so the connection can be reused.
   request.resume();
   if (refusal) {
-    refuseRequest(adapter, request, response, refusal);
+    refuseRequest(adapter, { request, response, receivedAt }, refusal);
     return;
   }
-  serve(adapter.handle, requestFromNode(request, head), response).catch(() => answerFailure(response));
+  serve(adapter.handle, requestFromNode(request, head, receivedAt), response).catch(() =>
+    answerFailure(response),
+  );
 }
 
 /** A framing refusal answered on the request's response (HEAD without the body), and its log line. */
 function refuseRequest(
   adapter: Adapter,
-  request: IncomingMessage,
-  response: ServerResponse,
+  {
+    request,
+    response,
+    receivedAt,
+  }: { request: IncomingMessage; response: ServerResponse; receivedAt: number },
   refusal: Refusal,
 ): void {
   const method = request.method ?? '';
@@ -409,8 +431,11 @@ function refuseRequest(
   logRefusal(
     adapter,
     { ...refusal, ...(/^[A-Z]{1,16}$/.test(method) ? { method } : {}) },
-    requestId,
-    method === 'HEAD' ? 0 : body.byteLength,
+    {
+      requestId,
+      bytes: method === 'HEAD' ? 0 : body.byteLength,
+      receivedAt,
+    },
   );
 }
 

@@ -37,7 +37,7 @@ import {
   withoutBody,
 } from '../http/responses.js';
 import { type Credentials, credentialsReader } from '../keys/hash.js';
-import { isoTime } from '../log/time.js';
+import { isoTime, latencySince } from '../log/time.js';
 import type { MeterOutcome } from '../quota/interface.js';
 import { type ParseOutcome, requestParser } from '../request/plan.js';
 import { callWithDeadline, meteringDeadlineMs } from './deadline.js';
@@ -336,7 +336,7 @@ function logLine(
     method: context.parsed.ok || /^[A-Z]{1,16}$/.test(request.method) ? request.method : 'OTHER',
     route: context.parsed.route,
     status: response.status,
-    latency_ms: Math.round((performance.now() - started) * 10) / 10,
+    latency_ms: latencySince(started),
     bytes: response.body?.byteLength ?? 0,
     key_id: handled.keyId,
   };

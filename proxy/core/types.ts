@@ -15,8 +15,11 @@ export interface ProxyRequest {
   /** Header values by lower-case name. `authorization` is the consumer's (adapters resolve proxies). */
   headers: Readonly<Record<string, string | undefined>>;
   /**
-   * `performance.now()` when the request arrived, set by an adapter: the log line's latency then counts every
-   * wait before the core (the cursor secret's read at a cold start among them).
+   * `performance.now()` when the request arrived, taken once by the adapter at its entry (both adapters set
+   * it): the log line's `latency_ms` counts from it, so every wait before the core is in it (the cursor
+   * secret's read at a cold start, joined by the requests that come meanwhile), as is every wait inside it
+   * (a key lookup, a pointer re-check or an object read another request started). A direct caller that gives
+   * none is timed from where the first handler met the request.
    */
   receivedAt?: number;
 }

@@ -25,3 +25,12 @@ export function isoTime(date: Date): string {
 export function isoMillis(text: string): number {
   return text === isoText ? isoMs : Date.parse(text);
 }
+
+/**
+ * A request line's `latency_ms`: the milliseconds since `receivedAt` (a `performance.now()` time: when the
+ * adapter met the request), to a tenth.
+ * @example latencySince(performance.now() - 12.345) // → 12.3 (or a tenth more, the time this call took)
+ */
+export function latencySince(receivedAt: number): number {
+  return Math.round((performance.now() - receivedAt) * 10) / 10;
+}

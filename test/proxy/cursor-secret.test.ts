@@ -341,6 +341,22 @@ describe('right under Lambda’s life cycle (the process is frozen between invoc
     expect(lines[0]!.latency_ms).toBeGreaterThanOrEqual(55);
   });
 
+  it('a request that joins the read another one started logs the wait too, also when the caller gave no arrival time', async () => {
+    let release: (secret: string) => void = () => {};
+    const { handle, lines } = recorded(() => new Promise<string>((resolve) => (release = resolve)));
+
+    const started = performance.now();
+    const first = handle(get('/v1/modules', 'limit=2'));
+    const joined = handle(get('/v1/modules', 'limit=3'));
+    await later(60);
+    const waited = performance.now() - started;
+    release(SECRET_A);
+    await Promise.all([first, joined]);
+
+    expect(lines).toHaveLength(2);
+    for (const line of lines) expect(line.latency_ms).toBeGreaterThanOrEqual(Math.floor(waited) - 1);
+  });
+
   it('re-reads a due secret within the invocation: settle() waits for the read, the answer does not', async () => {
     let reads = 0;
     let release: (secret: string) => void = () => {};

@@ -183,7 +183,7 @@ describe('node:http adapter: what Node’s parser refuses', () => {
         method: 'GET',
         route: 'unknown',
         status: 400,
-        latency_ms: 0,
+        latency_ms: expect.any(Number),
         bytes: Buffer.byteLength(body),
         key_id: null,
         error: 'http: HPE_UNEXPECTED_CONTENT_LENGTH',
@@ -229,6 +229,7 @@ describe('node:http adapter: what Node’s parser refuses', () => {
       rawHeaders: ['Constructor', 'a', '__proto__', 'b', 'X-Twice', '1', 'x-twice', '2'],
     } as unknown as IncomingMessage;
 
+    const before = performance.now();
     const core = requestFromNode(request);
 
     expect({ ...core, headers: { ...core.headers } }).toEqual({
@@ -236,7 +237,11 @@ describe('node:http adapter: what Node’s parser refuses', () => {
       path: '/v1/tags',
       query: 'limit=1',
       headers: { constructor: 'a', ['__proto__']: 'b', 'x-twice': '1, 2' },
+      // Its arrival, taken here when the adapter does not give one (the log line's latency counts from it).
+      receivedAt: expect.any(Number),
     });
+    expect(core.receivedAt).toBeGreaterThanOrEqual(before);
+    expect(core.receivedAt).toBeLessThanOrEqual(performance.now());
   });
 
   it('joins a repeated header with ", " for the core (two Authorization headers are malformed)', async () => {
