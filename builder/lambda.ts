@@ -2,10 +2,12 @@
  * The upload builder's Lambda entry point (infra/upload-builder.ts deploys it): S3 event notifications of
  * objects created under the incoming prefix → publishUpload (builder/upload/publish-upload.ts: the CLI's
  * publish code) → a report object and an EventBridge event. The invocation fails (Lambda retries it, as an
- * asynchronous invocation, and the function's error alarm fires) when an upload's publish failed, when an
- * outcome's event could not be sent (the retry finds the report and sends that same event again), and when a
- * record is misdirected (a key outside the incoming prefix, another bucket's, not an S3 event at all). Every
- * record gets one log line, whatever it is; every record is handled before the invocation fails.
+ * asynchronous invocation, and the function's error alarm fires) when an upload's publish failed and when an
+ * outcome's event could not be sent (the retry finds the report and sends that same event again): what a retry
+ * can mend. What is not an upload — an empty event, S3's test event, an event that is not an S3 notification, a
+ * record of another bucket or outside the incoming prefix — is logged and acknowledged: retrying it would do
+ * nothing twice more and raise the alarm for nothing. Every record gets one log line, whatever it is; every
+ * record is handled before the invocation fails.
  *
  * Settings (environment): CATALOGUE_BUCKET, CATALOGUE_PREFIX, INCOMING_PREFIX (`incoming/`), REPORTS_PREFIX
  * (`reports/`), EVENT_BUS_NAME (`default`; `none` sends no event), BUILD_BUDGET_SECONDS (600: the time kept
@@ -105,11 +107,12 @@ function log(level: 'info' | 'warn' | 'error', message: string, fields: Record<s
 
 /**
  * The S3 records of an invocation's event, or what to say of an event that has none: S3's test event and an
- * empty one are logged; anything else is not the S3 notification the function is for (alarmed).
+ * empty one are logged; anything else is not the S3 notification the function is for (logged as a warning,
+ * and acknowledged: see {@link acknowledge}).
  */
 function recordsOf(
   event: unknown,
-): { records: S3EventRecord[] } | { level: 'info' | 'error'; message: string } {
+): { records: S3EventRecord[] } | { level: 'info' | 'warn'; message: string } {
   const fields = typeof event === 'object' && event !== null ? (event as Record<string, unknown>) : undefined;
   if (fields?.Event === 's3:TestEvent') {
     return {
@@ -129,21 +132,34 @@ function recordsOf(
           .map((k) => printable(k, 40))
           .join(', ') || 'no fields'
       }`
-    : typeof event;
+    : event === null
+      ? 'null'
+      : typeof event;
   return {
-    level: 'error',
-    message: `not an S3 event notification (${shape}): nothing done; the function handles the S3 events of its bucket's incoming prefix`,
+    level: 'warn',
+    message: `not an S3 event notification (${shape}): acknowledged, nothing done; the function handles the S3 events of its bucket's incoming prefix`,
   };
+}
+
+/**
+ * Log what is not an upload and acknowledge it (the invocation does not fail for it): a record of another
+ * bucket, a key outside the incoming prefix or one that does not decode, an event that is not an S3
+ * notification. A retry could not make it an upload, so failing would only run it twice more and raise the
+ * failure alarm for nothing; the warning line says what came, for whoever pointed it at the function.
+ */
+function acknowledge(message: string): undefined {
+  log('warn', message);
+  return undefined;
 }
 
 /** Whether a record is an S3 notification of the function's bucket; else what it is. */
 function foreignRecord(record: S3EventRecord, bucket: string): string | undefined {
-  const source = (record as { eventSource?: unknown }).eventSource;
+  const source = (record as { eventSource?: unknown } | null)?.eventSource;
   if (typeof record?.s3?.object?.key !== 'string' || (source !== undefined && source !== 'aws:s3')) {
-    return `a record that is not an S3 event notification (eventSource ${printable(String(source))}): not handled`;
+    return `a record that is not an S3 event notification (eventSource ${printable(String(source))}): acknowledged, not handled`;
   }
   if (record.s3.bucket?.name !== bucket) {
-    return `an event of bucket ${printable(String(record.s3.bucket?.name))}, not ${bucket}: not handled`;
+    return `an event of bucket ${printable(String(record.s3.bucket?.name))}, not ${bucket}: acknowledged, not handled`;
   }
   return undefined;
 }
@@ -155,10 +171,7 @@ async function handleRecord(
   { settings, bus, budgetMs }: NonNullable<typeof configured>,
 ): Promise<string | undefined> {
   const foreign = foreignRecord(record, settings.bucket);
-  if (foreign) {
-    log('error', foreign);
-    return foreign;
-  }
+  if (foreign) return acknowledge(foreign);
   // Progress as log lines every 5 s: a long build never looks hung in CloudWatch Logs.
   const progress = logProgress(process.stdout);
   let result: UploadResult;
@@ -176,9 +189,10 @@ async function handleRecord(
   } finally {
     progress.close();
   }
-  if (result.kind !== 'reported') {
-    log(result.kind === 'skipped' ? 'info' : 'error', result.message);
-    return result.kind === 'misdirected' ? result.message : undefined;
+  if (result.kind === 'misdirected') return acknowledge(result.message);
+  if (result.kind === 'skipped') {
+    log('info', result.message);
+    return undefined;
   }
   const { report, repeated } = result;
   const { problems, ...summary } = report;
@@ -210,7 +224,6 @@ export async function handler(event: S3EventNotification | unknown, context: Lam
   const found = recordsOf(event);
   if (!('records' in found)) {
     log(found.level, found.message);
-    if (found.level === 'error') throw new Error(found.message);
     return;
   }
   const failures: string[] = [];

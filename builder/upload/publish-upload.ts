@@ -6,7 +6,7 @@
  *
  * The steps, each a value or a fault:
  * 0. the record: not an object creation → nothing; a key that does not decode, or outside the incoming
- *    prefix → misdirected (no report can be named: logged and alarmed); a name that breaks the grammar →
+ *    prefix → misdirected (no report can be named: logged and acknowledged); a name that breaks the grammar →
  *    `invalid`, its report under `reports/invalid-names/` (report.ts reportKeyFor), nothing read;
  * 1. its report already the final word on this upload (a retry, a second delivery) → that report, again;
  * 2. the event's object, as the listing of the incoming prefix shows it now: gone (handled already, or
@@ -71,7 +71,7 @@ export type UploadResult =
   | { kind: 'reported'; report: UploadReport; repeated: boolean }
   /** Nothing to do, and why (not an object creation; the object gone or overwritten since). */
   | { kind: 'skipped'; message: string }
-  /** Not an upload anyone can be told about (a key outside the incoming prefix, or one that does not decode): alarm. */
+  /** Not an upload anyone can be told about (a key outside the incoming prefix, or one that does not decode): logged. */
   | { kind: 'misdirected'; message: string };
 
 /** The uploads in the incoming prefix now that may be published (their names follow the grammar), by key. */

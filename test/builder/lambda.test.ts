@@ -5,7 +5,7 @@
  * (its problems cut for the event, the first 1,000 in the report object), a failed publish thrown so that Lambda
  * retries it and the alarm counts it; an event that could not be sent sent again by the retry, the report
  * untouched; a duplicate delivery the same; a bomb of `{}` refused in bounded memory; a line for every record
- * that is not an upload.
+ * that is not an upload, which is acknowledged (never a failed invocation: nothing a retry could mend).
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -250,22 +250,31 @@ describe('the upload builder function', () => {
     expect(messages().map((line) => line.level)).toEqual(['error', 'error']);
   }, 60_000);
 
-  it('says what it does with records that are not uploads: empty, foreign, elsewhere (the last two alarmed)', async () => {
+  it('logs and acknowledges what is not an upload: empty, S3’s test event, foreign events and records, keys elsewhere', async () => {
     const record = await upload('07.tar.gz', snapshotArchive(smallSnapshot(20)));
     captureLog();
 
+    // None of these fails the invocation: Lambda would retry it twice for nothing, and the alarm would fire.
     await handler({ Records: [] }, context);
     await handler({ Service: 'Amazon S3', Event: 's3:TestEvent', Bucket: s3.bucket }, context);
-    await expect(
-      handler({ 'detail-type': 'Scheduled Event', source: 'aws.events' }, context),
-    ).rejects.toThrow(/^not an S3 event notification/);
+    await handler({ 'detail-type': 'Scheduled Event', source: 'aws.events' }, context);
+    await handler({}, context);
+    await handler(null, context);
+    await handler('incoming/07.tar.gz', context);
+    await handler({ Records: 'incoming/07.tar.gz' }, context);
     const outside = {
       ...record,
       s3: { ...record.s3, object: { ...record.s3.object, key: 'versions/x.tar.gz' } },
     };
     const otherBucket = { ...record, s3: { ...record.s3, bucket: { name: 'someone-else' } } };
-    await expect(handler({ Records: [outside, otherBucket] }, context)).rejects.toThrow(
-      /outside the incoming prefix[\s\S]*someone-else/,
+    const sqs = { eventSource: 'aws:sqs', body: '{}' } as unknown as S3EventRecord;
+    const undecodable = {
+      ...record,
+      s3: { ...record.s3, object: { ...record.s3.object, key: 'incoming/%E0%A4%A.tar.gz' } },
+    };
+    await handler(
+      { Records: [outside, otherBucket, sqs, null, 'x', undecodable] as unknown as S3EventRecord[] },
+      context,
     );
 
     expect(messages()).toEqual([
@@ -275,16 +284,95 @@ describe('the upload builder function', () => {
         message: "S3's test event (sent when the bucket's notification is set up): nothing to do",
       },
       {
-        level: 'error',
+        level: 'warn',
         message:
-          "not an S3 event notification (an object with detail-type, source): nothing done; the function handles the S3 events of its bucket's incoming prefix",
+          "not an S3 event notification (an object with detail-type, source): acknowledged, nothing done; the function handles the S3 events of its bucket's incoming prefix",
       },
       {
-        level: 'error',
+        level: 'warn',
+        message:
+          "not an S3 event notification (an object with no fields): acknowledged, nothing done; the function handles the S3 events of its bucket's incoming prefix",
+      },
+      {
+        level: 'warn',
+        message:
+          "not an S3 event notification (null): acknowledged, nothing done; the function handles the S3 events of its bucket's incoming prefix",
+      },
+      {
+        level: 'warn',
+        message:
+          "not an S3 event notification (string): acknowledged, nothing done; the function handles the S3 events of its bucket's incoming prefix",
+      },
+      {
+        level: 'warn',
+        message:
+          "not an S3 event notification (an object with Records): acknowledged, nothing done; the function handles the S3 events of its bucket's incoming prefix",
+      },
+      {
+        level: 'warn',
         message:
           "versions/x.tar.gz is outside the incoming prefix incoming/: not an upload, not handled (the function's trigger sends only keys under it)",
       },
-      { level: 'error', message: `an event of bucket someone-else, not ${s3.bucket}: not handled` },
+      {
+        level: 'warn',
+        message: `an event of bucket someone-else, not ${s3.bucket}: acknowledged, not handled`,
+      },
+      {
+        level: 'warn',
+        message:
+          'a record that is not an S3 event notification (eventSource aws:sqs): acknowledged, not handled',
+      },
+      {
+        level: 'warn',
+        message:
+          'a record that is not an S3 event notification (eventSource undefined): acknowledged, not handled',
+      },
+      {
+        level: 'warn',
+        message:
+          'a record that is not an S3 event notification (eventSource undefined): acknowledged, not handled',
+      },
+      {
+        level: 'warn',
+        message:
+          'an event for incoming/%E0%A4%A.tar.gz, which does not decode as an S3 event key: not handled (no report can be named for it)',
+      },
     ]);
+    // Nothing was published or reported for any of them.
+    expect(await new S3ObjectStore({ client, bucket: s3.bucket }).get('reports/07.json')).toEqual({
+      ok: false,
+      reason: 'not-found',
+    });
+  });
+
+  it('an event mixing an upload with records that are not: the upload is published, the rest acknowledged', async () => {
+    const record = await upload('09.tar.gz', snapshotArchive(smallSnapshot(22)));
+    const outside = {
+      ...record,
+      s3: { ...record.s3, object: { ...record.s3.object, key: 'elsewhere/09.tar.gz' } },
+    };
+    const otherBucket = { ...record, s3: { ...record.s3, bucket: { name: 'someone-else' } } };
+    captureLog();
+
+    await handler({ Records: [outside, record, otherBucket] }, context);
+
+    expect(messages().map((line) => line.level)).toEqual(['warn', 'info', 'warn']);
+    expect(lastDetail()).toMatchObject({ upload: 'incoming/09.tar.gz', outcome: 'published' });
+  });
+
+  it('an event mixing a failing upload with records that are not: it fails for the upload alone, naming it', async () => {
+    const lock = await takePublishLock(new S3ObjectStore({ client, bucket: s3.bucket }), 'catalogue/');
+    const record = await upload('10.tar.gz', snapshotArchive(smallSnapshot(23)));
+    const otherBucket = { ...record, s3: { ...record.s3, bucket: { name: 'someone-else' } } };
+    captureLog();
+    try {
+      const failing = handler({ Records: [otherBucket, record] }, context);
+      await expect(failing).rejects.toThrow(
+        /^incoming\/10\.tar\.gz: publishing failed: another publish holds the target/,
+      );
+      await expect(failing).rejects.not.toThrow(/someone-else/);
+    } finally {
+      await lock.release();
+    }
   });
 });
