@@ -32,6 +32,7 @@ import { generateSnapshot, writeSnapshot } from './synthetic/generate.js';
 import { openTarget, type PublishTarget } from './target.js';
 import { rollbackCommand, unlockCommand, versionsCommand } from './target-commands.js';
 import { DEFAULT_WAIT_MS, uploadCommand } from './upload-command.js';
+import { failedCommand, retryCommand } from './upload-failures.js';
 
 export { EXIT } from './exit.js';
 
@@ -91,6 +92,7 @@ const OPTIONS = {
   force: { type: 'boolean' },
   name: { type: 'string' },
   wait: { type: 'string' },
+  after: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean' },
 } as const;
@@ -304,8 +306,7 @@ function upload(values: Values, options: CommandOptions, source: string | undefi
       'upload needs the snapshot folder or .tar.gz: npm run catalogue -- upload my-catalogue',
     );
   }
-  const wait = values.wait === undefined ? DEFAULT_WAIT_MS : parseDuration('wait', values.wait as string);
-  if (wait === 0) throw new UsageError('--wait 0: the upload waits for its report; give it at least 1s');
+  const wait = waitOption(values);
   return uploadCommand({
     source,
     out: values.out as string | undefined,
@@ -315,6 +316,40 @@ function upload(values: Values, options: CommandOptions, source: string | undefi
     json: values.json === true,
     env: process.env,
     root: options.root ?? process.cwd(),
+  });
+}
+
+/** `--wait` of a command that waits for the builder's report (upload, retry). */
+function waitOption(values: Values): number {
+  const wait = values.wait === undefined ? DEFAULT_WAIT_MS : parseDuration('wait', values.wait as string);
+  if (wait === 0) throw new UsageError('--wait 0: the upload waits for its report; give it at least 1s');
+  return wait;
+}
+
+/** What `failed` and `retry` take from their command line (and the destination, as upload finds it). */
+function failuresRequest(values: Values, options: CommandOptions) {
+  return {
+    out: values.out as string | undefined,
+    endpoint: values.endpoint as string | undefined,
+    afterMs: values.after === undefined ? undefined : parseDuration('after', values.after as string),
+    json: values.json === true,
+    env: process.env,
+    root: options.root ?? process.cwd(),
+  };
+}
+
+/** `retry`: its command line made into the request upload-failures.ts runs. */
+function retry(values: Values, options: CommandOptions, name: string | undefined): Promise<number> {
+  if (name === undefined) {
+    throw new UsageError(
+      'retry needs the upload’s name, as failed lists it: npm run catalogue -- retry 20260601T120000.123Z-73bcfbfa6212',
+    );
+  }
+  return retryCommand({
+    ...failuresRequest(values, options),
+    name,
+    force: values.force === true,
+    waitMs: waitOption(values),
   });
 }
 
@@ -371,6 +406,29 @@ const COMMANDS: Record<string, BuilderCommand> = {
     options: ['out', 'endpoint', 'name', 'wait', 'json'],
     argument: 'FOLDER|FILE.tar.gz',
     run: upload,
+  },
+  failed: {
+    usage: `  npm run catalogue -- failed [--out s3://BUCKET] [--after DUR] [--json]
+`,
+    summary: `  failed     List the uploads in ${UPLOAD_PREFIXES.incomingPrefix} that failed (the cause from the builder's report) or got no
+             report within --after (the builder never finished an attempt), newest first, each with the
+             retry line that runs it again. Exit 0 when there are none, 8 when there are.
+`,
+    options: ['out', 'endpoint', 'after', 'json'],
+    run: (values, options) => failedCommand(failuresRequest(values, options)),
+  },
+  retry: {
+    usage: `  npm run catalogue -- retry NAME [--out s3://BUCKET] [--force] [--wait DUR] [--json]
+`,
+    summary: `  retry      Run a failed upload again: upload its bytes again under its name (the builder handles it as
+             any upload, and its report replaces the failed one), wait for the report and say the outcome
+             as upload does. Refused (exit 5, nothing written) when the upload has its final word, or is
+             gone; and, unless --force, while it may still be building or a newer upload came after it
+             (retried, it would be the newest and publish its older catalogue over that one).
+`,
+    options: ['out', 'endpoint', 'after', 'force', 'wait', 'json'],
+    argument: 'NAME',
+    run: retry,
   },
   versions: {
     usage: `  npm run catalogue -- versions --out TARGET [--json]

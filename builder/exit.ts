@@ -1,7 +1,8 @@
 /**
  * The exit codes of `npm run catalogue` (docs/publishing.md, "Exit codes"): 0 ok, 1 validation failed, 2 usage,
- * 3 publish failed, 4 another publish holds the target, 5 a rollback refused, 6 an upload superseded by a newer
- * one, 7 no report for an upload in time; a new outcome gets a new code.
+ * 3 publish failed, 4 another publish holds the target, 5 a rollback or a retry refused, 6 an upload superseded
+ * by a newer one, 7 no report for an upload in time, 8 `failed` found uploads that failed or got no report; a new
+ * outcome gets a new code.
  */
 export const EXIT = {
   ok: 0,
@@ -12,6 +13,7 @@ export const EXIT = {
   refused: 5,
   superseded: 6,
   timedOut: 7,
+  failedUploads: 8,
 } as const;
 
 /**

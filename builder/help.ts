@@ -59,6 +59,17 @@ Options of upload (the snapshot folder or .tar.gz is its argument):
   --json               print the outcome as one JSON object (outcome, exit_code, version, problems, seconds,
                        the builder's report)
 
+Options of failed and retry (retry's NAME is its argument: NAME, NAME.tar.gz or ${UPLOAD_PREFIXES.incomingPrefix}NAME.tar.gz):
+  --out s3://BUCKET    as for upload (no --out: this checkout's npm start). failed needs s3:ListBucket on
+                       ${UPLOAD_PREFIXES.incomingPrefix} and s3:GetObject on ${UPLOAD_PREFIXES.reportsPrefix}*; retry also s3:GetObject and
+                       s3:PutObject on ${UPLOAD_PREFIXES.incomingPrefix}*.tar.gz
+  --endpoint URL       an S3-compatible endpoint for --out
+  --after DUR          how long an upload may go without a report before it counts as lost (default 1h on
+                       the stack: three attempts of up to 15 min and the waits between them; 5m for npm start)
+  --force              (retry) retry even while the upload may still be building, or a newer upload came
+                       after it (it is then the newest: its catalogue is published over the newer one's)
+  --wait DUR, --json   (retry) as for upload; (failed) --json prints the listing as one JSON object
+
 Options of generate:
   --modules N          number of modules (nonnegative integer)
   --seed S             any integer; the same seed gives the same snapshot
@@ -88,8 +99,13 @@ Exit codes:
      once the other has finished; a publish whose process is gone is taken over at once on the same
      machine, else once its lease has run out (about 90 s after it stopped). A lock that cannot be
      valid is cleared with unlock. (unlock: the lock looks live; nothing was changed)
-  5  rollback refused: the version is not retained, or its objects are gone; nothing was written
+  5  rollback refused: the version is not retained, or its objects are gone; retry refused: the upload
+     is gone or has its final word (or, without --force, may still be building or is older than
+     another); nothing was written
   upload: 0 published or unchanged; 1 refused (by the check: nothing was uploaded; or by the builder);
   3 the upload or its publish failed (the live version is unchanged); 6 superseded by a newer upload
   (that one is published instead); 7 no report within --wait (the builder may still be at it)
+  retry: as upload, and 5 refused
+  failed: 0 no upload failed or went --after without a report; 8 some did (listed); 3 the bucket could
+  not be read
 `;

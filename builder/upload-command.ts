@@ -42,14 +42,15 @@ export interface UploadRequest {
 }
 
 /** What the command says, in words (stdout: the outcome; stderr: the steps) or as JSON. */
-interface Say {
+export interface Say {
   step(line: string): void;
   outcome(line: string): void;
 }
 
 /** The outcome of the whole command, as `--json` prints it (docs/publishing.md, "Uploading from a CI job"). */
 export interface UploadResult {
-  outcome: UploadReport['outcome'] | 'timed_out';
+  /** One of the report's, or `timed_out`; `refused` for a retry refused before anything was written. */
+  outcome: UploadReport['outcome'] | 'timed_out' | 'refused';
   exit_code: number;
   /** The uploaded object's key; null when nothing was uploaded (refused by the check, or the upload failed). */
   upload: string | null;
@@ -101,15 +102,7 @@ export async function uploadCommand(request: UploadRequest): Promise<number> {
   const problem = await sourceProblem(request.source);
   if (problem !== undefined) throw new UsageError(`${request.source}: ${problem}`);
   const started = performance.now();
-  const result = emptyResult();
-  const say = sayer(request.json);
-  const finish: Finish = (fields, line) => {
-    Object.assign(result, fields);
-    result.seconds.total = seconds(performance.now() - started);
-    if (request.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
-    else say.outcome(typeof line === 'string' ? line : line(result.seconds.total));
-    return result.exit_code;
-  };
+  const { result, say, finish } = commandOutcome(request.json, started);
   const checked = await checkUpload(request.source, request.source);
   result.seconds.check = seconds(performance.now() - started);
   if (!checked.ok) return refusedByCheck(checked.problems, say, finish);
@@ -132,6 +125,26 @@ export async function uploadCommand(request: UploadRequest): Promise<number> {
   } finally {
     destination.close();
   }
+}
+
+/**
+ * The outcome of a command that ends as upload does (upload, retry): its result, what it says, and how it ends.
+ * @example const { result, say, finish } = commandOutcome(false, performance.now());
+ */
+export function commandOutcome(
+  json: boolean,
+  started: number,
+): { result: UploadResult; say: Say; finish: Finish } {
+  const result = emptyResult();
+  const say = sayer(json);
+  const finish: Finish = (fields, line) => {
+    Object.assign(result, fields);
+    result.seconds.total = seconds(performance.now() - started);
+    if (json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    else say.outcome(typeof line === 'string' ? line : line(result.seconds.total));
+    return result.exit_code;
+  };
+  return { result, say, finish };
 }
 
 function emptyResult(): UploadResult {
@@ -159,7 +172,10 @@ function sayer(json: boolean): Say {
 }
 
 /** End the command: the result's last fields, the outcome line (or how to make it from the whole time). */
-type Finish = (fields: Partial<UploadResult>, line: string | ((totalSeconds: number) => string)) => number;
+export type Finish = (
+  fields: Partial<UploadResult>,
+  line: string | ((totalSeconds: number) => string),
+) => number;
 
 function refusedByCheck(problems: readonly Problem[], say: Say, finish: Finish): number {
   for (const problem of problems) say.step(formatProblem(problem));
@@ -197,7 +213,7 @@ interface Upload {
 
 /** Upload the archive, never over another upload; then wait for the report and say the outcome. */
 async function uploadAndWait(upload: Upload): Promise<number> {
-  const { destination, archive, name, result, say, finish } = upload;
+  const { destination, archive, name, result, finish } = upload;
   const { incomingPrefix, reportsPrefix } = UPLOAD_PREFIXES;
   const key = `${incomingPrefix}${name}.tar.gz`;
   const reportKey = reportKeyFor(incomingPrefix, reportsPrefix, key);
@@ -224,12 +240,44 @@ async function uploadAndWait(upload: Upload): Promise<number> {
       `upload failed: ${faultText(error, destination)}`,
     );
   }
-  Object.assign(result, { upload: key, report_uri: `s3://${destination.bucket}/${reportKey}` });
   result.seconds.upload = seconds(performance.now() - sent);
-  const limit = formatWait(upload.request.waitMs);
-  say.step(
-    `uploaded ${key} to ${destination.description} in ${result.seconds.upload.toFixed(1)} s; waiting for the builder's report (at most ${limit})`,
-  );
+  return followReport({
+    ...upload,
+    key,
+    etag,
+    reportKey,
+    before,
+    waitMs: upload.request.waitMs,
+    sent: `uploaded ${key} to ${destination.description} in ${result.seconds.upload.toFixed(1)} s`,
+  });
+}
+
+/** An upload made (or made again, by retry): what following its report needs, and the step line that says so. */
+export interface Following {
+  destination: UploadDestination;
+  key: string;
+  /** The upload's ETag as the upload's answer gave it. */
+  etag: string;
+  reportKey: string;
+  /** The S3 ETag of a report there before this upload (not its word), if any. */
+  before: string | undefined;
+  waitMs: number;
+  /** The step line's start: `uploaded incoming/….tar.gz to … in 0.2 s`. */
+  sent: string;
+  result: UploadResult;
+  say: Say;
+  finish: Finish;
+}
+
+/**
+ * Wait for the builder's report on an upload just made, then say the outcome and end with its exit code.
+ * @example return followReport({ destination, key, etag, reportKey, before, waitMs, sent, result, say, finish });
+ */
+export async function followReport(following: Following): Promise<number> {
+  const { destination, key, etag, reportKey, before, result, say, finish } = following;
+  Object.assign(result, { upload: key, report_uri: `s3://${destination.bucket}/${reportKey}` });
+  const limit = formatWait(following.waitMs);
+  say.step(`${following.sent}; waiting for the builder's report (at most ${limit})`);
   const waited = performance.now();
   const outcome = await awaitReport({
     destination,
@@ -237,7 +285,7 @@ async function uploadAndWait(upload: Upload): Promise<number> {
     etag,
     reportKey,
     before,
-    deadline: waited + upload.request.waitMs,
+    deadline: waited + following.waitMs,
     note: say.step,
   }).catch((error: unknown) => ({ error }));
   result.seconds.wait = seconds(performance.now() - waited);
@@ -248,8 +296,8 @@ async function uploadAndWait(upload: Upload): Promise<number> {
       `${text}; the upload was made: its report will be at ${result.report_uri}`,
     );
   }
-  if (!outcome.done && !outcome.failed) return timedOut(upload, limit);
-  return reported(upload, outcome.done ? outcome.report : outcome.failed!);
+  if (!outcome.done && !outcome.failed) return timedOut(following, limit);
+  return reported(following, outcome.done ? outcome.report : outcome.failed!);
 }
 
 /** A fault of the destination in one line: what failed and what to do (the upload policy is what it needs). */
@@ -277,7 +325,7 @@ function faultText(error: unknown, destination: UploadDestination): string {
 const formatWait = (ms: number) =>
   ms % 60_000 === 0 ? `${ms / 60_000} min` : `${(ms / 1000).toFixed(ms % 1000 === 0 ? 0 : 1)} s`;
 
-function timedOut({ result, finish, destination }: Upload, limit: string): number {
+function timedOut({ result, finish, destination }: Following, limit: string): number {
   // To a caller that may not read it, a report that is there looks like one that is not (403 both).
   const unreadable = destination.local
     ? ''
@@ -290,7 +338,7 @@ function timedOut({ result, finish, destination }: Upload, limit: string): numbe
 }
 
 /** The builder's last word: the result's fields from its report, the line that says it, the exit code. */
-function reported({ result, say, finish }: Upload, report: UploadReport): number {
+function reported({ result, say, finish }: Following, report: UploadReport): number {
   const fields: Partial<UploadResult> = {
     outcome: report.outcome,
     version: report.version,

@@ -49,7 +49,7 @@ export async function reportEtag(
 }
 
 /** The report's bytes and ETag, or undefined when it is not there yet (404, or 403 to a caller that may not list). */
-async function readReport(
+export async function readReport(
   destination: UploadDestination,
   reportKey: string,
 ): Promise<{ body: Buffer; etag: string } | undefined> {

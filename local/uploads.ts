@@ -166,20 +166,34 @@ class UploadQueue implements LocalUploads {
     for (const record of pending) await this.#handle(record, 0);
   }
 
-  /** Publish one upload and log what it came to; a failed one is tried again after the next delay. */
+  /**
+   * Publish one upload and log what it came to; a failed one is tried again after the next delay, as is one
+   * whose report could not be written (its S3 failing), as Lambda retries an invocation that failed.
+   */
   async #handle(record: S3EventRecord, attempt: number): Promise<void> {
     if (this.#closed) return;
     const { log, retryDelaysMs = [5_000, 20_000] } = this.#options;
     const result = await this.#publish(record);
-    const report = result && logResult(result, log);
-    if (!report) return;
-    this.#options.onReport?.(report);
-    const delay = retryDelaysMs[attempt];
-    if (report.outcome === 'failed' && delay !== undefined && !this.#closed) {
-      log(`upload ${printable(report.upload)}: trying again in ${Math.round(delay / 1000)} s`);
-      await new Promise((resolve) => setTimeout(resolve, delay).unref());
-      await this.#handle(record, attempt + 1);
+    if (result !== undefined) {
+      const report = logResult(result, log);
+      if (report) this.#options.onReport?.(report);
+      if (report?.outcome !== 'failed') return;
     }
+    const key = printable(objectKeyOf(record) ?? String(record.s3.object.key));
+    const delay = retryDelaysMs[attempt];
+    if (this.#closed) return;
+    if (delay === undefined) {
+      const retry = `npm run catalogue -- retry ${key.replace(/^.*\//, '').replace(/\.tar\.gz$/, '')}`;
+      log(
+        result === undefined
+          ? `upload ${key}: no attempt could write its report; npm start takes it up again when it next starts, or run ${retry}`
+          : `upload ${key}: no attempt left; npm run catalogue -- failed lists it, ${retry} runs it again`,
+      );
+      return;
+    }
+    log(`upload ${key}: trying again in ${Math.round(delay / 1000)} s`);
+    await new Promise((resolve) => setTimeout(resolve, delay).unref());
+    await this.#handle(record, attempt + 1);
   }
 
   /** publishUpload with progress lines in the log; undefined (and said) when its report cannot be written. */

@@ -20,13 +20,22 @@ export interface StoredReport {
 export async function readReport(store: WritableObjectStore, key: string): Promise<StoredReport | undefined> {
   const read = await store.get(key);
   if (!read.ok) return undefined;
+  const report = parseReport(read.body);
+  return report ? { etag: read.etag, report } : { etag: read.etag };
+}
+
+/**
+ * The report in a report object's bytes, or undefined when they are not one (not JSON, no outcome).
+ * @example parseReport(Buffer.from('{"outcome":"published",…}'))?.outcome // → 'published'
+ */
+export function parseReport(body: Buffer): UploadReport | undefined {
   try {
-    const report = JSON.parse(read.body.toString('utf8')) as UploadReport;
+    const report = JSON.parse(body.toString('utf8')) as UploadReport;
     return typeof report === 'object' && report !== null && typeof report.outcome === 'string'
-      ? { etag: read.etag, report }
-      : { etag: read.etag };
+      ? report
+      : undefined;
   } catch {
-    return { etag: read.etag };
+    return undefined;
   }
 }
 

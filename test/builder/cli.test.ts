@@ -31,7 +31,7 @@ describe('usage errors', () => {
     [['pubilsh'], 'unknown command pubilsh; did you mean publish?'],
     [
       ['deploy'],
-      'unknown command deploy (commands: build, publish, repair, validate, upload, versions, rollback, unlock, generate)',
+      'unknown command deploy (commands: build, publish, repair, validate, upload, failed, retry, versions, rollback, unlock, generate)',
     ],
     [['build', '--sourc', 'x', '--out', 'y'], "unknown option '--sourc'; did you mean '--source'?"],
     [
@@ -82,5 +82,30 @@ describe('usage errors', () => {
     expect(code).toBe(EXIT.ok);
     expect(stdout).toContain('cp -r fixtures/catalogue my-catalogue');
     expect(stdout).toContain('--endpoint "$CATALOGUE_S3_ENDPOINT"');
+  });
+
+  it('--help names failed and retry, their options and exit codes', async () => {
+    const { stdout } = await run(['--help']);
+
+    expect(stdout).toContain('npm run catalogue -- failed [--out s3://BUCKET] [--after DUR] [--json]');
+    expect(stdout).toContain(
+      'npm run catalogue -- retry NAME [--out s3://BUCKET] [--force] [--wait DUR] [--json]',
+    );
+    expect(stdout).toContain('Options of failed and retry');
+    expect(stdout).toMatch(/failed: 0 no upload failed or went --after without a report; 8 some did/);
+  });
+
+  it('retry and failed take only their own options', async () => {
+    const { code, stderr } = await run(['failed', '--force']);
+
+    expect(code).toBe(EXIT.usage);
+    expect(stderr).toMatch(
+      /^--force does not apply to failed \(failed takes --out, --endpoint, --after, --json/,
+    );
+    expect((await run(['retry', 'a', '--source', 'x'])).code).toBe(EXIT.usage);
+    expect((await run(['failed', 'extra'])).code).toBe(EXIT.usage);
+    expect((await run(['failed', '--after', 'soon'])).stderr).toMatch(
+      /^--after soon: expected 0 or a number with a unit/,
+    );
   });
 });
