@@ -26,6 +26,8 @@ import {
   snapshotArchive,
   temporaryDirectory,
 } from '../helpers/builder.js';
+import { codeBlocks, readPage, sectionAt } from '../helpers/manual.js';
+import { linesShow, varying } from '../helpers/shown.js';
 
 const BUCKET = 'catalogue';
 let s3: LocalS3;
@@ -126,6 +128,18 @@ const liveUpload = async () => {
   return entry?.published?.upload?.key;
 };
 
+/** The listing the publisher's guide shows (docs/publishing.md, "Failed uploads"), without its command line. */
+function guideListing(): string[] {
+  const guide = readPage('docs/publishing.md');
+  const block = codeBlocks(guide).find(
+    (candidate) =>
+      candidate.info === 'console' &&
+      sectionAt(guide, candidate.line) === 'Failed uploads: `failed` and `retry`',
+  );
+  if (!block) throw new Error('docs/publishing.md shows no failed listing');
+  return block.lines.filter((line) => !line.startsWith('$ '));
+}
+
 const failedJson = async (...args: string[]) => {
   const { code, out } = await cli('failed', '--json', ...args);
   return { code, listing: JSON.parse(out) as UploadFailures & { exit_code: number } };
@@ -136,27 +150,33 @@ describe('failed and retry against the local stack', () => {
     const lock = await acquirePublishLock(store, '', 's3://catalogue/');
     const from = logged.length;
     try {
-      await upload('0001-locked', 'Locked out');
+      await upload('20260601T120000.123Z-73bcfbfa6212', 'Locked out');
       await loggedLine(
-        /upload incoming\/0001-locked\.tar\.gz: no attempt left; npm run catalogue -- failed lists it/,
+        /upload incoming\/20260601T120000.123Z-73bcfbfa6212\.tar\.gz: no attempt left; npm run catalogue -- failed lists it/,
         from,
       );
     } finally {
       await lock.release();
     }
     expect(
-      logged.slice(from).filter((line) => /0001-locked\.tar\.gz: publishing failed/.test(line)),
+      logged
+        .slice(from)
+        .filter((line) => /20260601T120000.123Z-73bcfbfa6212\.tar\.gz: publishing failed/.test(line)),
     ).toHaveLength(3);
 
     const listed = await cli('failed');
     expect(listed.code).toBe(EXIT.failedUploads);
+    // As the publisher's guide shows it.
+    expect(linesShow(guideListing(), listed.out.trimEnd().split('\n').map(varying)), listed.out).toBe(true);
     expect(listed.out).toMatch(
       /incoming\/: 1 of 1 uploads failed or went 5 minutes without a report, newest first/,
     );
     expect(listed.out).toMatch(
-      /incoming\/0001-locked\.tar\.gz {2}failed \(uploaded \S+ \S+Z, last attempt \S+ \S+Z\): another publish holds the target/,
+      /incoming\/20260601T120000.123Z-73bcfbfa6212\.tar\.gz {2}failed \(uploaded \S+ \S+Z, last attempt \S+ \S+Z\): another publish holds the target/,
     );
-    expect(listed.out).toContain('to run it again: npm run catalogue -- retry 0001-locked\n');
+    expect(listed.out).toContain(
+      'to run it again: npm run catalogue -- retry 20260601T120000.123Z-73bcfbfa6212\n',
+    );
 
     // A newer upload is published meanwhile: retrying the older one would publish it over that one.
     await new Promise((resolve) => setTimeout(resolve, 1_100)); // S3 orders uploads to the second
@@ -166,33 +186,39 @@ describe('failed and retry against the local stack', () => {
     expect(code).toBe(EXIT.failedUploads);
     expect(listing.failed).toEqual([
       expect.objectContaining({
-        upload: 'incoming/0001-locked.tar.gz',
-        name: '0001-locked',
+        upload: 'incoming/20260601T120000.123Z-73bcfbfa6212.tar.gz',
+        name: '20260601T120000.123Z-73bcfbfa6212',
         status: 'failed',
         cause: expect.stringMatching(/^another publish holds the target/),
         newer: { upload: 'incoming/0002-newer.tar.gz', outcome: 'published' },
-        report_uri: 's3://catalogue/reports/0001-locked.json',
+        report_uri: 's3://catalogue/reports/20260601T120000.123Z-73bcfbfa6212.json',
       }),
     ]);
-    const reportBefore = await reportOf('0001-locked');
+    const reportBefore = await reportOf('20260601T120000.123Z-73bcfbfa6212');
 
-    const refused = await cli('retry', '0001-locked');
+    const refused = await cli('retry', '20260601T120000.123Z-73bcfbfa6212');
     expect(refused.code).toBe(EXIT.refused);
     expect(refused.out).toMatch(
-      /^retry refused: a newer upload, incoming\/0002-newer\.tar\.gz \(published\), came after incoming\/0001-locked\.tar\.gz: .*add --force.*; nothing was written\n$/,
+      /^retry refused: a newer upload, incoming\/0002-newer\.tar\.gz \(published\), came after incoming\/20260601T120000.123Z-73bcfbfa6212\.tar\.gz: .*add --force.*; nothing was written\n$/,
     );
-    expect(await reportOf('0001-locked')).toEqual(reportBefore);
+    expect(await reportOf('20260601T120000.123Z-73bcfbfa6212')).toEqual(reportBefore);
     expect(await liveUpload()).toBe('incoming/0002-newer.tar.gz');
 
-    const forced = await cli('retry', '0001-locked.tar.gz', '--force', '--json');
+    const forced = await cli('retry', '20260601T120000.123Z-73bcfbfa6212.tar.gz', '--force', '--json');
     expect(forced.code).toBe(EXIT.ok);
     const result = JSON.parse(forced.out) as UploadResult;
-    expect(result).toMatchObject({ outcome: 'published', upload: 'incoming/0001-locked.tar.gz' });
+    expect(result).toMatchObject({
+      outcome: 'published',
+      upload: 'incoming/20260601T120000.123Z-73bcfbfa6212.tar.gz',
+    });
     expect(forced.err).toMatch(
-      /^uploaded incoming\/0001-locked\.tar\.gz again \(the same [\d.]+ kB\) to s3:\/\/catalogue/,
+      /^uploaded incoming\/20260601T120000.123Z-73bcfbfa6212\.tar\.gz again \(the same [\d.]+ kB\) to s3:\/\/catalogue/,
     );
-    expect(await liveUpload()).toBe('incoming/0001-locked.tar.gz');
-    expect(await reportOf('0001-locked')).toMatchObject({ outcome: 'published', version: result.version });
+    expect(await liveUpload()).toBe('incoming/20260601T120000.123Z-73bcfbfa6212.tar.gz');
+    expect(await reportOf('20260601T120000.123Z-73bcfbfa6212')).toMatchObject({
+      outcome: 'published',
+      version: result.version,
+    });
     expect((await cli('failed')).code).toBe(EXIT.ok);
   }, 120_000);
 
