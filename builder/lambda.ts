@@ -32,7 +32,12 @@ import { logProgress } from './report/progress.js';
 import { printable } from './snapshot/problems.js';
 import type { S3EventNotification, S3EventRecord } from './upload/event.js';
 import { uploadEventBus } from './upload/notify.js';
-import { publishUpload, type UploadResult, type UploadSettings } from './upload/publish-upload.js';
+import {
+  publishUpload,
+  reportFailure,
+  type UploadResult,
+  type UploadSettings,
+} from './upload/publish-upload.js';
 import { reportLine } from './upload/report.js';
 
 /** What Lambda's context gives the handler that it uses. */
@@ -164,6 +169,52 @@ function foreignRecord(record: S3EventRecord, bucket: string): string | undefine
   return undefined;
 }
 
+/**
+ * How long before the function's timeout an attempt still under way writes its `failed` report: time enough for
+ * one report and one event, however loaded the store (its client tries each call 5 times).
+ */
+const TIMEOUT_REPORT_MS = 15_000;
+
+/**
+ * `publishing`, with a `failed` report written (and its event sent) {@link TIMEOUT_REPORT_MS} before the
+ * function's timeout if it has not finished by then: Lambda then stops the attempt and leaves no trace in the
+ * bucket, so without this an upload whose every attempt runs out of time would have no report at all. The attempt
+ * is not cut short: if it finishes in the time left, its outcome replaces that report.
+ */
+async function reportingTimeout(
+  publishing: Promise<UploadResult>,
+  record: S3EventRecord,
+  context: LambdaContext,
+  { settings, bus }: NonNullable<typeof configured>,
+): Promise<UploadResult> {
+  const startedAt = new Date();
+  const leftMs = context.getRemainingTimeInMillis() - TIMEOUT_REPORT_MS;
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => {
+    timer = setTimeout(() => resolve('late'), Math.max(0, leftMs));
+  });
+  try {
+    const first = await Promise.race([publishing, late]);
+    if (first !== 'late') return first;
+    const cause = `the attempt had not finished ${Math.round(TIMEOUT_REPORT_MS / 1000)} s before the function's timeout (${Math.round((Date.now() - startedAt.getTime()) / 1000)} s in): Lambda stops it there; a larger memory size (more CPU) or a longer timeout gives the build more time`;
+    try {
+      const written = await reportFailure(record, settings, startedAt, cause);
+      if (written && !written.repeated) {
+        log('error', reportLine(written.report));
+        await bus?.send(written.report);
+      }
+    } catch (error) {
+      log(
+        'error',
+        `${printable(String(record.s3.object.key))}: its report of running out of time could not be written: ${errorMessage(error)}`,
+      );
+    }
+    return await publishing;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** Handle one record and log what it came to; what the invocation must fail for (to be retried and alarmed), if anything. */
 async function handleRecord(
   record: S3EventRecord,
@@ -176,11 +227,12 @@ async function handleRecord(
   const progress = logProgress(process.stdout);
   let result: UploadResult;
   try {
-    result = await publishUpload(record, {
+    const publishing = publishUpload(record, {
       ...settings,
       progress,
       lockWaitMs: Math.max(0, context.getRemainingTimeInMillis() - budgetMs),
     });
+    result = await reportingTimeout(publishing, record, context, { settings, bus, budgetMs });
   } catch (error) {
     // Its report could not be read or written (the store failing): the retry tries the upload again.
     const message = `${printable(String(record.s3.object.key))}: its report could not be read or written: ${errorMessage(error)}`;

@@ -331,3 +331,31 @@ async function publishArchive(
     },
   };
 }
+
+/**
+ * Write a `failed` report saying `cause` for the upload `record` announces, unless the final word on those bytes
+ * is there already: what an attempt that cannot finish leaves behind, such as one whose time is running out
+ * (builder/lambda.ts), so that an upload killed for good still has a report with its cause. An attempt that does
+ * finish afterwards replaces it with its outcome (a `failed` report is the one kind that is replaced). Resolves to
+ * the report stored (written now, or found), or undefined when the record names no upload.
+ * @example await reportFailure(record, settings, new Date(started), 'the function ran out of time');
+ */
+export async function reportFailure(
+  record: S3EventRecord,
+  given: UploadSettings,
+  startedAt: Date,
+  cause: string,
+): Promise<{ report: UploadReport; repeated: boolean } | undefined> {
+  const settings = { ...given, store: uploadWrites(given) };
+  const route = routeRecord(record, settings);
+  if ('kind' in route) return undefined;
+  const report = newReport(record, route.key, route.reportKey, startedAt);
+  const seen = await readReport(settings.store, route.reportKey);
+  if (isFinalFor(seen, report.etag)) return { report: seen.report, repeated: true };
+  report.error = cause;
+  report.version = await liveVersion(settings);
+  report.event_id = outcomeEventId(report);
+  report.finished_at = new Date().toISOString();
+  report.seconds = (Date.now() - startedAt.getTime()) / 1000;
+  return writeReportOnce(settings.store, route.reportKey, report, seen);
+}
