@@ -178,10 +178,10 @@ describe('failed and retry against the local stack', () => {
       'to run it again: npm run catalogue -- retry 20260601T120000.123Z-73bcfbfa6212\n',
     );
 
-    // A newer upload is published meanwhile: retrying the older one would publish it over that one.
-    await new Promise((resolve) => setTimeout(resolve, 1_100)); // S3 orders uploads to the second
-    await upload('0002-newer', 'The newer one');
-    await loggedLine(/upload incoming\/0002-newer\.tar\.gz: published version/);
+    // A newer upload is published meanwhile (its name sorts after: uploads within one second are ordered by
+    // name): retrying the older one would publish it over that one.
+    await upload('20260601T120001Z-newer', 'The newer one');
+    await loggedLine(/upload incoming\/20260601T120001Z-newer\.tar\.gz: published version/);
     const { code, listing } = await failedJson();
     expect(code).toBe(EXIT.failedUploads);
     expect(listing.failed).toEqual([
@@ -190,7 +190,7 @@ describe('failed and retry against the local stack', () => {
         name: '20260601T120000.123Z-73bcfbfa6212',
         status: 'failed',
         cause: expect.stringMatching(/^another publish holds the target/),
-        newer: { upload: 'incoming/0002-newer.tar.gz', outcome: 'published' },
+        newer: { upload: 'incoming/20260601T120001Z-newer.tar.gz', outcome: 'published' },
         report_uri: 's3://catalogue/reports/20260601T120000.123Z-73bcfbfa6212.json',
       }),
     ]);
@@ -199,10 +199,10 @@ describe('failed and retry against the local stack', () => {
     const refused = await cli('retry', '20260601T120000.123Z-73bcfbfa6212');
     expect(refused.code).toBe(EXIT.refused);
     expect(refused.out).toMatch(
-      /^retry refused: a newer upload, incoming\/0002-newer\.tar\.gz \(published\), came after incoming\/20260601T120000.123Z-73bcfbfa6212\.tar\.gz: .*add --force.*; nothing was written\n$/,
+      /^retry refused: a newer upload, incoming\/20260601T120001Z-newer\.tar\.gz \(published\), came after incoming\/20260601T120000.123Z-73bcfbfa6212\.tar\.gz: .*add --force.*; nothing was written\n$/,
     );
     expect(await reportOf('20260601T120000.123Z-73bcfbfa6212')).toEqual(reportBefore);
-    expect(await liveUpload()).toBe('incoming/0002-newer.tar.gz');
+    expect(await liveUpload()).toBe('incoming/20260601T120001Z-newer.tar.gz');
 
     const forced = await cli('retry', '20260601T120000.123Z-73bcfbfa6212.tar.gz', '--force', '--json');
     expect(forced.code).toBe(EXIT.ok);
@@ -225,15 +225,15 @@ describe('failed and retry against the local stack', () => {
   it('an upload whose event never came is listed as having no report once --after has passed, and retry publishes it', async () => {
     deliver = false;
     try {
-      await upload('0003-unannounced', 'Never announced');
+      await upload('20260601T120002Z-unannounced', 'Never announced');
     } finally {
       deliver = true;
     }
     // Too recent to call lost by default: listed as waiting, not failed.
     const recent = await failedJson();
     expect(recent.code).toBe(EXIT.ok);
-    expect(recent.listing.waiting.map((entry) => entry.upload)).toEqual(['incoming/0003-unannounced.tar.gz']);
-    const early = await cli('retry', '0003-unannounced');
+    expect(recent.listing.waiting.map((entry) => entry.upload)).toEqual(['incoming/20260601T120002Z-unannounced.tar.gz']);
+    const early = await cli('retry', '20260601T120002Z-unannounced');
     expect(early.code).toBe(EXIT.refused);
     expect(early.out).toMatch(
       /has no report yet, but was uploaded only 0 minutes ago: the builder may still be at it/,
@@ -242,14 +242,28 @@ describe('failed and retry against the local stack', () => {
     const lost = await cli('failed', '--after', '0');
     expect(lost.code).toBe(EXIT.failedUploads);
     expect(lost.out).toMatch(
-      /incoming\/0003-unannounced\.tar\.gz {2}no report after 0 minutes \(uploaded \S+ \S+Z\): the builder never finished an attempt/,
+      /incoming\/20260601T120002Z-unannounced\.tar\.gz {2}no report after 0 minutes \(uploaded \S+ \S+Z\): the builder never finished an attempt/,
     );
 
-    const retried = await cli('retry', '0003-unannounced', '--after', '0');
+    const retried = await cli('retry', '20260601T120002Z-unannounced', '--after', '0');
     expect(retried.code).toBe(EXIT.ok);
     expect(retried.out).toMatch(/^published version \S+ \(was \S+\): 20 modules;/);
-    expect(await liveUpload()).toBe('incoming/0003-unannounced.tar.gz');
+    expect(await liveUpload()).toBe('incoming/20260601T120002Z-unannounced.tar.gz');
     expect((await cli('failed', '--after', '0')).code).toBe(EXIT.ok);
+    // The same through --out, as on the stack: the bucket named, the endpoint given.
+    const named = await cli(
+      'failed',
+      '--after',
+      '0',
+      '--out',
+      's3://catalogue/incoming/',
+      '--endpoint',
+      s3.endpoint,
+    );
+    expect(named.code).toBe(EXIT.ok);
+    expect(named.out).toMatch(
+      /^s3:\/\/catalogue at http:\/\/127\.0\.0\.1:\d+, incoming\/: none of 3 uploads failed or went 0 minutes without a report\n$/,
+    );
   }, 120_000);
 
   it('the S3 server stopped through every attempt: no report can be written, failed lists it once the server is back, retry publishes it', async () => {
@@ -259,7 +273,7 @@ describe('failed and retry against the local stack', () => {
       held = notification;
     });
     try {
-      await upload('0004-s3-down', 'Built while S3 was down');
+      await upload('20260601T120003Z-s3-down', 'Built while S3 was down');
     } finally {
       unhook();
       deliver = true;
@@ -268,54 +282,86 @@ describe('failed and retry against the local stack', () => {
     await s3.stop();
     try {
       for (const listener of listeners) listener(held!);
-      await loggedLine(/upload incoming\/0004-s3-down\.tar\.gz: no attempt could write its report/, from);
+      await loggedLine(/upload incoming\/20260601T120003Z-s3-down\.tar\.gz: no attempt could write its report/, from);
     } finally {
       await s3.start();
     }
     expect(
       logged
         .slice(from)
-        .filter((line) => /0004-s3-down\.tar\.gz: its report could not be written/.test(line)),
+        .filter((line) => /20260601T120003Z-s3-down\.tar\.gz: its report could not be written/.test(line)),
     ).toHaveLength(3);
 
     const { code, listing } = await failedJson('--after', '0');
     expect(code).toBe(EXIT.failedUploads);
     expect(listing.failed).toEqual([
       expect.objectContaining({
-        upload: 'incoming/0004-s3-down.tar.gz',
+        upload: 'incoming/20260601T120003Z-s3-down.tar.gz',
         status: 'no_report',
         cause: 'no report after 0 minutes',
         newer: null,
       }),
     ]);
 
-    const retried = await cli('retry', 'incoming/0004-s3-down.tar.gz', '--force');
+    const retried = await cli('retry', 'incoming/20260601T120003Z-s3-down.tar.gz', '--force');
     expect(retried.code).toBe(EXIT.ok);
-    expect(await liveUpload()).toBe('incoming/0004-s3-down.tar.gz');
+    expect(await liveUpload()).toBe('incoming/20260601T120003Z-s3-down.tar.gz');
   }, 120_000);
 
   it('the S3 server back between attempts: the upload loop tries again as Lambda would, and publishes', async () => {
+    // A loop of its own, whose retries leave the server time to come back (2 s, then 20 s).
+    let listener: ((notification: S3EventNotification) => void) | undefined;
+    const own: string[] = [];
+    const patient = acceptUploads(
+      (given) => {
+        listener = given;
+        return () => {
+          listener = undefined;
+        };
+      },
+      {
+        store,
+        bucket: BUCKET,
+        prefix: '',
+        ...UPLOAD_PREFIXES,
+        log: (line) => own.push(line),
+        retryDelaysMs: [2_000, 20_000],
+        catchUp: false,
+      },
+    );
     deliver = false;
     let held: S3EventNotification | undefined;
     const unhook = s3.onEvent((notification) => {
       held = notification;
     });
     try {
-      await upload('0005-s3-back', 'Built once S3 was back');
+      await upload('20260601T120004Z-s3-back', 'Built once S3 was back');
     } finally {
       unhook();
       deliver = true;
     }
-    const from = logged.length;
-    await s3.stop();
     try {
-      for (const listener of listeners) listener(held!);
-      await loggedLine(/upload incoming\/0005-s3-back\.tar\.gz: trying again in/, from);
+      await s3.stop();
+      try {
+        listener!(held!);
+        const end = performance.now() + 30_000;
+        while (!own.some((line) => /20260601T120004Z-s3-back\.tar\.gz: trying again in 2 s/.test(line))) {
+          if (performance.now() > end) throw new Error(own.join('\n'));
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+      } finally {
+        await s3.start();
+      }
+      const end = performance.now() + 60_000;
+      while (!own.some((line) => /upload incoming\/20260601T120004Z-s3-back\.tar\.gz: published version/.test(line))) {
+        if (performance.now() > end) throw new Error(own.join('\n'));
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
     } finally {
-      await s3.start();
+      await patient.close();
     }
-    await loggedLine(/upload incoming\/0005-s3-back\.tar\.gz: published version/, from);
-    expect(await reportOf('0005-s3-back')).toMatchObject({ outcome: 'published' });
+    expect(own[0]).toMatch(/^upload incoming\/20260601T120004Z-s3-back\.tar\.gz: its report could not be written/);
+    expect(await reportOf('20260601T120004Z-s3-back')).toMatchObject({ outcome: 'published' });
   }, 120_000);
 
   it('refuses what it cannot retry, writing nothing: a name that is not an upload’s, one not there, one handled already', async () => {
@@ -328,10 +374,10 @@ describe('failed and retry against the local stack', () => {
       /^retry refused: incoming\/9999-never-uploaded\.tar\.gz is not in the incoming prefix/,
     );
 
-    const handled = await cli('retry', '0002-newer', '--force');
+    const handled = await cli('retry', '20260601T120001Z-newer', '--force');
     expect(handled.code).toBe(EXIT.refused);
     expect(handled.out).toMatch(
-      /^retry refused: the builder has its final word on incoming\/0002-newer\.tar\.gz: incoming\/0002-newer\.tar\.gz: published version/,
+      /^retry refused: the builder has its final word on incoming\/20260601T120001Z-newer\.tar\.gz: incoming\/20260601T120001Z-newer\.tar\.gz: published version/,
     );
 
     const elsewhere = await cli('failed', '--out', 's3://catalogue/catalogue');
