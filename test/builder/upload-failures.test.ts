@@ -232,7 +232,9 @@ describe('failed and retry against the local stack', () => {
     // Too recent to call lost by default: listed as waiting, not failed.
     const recent = await failedJson();
     expect(recent.code).toBe(EXIT.ok);
-    expect(recent.listing.waiting.map((entry) => entry.upload)).toEqual(['incoming/20260601T120002Z-unannounced.tar.gz']);
+    expect(recent.listing.waiting.map((entry) => entry.upload)).toEqual([
+      'incoming/20260601T120002Z-unannounced.tar.gz',
+    ]);
     const early = await cli('retry', '20260601T120002Z-unannounced');
     expect(early.code).toBe(EXIT.refused);
     expect(early.out).toMatch(
@@ -282,7 +284,10 @@ describe('failed and retry against the local stack', () => {
     await s3.stop();
     try {
       for (const listener of listeners) listener(held!);
-      await loggedLine(/upload incoming\/20260601T120003Z-s3-down\.tar\.gz: no attempt could write its report/, from);
+      await loggedLine(
+        /upload incoming\/20260601T120003Z-s3-down\.tar\.gz: no attempt could write its report/,
+        from,
+      );
     } finally {
       await s3.start();
     }
@@ -353,14 +358,20 @@ describe('failed and retry against the local stack', () => {
         await s3.start();
       }
       const end = performance.now() + 60_000;
-      while (!own.some((line) => /upload incoming\/20260601T120004Z-s3-back\.tar\.gz: published version/.test(line))) {
+      while (
+        !own.some((line) =>
+          /upload incoming\/20260601T120004Z-s3-back\.tar\.gz: published version/.test(line),
+        )
+      ) {
         if (performance.now() > end) throw new Error(own.join('\n'));
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
     } finally {
       await patient.close();
     }
-    expect(own[0]).toMatch(/^upload incoming\/20260601T120004Z-s3-back\.tar\.gz: its report could not be written/);
+    expect(own[0]).toMatch(
+      /^upload incoming\/20260601T120004Z-s3-back\.tar\.gz: its report could not be written/,
+    );
     expect(await reportOf('20260601T120004Z-s3-back')).toMatchObject({ outcome: 'published' });
   }, 120_000);
 
