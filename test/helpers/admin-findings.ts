@@ -9,7 +9,8 @@
  * - malformed percent-escapes, a malformed or repeated Host: answered in the envelope, with an audit line;
  * - dates that name no day of the calendar, labels and owners with characters that do not print: refused;
  * - the cap races: an enable whose key write is held while an issue takes the place (within the window, and
- *   held past it, when the clock can move); a roll at the cap, then its old key's expiry lifted;
+ *   held past it, when the clock can move); a roll at the cap, then its old key's expiry lifted; ten rolls of
+ *   one key at once (issue 47: the refused ones left revoked ghost keys in the listing);
  * - DynamoDB's faults as before the lean client: throttling and cut answers answered 503 with Retry-After.
  * Every answer is checked against admin/openapi.json.
  */
@@ -317,6 +318,43 @@ export function describeAdminFindings(
       const { usable, counted } = await usableKeys(h, who);
       expect(counted).toHaveLength(h.cap);
       expect(usable).toHaveLength(h.cap + 1);
+    });
+
+    /** A roll sent again with its Idempotency-Key after each 503 (a loaded machine misses the deadline). */
+    const rollUntilDecided = async (keyId: string, idempotencyKey: string) => {
+      for (let attempt = 1; ; attempt++) {
+        const answer = await call('POST', `/keys/${keyId}/roll`, {
+          headers: { 'Idempotency-Key': idempotencyKey },
+        });
+        if (answer.status !== 503 || attempt === 5) return answer;
+        await new Promise((resolve) => setTimeout(resolve, Number(answer.headers['retry-after']) * 1000));
+      }
+    };
+
+    it('ten rolls of one key at once, three rounds: one 201, nine 409, and the listing holds the old key and one successor', async () => {
+      const h = harness();
+      const who = owner();
+      let current = (await call('POST', '/keys', { body: { owner: who, tier: 'free' } })).json.data.key_id;
+      for (let round = 0; round < 3; round++) {
+        const answers = await Promise.all(
+          Array.from({ length: 10 }, (_, i) => rollUntilDecided(current, `${who}-${round}-${i}`)),
+        );
+        const listed = await h.call('GET', `/keys?owner=${encodeURIComponent(who)}`);
+        const keys = listed.json.data as { key_id: string; rolled_from: string | null; status: string }[];
+
+        expect(answers.map((answer) => answer.status).sort()).toEqual([201, ...Array(9).fill(409)]);
+        expect(answers.filter((a) => a.status === 409).map((a) => a.json.error.code)).toEqual(
+          Array(9).fill('key_already_rolled'),
+        );
+        const successor = answers.find((answer) => answer.status === 201)!.json.data.key_id;
+        expect(keys.filter((key) => key.rolled_from === current).map((key) => key.key_id)).toEqual([
+          successor,
+        ]);
+        expect(keys).toHaveLength(round + 2);
+        // The old key goes before the next round, so the owner's cap (2 here) has room for the next roll.
+        expect((await call('POST', `/keys/${current}/revoke`)).status).toBe(200);
+        current = successor;
+      }
     });
 
     // Only where the clock moves: the Lambda handler reads the real one (its deadline is proven the same way).
