@@ -19,6 +19,8 @@ export const BOUNDS = {
   /** How long the key a roll replaces may go on. */
   rollGraceDays: 30,
   bodyBytes: 16 * 1024,
+  /** Objects and arrays inside one another in a body: the API's go two deep (issue's `limits`). */
+  bodyDepth: 8,
   idempotencyKeyLength: 255,
   pageSize: 100,
 } as const;

@@ -7,6 +7,7 @@
  * - no key in any answer or log line: a key, or a near miss, in a path, a query, an owner, a label, a field's
  *   name; refused with 400 before it is logged or echoed, the audit line saying where it was redacted;
  * - malformed percent-escapes, a malformed or repeated Host: answered in the envelope, with an audit line;
+ * - bodies it cannot use (nested 4,000 levels under the size limit, a field written twice): 400, never 500;
  * - dates that name no day of the calendar, labels and owners with characters that do not print: refused;
  * - the cap races: an enable whose key write is held while an issue takes the place (within the window, and
  *   held past it, when the clock can move); a roll at the cap, then its old key's expiry lifted; ten rolls of
@@ -203,6 +204,24 @@ export function describeAdminFindings(
         status: 400,
         outcome: 'invalid_request',
       });
+    });
+  });
+
+  describe(`${name}: every body it cannot use answered 400 (issue 47)`, () => {
+    it.each([
+      [
+        'nested 4,000 levels (8 KB, under the size limit)',
+        `${'['.repeat(4_000)}${']'.repeat(4_000)}`,
+        'deeper than',
+      ],
+      ['with a field written twice', '{"owner":"a","tier":"free","owner":"b"}', 'written twice'],
+      ['that is not JSON', '{"owner":', 'not valid JSON'],
+    ])('a body %s', async (_, raw, says) => {
+      for (const target of ['/keys', '/keys/key_AAAAAAAAAA/roll', '/keys/key_AAAAAAAAAA/revoke']) {
+        const answer = await call('POST', target, { raw });
+        expect([answer.status, answer.json.error.code]).toEqual([400, 'invalid_request']);
+        expect(answer.json.error.details[0].problem).toContain(says);
+      }
     });
   });
 
