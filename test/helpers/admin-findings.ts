@@ -8,6 +8,8 @@
  *   name; refused with 400 before it is logged or echoed, the audit line saying where it was redacted;
  * - malformed percent-escapes, a malformed or repeated Host: answered in the envelope, with an audit line;
  * - bodies it cannot use (nested 4,000 levels under the size limit, a field written twice): 400, never 500;
+ * - messages that say what is wrong: a raw `+` in a query's owner (a space there), a date alone where a time
+ *   with its zone is due, an Idempotency-Key sent twice;
  * - dates that name no day of the calendar, labels and owners with characters that do not print: refused;
  * - the cap races: an enable whose key write is held while an issue takes the place (within the window, and
  *   held past it, when the clock can move); a roll at the cap, then its old key's expiry lifted; ten rolls of
@@ -225,6 +227,59 @@ export function describeAdminFindings(
     });
   });
 
+  describe(`${name}: messages that say what is wrong and how to fix it (issue 47)`, () => {
+    it('a raw + in the owner of a query: a space there, so written %2B', async () => {
+      const who = `${owner()}+team`;
+      const issued = await call('POST', '/keys', { body: { owner: who, tier: 'free' } });
+      const raw = await call('GET', `/keys?owner=${who}`);
+      const encoded = await call('GET', `/keys?owner=${encodeURIComponent(who)}`);
+
+      expect(issued.status).toBe(201);
+      expect(raw.status).toBe(400);
+      expect(raw.json.error.details).toEqual([
+        {
+          field: '?owner',
+          problem: expect.stringContaining('a + stands for a space, so write a plus sign in an owner as %2B'),
+        },
+      ]);
+      expect(encoded.status).toBe(200);
+      expect(encoded.json.data.map((key: { owner: string }) => key.owner)).toEqual([who]);
+    });
+
+    it.each([
+      ['POST', '/keys', 'expires', (date: string) => ({ owner: 'u1', tier: 'free', expires: date })],
+      ['POST', '/keys/key_AAAAAAAAAA/roll', 'old_key_expires', (date: string) => ({ old_key_expires: date })],
+      ['POST', '/keys/key_AAAAAAAAAA/expiry', 'expires', (date: string) => ({ expires: date })],
+    ] as const)(
+      '%s %s: a date alone in %s is refused, with how to write it',
+      async (method, target, field, body) => {
+        const date = `${new Date().getUTCFullYear() + 1}-01-15`;
+        const answer = await call(method, target, { body: body(date) });
+        expect(answer.status).toBe(400);
+        expect(answer.json.error.details).toEqual([
+          {
+            field,
+            problem: `must be a time with its zone, not a date alone: for midnight UTC write ${date}T00:00:00Z (or give your zone: ${date}T00:00:00+01:00)`,
+          },
+        ]);
+      },
+    );
+
+    it.each([
+      ['as Node joins a header sent twice', 'k-1, k-2'],
+      ['as a function URL joins it', 'k-1,k-2'],
+    ])('an Idempotency-Key sent twice (%s): must be sent once', async (_, value) => {
+      const answer = await call('POST', '/keys', {
+        body: { owner: 'u1', tier: 'free' },
+        headers: { 'Idempotency-Key': value },
+      });
+      expect(answer.status).toBe(400);
+      expect(answer.json.error.details).toEqual([
+        { field: 'Idempotency-Key', problem: expect.stringMatching(/^must be sent once/) },
+      ]);
+    });
+  });
+
   describe(`${name}: dates of the calendar, printable labels and owners`, () => {
     it.each([
       ['2027-02-30'],
@@ -243,7 +298,7 @@ export function describeAdminFindings(
 
     it('takes a leap day, and refuses a roll to a day that does not exist', async () => {
       const issued = await call('POST', '/keys', {
-        body: { owner: owner(), tier: 'free', expires: '2028-02-29' },
+        body: { owner: owner(), tier: 'free', expires: '2028-02-29T00:00:00Z' },
       });
       expect(issued.status).toBe(201);
       expect(issued.json.data.expires).toBe('2028-02-29T00:00:00.000Z');
