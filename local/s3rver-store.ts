@@ -202,31 +202,61 @@ async function storedMetadata(path: string): Promise<Record<string, unknown> | u
 
 const absent = () => Object.assign(new Error('no such object'), { code: 'ENOENT' });
 
+/** Do `work` in a bucket's staging area: what it staged and did not put in place is removed if it fails. */
+async function staging<T>(
+  store: Store,
+  at: { bucket: string; S3Error: S3ErrorClass },
+  work: (staged: Staged) => Promise<T>,
+): Promise<T> {
+  const staged = await Staged.in(store, at.bucket);
+  try {
+    return await work(staged);
+  } catch (error) {
+    await staged.discard();
+    throw diskFull(store, at.S3Error, error);
+  }
+}
+
+/** An object's metadata as s3rver answers it; a half-written object (bytes, no metadata) is removed, absent. */
+async function wholeMetadata(store: Store, bucket: string, key: string): Promise<Record<string, unknown>> {
+  const body = store.getResourcePath(bucket, key, 'object');
+  const size = await stat(body); // ENOENT: no such object
+  const kept = await storedMetadata(store.getResourcePath(bucket, key, 'metadata.json'));
+  if (!kept) {
+    // Bytes without metadata: a write that never finished (the commit puts metadata first). Gone for good.
+    await Promise.all([rm(body, { force: true }), rm(`${body}.md5`, { force: true })]);
+    throw absent();
+  }
+  return {
+    ...kept,
+    etag: JSON.stringify(await md5Of(body)),
+    'last-modified': size.mtime.toUTCString(),
+    'content-length': size.size,
+  };
+}
+
 /** The store's methods, whole or nothing. */
 function patchedMethods(S3Error: S3ErrorClass, allowed: readonly string[]) {
+  const json = (metadata: Record<string, unknown>) =>
+    JSON.stringify(keptMetadata(metadata, allowed), null, 2);
   return {
     async putObject(this: Store, object: S3ObjectLike) {
       await checkRoom(this, object, S3Error);
-      const staged = await Staged.in(this, object.bucket);
-      try {
+      return staging(this, { bucket: object.bucket, S3Error }, async (staged) => {
         const body = staged.file('object');
         const written = await writeWhole(object.content, body);
         const metadata = staged.file('metadata.json');
-        await writeFile(metadata, JSON.stringify(keptMetadata(object.metadata, allowed), null, 2));
+        await writeFile(metadata, json(object.metadata));
         const md5 = staged.file('md5');
         await writeFile(md5, written.md5);
         await commit(this, object, { metadata, body, md5 });
         return written;
-      } catch (error) {
-        await staged.discard();
-        throw diskFull(this, S3Error, error);
-      }
+      });
     },
 
-    async putPart(this: Store, bucket: string, uploadId: string, part: number, content: Readable) {
+    putPart(this: Store, bucket: string, uploadId: string, part: number, content: Readable) {
       const path = join(this.getResourcePath(bucket, undefined, 'uploads'), uploadId, String(part));
-      const staged = await Staged.in(this, bucket);
-      try {
+      return staging(this, { bucket, S3Error }, async (staged) => {
         const body = staged.file('part');
         const written = await writeWhole(content, body);
         const md5 = staged.file('md5');
@@ -235,48 +265,22 @@ function patchedMethods(S3Error: S3ErrorClass, allowed: readonly string[]) {
         await rename(md5, `${path}.md5`);
         await rename(body, path);
         return written;
-      } catch (error) {
-        await staged.discard();
-        throw diskFull(this, S3Error, error);
-      }
+      });
     },
 
-    async putMetadata(
-      this: Store,
-      bucket: string,
-      key: string,
-      metadata: Record<string, unknown>,
-      md5?: string,
-    ) {
-      const staged = await Staged.in(this, bucket);
-      try {
+    putMetadata(this: Store, bucket: string, key: string, metadata: Record<string, unknown>, md5?: string) {
+      return staging(this, { bucket, S3Error }, async (staged) => {
         const file = staged.file('metadata.json');
-        await writeFile(file, JSON.stringify(keptMetadata(metadata, allowed), null, 2));
+        await writeFile(file, json(metadata));
+        if (md5 === undefined) return rename(file, this.getResourcePath(bucket, key, 'metadata.json'));
         const md5File = staged.file('md5');
-        if (md5 !== undefined) await writeFile(md5File, md5);
-        if (md5 !== undefined) await commit(this, { bucket, key }, { metadata: file, md5: md5File });
-        else await rename(file, this.getResourcePath(bucket, key, 'metadata.json'));
-      } catch (error) {
-        await staged.discard();
-        throw diskFull(this, S3Error, error);
-      }
+        await writeFile(md5File, md5);
+        await commit(this, { bucket, key }, { metadata: file, md5: md5File });
+      });
     },
 
-    async getMetadata(this: Store, bucket: string, key: string) {
-      const body = this.getResourcePath(bucket, key, 'object');
-      const size = await stat(body); // ENOENT: no such object
-      const kept = await storedMetadata(this.getResourcePath(bucket, key, 'metadata.json'));
-      if (!kept) {
-        // Bytes without metadata: a write that never finished (the commit puts metadata first). Gone for good.
-        await Promise.all([rm(body, { force: true }), rm(`${body}.md5`, { force: true })]);
-        throw absent();
-      }
-      return {
-        ...kept,
-        etag: JSON.stringify(await md5Of(body)),
-        'last-modified': size.mtime.toUTCString(),
-        'content-length': size.size,
-      };
+    getMetadata(this: Store, bucket: string, key: string) {
+      return wholeMetadata(this, bucket, key);
     },
   };
 }

@@ -13,6 +13,7 @@
  *   so a name echoed here is never a key.
  */
 import { isUtf8 } from 'node:buffer';
+import { errorMessage } from '../../store/errors.js';
 import type { FieldProblem } from '../errors.js';
 import { BOUNDS } from '../validate.js';
 
@@ -113,7 +114,7 @@ export function readJsonBody(bytes: Buffer): ReadBody {
     const value: unknown = JSON.parse(text);
     return { ok: true, value, ...(scanned.twice !== undefined && { twice: scanned.twice }) };
   } catch (error) {
-    const at = /position (\d+)/.exec((error as Error).message)?.[1];
+    const at = /position (\d+)/.exec(errorMessage(error))?.[1];
     return refuse(
       `is not valid JSON${at === undefined ? '' : ` (it stops making sense at character ${Number(at) + 1})`}`,
     );

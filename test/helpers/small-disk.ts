@@ -8,6 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, rmSync, statfsSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { errorMessage } from '../../store/errors.js';
 
 export interface SmallDisk {
   /** Where it is mounted. */
@@ -78,6 +79,6 @@ export const SMALL_DISK_REFUSED: string | undefined = (() => {
     mountSmallDisk(1).unmount();
     return undefined;
   } catch (error) {
-    return (error as Error).message;
+    return errorMessage(error);
   }
 })();
