@@ -12,10 +12,10 @@
  * How, at one seam (the store's prototype, checked to be 3.7.1's):
  * - **Whole or nothing.** PutObject, UploadPart and a copy's metadata are written into a staging folder of the
  *   bucket (`._S3rver_staging`, beside s3rver's own `._S3rver_uploads`; never listed), every byte flushed,
- *   then renamed into place: the old MD5 removed, the metadata, the bytes (the commit), the new MD5. Killed at
- *   any point, the key holds its old object or its new one — at worst with the other's headers, never with
- *   bytes and an ETag that disagree (a missing MD5 is computed from the bytes there) — and what is left in
- *   staging is removed at the next start ({@link cleanS3rverStaging}).
+ *   then a commit record, then renamed into place: the metadata, the bytes, the MD5. Killed before the
+ *   first rename, the key holds its old object and the next start removes what was staged; killed after it,
+ *   the next start finishes the renames from the record ({@link cleanS3rverStaging}). The MD5 file is never
+ *   removed first, so a reader never computes (and keeps) the MD5 of bytes a write is about to replace.
  * - **A failed write is an answer.** Every stream error rejects the write; ENOSPC (and EDQUOT) answers
  *   `507 InsufficientStorage`, as MinIO answers a full drive, with what to do.
  * - **Half-written objects are never listed.** An object whose metadata is missing or unreadable — what a write
@@ -27,10 +27,10 @@
  *   files, and the local DynamoDB's journal: `npm start` says what happened and keeps serving.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, readdir, readFile, rename, rm, stat, statfs, writeFile } from 'node:fs/promises';
+import { createWriteStream } from 'node:fs';
+import { link, mkdir, open, readdir, readFile, rename, rm, stat, statfs, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { OBJECTS_DIR } from '../store/layout.js';
@@ -135,24 +135,69 @@ class Staged {
     return path;
   }
 
+  /** A staged file's name, as a commit record names it. */
+  static nameOf(path: string): string {
+    return basename(path);
+  }
+
   /** Remove what was not renamed into place (a failed write). */
   async discard(): Promise<void> {
     await Promise.all(this.#files.map((path) => rm(path, { force: true })));
   }
 }
 
-/** Put the staged metadata, bytes and MD5 of an object in place, in the order that keeps bytes and ETag in step. */
-async function commit(
-  store: Store,
-  at: { bucket: string; key: string },
-  staged: { metadata: string; body?: string; md5: string },
-) {
+/** Where an object's three files are. */
+function placesOf(store: Store, at: { bucket: string; key: string }) {
   const body = store.getResourcePath(at.bucket, at.key, 'object');
-  await mkdir(dirname(body), { recursive: true });
-  await rm(`${body}.md5`, { force: true });
-  await rename(staged.metadata, store.getResourcePath(at.bucket, at.key, 'metadata.json'));
-  if (staged.body) await rename(staged.body, body);
-  await rename(staged.md5, `${body}.md5`);
+  return { body, metadata: store.getResourcePath(at.bucket, at.key, 'metadata.json'), md5: `${body}.md5` };
+}
+
+/**
+ * A staged write's commit record (`<id>.commit` in staging, written before the first rename): the key, and the
+ * staged files (names in staging) that go to its bytes, metadata and MD5. Its metadata still staged tells that
+ * nothing was renamed yet (not committed).
+ */
+interface CommitRecord {
+  bucket: string;
+  key: string;
+  body?: string | undefined;
+  metadata: string;
+  md5: string;
+}
+
+/**
+ * Rename what of a committed write is still staged into place: metadata, bytes, MD5 — so an object's bytes are
+ * never there without its metadata (what only a write of an earlier version leaves, and is removed on sight).
+ */
+async function finish(store: Store, staging: string, record: CommitRecord): Promise<void> {
+  const places = placesOf(store, record);
+  for (const part of ['metadata', 'body', 'md5'] as const) {
+    const staged = record[part];
+    if (staged === undefined) continue;
+    await rename(join(staging, staged), places[part]).catch((error: { code?: string }) => {
+      if (error.code !== 'ENOENT') throw error; // renamed already (a recovery that ran before)
+    });
+  }
+}
+
+/**
+ * Put a staged object in place. The commit record first, then the renames: killed after the first, the next
+ * start finishes them from the record ({@link cleanS3rverStaging}), so bytes, ETag and headers never disagree
+ * for longer than the renames take. A rename that fails half way removes the old MD5 (computed again from the
+ * bytes there).
+ */
+async function commit(store: Store, staged: Staged, record: CommitRecord): Promise<void> {
+  const places = placesOf(store, record);
+  await mkdir(dirname(places.body), { recursive: true });
+  const file = staged.file('commit');
+  await writeFile(file, JSON.stringify(record));
+  try {
+    await finish(store, staged.directory, record);
+  } catch (error) {
+    await rm(places.md5, { force: true });
+    throw error;
+  }
+  await rm(file, { force: true });
 }
 
 /** The answer to a write the disk has no room for. */
@@ -223,7 +268,7 @@ async function wholeMetadata(store: Store, bucket: string, key: string): Promise
   const size = await stat(body); // ENOENT: no such object
   const kept = await storedMetadata(store.getResourcePath(bucket, key, 'metadata.json'));
   if (!kept) {
-    // Bytes without metadata: a write that never finished (the commit puts metadata first). Gone for good.
+    // Bytes without metadata: what a write of an earlier version left (a commit puts the metadata first).
     await Promise.all([rm(body, { force: true }), rm(`${body}.md5`, { force: true })]);
     throw absent();
   }
@@ -249,7 +294,13 @@ function patchedMethods(S3Error: S3ErrorClass, allowed: readonly string[]) {
         await writeFile(metadata, json(object.metadata));
         const md5 = staged.file('md5');
         await writeFile(md5, written.md5);
-        await commit(this, object, { metadata, body, md5 });
+        await commit(this, staged, {
+          bucket: object.bucket,
+          key: object.key,
+          body: Staged.nameOf(body),
+          metadata: Staged.nameOf(metadata),
+          md5: Staged.nameOf(md5),
+        });
         return written;
       });
     },
@@ -275,7 +326,12 @@ function patchedMethods(S3Error: S3ErrorClass, allowed: readonly string[]) {
         if (md5 === undefined) return rename(file, this.getResourcePath(bucket, key, 'metadata.json'));
         const md5File = staged.file('md5');
         await writeFile(md5File, md5);
-        await commit(this, { bucket, key }, { metadata: file, md5: md5File });
+        await commit(this, staged, {
+          bucket,
+          key,
+          metadata: Staged.nameOf(file),
+          md5: Staged.nameOf(md5File),
+        });
       });
     },
 
@@ -285,22 +341,37 @@ function patchedMethods(S3Error: S3ErrorClass, allowed: readonly string[]) {
   };
 }
 
-/** An object's MD5: its cached file, or computed from its bytes (and cached, when the disk has room). */
+/**
+ * An object's MD5: its file, or computed from its bytes (an object an earlier version wrote without one) and
+ * kept only if no write replaced the bytes meanwhile and none put its own MD5 first (an exclusive link), so a
+ * reader never leaves a stale ETag beside new bytes; on a full disk it is answered all the same.
+ */
 async function md5Of(body: string): Promise<string> {
   try {
     return await readFile(`${body}.md5`, 'utf8');
   } catch (error) {
     if ((error as { code?: string }).code !== 'ENOENT') throw error;
   }
+  const file = await open(body, 'r');
   const md5 = createHash('md5');
-  for await (const chunk of createReadStream(body)) md5.update(chunk as Buffer);
-  const digest = md5.digest('hex');
-  const cached = `${body}.md5.${randomUUID()}`;
+  let hashed: Awaited<ReturnType<typeof file.stat>>;
   try {
-    await writeFile(cached, digest);
-    await rename(cached, `${body}.md5`);
+    hashed = await file.stat();
+    for await (const chunk of file.createReadStream({ autoClose: false })) md5.update(chunk as Buffer);
+  } finally {
+    await file.close();
+  }
+  const digest = md5.digest('hex');
+  const kept = `${body}.md5.${randomUUID()}`;
+  try {
+    const now = await stat(body);
+    if (now.ino !== hashed.ino || now.dev !== hashed.dev) return digest;
+    await writeFile(kept, digest);
+    await link(kept, `${body}.md5`); // EEXIST: a write put its own first
   } catch {
-    await rm(cached, { force: true }); // a full disk: answered all the same, cached another time
+    // Not kept: computed again next time.
+  } finally {
+    await rm(kept, { force: true });
   }
   return digest;
 }
@@ -326,14 +397,23 @@ export function installS3rverStore(): void {
 }
 
 /**
- * Remove what writes killed in the middle left in the staging folders of the buckets under `directory` (a
- * start, before s3rver serves).
+ * Finish the writes a kill interrupted after their commit record (their bytes already in place), and remove
+ * what the others left, in the staging folders of the buckets under `directory` (a start, before s3rver
+ * serves).
  */
 export async function cleanS3rverStaging(directory: string): Promise<void> {
+  const FilesystemStore = require('s3rver/lib/stores/filesystem') as new (root: string) => Store;
   const buckets = await readdir(directory, { withFileTypes: true }).catch(() => []);
-  await Promise.all(
-    buckets
-      .filter((entry) => entry.isDirectory())
-      .map((entry) => rm(join(directory, entry.name, STAGING), { recursive: true, force: true })),
-  );
+  for (const bucket of buckets.filter((entry) => entry.isDirectory())) {
+    const staging = join(directory, bucket.name, STAGING);
+    const names: string[] = await readdir(staging).catch(() => []);
+    for (const name of names.filter((entry) => entry.endsWith('.commit'))) {
+      const record = await readFile(join(staging, name), 'utf8')
+        .then((text) => JSON.parse(text) as CommitRecord)
+        .catch(() => undefined); // cut short: written before any rename, so nothing was committed
+      if (!record || names.includes(record.metadata)) continue;
+      await finish(new FilesystemStore(directory), staging, record);
+    }
+    await rm(staging, { recursive: true, force: true });
+  }
 }

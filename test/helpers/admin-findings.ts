@@ -429,7 +429,7 @@ export function describeAdminFindings(
         expect((await call('POST', `/keys/${current}/revoke`)).status).toBe(200);
         current = successor;
       }
-    });
+    }, 120_000);
 
     // Only where the clock moves: the Lambda handler reads the real one (its deadline is proven the same way).
     if (options.clock) {

@@ -158,6 +158,72 @@ describe.skipIf(SMALL_DISK_REFUSED !== undefined)(`the local S3 on a 16 MiB disk
   });
 });
 
+describe('writes cut between their renames, and readers beside writers', () => {
+  const directory = mkdtempSync(join(tmpdir(), 'cat-s3-commit-'));
+  afterAll(() => rmSync(directory, { recursive: true, force: true }));
+
+  /** Start an S3 on the directory, run `use`, dispose. */
+  async function served<T>(use: (client: S3Client) => Promise<T>): Promise<T> {
+    const s3 = await startS3(BUCKET, { directory });
+    const client = s3Client({ endpoint: s3.endpoint, maxAttempts: 1 });
+    try {
+      return await use(client);
+    } finally {
+      client.destroy();
+      await s3.dispose();
+    }
+  }
+  const read = async (client: S3Client, key: string) => {
+    const answer = await client.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }));
+    const bytes = Buffer.from(await answer.Body!.transformToByteArray());
+    return { text: bytes.toString(), etag: answer.ETag, md5: `"${md5(bytes)}"` };
+  };
+
+  it.each([
+    ['after its metadata was renamed: the next start finishes it', true, 'new'],
+    ['before any rename: the next start drops it', false, 'old'],
+  ])('a write killed %s', async (_, renamed, expected) => {
+    const key = `cut-${expected}`;
+    await served((client) => put(client, key, Buffer.from('old')));
+    // What a kill leaves in staging: the staged files and the commit record, the metadata renamed or not.
+    const staging = join(directory, BUCKET, '._S3rver_staging');
+    mkdirSync(staging, { recursive: true });
+    writeFileSync(join(staging, 'w.object'), 'new');
+    writeFileSync(join(staging, 'w.md5'), md5(Buffer.from('new')));
+    const metadata = JSON.stringify({ 'content-type': 'text/plain' });
+    if (renamed) writeFileSync(join(directory, BUCKET, `${key}._S3rver_metadata.json`), metadata);
+    else writeFileSync(join(staging, 'w.metadata.json'), metadata);
+    writeFileSync(
+      join(staging, 'w.commit'),
+      JSON.stringify({ bucket: BUCKET, key, body: 'w.object', metadata: 'w.metadata.json', md5: 'w.md5' }),
+    );
+
+    const after = await served((client) => read(client, key));
+
+    expect(after.text).toBe(expected);
+    expect(after.etag).toBe(after.md5);
+    expect(existsSync(staging)).toBe(false);
+  });
+
+  it('readers beside a writer that overwrites a key never leave an ETag that is not its bytes', async () => {
+    await served(async (client) => {
+      let writing = true;
+      const readers = Array.from({ length: 4 }, async () => {
+        while (writing) {
+          await client.send(new HeadObjectCommand({ Bucket: BUCKET, Key: 'pointer' })).catch(() => undefined);
+          await client.send(new ListObjectsV2Command({ Bucket: BUCKET })).catch(() => undefined);
+        }
+      });
+      for (let i = 0; i < 40; i++) await put(client, 'pointer', Buffer.from(`version ${i}`));
+      writing = false;
+      await Promise.all(readers);
+      const last = await read(client, 'pointer');
+      expect(last.text).toBe('version 39');
+      expect(last.etag).toBe(last.md5);
+    });
+  });
+});
+
 /** A child process that serves an S3 on `directory` and overwrites key `x` with 4 MiB bodies of one byte each. */
 function writer(directory: string) {
   const servers = new URL('../../local/servers.ts', import.meta.url).pathname;

@@ -94,14 +94,15 @@ describe.skipIf(SMALL_DISK_REFUSED !== undefined)(`npm start on a 40 MiB disk${r
     // Killed before its report: what names the uploader after the restart is what npm start kept at upload.
     expect(existsSync(join(local, 's3', 'catalogue', `${REPORT}._S3rver_object`))).toBe(false);
 
-    // 2. Started again on the same (nearly full) disk: the upload is taken up again and fails cleanly.
+    // 2. Started again on the same (nearly full) disk: the upload is taken up again and fails cleanly, its
+    // three attempts (at start, 5 s and 20 s later) all on the full disk.
     started = await startNpm(local);
     client = s3Client({ endpoint: started.s3Endpoint });
     try {
-      const report = await until('the upload report', async () => {
-        const found = await readReport(client);
-        return found?.outcome === 'failed' ? found : undefined;
-      });
+      const attempts = () =>
+        started!.output().match(/upload incoming\/fills-the-disk\.tar\.gz: publishing failed/g)?.length ?? 0;
+      await until('the third attempt', async () => (attempts() >= 3 ? true : undefined), 240_000);
+      const report = await readReport(client);
       expect(report).toMatchObject({
         outcome: 'failed',
         uploaded_by: 'AWS:S3RVER',
