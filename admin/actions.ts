@@ -22,7 +22,14 @@ import {
 import type { AdminTables, KeyGuard } from './dynamo.js';
 import { type AdminError, adminError, ContentionError } from './errors.js';
 import { type Idempotency, recordClaim, releaseClaim } from './idempotency.js';
-import { commitToLedger, type Replaces, rollForward, type Written, writeKey } from './ledger.js';
+import {
+  commitToLedger,
+  dropLostRolls,
+  type Replaces,
+  rollForward,
+  type Written,
+  writeKey,
+} from './ledger.js';
 import { FREE_TIER_FIXED } from './output.js';
 import type { AdminSettings } from './settings.js';
 import { type KeyUsage, lastUsed, readUsage } from './usage.js';
@@ -170,6 +177,23 @@ function unrollable(old: KeyRecord, next: string, now: Date): { ok: false; error
 }
 
 /**
+ * Another roll of the same key came first (admin/ledger.ts, *Rolls that lose*): this roll's key was never
+ * created and never will be, so its ledger entry and its Idempotency-Key record go too — the refused roll
+ * leaves nothing behind (a retry with the same Idempotency-Key is refused the same way).
+ */
+async function lostRoll(
+  ctx: AdminContext,
+  roll: { keyId: string; record: KeyRecord; idempotency: Idempotency | undefined },
+): Promise<{ ok: false; error: AdminError }> {
+  const { keyId, record, idempotency } = roll;
+  if (record.owner !== undefined) await dropLostRolls(ctx.tables, record.owner, [record.keyId]);
+  if (idempotency) await releaseClaim(ctx.tables, idempotency, record.keyId);
+  const winner = await ctx.tables.keyById(keyId);
+  const to = winner?.rolledTo ? ` to ${winner.rolledTo}` : '';
+  return fail(adminError('key_already_rolled', `Key ${keyId} was already rolled${to}.`));
+}
+
+/**
  * Roll a key: a new key for the same owner, tier, limits and label; the old one expires at `oldKeyExpires`
  * (or earlier, if it was to expire earlier) and names its successor. Both are listed until then.
  */
@@ -207,14 +231,8 @@ export async function roll(
     await release();
     return done;
   }
-  if (!done.written.old) {
-    // Another roll of the same key (without an Idempotency-Key) came first: this new key, never shown, was
-    // created withdrawn (revoked).
-    const winner = await ctx.tables.keyById(keyId);
-    const to = winner?.rolledTo ? ` to ${winner.rolledTo}` : '';
-    return fail(adminError('key_already_rolled', `Key ${keyId} was already rolled${to}.`));
-  }
-  return { ok: true, key, record, replayed: key === undefined, old: done.written.old };
+  if (!done.written.ok) return lostRoll(ctx, { keyId, record, idempotency });
+  return { ok: true, key, record, replayed: key === undefined, old: done.written.old! };
 }
 
 /** A key and, when asked, when it was last used. */

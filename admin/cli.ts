@@ -125,7 +125,8 @@ function parseWhen(flag: string, raw: string, now: Date): Date {
   if (raw === 'now') return now;
   const duration = /^([1-9][0-9]{0,5})([mhd])$/.exec(raw);
   if (duration) return new Date(now.getTime() + Number(duration[1]) * DURATION_UNITS[duration[2]!]!);
-  const time = parseInstant(raw);
+  // A date alone is midnight UTC here, as the help says (the API asks for the zone).
+  const time = parseInstant(raw, { utcDate: true });
   if (!time) {
     throw new UsageError(
       `${flag} ${raw}: expected a UTC date (2026-12-31), a time with its zone (2026-12-31T18:00:00Z), a duration (90d, 12h, 30m) or now`,

@@ -17,26 +17,29 @@
  * (A roll lets an owner hold its old key beside the new one until the old one ends: one key over the cap per
  * key rolled, for at most 30 days.)
  *
- * **1. The ledger's count never exceeds the cap.** Let C be the number of entries that are not replaced. Every
- * ledger write is one of: an entry added for a key (issue, roll, enable, an expiry lifted, an owner given),
- * only when the entries other than the key itself and the key a roll replaces number fewer than the cap —
- * so C after it is at most the cap; an entry touched again without a room check, only for a key that is usable
- * and counted already (its expiry put later) — C unchanged; entries dropped (pruned, below) — C does not grow
- * (dropping a roll entry counts the key it replaced again, and drops one). Writes are over the version read, so
+ * **1. The ledger's count never exceeds the cap.** Let C be the number of entries that are not replaced, the
+ * roll entries that replace one key counted once (rolls of one key at once: one of them at most gets a key,
+ * below). Every ledger write is one of: an entry added for a key (issue, roll, enable, an expiry lifted, an
+ * owner given), only when the entries other than the key itself — and, for a roll, the key it replaces and the
+ * other rolls of that key — number fewer than the cap, so C after it is at most the cap; an entry touched
+ * again without a room check, only for a key that is usable and counted already (its expiry put later) — C
+ * unchanged; entries dropped (pruned, below) — C does not grow (dropping the last roll entry of a key counts
+ * the key it replaced again, and drops one). Writes are over the version read, so
  * each one starts from the ledger as the last one left it: C ≤ cap always.
  *
  * **2. Every usable key of the owner has its entry in the ledger.** A key becomes usable, or is given an owner
  * while usable, only by a key write whose condition holds at the instant it lands (admin/dynamo.ts KeyGuard):
  * - it is created (PutItem, never over an existing item) after its entry was written; a roll's new key only
- *   after its old key was marked rolled to it (else it is created revoked: withdrawn);
+ *   after its old key was marked rolled to it (else it is never created: see *Rolls that lose*);
  * - it is enabled, its expiry lifted or put later, or it is given an owner, after a ledger write at version v
  *   that holds its entry, with the condition that the key's *fence* is below v;
  * - or the write leaves it refused (enabled while expired; an expiry changed while revoked; an owner given
  *   while revoked or expired), only brings its expiry forward, or concerns a key without an owner (which no
  *   ledger counts) and lands only while it still has none.
- * An entry leaves the ledger only by a prune that read the ledger at version p holding it, then *fenced* the
+ * An entry leaves the ledger by a prune that read the ledger at version p holding it, then *fenced* the
  * key — a write that lands only while the key is refused at the pruner's clock, setting its fence to p (fences
- * never go down) — and then wrote the ledger over p. Suppose a usable key had no entry: take the last write
+ * never go down) — and then wrote the ledger over p; or, for a roll that lost (below), with no fence: its key
+ * is never created, so it is never usable. Suppose a usable key had no entry: take the last write
  * that dropped its entry, version p + 1, after its fence p. The key was refused when fenced and usable now, so
  * a later write made it usable; by the list above, that write needed an entry at a version v > p with the
  * fence below v — but no version after p holds the entry (p + 1 dropped it, and nothing added it again).
@@ -45,8 +48,20 @@
  *
  * **3. The claim.** Each usable key that is not rolled away has its entry (2). Those that are not replaced are
  * counted in C. One that is replaced but not yet marked rolled away is the old key of a roll whose new key is
- * not yet created (a new key is created only after the mark), so its roll entry is counted in C with no usable
- * key behind it; each roll entry stands for one such old key. So these keys number at most C ≤ cap (1).
+ * not yet created (a new key is created only after the mark), so its roll entries are counted once in C with
+ * no usable key behind them; and of the rolls of one key only the one its old key is marked rolled to ever gets
+ * a key (*Rolls that lose*), counted once too. So these keys number at most C ≤ cap (1).
+ *
+ * **Rolls that lose.** Rolls of one key at once each write their roll entry; the first to mark the old key
+ * rolled to its new key wins. The old key's successor, once named, never changes (`rolled_to` is only ever set
+ * where it is absent or already names that key; nothing removes it, and key items are never deleted), so the
+ * others' marks fail now and forever — and a roll's key is created only after its mark. Their keys are
+ * therefore never created, by them or by anyone who finishes their writes: a refused roll leaves no key item
+ * (nothing in the owner's listing, nothing to enable or roll), and its entry is dead. The refused call drops
+ * its own entry before it answers (and releases its Idempotency-Key); an entry left by a call killed before
+ * that is dropped by the next prune (at once: it reads the old key beside the keys it checks) or by a
+ * listing's roll-forward (once it is out of the window). Until then it holds a place no key uses: the count
+ * is only ever high, never low.
  *
  * **Crashes.** Each call writes its ledger entry first and its key writes after, in an order where each prefix
  * leaves a state of the claim: an entry without its key item is a key nobody holds (the answer that would have
@@ -116,6 +131,10 @@ export interface CommitOptions {
   replaces?: Replaces | undefined;
 }
 
+/** Whether `entry` is another roll of the key `replaced` (undefined: not a roll). */
+const sibling = (entry: Entry, replaced: string | undefined) =>
+  replaced !== undefined && entry.replaces?.keyId === replaced;
+
 function parse(entries: string): Record<string, Entry> {
   return JSON.parse(entries) as Record<string, Entry>;
 }
@@ -140,7 +159,11 @@ export async function commitToLedger(
     if (known && options.mode === 'create') return { ok: true, version: stored.version };
     if (!known || options.mode !== 'renew') {
       const setAside = options.replaces?.keyId;
-      const counted = () => Object.keys(entries).filter((id) => id !== record.keyId && id !== setAside);
+      // A roll sets aside the key it replaces and the other rolls of that key: one of them at most gets a key.
+      const counted = () =>
+        Object.entries(entries)
+          .filter(([id, entry]) => id !== record.keyId && id !== setAside && !sibling(entry, setAside))
+          .map(([id]) => id);
       if (counted().length >= options.cap) {
         await prune(tables, entries, { version: stored.version, except: record.keyId, now });
       }
@@ -161,11 +184,17 @@ export async function commitToLedger(
 const inFlight = (entry: Entry, keyWritten: boolean, now: number) =>
   now - (keyWritten ? (entry.reinstated ?? Number.NEGATIVE_INFINITY) : entry.touched) < IN_FLIGHT_MS;
 
+/** A roll entry whose old key names another successor: its key is never created (see *Rolls that lose*). */
+const lostRoll = (entry: Entry, stored: ReadonlyMap<string, KeyRecord>) => {
+  const rolledTo = entry.replaces && stored.get(entry.replaces.keyHash)?.rolledTo;
+  return rolledTo !== undefined && rolledTo !== entry.record.keyId;
+};
+
 /**
  * Drop the entries of keys that are refused now, each after fencing its key at the version read (a revoked
- * key frees its place at once), and finish what interrupted calls left unwritten (roll forward). What a call
- * may still be writing ({@link IN_FLIGHT_MS}) is left to it. The caller's ledger write (over `version`)
- * persists the drops.
+ * key frees its place at once), and the entries of rolls that lost (no fence: their keys are never created);
+ * finish what interrupted calls left unwritten (roll forward). What a call may still be writing
+ * ({@link IN_FLIGHT_MS}) is left to it. The caller's ledger write (over `version`) persists the drops.
  */
 async function prune(
   tables: AdminTables,
@@ -173,28 +202,40 @@ async function prune(
   at: { version: number; except: string; now: number },
 ): Promise<void> {
   const others = Object.entries(entries).filter(([keyId]) => keyId !== at.except);
-  const stored = await tables.keysByHash(others.map(([, entry]) => entry.record.keyHash));
+  const stored = await tables.keysByHash(
+    others.flatMap(([, entry]) => [
+      entry.record.keyHash,
+      ...(entry.replaces ? [entry.replaces.keyHash] : []),
+    ]),
+  );
   for (const [keyId, entry] of others) {
     let record = stored.get(entry.record.keyHash);
-    if (inFlight(entry, record !== undefined, at.now)) continue;
-    record ??= (await writeKey(tables, entry.record, entry.replaces)).record;
+    if (!record && lostRoll(entry, stored)) delete entries[keyId];
+    if (!(keyId in entries) || inFlight(entry, record !== undefined, at.now)) continue;
+    if (!record) {
+      const written = await writeKey(tables, entry.record, entry.replaces);
+      if (!written.ok) {
+        delete entries[keyId];
+        continue;
+      }
+      record = written.record;
+    }
     if (keyAccepted(record, at.now)) continue;
     if (await tables.fenceKey(record.keyHash, at.version, new Date(at.now))) delete entries[keyId];
   }
 }
 
-/** What {@link writeKey} wrote: the key as stored, and for a roll the key it replaces as marked. */
-export interface Written {
-  record: KeyRecord;
-  /** A roll's old key after it was marked; undefined when another roll came first (`record` is withdrawn). */
-  old?: KeyRecord | undefined;
-}
+/**
+ * What {@link writeKey} wrote: the key as stored, and for a roll the key it replaces as marked; or nothing,
+ * when another roll of the same key came first (`lost`: this roll's key is never created).
+ */
+export type Written = { ok: true; record: KeyRecord; old?: KeyRecord } | { ok: false; reason: 'lost' };
 
 /**
  * The key writes that follow a ledger entry (or stand alone, for a key without an owner): for a roll, first
- * the old key marked rolled to the new one, then the new key item — created revoked (withdrawn) when the old
- * key was rolled to another key first. Repeating them is harmless (a retry, a roll-forward).
- * @example const { record } = await writeKey(tables, record);
+ * the old key marked rolled to the new one, then the new key item — none when the old key was rolled to
+ * another key first (the roll lost). Repeating them is harmless (a retry, a roll-forward).
+ * @example const written = await writeKey(tables, record);
  */
 export async function writeKey(
   tables: AdminTables,
@@ -202,22 +243,39 @@ export async function writeKey(
   replaces?: Replaces,
 ): Promise<Written> {
   let old: KeyRecord | undefined;
-  let planned = record;
   if (replaces) {
     old = await tables.markRolled(replaces.keyHash, record.keyId, replaces.expires);
-    if (!old) planned = { ...record, status: 'revoked' };
+    if (!old) return { ok: false, reason: 'lost' };
   }
-  const stored = await tables.createKey(planned);
+  const stored = await tables.createKey(record);
   if (stored !== 'created' && stored?.keyId !== record.keyId) {
     // 132 random bits never collide in practice; if they did, failing beats overwriting someone's key.
     throw Object.assign(new Error('a key with this hash exists already'), { name: 'KeyCollision' });
   }
-  return { record: stored === 'created' ? planned : stored, ...(replaces && { old }) };
+  return { ok: true, record: stored === 'created' ? record : stored, ...(old && { old }) };
+}
+
+/**
+ * Drop the entries of rolls that lost from an owner's ledger (their keys are never created, so no fence is
+ * needed). Left in place when other calls keep winning the ledger: the next prune drops them.
+ * @example await dropLostRolls(tables, 'user_42', [record.keyId]);
+ */
+export async function dropLostRolls(tables: AdminTables, owner: string, keyIds: readonly string[]) {
+  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * attempt));
+    const stored = await tables.readLedger(owner);
+    const entries = parse(stored.entries);
+    const present = keyIds.filter((keyId) => keyId in entries);
+    if (present.length === 0) return;
+    for (const keyId of present) delete entries[keyId];
+    if (await tables.writeLedger(owner, JSON.stringify(entries), stored.version)) return;
+  }
 }
 
 /**
  * Write the key items the owner's ledger holds but the keys table lacks (calls interrupted between their
- * writes, older than {@link IN_FLIGHT_MS}), so a listing shows every key the cap counts. `listed`: the key ids
+ * writes, older than {@link IN_FLIGHT_MS}), so a listing shows every key the cap counts; drop the entries of
+ * such rolls that lost. `listed`: the key ids
  * a listing read meanwhile (read beside the ledger: only keys it did not find are looked up). True when it
  * wrote a key item (the listing is then read again).
  */
@@ -235,6 +293,10 @@ export async function rollForward(
   if (unseen.length === 0) return false;
   const stored = await tables.keysByHash(unseen.map((entry) => entry.record.keyHash));
   const missing = unseen.filter((entry) => !stored.has(entry.record.keyHash));
-  for (const entry of missing) await writeKey(tables, entry.record, entry.replaces);
-  return missing.length > 0;
+  const lost: string[] = [];
+  for (const entry of missing) {
+    if (!(await writeKey(tables, entry.record, entry.replaces)).ok) lost.push(entry.record.keyId);
+  }
+  if (lost.length > 0) await dropLostRolls(tables, owner, lost);
+  return missing.length > lost.length;
 }

@@ -19,6 +19,8 @@ export const BOUNDS = {
   /** How long the key a roll replaces may go on. */
   rollGraceDays: 30,
   bodyBytes: 16 * 1024,
+  /** Objects and arrays inside one another in a body: the API's go two deep (issue's `limits`). */
+  bodyDepth: 8,
   idempotencyKeyLength: 255,
   pageSize: 100,
 } as const;
@@ -29,8 +31,8 @@ export const BOUNDS = {
  */
 export const OWNER_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:@+=|-]*$/;
 
-/** Printable ASCII, as Stripe's and the IETF draft's Idempotency-Key. */
-const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]+$/;
+/** Printable ASCII but the comma (which joins a header sent twice), as Stripe's Idempotency-Key (a UUID). */
+const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x2b\x2d-\x7e]+$/;
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
@@ -71,15 +73,21 @@ export interface ListInput {
 const INSTANT =
   /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,3}))?)?(Z|([+-])(\d{2}):(\d{2})))?$/;
 
+/** A date alone: `2026-12-31`. */
+const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
+
 /**
- * A time as the API takes it: ISO 8601 with its zone (`2026-12-31T18:00:00Z`, `2026-12-31T19:00+01:00`), or
- * a UTC date (`2026-12-31`, midnight UTC). undefined when it is not one — and when it names no instant of the
- * calendar: `2027-02-30`, `24:00`, a 61st second or an offset past ±23:59 are refused, never rolled over into
- * the next day or month as `Date.parse` would.
- * @example parseInstant('2026-12-31')?.toISOString() === '2026-12-31T00:00:00.000Z'
- * @example parseInstant('2027-02-30') === undefined
+ * A time as the API takes it: ISO 8601 with its zone (`2026-12-31T18:00:00Z`, `2026-12-31T19:00+01:00`); with
+ * `utcDate` (the operator's CLI, which says so in its help) also a date alone, as midnight UTC. undefined when
+ * it is not one — and when it names no instant of the calendar: `2027-02-30`, `24:00`, a 61st second or an
+ * offset past ±23:59 are refused, never rolled over into the next day or month as `Date.parse` would.
+ * @example parseInstant('2026-12-31T00:00:00Z')?.toISOString() === '2026-12-31T00:00:00.000Z'
+ * @example parseInstant('2026-12-31') === undefined
+ * @example parseInstant('2026-12-31', { utcDate: true })?.toISOString() === '2026-12-31T00:00:00.000Z'
+ * @example parseInstant('2027-02-30T00:00:00Z') === undefined
  */
-export function parseInstant(raw: string): Date | undefined {
+export function parseInstant(raw: string, options: { utcDate?: boolean } = {}): Date | undefined {
+  if (!options.utcDate && DATE_ONLY.test(raw)) return undefined;
   const m = INSTANT.exec(raw);
   if (!m) return undefined;
   const [year, month, day, hour, minute, second] = [1, 2, 3, 4, 5, 6].map((i) => Number(m[i] ?? 0)) as [
@@ -171,6 +179,13 @@ function checkInteger(
 
 function checkFuture(value: unknown, field: string, now: Date, maxDays: number, problems: Problems) {
   if (typeof value !== 'string') return problems.add(field, 'must be an ISO 8601 time with its zone');
+  if (DATE_ONLY.test(value) && parseInstant(value, { utcDate: true })) {
+    // Midnight where? Refused rather than guessed: the caller says the zone.
+    return problems.add(
+      field,
+      `must be a time with its zone, not a date alone: for midnight UTC write ${value}T00:00:00Z (or give your zone: ${value}T00:00:00+01:00)`,
+    );
+  }
   const time = parseInstant(value);
   if (!time) return problems.add(field, 'must be an ISO 8601 time with its zone, e.g. 2026-12-31T00:00:00Z');
   if (time.getTime() <= now.getTime()) return problems.add(field, 'must be in the future');
@@ -329,6 +344,10 @@ export function encodeCursor(position: { created: string; keyId: string }): stri
   return Buffer.from(`${position.created} ${position.keyId}`).toString('base64url');
 }
 
+/** Why an owner in a query holds a space: most often a `+` sent as it is. */
+const OWNER_IN_QUERY =
+  'holds a space: in a query string a + stands for a space, so write a plus sign in an owner as %2B (encodeURIComponent does); an owner holds no spaces';
+
 /** `GET /v1/keys?owner=…&limit=…&cursor=…`. */
 export function parseList(query: URLSearchParams): Parsed<ListInput> {
   const problems = new Problems();
@@ -337,7 +356,11 @@ export function parseList(query: URLSearchParams): Parsed<ListInput> {
       problems.add(`?${name}`, 'unknown parameter (accepted: owner, limit, cursor)');
     else if (query.getAll(name).length > 1) problems.add(`?${name}`, 'must be given once');
   }
-  const owner = checkOwner(query.get('owner') ?? undefined, '?owner', problems);
+  const rawOwner = query.get('owner') ?? undefined;
+  // A query string is form-encoded: a `+` is a space there, so `?owner=a+b` asks for `a b`.
+  const owner = rawOwner?.includes(' ')
+    ? problems.add('?owner', OWNER_IN_QUERY)
+    : checkOwner(rawOwner, '?owner', problems);
   let limit: number = BOUNDS.pageSize;
   const rawLimit = query.get('limit');
   if (rawLimit !== null) {
@@ -356,11 +379,26 @@ export function parseList(query: URLSearchParams): Parsed<ListInput> {
   return result(problems, () => ({ owner: owner!, limit, ...(cursor && { cursor }) }));
 }
 
-/** An Idempotency-Key header: 1 to 255 printable ASCII characters. */
+/**
+ * An Idempotency-Key header: 1 to 255 printable ASCII characters but the comma, sent once. A header sent twice
+ * reaches the API as one value joined by commas (HTTP's rule: Node's `, `, a function URL's `,`), so a comma
+ * is what tells it: refused as sent twice, never as a bad character.
+ */
 export function parseIdempotencyKey(raw: string | undefined): Parsed<string | undefined> {
   const problems = new Problems();
-  if (raw !== undefined && (raw.length > BOUNDS.idempotencyKeyLength || !IDEMPOTENCY_KEY_PATTERN.test(raw))) {
-    problems.add('Idempotency-Key', `must be 1 to ${BOUNDS.idempotencyKeyLength} printable ASCII characters`);
+  if (raw?.includes(',')) {
+    problems.add(
+      'Idempotency-Key',
+      'must be sent once (a header sent twice arrives joined by commas, so a key holds no comma): send one key, a UUID',
+    );
+  } else if (
+    raw !== undefined &&
+    (raw.length > BOUNDS.idempotencyKeyLength || !IDEMPOTENCY_KEY_PATTERN.test(raw))
+  ) {
+    problems.add(
+      'Idempotency-Key',
+      `must be 1 to ${BOUNDS.idempotencyKeyLength} printable ASCII characters, no spaces or commas (a UUID)`,
+    );
   }
   return result(problems, () => raw);
 }

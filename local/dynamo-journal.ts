@@ -9,11 +9,14 @@
  * In memory a read or a write is a lookup in a sorted tree, and only the live items are held.
  *
  * Durable as LevelDB was (keys and counters survive a restart, a crash, kill -9): every write that dynalite
- * applies is appended to `journal.jsonl` in the data directory before dynalite answers (one `write(2)` per
+ * applies is appended to `journal.jsonl` in the data directory before it is applied (one `write(2)` per
  * operation, no fsync — LevelDB's own default), one JSON line per operation: `["key",value]` for a put,
  * `["key"]` for a delete. A start reads the journal (the last line may be cut by a crash: it is dropped) and
  * writes it anew with only the live items; so does a running server once the journal has grown past
- * `compactBytes` and twice its live size, so the file stays within a few times the live data. A data directory
+ * `compactBytes` and twice its live size, so the file stays within a few times the live data. On a full disk a
+ * write the journal cannot append whole fails unapplied (dynalite answers 500; the request path's meter and
+ * the admin API answer 503) and the file is cut back to its last whole line; a compaction that has no room
+ * leaves the journal as it is, at a start too, so the local DynamoDB starts and serves on a full disk. A data directory
  * of an earlier version (LevelDB) is read once with dynalite's own LevelDB binding, written as a journal, and
  * its LevelDB files removed.
  *
@@ -25,6 +28,7 @@
 import {
   closeSync,
   existsSync,
+  ftruncateSync,
   mkdirSync,
   openSync,
   readdirSync,
@@ -59,7 +63,10 @@ function line(key: string, json: string | undefined): string {
   return json === undefined ? `[${JSON.stringify(key)}]\n` : `[${JSON.stringify(key)},${json}]\n`;
 }
 
-/** The live items of a journal's text: the last operation on each key wins; a cut last line is dropped. */
+/**
+ * The live items of a journal's text: the last operation on each key wins; a cut last line is dropped, and so
+ * is a line an earlier version cut short on a full disk and wrote the next one after (it was never whole).
+ */
 export function replay(text: string): Map<string, string> {
   const live = new Map<string, string>();
   const lines = text.split('\n');
@@ -67,11 +74,22 @@ export function replay(text: string): Map<string, string> {
   lines.pop();
   for (const raw of lines) {
     if (!raw) continue;
-    const entry = JSON.parse(raw) as [string, unknown?];
+    let entry: [string, unknown?];
+    try {
+      entry = JSON.parse(raw) as [string, unknown?];
+    } catch {
+      continue;
+    }
     if (entry.length === 1) live.delete(entry[0]);
     else live.set(entry[0], JSON.stringify(entry[1]));
   }
   return live;
+}
+
+/** The length in bytes of a file's whole lines (up to its last newline). */
+function wholeLines(file: string): number {
+  const bytes = existsSync(file) ? readFileSync(file) : Buffer.alloc(0);
+  return bytes.lastIndexOf(0x0a) + 1;
 }
 
 export class Journal {
@@ -85,12 +103,25 @@ export class Journal {
   /** Settles once the store created on this journal holds its items (a failed load must fail the start). */
   loading: Promise<void> = Promise.resolve();
 
-  private constructor(directory: string, live: Map<string, string>, compactBytes: number) {
+  private constructor(
+    directory: string,
+    live: Map<string, string>,
+    options: { compactBytes: number; fromFile: boolean },
+  ) {
     this.#file = join(directory, JOURNAL_FILE);
     this.#live = live;
-    this.#compactBytes = compactBytes;
+    this.#compactBytes = options.compactBytes;
     for (const [key, json] of live) this.#liveBytes += line(key, json).length;
-    this.compact();
+    try {
+      this.compact();
+    } catch (error) {
+      // No room for the compacted file (a full disk): a journal read from its file goes on as it is, ended at its
+      // last whole line; one read from LevelDB must be written first (LevelDB is removed after).
+      if (!options.fromFile) throw error;
+      this.#fd = openSync(this.#file, 'a');
+      this.#fileBytes = wholeLines(this.#file);
+      ftruncateSync(this.#fd, this.#fileBytes);
+    }
   }
 
   /**
@@ -101,10 +132,12 @@ export class Journal {
     mkdirSync(directory, { recursive: true });
     const file = join(directory, JOURNAL_FILE);
     let live: Map<string, string>;
-    if (existsSync(file)) live = replay(readFileSync(file, 'utf8'));
+    const fromFile = existsSync(file);
+    if (fromFile) live = replay(readFileSync(file, 'utf8'));
     else if (existsSync(join(directory, 'CURRENT'))) live = await readLevelDb(directory);
     else live = new Map();
-    const journal = new Journal(directory, live, options.compactBytes ?? COMPACT_BYTES);
+    const compactBytes = options.compactBytes ?? COMPACT_BYTES;
+    const journal = new Journal(directory, live, { compactBytes, fromFile: fromFile || live.size === 0 });
     removeLevelDb(directory);
     return journal;
   }
@@ -119,39 +152,74 @@ export class Journal {
     return { file: this.#fileBytes, live: this.#liveBytes };
   }
 
-  /** Append applied operations (one write), and compact when the file has outgrown its live items. */
+  /**
+   * Append operations (one write) before they are applied, and compact when the file has outgrown its live
+   * items. Throws when they cannot be written whole (a full disk): the file is cut back to where it was, and
+   * the operations are not applied — the caller answers an error, as DynamoDB never acknowledges a write it
+   * did not keep.
+   */
   record(entries: readonly Entry[]): void {
     if (this.#fd === undefined) throw new Error('the local DynamoDB journal is closed');
-    let text = '';
+    const text = entries.map(({ key, json }) => line(key, json)).join('');
+    this.#append(text);
     for (const { key, json } of entries) {
       const before = this.#live.get(key);
       if (before !== undefined) this.#liveBytes -= line(key, before).length;
-      const entry = line(key, json);
       if (json === undefined) this.#live.delete(key);
       else {
         this.#live.set(key, json);
-        this.#liveBytes += entry.length;
+        this.#liveBytes += line(key, json).length;
       }
-      text += entry;
     }
-    this.#fileBytes += writeSync(this.#fd, text);
     if (this.#fileBytes > Math.max(this.#compactBytes, 2 * this.#liveBytes)) this.compact();
   }
 
-  /** Write the live items to a new file and put it in place of the journal (atomic rename). */
+  /** Write `text` at the end of the journal, every byte, or cut the file back to where it was and throw. */
+  #append(text: string): void {
+    const bytes = Buffer.from(text);
+    let written = 0;
+    try {
+      while (written < bytes.length) written += writeSync(this.#fd!, bytes, written);
+    } catch (error) {
+      // A part written would run into the next line: cut it off, so the journal stays whole lines.
+      if (written > 0) ftruncateSync(this.#fd!, this.#fileBytes);
+      const { code } = error as { code?: string };
+      const message = `the local DynamoDB's journal ${this.#file} could not be written (${code ?? String(error)}): the write is not applied`;
+      // With a status and a body, dynalite answers it as DynamoDB answers its own faults, 500
+      // InternalServerError (which clients retry); any other error it throws, and that would end the process.
+      throw Object.assign(new Error(message), {
+        code,
+        cause: error,
+        statusCode: 500,
+        body: { __type: 'com.amazonaws.dynamodb.v20120810#InternalServerError', message },
+      });
+    }
+    this.#fileBytes += bytes.length;
+  }
+
+  /**
+   * Write the live items to a new file and put it in place of the journal (atomic rename). On a full disk the
+   * journal stays as it is (whole lines), and grows on until a later compaction has room.
+   */
   compact(): void {
     const next = `${this.#file}.next`;
     let text = '';
     for (const [key, json] of this.#live) text += line(key, json);
     // Not synced: a sync here waits for the file system's whole journal on a busy disk (seconds, measured),
     // holding every request; a process killed at any point leaves the old file or the new one, whole.
-    const fd = openSync(next, 'w');
     try {
-      writeSync(fd, text);
-    } finally {
-      closeSync(fd);
+      const fd = openSync(next, 'w');
+      try {
+        writeSync(fd, text);
+      } finally {
+        closeSync(fd);
+      }
+      renameSync(next, this.#file);
+    } catch (error) {
+      rmSync(next, { force: true });
+      if (this.#fd === undefined) throw error;
+      return;
     }
-    renameSync(next, this.#file);
     if (this.#fd !== undefined) closeSync(this.#fd);
     this.#fd = openSync(this.#file, 'a');
     this.#fileBytes = Buffer.byteLength(text);
@@ -231,7 +299,7 @@ const asWritten = (operations: readonly Operation[], entries: readonly Entry[]) 
  * the event loop as dynalite's own wrapper does (`setImmediate`): a metering write holds its item's lock from
  * its read to its write, and with a store that answers at once each turn of the loop in between (every other
  * request's parsing and validation) was time the lock was held, so writes to one item queued a turn apiece.
- * Each write that succeeds goes to `journal` before its caller hears of it.
+ * Each write goes to `journal` before it is applied; one the journal cannot keep fails, unapplied.
  */
 function directCallbacks(store: Store, journal: Journal): void {
   const { db } = store;
@@ -241,10 +309,11 @@ function directCallbacks(store: Store, journal: Journal): void {
     del(this: unknown, key: string): Promise<void>;
     batch(this: unknown, operations: object[]): Promise<void>;
   };
-  const settle = (operation: Promise<unknown>, callback: Callback | undefined, written?: Entry[]) => {
-    const done = operation.then((value) => {
+  const settle = (operation: () => Promise<unknown>, callback: Callback | undefined, written?: Entry[]) => {
+    // A write is journaled before it is applied: one the journal cannot keep (a full disk) is not applied.
+    const done = Promise.resolve().then(() => {
       if (written) journal.record(written);
-      return value;
+      return operation();
     });
     if (typeof callback !== 'function') return done;
     // Called outside the promise: an error thrown by the callback is uncaught, as under dynalite's wrapper.
@@ -254,15 +323,20 @@ function directCallbacks(store: Store, journal: Journal): void {
     );
     return undefined;
   };
-  db.get = (key, callback) => settle(level.get.call(db, key), callback);
+  db.get = (key, callback) => settle(() => level.get.call(db, key), callback);
   db.put = (key, value, callback) => {
     const entries = entriesOf([{ type: 'put', key, value }]);
-    return settle(level.put.call(db, key, entries[0]!.json, { valueEncoding: 'utf8' }), callback, entries);
+    return settle(
+      () => level.put.call(db, key, entries[0]!.json, { valueEncoding: 'utf8' }),
+      callback,
+      entries,
+    );
   };
-  db.del = (key, callback) => settle(level.del.call(db, key), callback, entriesOf([{ type: 'del', key }]));
+  db.del = (key, callback) =>
+    settle(() => level.del.call(db, key), callback, entriesOf([{ type: 'del', key }]));
   db.batch = (operations, callback) => {
     const entries = entriesOf(operations);
-    return settle(level.batch.call(db, asWritten(operations, entries)), callback, entries);
+    return settle(() => level.batch.call(db, asWritten(operations, entries)), callback, entries);
   };
 }
 

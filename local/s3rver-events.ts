@@ -9,10 +9,65 @@
  * A middleware notes, for the request being handled, whether it completes a multipart upload and who signed
  * it (the access key of its signature, `AWS:S3RVER` for the local credentials; `Anonymous` when unsigned), and
  * each event is put right before it is passed on.
+ *
+ * Who uploaded is also kept, for uploads (`incoming/…`): an event that `npm start` had not handled when it
+ * stopped (killed in the middle of a build, say) is lost with it, and the upload is taken up again at the next
+ * start from a listing (local/uploads.ts), which names no principal. So the signer of each upload is written
+ * beside the bucket's objects (`._S3rver_uploaders/`, never listed) before its PUT is answered, and read back
+ * by {@link recordedUploader}: the report and the version's history name the uploader either way.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { createHash } from 'node:crypto';
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type S3rver from 's3rver';
-import { eventKeyOf, type S3EventNotification } from '../builder/upload/event.js';
+import { eventKeyOf, objectKeyOf, type S3EventNotification } from '../builder/upload/event.js';
+import { UPLOAD_PREFIXES } from '../store/upload-prefixes.js';
+
+/** Where a bucket's uploaders are kept, beside s3rver's own `._S3rver_uploads`. */
+const UPLOADERS = '._S3rver_uploaders';
+
+/** The file that keeps who uploaded `key` (one per key: a new upload replaces it). */
+const uploaderFile = (s3Directory: string, bucket: string, key: string) =>
+  join(s3Directory, bucket, UPLOADERS, `${createHash('sha256').update(key).digest('hex')}.json`);
+
+/**
+ * Who uploaded this version of an upload (`etag`, bare), as its event named them: `AWS:S3RVER`; undefined
+ * when it was not kept (another version of the key, a write an older npm start took, a full disk).
+ * @example recordedUploader('.local/s3', 'catalogue', 'incoming/a.tar.gz', '5d41402abc4b2a76b9719d911017c592') // → 'AWS:S3RVER'
+ */
+export function recordedUploader(
+  s3Directory: string,
+  bucket: string,
+  key: string,
+  etag: string,
+): string | undefined {
+  try {
+    const kept = JSON.parse(readFileSync(uploaderFile(s3Directory, bucket, key), 'utf8')) as {
+      etag?: unknown;
+      principalId?: unknown;
+    };
+    return kept.etag === etag && typeof kept.principalId === 'string' ? kept.principalId : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Keep who uploaded an upload's version (whole or not at all); a full disk only loses the record. */
+function keepUploader(s3Directory: string, record: S3EventNotification['Records'][number]): void {
+  const key = objectKeyOf(record);
+  const principalId = record.userIdentity?.principalId;
+  if (!key?.startsWith(UPLOAD_PREFIXES.incomingPrefix) || !principalId) return;
+  const file = uploaderFile(s3Directory, record.s3.bucket.name, key);
+  try {
+    mkdirSync(join(file, '..'), { recursive: true });
+    const etag = (record.s3.object.eTag ?? '').replace(/"/g, '');
+    writeFileSync(`${file}.next`, JSON.stringify({ key, etag, principalId }));
+    renameSync(`${file}.next`, file);
+  } catch {
+    // The upload is published all the same; only a restart before its report would not name its uploader.
+  }
+}
 
 /** The part of Koa's context the middleware reads. */
 interface Context {
@@ -55,6 +110,7 @@ export function forwardS3rverEvents(s3rver: S3rver, emit: (notification: S3Event
     const completion = ctx.method === 'POST' && new URLSearchParams(ctx.querystring).has('uploadId');
     return requests.run({ signer: signerOf(ctx), completion }, next);
   });
+  const directory = (s3rver as unknown as { store: { rootDirectory: string } }).store.rootDirectory;
   app.on('event', (event) => {
     const request = requests.getStore();
     for (const record of event.Records) {
@@ -63,6 +119,7 @@ export function forwardS3rverEvents(s3rver: S3rver, emit: (notification: S3Event
       }
       record.s3.object.key = eventKeyOf(record.s3.object.key);
       record.userIdentity = { principalId: request?.signer ?? 'Anonymous' };
+      if (record.eventName.startsWith('ObjectCreated:')) keepUploader(directory, record);
     }
     emit(event);
   });

@@ -19,6 +19,7 @@ import { sweepEvery, TimeToLive } from './dynamo-ttl.js';
 import { installS3rverConditionalWrites } from './s3rver-conditional.js';
 import { installS3rverDes } from './s3rver-des.js';
 import { forwardS3rverEvents } from './s3rver-events.js';
+import { cleanS3rverStaging, installS3rverStore } from './s3rver-store.js';
 
 export type { S3EventNotification } from '../builder/upload/event.js';
 
@@ -67,10 +68,13 @@ export interface ServerOptions {
 
 /**
  * An s3rver on 127.0.0.1 with `bucket` created (if missing). Listings of any length work on Node ≥ 17
- * (see `s3rver-des.ts`), and PUTs honour S3's conditional writes (`s3rver-conditional.ts`).
+ * (see `s3rver-des.ts`), PUTs honour S3's conditional writes (`s3rver-conditional.ts`), and objects are stored
+ * whole or not at all, a full disk answered 507 with a reserve kept (`s3rver-store.ts`; what a killed write
+ * left in staging is removed at each start).
  */
 export async function startS3(bucket = 'catalogue-test', options: ServerOptions = {}): Promise<LocalS3> {
   installS3rverDes();
+  installS3rverStore();
   const { default: S3rverServer } = await import('s3rver');
   const temporary = !options.directory;
   const directory = options.directory ?? mkdtempSync(join(tmpdir(), 'cat-s3-'));
@@ -87,6 +91,7 @@ export async function startS3(bucket = 'catalogue-test', options: ServerOptions 
     }
   };
   const start = async () => {
+    await cleanS3rverStaging(directory);
     s3rver = new S3rverServer({ silent: true, directory, configureBuckets: [{ name: bucket }] });
     installS3rverConditionalWrites(s3rver);
     // Before `callback()`, which composes s3rver's middleware: multipart completions named as S3 names them.

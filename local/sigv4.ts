@@ -4,7 +4,10 @@
  * signer) and the signatures compared in constant time. Refused: no or malformed `Authorization`, another
  * access key, another region or service, `x-amz-date` missing, unsigned or more than 5 minutes from the clock,
  * `host` unsigned, and any signature that does not match (a wrong secret, a changed body, path or header).
- * Presigned URLs are not taken.
+ * Presigned URLs are not taken. And, as AWS refuses them: a SignedHeaders list that is not each name once, in
+ * order (`host;host` — the re-signing would read it as `host`, so a list tampered with on the way would pass),
+ * and a session token (`x-amz-security-token`): the local credentials are long-term ones, which take none.
+ * The messages are AWS's own (SignatureDoesNotMatch, UnrecognizedClientException).
  */
 import { hash, timingSafeEqual } from 'node:crypto';
 import { Sha256 } from '@smithy/core/checksum';
@@ -25,6 +28,11 @@ export interface SigV4CheckOptions {
   principal: Principal;
   now?: () => Date;
 }
+
+/** AWS's answer to a signature that does not verify (SignatureDoesNotMatch). */
+const MISMATCH = 'The request signature we calculated does not match the signature you provided.';
+/** AWS's answer to an unknown access key, or a session token with long-term credentials (UnrecognizedClientException). */
+const INVALID_TOKEN = 'The security token included in the request is invalid.';
 
 /** AWS's bound on a signature's clock skew. */
 const MAX_SKEW_MS = 5 * 60_000;
@@ -91,7 +99,10 @@ function readClaim(
   if (region !== options.region || service !== options.service) {
     return refuse(`Credential should be scoped to region ${options.region} and service ${options.service}.`);
   }
+  if (request.headers['x-amz-security-token'] !== undefined) return refuse(INVALID_TOKEN);
   const names = signedList!.split(';');
+  // Each name once, in order, as the canonical request lists them (anything else signs another request).
+  if (names.some((name, i) => i > 0 && name <= names[i - 1]!)) return refuse(MISMATCH);
   if (!names.includes('host')) return refuse('The host header must be signed.');
   const headers: Record<string, string> = {};
   for (const name of names) {
@@ -154,8 +165,6 @@ export function sigV4Check(
     const same =
       expected.length === claim.signature.length &&
       timingSafeEqual(Buffer.from(expected), Buffer.from(claim.signature));
-    return same
-      ? { principal: options.principal }
-      : { refusal: 'The request signature we calculated does not match the signature you provided.' };
+    return same ? { principal: options.principal } : { refusal: MISMATCH };
   };
 }

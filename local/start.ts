@@ -53,6 +53,7 @@ import {
   servedFrom,
   writePublishedRecord,
 } from './published.js';
+import { recordedUploader } from './s3rver-events.js';
 import type { LocalS3, LocalServer } from './servers.js';
 import { startUploadLoop } from './uploads.js';
 
@@ -383,6 +384,10 @@ function takeUploads(storage: Storage, served: Served): string[] {
       known: served.version,
       servedWithinMs: config.pointerTtlMs,
       log: (line) => console.error(line),
+      ...(storage.ownS3 && {
+        uploaderOf: (key: string, etag: string) =>
+          recordedUploader(join(LOCAL, 's3'), config.bucket, key, etag),
+      }),
     },
   );
 }

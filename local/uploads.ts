@@ -37,6 +37,11 @@ export interface LocalUploadOptions extends Omit<UploadSettings, 'lockWaitMs' | 
   onReport?: (report: UploadReport) => void;
   /** Handle first the uploads whose report is missing or `failed` (default true: they came while npm start was down). */
   catchUp?: boolean;
+  /**
+   * Who uploaded a key's version (bare ETag), as its event named them (local/s3rver-events.ts
+   * recordedUploader): the principal of an upload taken up at start, whose event was lost with the last run.
+   */
+  uploaderOf?: (key: string, etag: string) => string | undefined;
 }
 
 export interface LocalUploads {
@@ -58,8 +63,9 @@ function isUploadKey(key: string | undefined, incomingPrefix: string): key is st
  */
 async function pendingUploads(
   settings: Omit<UploadSettings, 'lockWaitMs' | 'progress'>,
-  bucket: string,
+  found: { bucket: string; uploaderOf: LocalUploadOptions['uploaderOf'] },
 ): Promise<S3EventRecord[]> {
+  const { bucket, uploaderOf } = found;
   const listed: { key: string; lastModified: Date; etag: string; size: number }[] = [];
   for await (const object of settings.store.list(settings.incomingPrefix)) {
     if (!isUploadKey(object.key, settings.incomingPrefix) || !object.lastModified) continue;
@@ -73,10 +79,15 @@ async function pendingUploads(
   const pending: S3EventRecord[] = [];
   for (const upload of listed.sort((a, b) => (newerUpload(a, b) ? 1 : newerUpload(b, a) ? -1 : 0))) {
     const reportKey = reportKeyFor(settings.incomingPrefix, settings.reportsPrefix, upload.key);
-    if (isFinalFor(await readReport(settings.store, reportKey), upload.etag)) continue;
+    const seen = await readReport(settings.store, reportKey);
+    if (isFinalFor(seen, upload.etag)) continue;
+    // Who uploaded it, as its event said: kept at upload, or in the report of an attempt that failed.
+    const failedBy = seen?.report?.etag === upload.etag ? seen.report.uploaded_by : null;
+    const principalId = uploaderOf?.(upload.key, upload.etag) ?? failedBy ?? undefined;
     pending.push({
       eventName: 'ObjectCreated:Put',
       eventTime: upload.lastModified.toISOString(),
+      ...(principalId !== undefined && { userIdentity: { principalId } }),
       s3: {
         bucket: { name: bucket },
         object: { key: eventKeyOf(upload.key), size: upload.size, eTag: upload.etag },
@@ -130,7 +141,7 @@ class UploadQueue implements LocalUploads {
     onEvent: (listener: (notification: S3EventNotification) => void) => () => void,
     options: LocalUploadOptions,
   ) {
-    const { bucket, log, retryDelaysMs, onReport, catchUp = true, ...settings } = options;
+    const { bucket, log, retryDelaysMs, onReport, catchUp = true, uploaderOf: _, ...settings } = options;
     this.#options = options;
     this.#settings = settings;
     if (catchUp) this.#queue = this.#queue.then(() => this.#catchUp());
@@ -154,7 +165,8 @@ class UploadQueue implements LocalUploads {
   /** The uploads that came while npm start was not running, oldest first. */
   async #catchUp(): Promise<void> {
     const { log } = this.#options;
-    const pending = await pendingUploads(this.#settings, this.#options.bucket).catch((error: unknown) => {
+    const { bucket, uploaderOf } = this.#options;
+    const pending = await pendingUploads(this.#settings, { bucket, uploaderOf }).catch((error: unknown) => {
       log(`uploads: the incoming prefix could not be read at start: ${errorMessage(error)}`);
       return [];
     });
@@ -280,6 +292,8 @@ export function startUploadLoop(
     /** The proxy's pointer TTL: a new version is said to be live once every answer is from it. */
     servedWithinMs: number;
     log: (line: string) => void;
+    /** Who uploaded a key's version, as its event said (its own S3's record: local/s3rver-events.ts). */
+    uploaderOf?: LocalUploadOptions['uploaderOf'];
   },
 ): string[] {
   const { store, bucket, prefix } = target;
@@ -295,6 +309,7 @@ export function startUploadLoop(
     ...UPLOAD_PREFIXES,
     log,
     warn: (message) => log(`warning: ${message}`),
+    ...(options.uploaderOf && { uploaderOf: options.uploaderOf }),
   });
   const incoming = `s3://${bucket}/${UPLOAD_PREFIXES.incomingPrefix}`;
   // How to upload: the ready screen's lines after this one (local/hints.ts uploadHints).

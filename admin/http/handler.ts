@@ -39,6 +39,7 @@ import {
   parseList,
   parseRoll,
 } from '../validate.js';
+import { readJsonBody, writtenTwice } from './body.js';
 
 /** Who signed the request, as IAM says (a function URL's `requestContext.authorizer.iam`). */
 export interface Principal {
@@ -156,7 +157,7 @@ const invalid = (problems: { field: string; problem: string }[]) =>
     ),
   );
 
-/** The body as JSON: undefined when empty; an Answer when it cannot be read. */
+/** The body as JSON (body.ts): undefined when empty; an Answer when it cannot be used. */
 function readBody(request: AdminRequest): { value: unknown } | Answer {
   if (request.body.length === 0) return { value: undefined };
   const type = request.headers['content-type']?.split(';')[0]?.trim().toLowerCase();
@@ -165,15 +166,13 @@ function readBody(request: AdminRequest): { value: unknown } | Answer {
       adminError('unsupported_media_type', 'Send the body as Content-Type: application/json.'),
     );
   }
-  let value: unknown;
-  try {
-    value = JSON.parse(request.body.toString('utf8'));
-  } catch {
-    return invalid([{ field: 'body', problem: 'is not valid JSON' }]);
+  const read = readJsonBody(request.body);
+  if (!read.ok) return invalid([read.problem]);
+  const keyAt = keyShapedField(read.value, '');
+  if (keyAt !== undefined) {
+    return { ...invalid([{ field: keyAt || 'body', problem: KEY_PROBLEM }]), redacted: ['body'] };
   }
-  const keyAt = keyShapedField(value, '');
-  if (keyAt === undefined) return { value };
-  return { ...invalid([{ field: keyAt || 'body', problem: KEY_PROBLEM }]), redacted: ['body'] };
+  return read.twice === undefined ? { value: read.value } : invalid([writtenTwice(read.twice)]);
 }
 
 /**

@@ -3,6 +3,7 @@
  * (exact under concurrency), rolls, Idempotency-Key replays (one key for concurrent calls), an interrupted
  * call rolled forward, and keys from before owners.
  */
+import { hash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as actions from '../../admin/actions.js';
 import { commitToLedger, IN_FLIGHT_MS } from '../../admin/ledger.js';
@@ -14,6 +15,7 @@ import {
   type KeyRecord,
   keyAccepted,
 } from '../../tables/keys.js';
+import { COUNTERS_SCHEMA } from '../../tables/schema.js';
 import {
   type AdminOptions,
   adminContext,
@@ -253,6 +255,116 @@ describe('roll', () => {
     expect(rollNew).toMatchObject({ ok: false, error: { code: 'owner_key_limit_reached' } });
     expect(listed.ok && listed.records.map((r) => r.keyId).sort()).toEqual([oldId, idOf(rolled)].sort());
   });
+});
+
+describe('rolls of one key at once (issue 47: no ghost keys)', () => {
+  const N = 10;
+  const idem = (key: string) => ({ key, fingerprint: 'the same roll' });
+  const claimPk = (key: string) => `${COUNTERS_SCHEMA.claimPrefix}${hash('sha256', key, 'hex')}`;
+
+  /** The owner's keys as stored, its ledger's key ids, and which Idempotency-Key records are left. */
+  async function leftBehind(who: string, keys: string[]) {
+    const tables = adminContext(admin).tables;
+    const stored = (await tables.ownerKeys(who, 100)).records;
+    const ledger = Object.keys(JSON.parse((await tables.readLedger(who)).entries) as object);
+    const claims = [];
+    for (const key of keys) if (await tables.readClaim(claimPk(key))) claims.push(key);
+    return { stored, ledger: ledger.sort(), claims };
+  }
+
+  /** N rolls of `keyId` at once, each with its own Idempotency-Key. */
+  async function rollsAtOnce(ctx: actions.AdminContext, keyId: string, round: string) {
+    const keys = Array.from({ length: N }, (_, i) => `${round}-${i}`);
+    const at = new Date(ctx.now().getTime() + 3_600_000);
+    const outcomes = await Promise.all(
+      keys.map((key) => actions.roll(ctx, keyId, { oldKeyExpires: at }, idem(key))),
+    );
+    return { keys, outcomes };
+  }
+
+  it(`${N} at once, five rounds: one successor each, and the refused rolls leave no key, entry or record`, async () => {
+    const ctx = adminContext(admin);
+    const who = owner();
+    let current = idOf(await actions.issue(ctx, free(who)));
+    for (let round = 0; round < 5; round++) {
+      const { keys, outcomes } = await rollsAtOnce(ctx, current, `${who}-round-${round}`);
+      const won = outcomes.filter((outcome) => outcome.ok);
+      const refused = keys.filter((_, i) => !outcomes[i]!.ok);
+      const left = await leftBehind(who, refused);
+
+      expect(won).toHaveLength(1);
+      expect(outcomes.filter((o) => !o.ok).map((o) => !o.ok && o.error.code)).toEqual(
+        Array(N - 1).fill('key_already_rolled'),
+      );
+      const successor = idOf(won[0]);
+      // The chain so far and nothing else: the first key and one successor per round.
+      expect(left.stored).toHaveLength(round + 2);
+      expect(left.stored.filter((record) => record.rolledFrom === current).map((r) => r.keyId)).toEqual([
+        successor,
+      ]);
+      expect(left.ledger).toEqual(expect.arrayContaining([current, successor]));
+      const storedIds = left.stored.map((record) => record.keyId);
+      expect(left.ledger.filter((keyId) => !storedIds.includes(keyId))).toEqual([]);
+      expect(left.claims).toEqual([]);
+      // A refused roll's Idempotency-Key is free: sent again, it is refused the same way, as a new call.
+      const again = await actions.roll(
+        ctx,
+        current,
+        { oldKeyExpires: new Date(Date.now() + 60_000) },
+        idem(refused[0]!),
+      );
+      expect(again).toMatchObject({ ok: false, error: { code: 'key_already_rolled' } });
+      await actions.revoke(ctx, current);
+      current = successor;
+    }
+  });
+
+  it.each([
+    ['its ledger entry', false],
+    ['its ledger entry and its mark on the old key', true],
+  ])(
+    `a roll stopped after %s, then ${N} at once: one successor, and nothing else once the window has passed`,
+    async (_, marked) => {
+      const now = new Date('2026-11-24T00:00:00Z');
+      let clock = now;
+      const ctx = adminContext(admin, () => clock);
+      const who = owner();
+      const old = (await actions.issue(ctx, free(who))) as { record: KeyRecord };
+      const stopped: KeyRecord = {
+        keyHash: hashApiKey(`pk_live_${generateKeyId()}xxxxxxxx`),
+        keyId: generateKeyId(),
+        owner: who,
+        tier: 'free',
+        status: 'active',
+        limits: { ...FREE_TIER_LIMITS },
+        created: now.toISOString(),
+        rolledFrom: old.record.keyId,
+      };
+      const expires = new Date(now.getTime() + 3_600_000).toISOString();
+      const replaces = { keyHash: old.record.keyHash, keyId: old.record.keyId, expires };
+      await commitToLedger(ctx.tables, stopped as KeyRecord & { owner: string }, {
+        mode: 'create',
+        cap: 10,
+        now,
+        replaces,
+      });
+      if (marked) await ctx.tables.markRolled(old.record.keyHash, stopped.keyId, expires);
+
+      const { keys, outcomes } = await rollsAtOnce(ctx, old.record.keyId, `${who}-stopped`);
+      clock = new Date(now.getTime() + IN_FLIGHT_MS);
+      const listed = await actions.list(ctx, { owner: who, limit: 100 });
+      const left = await leftBehind(who, keys);
+
+      const won = outcomes.filter((outcome) => outcome.ok);
+      expect(won).toHaveLength(marked ? 0 : 1);
+      const successor = marked ? stopped.keyId : idOf(won[0]);
+      expect(listed.ok && listed.records.map((record) => record.keyId).sort()).toEqual(
+        [old.record.keyId, successor].sort(),
+      );
+      expect(left.ledger).toEqual([old.record.keyId, successor].sort());
+      expect(left.claims).toEqual(keys.filter((_, i) => outcomes[i]!.ok));
+    },
+  );
 });
 
 describe('Idempotency-Key', () => {

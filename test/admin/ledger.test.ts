@@ -4,12 +4,17 @@
  * later or brought forward — whose DynamoDB calls run one at a time in an order drawn by fast-check; calls
  * cut at a random point (before a write lands, or after it landed with its answer lost: a crash) and rolled
  * forward later; calls whose clock is a window ahead of the others' (a call held past the ledger's window,
- * seen from the calls it overlaps). After every batch: the usable keys of the owner that are not rolled away
- * are at most the cap, every usable key has its ledger entry, every rolled-away key has an expiry; at the end,
- * once the window has passed, a listing shows every key the ledger counts.
+ * seen from the calls it overlaps); rolls of one key at once (some with an Idempotency-Key of their own), and
+ * rolls cut between their writes. After every batch: the usable keys of the owner that are not rolled away
+ * are at most the cap, every usable key has its ledger entry, every rolled-away key has an expiry, no key
+ * names a predecessor that was rolled to another key (a roll that lost left no key: nothing to enable or
+ * roll), and a roll refused as already rolled left neither its ledger entry (unless a call of the batch was
+ * cut) nor its Idempotency-Key record; at the end, once the window has passed, a listing shows every key the
+ * ledger counts.
  *
  * LEDGER_PROPERTY_RUNS (default 20) runs more; a failure prints its seed and the shrunk scenario.
  */
+import { hash } from 'node:crypto';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as actions from '../../admin/actions.js';
@@ -17,6 +22,7 @@ import { AdminTables } from '../../admin/dynamo.js';
 import { IN_FLIGHT_MS } from '../../admin/ledger.js';
 import { adminSettings } from '../../admin/settings.js';
 import { FREE_TIER_LIMITS, type KeyRecord, keyAccepted } from '../../tables/keys.js';
+import { COUNTERS_SCHEMA } from '../../tables/schema.js';
 import { type DynamoFixture, dynamoFixture } from '../helpers/dynamo.js';
 
 let db: DynamoFixture;
@@ -112,7 +118,7 @@ class Interleaving {
 type Op =
   | { op: 'issue'; idempotencyKey: 'a' | 'b' | undefined }
   | { op: 'enable' | 'revoke'; key: number }
-  | { op: 'roll'; key: number; hours: number }
+  | { op: 'roll'; key: number; hours: number; idempotent: boolean }
   | { op: 'expiry'; key: number; to: 'never' | 'sooner' | 'later' };
 
 interface Command {
@@ -134,7 +140,12 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
   { weight: 2, arbitrary: fc.record({ op: fc.constantFrom('enable' as const, 'revoke' as const), key }) },
   {
     weight: 2,
-    arbitrary: fc.record({ op: fc.constant('roll' as const), key, hours: fc.constantFrom(1, 24) }),
+    arbitrary: fc.record({
+      op: fc.constant('roll' as const),
+      key,
+      hours: fc.constantFrom(1, 24),
+      idempotent: fc.boolean(),
+    }),
   },
   {
     weight: 2,
@@ -205,12 +216,66 @@ const FINDINGS: Scenario[] = [
     batches: [
       { commands: [plain({ op: 'issue', idempotencyKey: undefined })], minutes: 0 },
       {
-        commands: [plain({ op: 'expiry', key: 0, to: 'never' }), plain({ op: 'roll', key: 0, hours: 24 })],
+        commands: [
+          plain({ op: 'expiry', key: 0, to: 'never' }),
+          plain({ op: 'roll', key: 0, hours: 24, idempotent: false }),
+        ],
         minutes: 5,
       },
     ],
     choices: firstThenSecond(3),
   },
+  // Issue 47: rolls of one key at once left the losers' keys behind, revoked (ghosts that could be enabled).
+  {
+    cap: 3,
+    batches: [
+      { commands: [plain({ op: 'issue', idempotencyKey: undefined })], minutes: 0 },
+      {
+        commands: [
+          plain({ op: 'roll', key: 0, hours: 24, idempotent: true }),
+          plain({ op: 'roll', key: 0, hours: 1, idempotent: false }),
+          plain({ op: 'roll', key: 0, hours: 24, idempotent: true }),
+        ],
+        minutes: 0,
+      },
+      {
+        commands: [
+          plain({ op: 'enable', key: 1 }),
+          plain({ op: 'roll', key: 2, hours: 1, idempotent: true }),
+        ],
+        minutes: 5,
+      },
+    ],
+    choices: [0, 1, 2],
+  },
+  // A roll cut once its entry landed, or once its old key was marked, with another roll of the key at once.
+  ...[3, 4].map(
+    (at): Scenario => ({
+      cap: 2,
+      batches: [
+        { commands: [plain({ op: 'issue', idempotencyKey: undefined })], minutes: 0 },
+        {
+          commands: [
+            {
+              op: { op: 'roll', key: 0, hours: 24, idempotent: false },
+              ahead: false,
+              cut: { at, landed: true },
+            },
+            plain({ op: 'roll', key: 0, hours: 1, idempotent: true }),
+          ],
+          minutes: 0,
+        },
+        {
+          commands: [
+            plain({ op: 'issue', idempotencyKey: undefined }),
+            plain({ op: 'roll', key: 0, hours: 1, idempotent: false }),
+          ],
+          minutes: 5,
+        },
+      ],
+      choices: firstThenSecond(at),
+    }),
+  ),
 ];
 
 /** The owner's keys as stored (no roll-forward), oldest first. */
@@ -218,8 +283,14 @@ async function ownerKeys(owner: string): Promise<KeyRecord[]> {
   return (await tables.ownerKeys(owner, 100)).records;
 }
 
-/** One call of a batch, with its own clock and its own tables. */
-function run(owner: string, keys: KeyRecord[], command: { op: Op; ctx: actions.AdminContext }) {
+/** The Idempotency-Key a roll sends (one of its own, so a refusal is its own), and what the roll asks for. */
+const rollIdempotency = (name: string, target: string, hours: number) => ({
+  key: name,
+  fingerprint: `roll ${target} ${hours}`,
+});
+
+/** One call of a batch, with its own clock and its own tables; `name`: unique to the call. */
+function run(owner: string, keys: KeyRecord[], command: { op: Op; ctx: actions.AdminContext; name: string }) {
   const { op, ctx } = command;
   const now = ctx.now();
   const target = keys.length > 0 && 'key' in op ? keys[op.key % keys.length]!.keyId : undefined;
@@ -229,8 +300,10 @@ function run(owner: string, keys: KeyRecord[], command: { op: Op; ctx: actions.A
     const idem = op.op === 'issue' ? idempotency(op.idempotencyKey) : undefined;
     return actions.issue(ctx, { owner, tier: 'free', limits: { ...FREE_TIER_LIMITS } }, idem || undefined);
   }
-  if (op.op === 'roll')
-    return actions.roll(ctx, target, { oldKeyExpires: new Date(now.getTime() + op.hours * 3_600_000) });
+  if (op.op === 'roll') {
+    const idem = op.idempotent ? rollIdempotency(command.name, target, op.hours) : undefined;
+    return actions.roll(ctx, target, { oldKeyExpires: new Date(now.getTime() + op.hours * 3_600_000) }, idem);
+  }
   if (op.op === 'expiry') {
     const at = {
       never: null,
@@ -242,21 +315,55 @@ function run(owner: string, keys: KeyRecord[], command: { op: Op; ctx: actions.A
   return op.op === 'enable' ? actions.enable(ctx, target) : actions.revoke(ctx, target);
 }
 
-/** The claim after a batch, at `now`: returns what breaks it (empty: it holds). */
-async function broken(owner: string, cap: number, now: Date): Promise<string[]> {
+interface LedgerEntry {
+  replaces?: { keyId: string };
+}
+
+/**
+ * The claim after a batch, at `now`: returns what breaks it (empty: it holds). `cut`: a call was cut so far
+ * (an entry of a roll that lost may then wait for a prune or a listing).
+ */
+async function broken(owner: string, cap: number, at: { now: Date; cut: boolean }): Promise<string[]> {
   const problems: string[] = [];
   const keys = await ownerKeys(owner);
-  const usable = keys.filter((record) => keyAccepted(record, now.getTime()));
+  const usable = keys.filter((record) => keyAccepted(record, at.now.getTime()));
   const counted = usable.filter((record) => record.rolledTo === undefined);
   if (counted.length > cap) problems.push(`${counted.length} usable keys not rolled away, cap ${cap}`);
-  const ledger = JSON.parse((await tables.readLedger(owner)).entries) as Record<string, unknown>;
+  const ledger = JSON.parse((await tables.readLedger(owner)).entries) as Record<string, LedgerEntry>;
   for (const record of usable)
     if (!(record.keyId in ledger)) problems.push(`usable ${record.keyId} not in the ledger`);
+  const byId = new Map(keys.map((record) => [record.keyId, record]));
   for (const record of keys) {
     if (record.rolledTo !== undefined && record.expires === undefined)
       problems.push(`rolled ${record.keyId} never expires`);
+    const from = record.rolledFrom === undefined ? undefined : byId.get(record.rolledFrom);
+    if (from && from.rolledTo !== record.keyId)
+      problems.push(
+        `${record.keyId} (${record.status}) is a ghost: ${from.keyId} was rolled to ${from.rolledTo}`,
+      );
+  }
+  for (const [keyId, entry] of Object.entries(ledger)) {
+    const rolledTo = entry.replaces && byId.get(entry.replaces.keyId)?.rolledTo;
+    if (!at.cut && rolledTo !== undefined && rolledTo !== keyId)
+      problems.push(
+        `the ledger holds ${keyId}, a roll of ${entry.replaces!.keyId} that lost, with no call cut`,
+      );
   }
   return problems;
+}
+
+/** The Idempotency-Key records left by rolls refused as already rolled (none should be). */
+async function claimsOfLostRolls(
+  rolls: { idempotency: { key: string } | undefined; outcome: unknown }[],
+): Promise<string[]> {
+  const left: string[] = [];
+  for (const { idempotency, outcome } of rolls) {
+    const code = (outcome as { error?: { code?: string } } | undefined)?.error?.code;
+    if (!idempotency || code !== 'key_already_rolled') continue;
+    const pk = `${COUNTERS_SCHEMA.claimPrefix}${hash('sha256', idempotency.key, 'hex')}`;
+    if (await tables.readClaim(pk)) left.push(idempotency.key);
+  }
+  return left;
 }
 
 let owners = 0;
@@ -273,22 +380,34 @@ describe("the owner's cap: the claim of admin/ledger.ts under interleavings, cra
         });
         let base = Date.UTC(2026, 10, 24, 12);
         let latest = base;
-        for (const batch of batches) {
+        let cut = false;
+        for (const [b, batch] of batches.entries()) {
           base += batch.minutes * 60_000;
           const keys = await ownerKeys(owner);
           const interleaving = new Interleaving();
+          const rolls: { idempotency: { key: string } | undefined; outcome: unknown }[] = [];
           const calls = batch.commands.map((command, i) => {
             const clock = new Date(base + (command.ahead ? IN_FLIGHT_MS + 1_000 : 0));
             latest = Math.max(latest, clock.getTime());
+            cut ||= command.cut !== undefined;
             const ctx = { tables: interleaving.tablesFor(i, command.cut), settings, now: () => clock };
-            return run(owner, keys, { op: command.op, ctx }).catch((error: unknown) => {
-              if (!(error instanceof Crash) && (error as Error).name !== 'ContentionError') throw error;
-            });
+            const name = `${owner}-roll-${b}-${i}`;
+            const { op } = command;
+            return run(owner, keys, { op, ctx, name }).then(
+              (outcome) => {
+                if (op.op === 'roll')
+                  rolls.push({ idempotency: op.idempotent ? { key: name } : undefined, outcome });
+              },
+              (error: unknown) => {
+                if (!(error instanceof Crash) && (error as Error).name !== 'ContentionError') throw error;
+              },
+            );
           });
           const all = Promise.all(calls);
           await interleaving.drive(all, choices);
           await all;
-          expect(await broken(owner, cap, new Date(latest))).toEqual([]);
+          expect(await broken(owner, cap, { now: new Date(latest), cut })).toEqual([]);
+          expect(await claimsOfLostRolls(rolls)).toEqual([]);
         }
         // Later: the first page of a listing rolls forward what crashed calls left.
         const later = new Date(latest + IN_FLIGHT_MS + 1_000);
@@ -298,7 +417,7 @@ describe("the owner's cap: the claim of admin/ledger.ts under interleavings, cra
         expect(listed.ok).toBe(true);
         const ids = new Set(listed.ok ? listed.records.map((record) => record.keyId) : []);
         expect(Object.keys(ledger).filter((id) => !ids.has(id))).toEqual([]);
-        expect(await broken(owner, cap, later)).toEqual([]);
+        expect(await broken(owner, cap, { now: later, cut: false })).toEqual([]);
       }),
       {
         numRuns: Number(process.env.LEDGER_PROPERTY_RUNS ?? 20),

@@ -7,9 +7,13 @@
  * - no key in any answer or log line: a key, or a near miss, in a path, a query, an owner, a label, a field's
  *   name; refused with 400 before it is logged or echoed, the audit line saying where it was redacted;
  * - malformed percent-escapes, a malformed or repeated Host: answered in the envelope, with an audit line;
+ * - bodies it cannot use (nested 4,000 levels under the size limit, a field written twice): 400, never 500;
+ * - messages that say what is wrong: a raw `+` in a query's owner (a space there), a date alone where a time
+ *   with its zone is due, an Idempotency-Key sent twice;
  * - dates that name no day of the calendar, labels and owners with characters that do not print: refused;
  * - the cap races: an enable whose key write is held while an issue takes the place (within the window, and
- *   held past it, when the clock can move); a roll at the cap, then its old key's expiry lifted;
+ *   held past it, when the clock can move); a roll at the cap, then its old key's expiry lifted; ten rolls of
+ *   one key at once (issue 47: the refused ones left revoked ghost keys in the listing);
  * - DynamoDB's faults as before the lean client: throttling and cut answers answered 503 with Retry-After.
  * Every answer is checked against admin/openapi.json.
  */
@@ -205,6 +209,77 @@ export function describeAdminFindings(
     });
   });
 
+  describe(`${name}: every body it cannot use answered 400 (issue 47)`, () => {
+    it.each([
+      [
+        'nested 4,000 levels (8 KB, under the size limit)',
+        `${'['.repeat(4_000)}${']'.repeat(4_000)}`,
+        'deeper than',
+      ],
+      ['with a field written twice', '{"owner":"a","tier":"free","owner":"b"}', 'written twice'],
+      ['that is not JSON', '{"owner":', 'not valid JSON'],
+    ])('a body %s', async (_, raw, says) => {
+      for (const target of ['/keys', '/keys/key_AAAAAAAAAA/roll', '/keys/key_AAAAAAAAAA/revoke']) {
+        const answer = await call('POST', target, { raw });
+        expect([answer.status, answer.json.error.code]).toEqual([400, 'invalid_request']);
+        expect(answer.json.error.details[0].problem).toContain(says);
+      }
+    });
+  });
+
+  describe(`${name}: messages that say what is wrong and how to fix it (issue 47)`, () => {
+    it('a raw + in the owner of a query: a space there, so written %2B', async () => {
+      const who = `${owner()}+team`;
+      const issued = await call('POST', '/keys', { body: { owner: who, tier: 'free' } });
+      const raw = await call('GET', `/keys?owner=${who}`);
+      const encoded = await call('GET', `/keys?owner=${encodeURIComponent(who)}`);
+
+      expect(issued.status).toBe(201);
+      expect(raw.status).toBe(400);
+      expect(raw.json.error.details).toEqual([
+        {
+          field: '?owner',
+          problem: expect.stringContaining('a + stands for a space, so write a plus sign in an owner as %2B'),
+        },
+      ]);
+      expect(encoded.status).toBe(200);
+      expect(encoded.json.data.map((key: { owner: string }) => key.owner)).toEqual([who]);
+    });
+
+    it.each([
+      ['POST', '/keys', 'expires', (date: string) => ({ owner: 'u1', tier: 'free', expires: date })],
+      ['POST', '/keys/key_AAAAAAAAAA/roll', 'old_key_expires', (date: string) => ({ old_key_expires: date })],
+      ['POST', '/keys/key_AAAAAAAAAA/expiry', 'expires', (date: string) => ({ expires: date })],
+    ] as const)(
+      '%s %s: a date alone in %s is refused, with how to write it',
+      async (method, target, field, body) => {
+        const date = `${new Date().getUTCFullYear() + 1}-01-15`;
+        const answer = await call(method, target, { body: body(date) });
+        expect(answer.status).toBe(400);
+        expect(answer.json.error.details).toEqual([
+          {
+            field,
+            problem: `must be a time with its zone, not a date alone: for midnight UTC write ${date}T00:00:00Z (or give your zone: ${date}T00:00:00+01:00)`,
+          },
+        ]);
+      },
+    );
+
+    it.each([
+      ['as Node joins a header sent twice', 'k-1, k-2'],
+      ['as a function URL joins it', 'k-1,k-2'],
+    ])('an Idempotency-Key sent twice (%s): must be sent once', async (_, value) => {
+      const answer = await call('POST', '/keys', {
+        body: { owner: 'u1', tier: 'free' },
+        headers: { 'Idempotency-Key': value },
+      });
+      expect(answer.status).toBe(400);
+      expect(answer.json.error.details).toEqual([
+        { field: 'Idempotency-Key', problem: expect.stringMatching(/^must be sent once/) },
+      ]);
+    });
+  });
+
   describe(`${name}: dates of the calendar, printable labels and owners`, () => {
     it.each([
       ['2027-02-30'],
@@ -223,7 +298,7 @@ export function describeAdminFindings(
 
     it('takes a leap day, and refuses a roll to a day that does not exist', async () => {
       const issued = await call('POST', '/keys', {
-        body: { owner: owner(), tier: 'free', expires: '2028-02-29' },
+        body: { owner: owner(), tier: 'free', expires: '2028-02-29T00:00:00Z' },
       });
       expect(issued.status).toBe(201);
       expect(issued.json.data.expires).toBe('2028-02-29T00:00:00.000Z');
@@ -318,6 +393,43 @@ export function describeAdminFindings(
       expect(counted).toHaveLength(h.cap);
       expect(usable).toHaveLength(h.cap + 1);
     });
+
+    /** A roll sent again with its Idempotency-Key after each 503 (a loaded machine misses the deadline). */
+    const rollUntilDecided = async (keyId: string, idempotencyKey: string) => {
+      for (let attempt = 1; ; attempt++) {
+        const answer = await call('POST', `/keys/${keyId}/roll`, {
+          headers: { 'Idempotency-Key': idempotencyKey },
+        });
+        if (answer.status !== 503 || attempt === 5) return answer;
+        await new Promise((resolve) => setTimeout(resolve, Number(answer.headers['retry-after']) * 1000));
+      }
+    };
+
+    it('ten rolls of one key at once, three rounds: one 201, nine 409, and the listing holds the old key and one successor', async () => {
+      const h = harness();
+      const who = owner();
+      let current = (await call('POST', '/keys', { body: { owner: who, tier: 'free' } })).json.data.key_id;
+      for (let round = 0; round < 3; round++) {
+        const answers = await Promise.all(
+          Array.from({ length: 10 }, (_, i) => rollUntilDecided(current, `${who}-${round}-${i}`)),
+        );
+        const listed = await h.call('GET', `/keys?owner=${encodeURIComponent(who)}`);
+        const keys = listed.json.data as { key_id: string; rolled_from: string | null; status: string }[];
+
+        expect(answers.map((answer) => answer.status).sort()).toEqual([201, ...Array(9).fill(409)]);
+        expect(answers.filter((a) => a.status === 409).map((a) => a.json.error.code)).toEqual(
+          Array(9).fill('key_already_rolled'),
+        );
+        const successor = answers.find((answer) => answer.status === 201)!.json.data.key_id;
+        expect(keys.filter((key) => key.rolled_from === current).map((key) => key.key_id)).toEqual([
+          successor,
+        ]);
+        expect(keys).toHaveLength(round + 2);
+        // The old key goes before the next round, so the owner's cap (2 here) has room for the next roll.
+        expect((await call('POST', `/keys/${current}/revoke`)).status).toBe(200);
+        current = successor;
+      }
+    }, 120_000);
 
     // Only where the clock moves: the Lambda handler reads the real one (its deadline is proven the same way).
     if (options.clock) {

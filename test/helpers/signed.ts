@@ -49,8 +49,20 @@ export async function signedRequest(
     ...(body !== undefined && { 'content-type': 'application/json' }),
     ...options.headers,
   };
+  // The query as SigV4 reads the one sent: percent-escapes decoded, a raw `+` kept a `+` (as botocore signs it;
+  // URLSearchParams would read it as a space, and sign another query than the one sent).
   const query: Record<string, string> = {};
-  for (const [name, value] of url.searchParams) query[name] = value;
+  for (const part of url.search.slice(1).split('&').filter(Boolean)) {
+    const at = part.indexOf('=');
+    const decode = (text: string) => {
+      try {
+        return decodeURIComponent(text);
+      } catch {
+        return text;
+      }
+    };
+    query[decode(at < 0 ? part : part.slice(0, at))] = at < 0 ? '' : decode(part.slice(at + 1));
+  }
   let signed = headers;
   if (options.sign !== false) {
     const signer = new SignatureV4({

@@ -1,12 +1,21 @@
 /**
  * The local DynamoDB's store (local/dynamo-journal.ts): in memory, durable through its journal — across a
  * stop and start, a restart, kill -9 and a cut last line; bounded on disk by compaction under a stream of
- * writes to one item (the metering pattern); and a data directory of an earlier version (dynalite on LevelDB)
- * read once into it, its LevelDB files removed.
+ * writes to one item (the metering pattern); on a really full disk (a tmpfs), a write it cannot journal whole
+ * refused and not applied, the journal left whole lines, a start and serving on the full disk; and a data
+ * directory of an earlier version (dynalite on LevelDB) read once into it, its LevelDB files removed.
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { appendFileSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import {
+  appendFileSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +25,7 @@ import { createTables } from '../../admin/tables.js';
 import { dynamoClient } from '../../aws/sdk.js';
 import { JOURNAL_FILE, replay } from '../../local/dynamo-journal.js';
 import { type LocalServer, startDynamo } from '../../local/servers.js';
+import { mountSmallDisk, SMALL_DISK_REFUSED, type SmallDisk } from '../helpers/small-disk.js';
 
 const TABLES = { keysTable: 'journal-keys', countersTable: 'journal-counters' };
 const REPO = join(import.meta.dirname, '..', '..');
@@ -65,6 +75,14 @@ describe('replay', () => {
   it('keeps the last operation on each key and drops a last line cut short', () => {
     const text = '["a",{"x":1}]\n["b",{"x":2}]\n["a",{"x":3}]\n["b"]\n["c",{"x":';
     expect([...replay(text)]).toEqual([['a', '{"x":3}']]);
+  });
+
+  it('drops a line an earlier version cut short on a full disk and wrote the next one after', () => {
+    const text = '["a",{"x":1}]\n["b",{"x":["c",{"x":3}]\n["d",{"x":4}]\n';
+    expect([...replay(text)]).toEqual([
+      ['a', '{"x":1}'],
+      ['d', '{"x":4}'],
+    ]);
   });
 });
 
@@ -163,6 +181,58 @@ describe('the journal on disk', () => {
       client.send(new GetItemCommand({ TableName: TABLES.countersTable, Key: { pk: { S: 'key#2026-11' } } })),
     );
     expect(item.Item?.month_count?.N).toBe('200');
+  });
+});
+
+const skipped = SMALL_DISK_REFUSED === undefined ? '' : ` (skipped: ${SMALL_DISK_REFUSED})`;
+
+describe.skipIf(SMALL_DISK_REFUSED !== undefined)(`on a 4 MiB disk that fills up${skipped}`, () => {
+  let disk: SmallDisk | undefined;
+  afterEach(() => {
+    disk?.unmount();
+    disk = undefined;
+  });
+
+  it('refuses a write it cannot journal whole, applies none of it, and starts and serves on the full disk', async () => {
+    disk = mountSmallDisk(4);
+    const dir = join(disk.path, 'dynamodb');
+    let server = await started(dir, { compactBytes: 1024 });
+    await withClient(server, async (client) => {
+      await createTables(client, TABLES);
+      await client.send(put('before', 1));
+    });
+    const filler = disk.fill(0);
+    // The journal's last page takes a few more lines; then a write finds no room.
+    let refusedAt: number | undefined;
+    let refused: unknown;
+    await withClient(server, async (client) => {
+      for (let n = 0; n < 200 && refusedAt === undefined; n++) {
+        refused = await client.send(put(`full${n}`, n)).catch((error: unknown) => error);
+        if (refused instanceof Error) refusedAt = n;
+      }
+    });
+    const journal = readFileSync(join(dir, JOURNAL_FILE), 'utf8');
+
+    expect(refusedAt).toBeDefined();
+    expect((refused as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode).toBe(500);
+    expect(await read(server, `full${refusedAt}`)).toBeUndefined();
+    if (refusedAt! > 0) expect(await read(server, `full${refusedAt! - 1}`)).toBe(String(refusedAt! - 1));
+    expect(await read(server, 'before')).toBe('1');
+    expect(journal.endsWith('\n')).toBe(true);
+    expect(
+      journal
+        .split('\n')
+        .filter(Boolean)
+        .every((line) => JSON.parse(line)),
+    ).toBe(true);
+    // Restarted on the full disk: no room to compact, so the journal goes on as it is.
+    await server.dispose();
+    servers.length = 0;
+    server = await started(dir, { compactBytes: 1024 });
+    expect(await read(server, 'before')).toBe('1');
+    rmSync(filler);
+    await withClient(server, (client) => client.send(put('after', 3)));
+    expect(await read(server, 'after')).toBe('3');
   });
 });
 

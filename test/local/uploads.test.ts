@@ -331,9 +331,10 @@ describe('uploads that came while npm start was not running', () => {
     );
     await waitFor(new RegExp(`Catalogue: version ${version} is live`), 0);
     expect(await moduleName(newer.modules[0]!.id)).toBe('Uploaded while down, newer');
+    // Who uploaded it, as its event said, though the event was lost with the last run (issue 47).
     expect(await report('reports/0101-newer.json')).toMatchObject({
       outcome: 'published',
-      uploaded_by: null,
+      uploaded_by: 'AWS:S3RVER',
     });
     // Handled once: the next start finds their reports and does nothing again.
     await stop(started);
