@@ -77,7 +77,7 @@ export interface paths {
             cookie?: never;
         };
         /** Read one manufacturer */
-        get: operations["getManufacturerDetailEnvelope"];
+        get: operations["getManufacturerDetail"];
         put?: never;
         post?: never;
         delete?: never;
@@ -85,9 +85,9 @@ export interface paths {
          * Supported methods
          * @description Authenticated and metered; the route, path id and query parameters are checked as for GET, the catalogue is not read.
          */
-        options: operations["optionsManufacturerDetailEnvelope"];
+        options: operations["optionsManufacturerDetail"];
         /** Read one manufacturer (headers only) */
-        head: operations["headManufacturerDetailEnvelope"];
+        head: operations["headManufacturerDetail"];
         patch?: never;
         trace?: never;
     };
@@ -278,23 +278,6 @@ export interface components {
             };
             content?: never;
         };
-        /** @description Any method other than GET, HEAD, OPTIONS, on any path, before the key is checked. */
-        MethodNotAllowed: {
-            headers: {
-                Allow: components["headers"]["Allow"];
-                "Cache-Control": components["headers"]["CacheControlNoStore"];
-                "X-Request-Id": components["headers"]["XRequestId"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ErrorEnvelope"] & {
-                    error?: {
-                        /** @enum {unknown} */
-                        code?: "method_not_allowed";
-                    };
-                };
-            };
-        };
         /** @description A parameter is unsupported (`q`), unknown to this endpoint, or has an invalid value (including a path id that is not a canonical positive integer, and a cursor that does not belong to this query or has expired). Precedence: `unsupported_parameter`, then `unknown_parameter`, then `invalid_parameter`. */
         BadRequest: {
             headers: {
@@ -462,9 +445,9 @@ export interface components {
         cursor: string;
         /** @description Ascending order: `id` (default) or `name` (natural, case- and accent-insensitive; ties by id). */
         sort: "id" | "name";
-        /** @description Sparse fields: comma-separated module top-level fields; `id` is always kept. A set: order and repeats do not matter. Relations are asked for with `include`. */
+        /** @description Sparse fields: module top-level fields, as one comma-separated list (`fields=name,hp`) or the parameter repeated (`fields=name&fields=hp`, also `fields[]=name&fields[]=hp`): the same set, the same answer. `id` is always kept. A set: order and repeats do not matter. Relations are asked for with `include`. */
         fields: ("id" | "name" | "manufacturer_id" | "hp" | "standard" | "depth_mm" | "power_12v_ma" | "power_m12v_ma" | "power_5v_ma" | "description")[];
-        /** @description Related data to add: comma-separated set of `ins`, `outs`, `tags`, `panels`. */
+        /** @description Related data to add: a set of `ins`, `outs`, `tags`, `panels`, as one comma-separated list (`include=tags,ins`) or the parameter repeated (`include=tags&include=ins`, also `include[]=tags`): the same set, the same answer. */
         moduleInclude: ("ins" | "outs" | "tags" | "panels")[];
         /** @description `modules` adds the manufacturer's modules (top-level fields, by id). */
         manufacturerInclude: "modules"[];
@@ -536,9 +519,9 @@ export interface operations {
                 cursor?: components["parameters"]["cursor"];
                 /** @description Ascending order: `id` (default) or `name` (natural, case- and accent-insensitive; ties by id). */
                 sort?: components["parameters"]["sort"];
-                /** @description Sparse fields: comma-separated module top-level fields; `id` is always kept. A set: order and repeats do not matter. Relations are asked for with `include`. */
+                /** @description Sparse fields: module top-level fields, as one comma-separated list (`fields=name,hp`) or the parameter repeated (`fields=name&fields=hp`, also `fields[]=name&fields[]=hp`): the same set, the same answer. `id` is always kept. A set: order and repeats do not matter. Relations are asked for with `include`. */
                 fields?: components["parameters"]["fields"];
-                /** @description Related data to add: comma-separated set of `ins`, `outs`, `tags`, `panels`. */
+                /** @description Related data to add: a set of `ins`, `outs`, `tags`, `panels`, as one comma-separated list (`include=tags,ins`) or the parameter repeated (`include=tags&include=ins`, also `include[]=tags`): the same set, the same answer. */
                 include?: components["parameters"]["moduleInclude"];
                 /** @description Only modules of this manufacturer (canonical positive integer). Combinable with the other filters. */
                 manufacturer_id?: components["parameters"]["manufacturerFilter"];
@@ -588,7 +571,6 @@ export interface operations {
             304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -602,9 +584,9 @@ export interface operations {
                 cursor?: components["parameters"]["cursor"];
                 /** @description Ascending order: `id` (default) or `name` (natural, case- and accent-insensitive; ties by id). */
                 sort?: components["parameters"]["sort"];
-                /** @description Sparse fields: comma-separated module top-level fields; `id` is always kept. A set: order and repeats do not matter. Relations are asked for with `include`. */
+                /** @description Sparse fields: module top-level fields, as one comma-separated list (`fields=name,hp`) or the parameter repeated (`fields=name&fields=hp`, also `fields[]=name&fields[]=hp`): the same set, the same answer. `id` is always kept. A set: order and repeats do not matter. Relations are asked for with `include`. */
                 fields?: components["parameters"]["fields"];
-                /** @description Related data to add: comma-separated set of `ins`, `outs`, `tags`, `panels`. */
+                /** @description Related data to add: a set of `ins`, `outs`, `tags`, `panels`, as one comma-separated list (`include=tags,ins`) or the parameter repeated (`include=tags&include=ins`, also `include[]=tags`): the same set, the same answer. */
                 include?: components["parameters"]["moduleInclude"];
                 /** @description Only modules of this manufacturer (canonical positive integer). Combinable with the other filters. */
                 manufacturer_id?: components["parameters"]["manufacturerFilter"];
@@ -626,7 +608,6 @@ export interface operations {
             204: components["responses"]["Options"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -640,9 +621,9 @@ export interface operations {
                 cursor?: components["parameters"]["cursor"];
                 /** @description Ascending order: `id` (default) or `name` (natural, case- and accent-insensitive; ties by id). */
                 sort?: components["parameters"]["sort"];
-                /** @description Sparse fields: comma-separated module top-level fields; `id` is always kept. A set: order and repeats do not matter. Relations are asked for with `include`. */
+                /** @description Sparse fields: module top-level fields, as one comma-separated list (`fields=name,hp`) or the parameter repeated (`fields=name&fields=hp`, also `fields[]=name&fields[]=hp`): the same set, the same answer. `id` is always kept. A set: order and repeats do not matter. Relations are asked for with `include`. */
                 fields?: components["parameters"]["fields"];
-                /** @description Related data to add: comma-separated set of `ins`, `outs`, `tags`, `panels`. */
+                /** @description Related data to add: a set of `ins`, `outs`, `tags`, `panels`, as one comma-separated list (`include=tags,ins`) or the parameter repeated (`include=tags&include=ins`, also `include[]=tags`): the same set, the same answer. */
                 include?: components["parameters"]["moduleInclude"];
                 /** @description Only modules of this manufacturer (canonical positive integer). Combinable with the other filters. */
                 manufacturer_id?: components["parameters"]["manufacturerFilter"];
@@ -690,7 +671,6 @@ export interface operations {
             304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequestHead"];
             401: components["responses"]["UnauthorizedHead"];
-            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequestsHead"];
             503: components["responses"]["ServiceUnavailableHead"];
         };
@@ -698,7 +678,7 @@ export interface operations {
     getModuleDetail: {
         parameters: {
             query?: {
-                /** @description Related data to add: comma-separated set of `ins`, `outs`, `tags`, `panels`. */
+                /** @description Related data to add: a set of `ins`, `outs`, `tags`, `panels`, as one comma-separated list (`include=tags,ins`) or the parameter repeated (`include=tags&include=ins`, also `include[]=tags`): the same set, the same answer. */
                 include?: components["parameters"]["moduleInclude"];
                 /** @description Reserved for search. Always answered with `400 unsupported_parameter`. */
                 q?: components["parameters"]["q"];
@@ -744,7 +724,6 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
-            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -752,7 +731,7 @@ export interface operations {
     optionsModuleDetail: {
         parameters: {
             query?: {
-                /** @description Related data to add: comma-separated set of `ins`, `outs`, `tags`, `panels`. */
+                /** @description Related data to add: a set of `ins`, `outs`, `tags`, `panels`, as one comma-separated list (`include=tags,ins`) or the parameter repeated (`include=tags&include=ins`, also `include[]=tags`): the same set, the same answer. */
                 include?: components["parameters"]["moduleInclude"];
                 /** @description Reserved for search. Always answered with `400 unsupported_parameter`. */
                 q?: components["parameters"]["q"];
@@ -769,7 +748,6 @@ export interface operations {
             204: components["responses"]["Options"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -777,7 +755,7 @@ export interface operations {
     headModuleDetail: {
         parameters: {
             query?: {
-                /** @description Related data to add: comma-separated set of `ins`, `outs`, `tags`, `panels`. */
+                /** @description Related data to add: a set of `ins`, `outs`, `tags`, `panels`, as one comma-separated list (`include=tags,ins`) or the parameter repeated (`include=tags&include=ins`, also `include[]=tags`): the same set, the same answer. */
                 include?: components["parameters"]["moduleInclude"];
                 /** @description Reserved for search. Always answered with `400 unsupported_parameter`. */
                 q?: components["parameters"]["q"];
@@ -821,7 +799,6 @@ export interface operations {
             400: components["responses"]["BadRequestHead"];
             401: components["responses"]["UnauthorizedHead"];
             404: components["responses"]["NotFoundHead"];
-            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequestsHead"];
             503: components["responses"]["ServiceUnavailableHead"];
         };
@@ -875,7 +852,6 @@ export interface operations {
             304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -901,7 +877,6 @@ export interface operations {
             204: components["responses"]["Options"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -953,12 +928,11 @@ export interface operations {
             304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequestHead"];
             401: components["responses"]["UnauthorizedHead"];
-            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequestsHead"];
             503: components["responses"]["ServiceUnavailableHead"];
         };
     };
-    getManufacturerDetailEnvelope: {
+    getManufacturerDetail: {
         parameters: {
             query?: {
                 /** @description `modules` adds the manufacturer's modules (top-level fields, by id). */
@@ -1007,12 +981,11 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
-            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
-    optionsManufacturerDetailEnvelope: {
+    optionsManufacturerDetail: {
         parameters: {
             query?: {
                 /** @description `modules` adds the manufacturer's modules (top-level fields, by id). */
@@ -1032,12 +1005,11 @@ export interface operations {
             204: components["responses"]["Options"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
-    headManufacturerDetailEnvelope: {
+    headManufacturerDetail: {
         parameters: {
             query?: {
                 /** @description `modules` adds the manufacturer's modules (top-level fields, by id). */
@@ -1084,7 +1056,6 @@ export interface operations {
             400: components["responses"]["BadRequestHead"];
             401: components["responses"]["UnauthorizedHead"];
             404: components["responses"]["NotFoundHead"];
-            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequestsHead"];
             503: components["responses"]["ServiceUnavailableHead"];
         };
@@ -1138,7 +1109,6 @@ export interface operations {
             304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1164,7 +1134,6 @@ export interface operations {
             204: components["responses"]["Options"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1216,7 +1185,6 @@ export interface operations {
             304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequestHead"];
             401: components["responses"]["UnauthorizedHead"];
-            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequestsHead"];
             503: components["responses"]["ServiceUnavailableHead"];
         };
@@ -1270,7 +1238,6 @@ export interface operations {
             304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1296,7 +1263,6 @@ export interface operations {
             204: components["responses"]["Options"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1348,7 +1314,6 @@ export interface operations {
             304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequestHead"];
             401: components["responses"]["UnauthorizedHead"];
-            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequestsHead"];
             503: components["responses"]["ServiceUnavailableHead"];
         };
@@ -1367,7 +1332,6 @@ type WithRequired<T, K extends keyof T> = T & {
     [P in K]-?: T[P];
 };
 export const errorEnvelopeErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ErrorEnvelope"]["error"]["code"]> = ["unknown_parameter", "invalid_parameter", "unsupported_parameter", "missing_authorization", "malformed_authorization", "invalid_key", "not_found", "method_not_allowed", "rate_limit_exceeded", "configuration_error", "authentication_unavailable", "quota_unavailable", "origin_unavailable"];
-export const componentsResponsesMethodNotAllowedContentApplicationJsonErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["responses"]["MethodNotAllowed"]["content"]["application/json"]["error"]["code"]> = ["method_not_allowed"];
 export const componentsResponsesBadRequestContentApplicationJsonErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["responses"]["BadRequest"]["content"]["application/json"]["error"]["code"]> = ["unsupported_parameter", "unknown_parameter", "invalid_parameter"];
 export const componentsResponsesUnauthorizedContentApplicationJsonErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["responses"]["Unauthorized"]["content"]["application/json"]["error"]["code"]> = ["missing_authorization", "malformed_authorization", "invalid_key"];
 export const componentsResponsesNotFoundContentApplicationJsonErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["responses"]["NotFound"]["content"]["application/json"]["error"]["code"]> = ["not_found"];
