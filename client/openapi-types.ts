@@ -254,6 +254,7 @@ export interface components {
                 "Cache-Control": components["headers"]["CacheControlPrivate"];
                 Vary: components["headers"]["Vary"];
                 "X-Request-Id": components["headers"]["XRequestId"];
+                "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                 "X-RateLimit-Limit-Month": components["headers"]["XRateLimitLimitMonth"];
                 "X-RateLimit-Remaining-Month": components["headers"]["XRateLimitRemainingMonth"];
                 "X-RateLimit-Limit-Minute": components["headers"]["XRateLimitLimitMinute"];
@@ -269,6 +270,7 @@ export interface components {
                 Allow: components["headers"]["Allow"];
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
                 "X-Request-Id": components["headers"]["XRequestId"];
+                "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                 "X-RateLimit-Limit-Month": components["headers"]["XRateLimitLimitMonth"];
                 "X-RateLimit-Remaining-Month": components["headers"]["XRateLimitRemainingMonth"];
                 "X-RateLimit-Limit-Minute": components["headers"]["XRateLimitLimitMinute"];
@@ -283,6 +285,7 @@ export interface components {
             headers: {
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
                 "X-Request-Id": components["headers"]["XRequestId"];
+                "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                 "X-RateLimit-Limit-Month": components["headers"]["XRateLimitLimitMonth"];
                 "X-RateLimit-Remaining-Month": components["headers"]["XRateLimitRemainingMonth"];
                 "X-RateLimit-Limit-Minute": components["headers"]["XRateLimitLimitMinute"];
@@ -304,6 +307,7 @@ export interface components {
             headers: {
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
                 "X-Request-Id": components["headers"]["XRequestId"];
+                "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                 "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                 [name: string]: unknown;
             };
@@ -321,6 +325,7 @@ export interface components {
             headers: {
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
                 "X-Request-Id": components["headers"]["XRequestId"];
+                "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                 "X-RateLimit-Limit-Month": components["headers"]["XRateLimitLimitMonth"];
                 "X-RateLimit-Remaining-Month": components["headers"]["XRateLimitRemainingMonth"];
                 "X-RateLimit-Limit-Minute": components["headers"]["XRateLimitLimitMinute"];
@@ -342,6 +347,7 @@ export interface components {
             headers: {
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
                 "X-Request-Id": components["headers"]["XRequestId"];
+                "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                 "X-RateLimit-Limit-Month": components["headers"]["XRateLimitLimitMonth"];
                 "X-RateLimit-Remaining-Month": components["headers"]["XRateLimitRemainingMonth"];
                 "X-RateLimit-Limit-Minute": components["headers"]["XRateLimitLimitMinute"];
@@ -364,6 +370,7 @@ export interface components {
             headers: {
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
                 "X-Request-Id": components["headers"]["XRequestId"];
+                "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                 [name: string]: unknown;
             };
             content: {
@@ -380,6 +387,7 @@ export interface components {
             headers: {
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
                 "X-Request-Id": components["headers"]["XRequestId"];
+                "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                 "X-RateLimit-Limit-Month": components["headers"]["XRateLimitLimitMonth"];
                 "X-RateLimit-Remaining-Month": components["headers"]["XRateLimitRemainingMonth"];
                 "X-RateLimit-Limit-Minute": components["headers"]["XRateLimitLimitMinute"];
@@ -394,6 +402,7 @@ export interface components {
             headers: {
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
                 "X-Request-Id": components["headers"]["XRequestId"];
+                "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                 "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                 [name: string]: unknown;
             };
@@ -404,6 +413,7 @@ export interface components {
             headers: {
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
                 "X-Request-Id": components["headers"]["XRequestId"];
+                "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                 "X-RateLimit-Limit-Month": components["headers"]["XRateLimitLimitMonth"];
                 "X-RateLimit-Remaining-Month": components["headers"]["XRateLimitRemainingMonth"];
                 "X-RateLimit-Limit-Minute": components["headers"]["XRateLimitLimitMinute"];
@@ -418,6 +428,7 @@ export interface components {
             headers: {
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
                 "X-Request-Id": components["headers"]["XRequestId"];
+                "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                 "X-RateLimit-Limit-Month": components["headers"]["XRateLimitLimitMonth"];
                 "X-RateLimit-Remaining-Month": components["headers"]["XRateLimitRemainingMonth"];
                 "X-RateLimit-Limit-Minute": components["headers"]["XRateLimitLimitMinute"];
@@ -433,6 +444,7 @@ export interface components {
             headers: {
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
                 "X-Request-Id": components["headers"]["XRequestId"];
+                "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                 [name: string]: unknown;
             };
             content?: never;
@@ -505,6 +517,8 @@ export interface components {
         Vary: "Accept-Encoding";
         /** @description The content coding of the body, when it is coded: `br` or `gzip` (chosen from the request's `Accept-Encoding`, q-values honoured; bodies under 1,024 bytes and error answers are never coded). `Content-Length` is the coded length, on HEAD too. */
         ContentEncoding: "br" | "gzip";
+        /** @description `nosniff`: the answer is what its Content-Type says; a browser must not sniff it for anything else. */
+        XContentTypeOptions: "nosniff";
     };
     pathItems: never;
 }
@@ -557,6 +571,7 @@ export interface operations {
                     "Content-Encoding": components["headers"]["ContentEncoding"];
                     Link: components["headers"]["Link"];
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                     "X-RateLimit-Limit-Month": components["headers"]["XRateLimitLimitMonth"];
                     "X-RateLimit-Remaining-Month": components["headers"]["XRateLimitRemainingMonth"];
                     "X-RateLimit-Limit-Minute": components["headers"]["XRateLimitLimitMinute"];
@@ -659,6 +674,7 @@ export interface operations {
                     "Content-Encoding": components["headers"]["ContentEncoding"];
                     Link: components["headers"]["Link"];
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                     "X-RateLimit-Limit-Month": components["headers"]["XRateLimitLimitMonth"];
                     "X-RateLimit-Remaining-Month": components["headers"]["XRateLimitRemainingMonth"];
                     "X-RateLimit-Limit-Minute": components["headers"]["XRateLimitLimitMinute"];
@@ -709,6 +725,7 @@ export interface operations {
                     "Content-Encoding": components["headers"]["ContentEncoding"];
                     Link: components["headers"]["Link"];
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                     "X-RateLimit-Limit-Month": components["headers"]["XRateLimitLimitMonth"];
                     "X-RateLimit-Remaining-Month": components["headers"]["XRateLimitRemainingMonth"];
                     "X-RateLimit-Limit-Minute": components["headers"]["XRateLimitLimitMinute"];
@@ -786,6 +803,7 @@ export interface operations {
                     "Content-Encoding": components["headers"]["ContentEncoding"];
                     Link: components["headers"]["Link"];
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                     "X-RateLimit-Limit-Month": components["headers"]["XRateLimitLimitMonth"];
                     "X-RateLimit-Remaining-Month": components["headers"]["XRateLimitRemainingMonth"];
                     "X-RateLimit-Limit-Minute": components["headers"]["XRateLimitLimitMinute"];
@@ -838,6 +856,7 @@ export interface operations {
                     "Content-Encoding": components["headers"]["ContentEncoding"];
                     Link: components["headers"]["Link"];
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                     "X-RateLimit-Limit-Month": components["headers"]["XRateLimitLimitMonth"];
                     "X-RateLimit-Remaining-Month": components["headers"]["XRateLimitRemainingMonth"];
                     "X-RateLimit-Limit-Minute": components["headers"]["XRateLimitLimitMinute"];
@@ -916,6 +935,7 @@ export interface operations {
                     "Content-Encoding": components["headers"]["ContentEncoding"];
                     Link: components["headers"]["Link"];
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                     "X-RateLimit-Limit-Month": components["headers"]["XRateLimitLimitMonth"];
                     "X-RateLimit-Remaining-Month": components["headers"]["XRateLimitRemainingMonth"];
                     "X-RateLimit-Limit-Minute": components["headers"]["XRateLimitLimitMinute"];
@@ -966,6 +986,7 @@ export interface operations {
                     "Content-Encoding": components["headers"]["ContentEncoding"];
                     Link: components["headers"]["Link"];
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                     "X-RateLimit-Limit-Month": components["headers"]["XRateLimitLimitMonth"];
                     "X-RateLimit-Remaining-Month": components["headers"]["XRateLimitRemainingMonth"];
                     "X-RateLimit-Limit-Minute": components["headers"]["XRateLimitLimitMinute"];
@@ -1043,6 +1064,7 @@ export interface operations {
                     "Content-Encoding": components["headers"]["ContentEncoding"];
                     Link: components["headers"]["Link"];
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                     "X-RateLimit-Limit-Month": components["headers"]["XRateLimitLimitMonth"];
                     "X-RateLimit-Remaining-Month": components["headers"]["XRateLimitRemainingMonth"];
                     "X-RateLimit-Limit-Minute": components["headers"]["XRateLimitLimitMinute"];
@@ -1095,6 +1117,7 @@ export interface operations {
                     "Content-Encoding": components["headers"]["ContentEncoding"];
                     Link: components["headers"]["Link"];
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                     "X-RateLimit-Limit-Month": components["headers"]["XRateLimitLimitMonth"];
                     "X-RateLimit-Remaining-Month": components["headers"]["XRateLimitRemainingMonth"];
                     "X-RateLimit-Limit-Minute": components["headers"]["XRateLimitLimitMinute"];
@@ -1173,6 +1196,7 @@ export interface operations {
                     "Content-Encoding": components["headers"]["ContentEncoding"];
                     Link: components["headers"]["Link"];
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                     "X-RateLimit-Limit-Month": components["headers"]["XRateLimitLimitMonth"];
                     "X-RateLimit-Remaining-Month": components["headers"]["XRateLimitRemainingMonth"];
                     "X-RateLimit-Limit-Minute": components["headers"]["XRateLimitLimitMinute"];
@@ -1224,6 +1248,7 @@ export interface operations {
                     "Content-Encoding": components["headers"]["ContentEncoding"];
                     Link: components["headers"]["Link"];
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                     "X-RateLimit-Limit-Month": components["headers"]["XRateLimitLimitMonth"];
                     "X-RateLimit-Remaining-Month": components["headers"]["XRateLimitRemainingMonth"];
                     "X-RateLimit-Limit-Minute": components["headers"]["XRateLimitLimitMinute"];
@@ -1302,6 +1327,7 @@ export interface operations {
                     "Content-Encoding": components["headers"]["ContentEncoding"];
                     Link: components["headers"]["Link"];
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                     "X-RateLimit-Limit-Month": components["headers"]["XRateLimitLimitMonth"];
                     "X-RateLimit-Remaining-Month": components["headers"]["XRateLimitRemainingMonth"];
                     "X-RateLimit-Limit-Minute": components["headers"]["XRateLimitLimitMinute"];

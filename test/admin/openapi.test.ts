@@ -53,6 +53,7 @@ describe('admin/openapi.json', () => {
     const openapi = adminResponseValidator(document);
     const headers = {
       'x-request-id': 'req_AAAAAAAAAAAAAAAA',
+      'x-content-type-options': 'nosniff',
       'cache-control': 'no-store',
       'content-type': 'application/json',
     };

@@ -84,6 +84,7 @@ const otherMethodAnswer = {
     Allow: { $ref: '#/components/headers/Allow' },
     'Cache-Control': { $ref: '#/components/headers/CacheControlNoStore' },
     'X-Request-Id': { $ref: '#/components/headers/XRequestId' },
+    'X-Content-Type-Options': { $ref: '#/components/headers/XContentTypeOptions' },
   },
   content: {
     'application/json': {
