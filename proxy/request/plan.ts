@@ -212,7 +212,9 @@ function collectParameters(query: string, allowed: Record<string, ValueParser>) 
     } else if (value === undefined) {
       errors.push(apiError('invalid_parameter', `${name} is not valid percent-encoded UTF-8.`));
     } else if (value === '') {
-      errors.push(apiError('invalid_parameter', `${name} must not be empty.`));
+      errors.push(
+        apiError('invalid_parameter', `${name} is empty: send it once, with a value, or leave it out.`),
+      );
     } else {
       const earlier = texts.get(name);
       texts.set(name, earlier === undefined ? value : `${earlier},${value}`);

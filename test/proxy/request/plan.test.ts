@@ -361,12 +361,17 @@ describe('parseRequest: messages that help', () => {
       'invalid_parameter: limit was given more than once; send it once (only fields and include may be repeated).',
     ],
     ['/v1/tags', 'sort=id&sort=name', 'invalid_parameter: sort was given more than once; send it once.'],
+    ['/v1/tags', 'limit=', 'invalid_parameter: limit is empty: send it once, with a value, or leave it out.'],
     [
       '/v1/modules/1',
       'include=ins&include=bogus',
       'invalid_parameter: include must be a comma-separated list of: ins, outs, tags, panels.',
     ],
-    ['/v1/modules', 'fields=name&fields=', 'invalid_parameter: fields must not be empty.'],
+    [
+      '/v1/modules',
+      'fields=name&fields=',
+      'invalid_parameter: fields is empty: send it once, with a value, or leave it out.',
+    ],
     [
       '/v1/tags',
       'fields[]=name',
