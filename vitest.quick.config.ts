@@ -6,12 +6,13 @@
  * a new suite is in the quick loop until it joins this list.
  */
 import { configDefaults, defineConfig, mergeConfig } from 'vitest/config';
-import base from './vitest.config';
+import base from './vitest.config.js';
 
-const SLOW = [
+export const SLOW = [
   // npm start (started, restarted, killed), the reference pages in Chromium, a stock machine's npm.
   'test/local/start.test.ts',
   'test/local/start.loop.test.ts',
+  'test/local/start.commands.test.ts',
   'test/local/uploads.test.ts',
   'test/local/admin.test.ts',
   'test/local/s3rver-conditional.test.ts',
@@ -23,6 +24,9 @@ const SLOW = [
   'test/builder/upload-command.test.ts',
   'test/builder/launch.test.ts',
   'test/runtime/**',
+  // The OpenAPI generators' clients against npm start; Biome over every file of the project.
+  'test/proxy/openapi.generators.test.ts',
+  'test/layout/stray.test.ts',
   'test/client/package.test.ts',
   'test/layout/rules.test.ts',
   // CDK synthesis with the functions bundled, cdk-nag, the resource specification.

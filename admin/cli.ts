@@ -3,7 +3,7 @@
  * Exit codes: 0 done, 1 failed (unknown key id, DynamoDB fault), 2 usage or configuration error.
  */
 import { readFileSync } from 'node:fs';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { LeanDynamo } from '../aws/dynamodb.js';
 import { DEFAULT_REGION } from '../aws/env.js';
 import { awsRegion, dynamoClient, leanDynamo } from '../aws/sdk.js';
@@ -45,6 +45,7 @@ import {
   partnerDefaults,
 } from './settings.js';
 import { createTables } from './tables.js';
+import { keysTarget } from './target.js';
 import { lastUsed, lastUseSince } from './usage.js';
 import {
   BOUNDS,
@@ -57,6 +58,9 @@ import {
   parseRoll,
   ROLL_GRACE_DEFAULT_HOURS,
 } from './validate.js';
+
+/** The checkout this CLI is part of: the data directory of its npm start is `<root>/.local` (aws/local-stack.ts). */
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 /** The help's lines before the commands' and after them: every command brings its own (`COMMANDS`). */
 const HELP_HEAD = `Usage: npm run keys -- <command> [options]
@@ -74,8 +78,9 @@ Options:
   --help             This text.
   --version          The package's version and Node.js's.
 
-Environment:
-  KEYS_TABLE, COUNTERS_TABLE   table names (required)
+Environment (none of the first three set: the tables of this checkout's running npm start, on its
+local DynamoDB, found in its data directory: CATALOGUE_LOCAL_DIR, else .local/):
+  KEYS_TABLE, COUNTERS_TABLE   table names (the stack's outputs)
   DYNAMODB_ENDPOINT            e.g. http://127.0.0.1:8000 for a local server; AWS when unset
   AWS_REGION                   AWS region (default ${DEFAULT_REGION})
   PARTNER_LIMIT_MINUTE, PARTNER_LIMIT_MONTH   partner defaults (${PARTNER_DEFAULT_LIMITS.minute}, ${PARTNER_DEFAULT_LIMITS.month})
@@ -692,7 +697,9 @@ async function run(argv: string[], env: Env, io: Io, now: Date): Promise<number>
   // Every argument is checked before anything is connected to.
   const args = positionals.slice(1);
   const execute = commandFor(command, options, args).check({ options, args, env, now });
-  const admin = adminFrom(env);
+  const target = await keysTarget(env, ROOT);
+  if (target.note) io.err(target.note);
+  const admin = adminFrom(target.env);
   const print = (json: unknown, text: string) => io.out(options.json ? JSON.stringify(json, null, 2) : text);
   const page = (): actions.AdminContext => ({
     tables: admin.tables.within(AbortSignal.timeout(admin.settings.deadlineMs)),

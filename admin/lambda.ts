@@ -47,6 +47,7 @@ export async function handler(event: FunctionUrlEvent): Promise<FunctionUrlResul
       headers: {
         'content-type': 'application/json; charset=utf-8',
         'cache-control': 'no-store',
+        'x-content-type-options': 'nosniff',
         'x-request-id': requestId,
         'retry-after': '30',
       },

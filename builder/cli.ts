@@ -17,6 +17,7 @@ import { errorMessage, errorWithCause } from '../store/errors.js';
 import { UPLOAD_PREFIXES } from '../store/upload-prefixes.js';
 import { EXIT, whoAmI } from './exit.js';
 import { type CommandHelp, helpText } from './help.js';
+import { chooseTarget, NoTargetError, type TargetChoice } from './local-target.js';
 import { impossibility, PublishBusyError } from './publish/lock.js';
 import { DEFAULT_RETENTION_MS } from './publish/types.js';
 import { readHistory, readLiveVersion } from './publish/versions.js';
@@ -132,6 +133,36 @@ async function openOut(values: Values): Promise<PublishTarget> {
   const out = required('out', values.out as string | undefined);
   try {
     return await openTarget(out, values.endpoint as string | undefined);
+  } catch (error) {
+    throw new UsageError(errorMessage(error));
+  }
+}
+
+/**
+ * `--out` (and `--endpoint`), or with no `--out` this checkout's running npm start (builder/local-target.ts), said
+ * on stderr; undefined when there is neither, said too.
+ */
+async function openOutOrLocal(
+  values: Values,
+  options: CommandOptions,
+  command: string,
+): Promise<PublishTarget | undefined> {
+  let choice: TargetChoice;
+  try {
+    choice = await chooseTarget(
+      values.out as string | undefined,
+      values.endpoint as string | undefined,
+      { env: process.env, root: options.root ?? process.cwd() },
+      command,
+    );
+  } catch (error) {
+    if (!(error instanceof NoTargetError)) throw new UsageError(errorMessage(error));
+    process.stderr.write(`${error.message}\n`);
+    return undefined;
+  }
+  if (choice.local) process.stderr.write(`${choice.local}\n`);
+  try {
+    return await openTarget(choice.out, choice.endpoint);
   } catch (error) {
     throw new UsageError(errorMessage(error));
   }
@@ -267,9 +298,10 @@ async function generate(values: Values): Promise<number> {
 function onTarget(
   name: string,
   act: (target: PublishTarget, values: Values) => Promise<number>,
-): (values: Values) => Promise<number> {
-  return async (values) => {
-    const target = await openOut(values);
+): (values: Values, options: CommandOptions) => Promise<number> {
+  return async (values, options) => {
+    const target = await openOutOrLocal(values, options, name);
+    if (target === undefined) return EXIT.publishFailed;
     try {
       return await act(target, values);
     } catch (error) {
@@ -431,7 +463,7 @@ const COMMANDS: Record<string, BuilderCommand> = {
     run: retry,
   },
   versions: {
-    usage: `  npm run catalogue -- versions --out TARGET [--json]
+    usage: `  npm run catalogue -- versions [--out TARGET] [--json]
 `,
     summary: `  versions   List the target's retained versions, newest first: id, when it was live, who published it
              (and how: cli, upload, npm start), from which snapshot digest, its counts; * marks the live
@@ -441,7 +473,7 @@ const COMMANDS: Record<string, BuilderCommand> = {
     run: onTarget('versions', (target, values) => versionsCommand(target, values.json === true)),
   },
   rollback: {
-    usage: `  npm run catalogue -- rollback --out TARGET [--to VERSION]
+    usage: `  npm run catalogue -- rollback [--out TARGET] [--to VERSION]
 `,
     summary: `  rollback   Make the previous retained version live again (or --to VERSION, one that versions lists):
              holding the publish lock, check that all its objects are still there, then write its pointer
@@ -452,7 +484,7 @@ const COMMANDS: Record<string, BuilderCommand> = {
     run: onTarget('rollback', (target, values) => rollbackCommand(target, values.to as string | undefined)),
   },
   unlock: {
-    usage: `  npm run catalogue -- unlock --out TARGET [--force]
+    usage: `  npm run catalogue -- unlock [--out TARGET] [--force]
 `,
     summary: `  unlock     Break the target's publish lock when it cannot be valid (unreadable, a lease impossibly far
              ahead, a directory where the lock belongs) or its publish is gone. Refused while the lock

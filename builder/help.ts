@@ -42,7 +42,8 @@ Options of build:
                        a unit ms, s, m, h or d (default 24h). Open cursors pin a version for this long.
   --concurrency N      uploads in flight (default 16 for a directory, 48 for S3)
 
-Options of versions, rollback and unlock: --out TARGET and --endpoint URL as for build, and
+Options of versions, rollback and unlock: --out TARGET and --endpoint URL as for build (without --out:
+the catalogue of this checkout's running npm start, found as upload finds it), and
   --json               (versions) print the listing as JSON
   --to VERSION         (rollback) the version to make live; default: the one live before the live one
   --force              (unlock) break a lock that looks live

@@ -2,16 +2,13 @@
  * Where `npm run catalogue -- upload` sends a snapshot, and how it reads the report back: the stack's bucket
  * (`--out s3://BUCKET`, or its `UploadUri` output `s3://BUCKET/incoming/`), with the AWS credentials of the
  * environment — those of the stack's upload policy suffice: `s3:PutObject` under `incoming/`, `s3:GetObject`
- * under `reports/`, nothing else is called — or, with no `--out`, the `npm start` of this checkout's data
- * directory: its local S3, from the endpoints it records there (aws/local-stack.ts), with the local S3's own
- * credentials (aws/env.ts), nothing to set.
+ * under `reports/`, nothing else is called — or, with no `--out`, the running `npm start` of this checkout's
+ * data directory: its local S3 and bucket, as it records them there (aws/local-stack.ts, findLocalStack: every
+ * command given no target finds it so), with the local S3's own credentials (aws/env.ts), nothing to set.
  */
-import { localDataDirectory, readEndpoints } from '../aws/local-stack.js';
+import { findLocalStack } from '../aws/local-stack.js';
 import type { WritableObjectStore } from '../store/objects/interface.js';
 import { UPLOAD_PREFIXES } from '../store/upload-prefixes.js';
-
-/** The bucket `npm start` serves from unless CATALOGUE_BUCKET names another (local/start.ts). */
-const LOCAL_BUCKET = 'catalogue';
 
 export interface UploadDestination {
   store: WritableObjectStore;
@@ -66,17 +63,15 @@ export async function openDestination(request: DestinationRequest): Promise<Uplo
   let description: string;
   const local = request.out === undefined;
   if (local) {
-    const directory = localDataDirectory(request.env, request.root);
-    const recorded = readEndpoints(directory).s3;
-    if (recorded === undefined) {
+    const found = await findLocalStack(request.env, request.root, 's3');
+    if (!found.ok) {
       throw new DestinationError(
-        `no npm start has run on ${directory} (it records its local S3 there): start one (npm start) in ` +
-          'another shell, or name the stack’s bucket with --out s3://BUCKET',
+        `${found.problem}: start it (npm start) in another shell, or name the stack’s bucket with --out s3://BUCKET`,
       );
     }
-    endpoint ??= recorded;
-    bucket = request.env.CATALOGUE_BUCKET || LOCAL_BUCKET;
-    description = `s3://${bucket} (npm start's local S3 at ${endpoint}, data directory ${directory})`;
+    endpoint ??= found.stack.s3;
+    bucket = found.stack.bucket;
+    description = `s3://${bucket} (npm start's local S3 at ${endpoint}, data directory ${found.directory})`;
   } else {
     bucket = uploadBucket(request.out!);
     description = `s3://${bucket}${endpoint ? ` at ${endpoint}` : ''}`;

@@ -77,7 +77,7 @@ export interface paths {
             cookie?: never;
         };
         /** Read one manufacturer */
-        get: operations["getManufacturerDetailEnvelope"];
+        get: operations["getManufacturerDetail"];
         put?: never;
         post?: never;
         delete?: never;
@@ -85,9 +85,9 @@ export interface paths {
          * Supported methods
          * @description Authenticated and metered; the route, path id and query parameters are checked as for GET, the catalogue is not read.
          */
-        options: operations["optionsManufacturerDetailEnvelope"];
+        options: operations["optionsManufacturerDetail"];
         /** Read one manufacturer (headers only) */
-        head: operations["headManufacturerDetailEnvelope"];
+        head: operations["headManufacturerDetail"];
         patch?: never;
         trace?: never;
     };
@@ -254,6 +254,7 @@ export interface components {
                 "Cache-Control": components["headers"]["CacheControlPrivate"];
                 Vary: components["headers"]["Vary"];
                 "X-Request-Id": components["headers"]["XRequestId"];
+                "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                 "X-RateLimit-Limit-Month": components["headers"]["XRateLimitLimitMonth"];
                 "X-RateLimit-Remaining-Month": components["headers"]["XRateLimitRemainingMonth"];
                 "X-RateLimit-Limit-Minute": components["headers"]["XRateLimitLimitMinute"];
@@ -269,6 +270,7 @@ export interface components {
                 Allow: components["headers"]["Allow"];
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
                 "X-Request-Id": components["headers"]["XRequestId"];
+                "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                 "X-RateLimit-Limit-Month": components["headers"]["XRateLimitLimitMonth"];
                 "X-RateLimit-Remaining-Month": components["headers"]["XRateLimitRemainingMonth"];
                 "X-RateLimit-Limit-Minute": components["headers"]["XRateLimitLimitMinute"];
@@ -278,28 +280,12 @@ export interface components {
             };
             content?: never;
         };
-        /** @description Any method other than GET, HEAD, OPTIONS, on any path, before the key is checked. */
-        MethodNotAllowed: {
-            headers: {
-                Allow: components["headers"]["Allow"];
-                "Cache-Control": components["headers"]["CacheControlNoStore"];
-                "X-Request-Id": components["headers"]["XRequestId"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ErrorEnvelope"] & {
-                    error?: {
-                        /** @enum {unknown} */
-                        code?: "method_not_allowed";
-                    };
-                };
-            };
-        };
         /** @description A parameter is unsupported (`q`), unknown to this endpoint, or has an invalid value (including a path id that is not a canonical positive integer, and a cursor that does not belong to this query or has expired). Precedence: `unsupported_parameter`, then `unknown_parameter`, then `invalid_parameter`. */
         BadRequest: {
             headers: {
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
                 "X-Request-Id": components["headers"]["XRequestId"];
+                "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                 "X-RateLimit-Limit-Month": components["headers"]["XRateLimitLimitMonth"];
                 "X-RateLimit-Remaining-Month": components["headers"]["XRateLimitRemainingMonth"];
                 "X-RateLimit-Limit-Minute": components["headers"]["XRateLimitLimitMinute"];
@@ -321,6 +307,7 @@ export interface components {
             headers: {
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
                 "X-Request-Id": components["headers"]["XRequestId"];
+                "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                 "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                 [name: string]: unknown;
             };
@@ -338,6 +325,7 @@ export interface components {
             headers: {
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
                 "X-Request-Id": components["headers"]["XRequestId"];
+                "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                 "X-RateLimit-Limit-Month": components["headers"]["XRateLimitLimitMonth"];
                 "X-RateLimit-Remaining-Month": components["headers"]["XRateLimitRemainingMonth"];
                 "X-RateLimit-Limit-Minute": components["headers"]["XRateLimitLimitMinute"];
@@ -359,6 +347,7 @@ export interface components {
             headers: {
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
                 "X-Request-Id": components["headers"]["XRequestId"];
+                "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                 "X-RateLimit-Limit-Month": components["headers"]["XRateLimitLimitMonth"];
                 "X-RateLimit-Remaining-Month": components["headers"]["XRateLimitRemainingMonth"];
                 "X-RateLimit-Limit-Minute": components["headers"]["XRateLimitLimitMinute"];
@@ -381,6 +370,7 @@ export interface components {
             headers: {
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
                 "X-Request-Id": components["headers"]["XRequestId"];
+                "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                 [name: string]: unknown;
             };
             content: {
@@ -397,6 +387,7 @@ export interface components {
             headers: {
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
                 "X-Request-Id": components["headers"]["XRequestId"];
+                "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                 "X-RateLimit-Limit-Month": components["headers"]["XRateLimitLimitMonth"];
                 "X-RateLimit-Remaining-Month": components["headers"]["XRateLimitRemainingMonth"];
                 "X-RateLimit-Limit-Minute": components["headers"]["XRateLimitLimitMinute"];
@@ -411,6 +402,7 @@ export interface components {
             headers: {
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
                 "X-Request-Id": components["headers"]["XRequestId"];
+                "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                 "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                 [name: string]: unknown;
             };
@@ -421,6 +413,7 @@ export interface components {
             headers: {
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
                 "X-Request-Id": components["headers"]["XRequestId"];
+                "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                 "X-RateLimit-Limit-Month": components["headers"]["XRateLimitLimitMonth"];
                 "X-RateLimit-Remaining-Month": components["headers"]["XRateLimitRemainingMonth"];
                 "X-RateLimit-Limit-Minute": components["headers"]["XRateLimitLimitMinute"];
@@ -435,6 +428,7 @@ export interface components {
             headers: {
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
                 "X-Request-Id": components["headers"]["XRequestId"];
+                "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                 "X-RateLimit-Limit-Month": components["headers"]["XRateLimitLimitMonth"];
                 "X-RateLimit-Remaining-Month": components["headers"]["XRateLimitRemainingMonth"];
                 "X-RateLimit-Limit-Minute": components["headers"]["XRateLimitLimitMinute"];
@@ -450,6 +444,7 @@ export interface components {
             headers: {
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
                 "X-Request-Id": components["headers"]["XRequestId"];
+                "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                 [name: string]: unknown;
             };
             content?: never;
@@ -462,9 +457,9 @@ export interface components {
         cursor: string;
         /** @description Ascending order: `id` (default) or `name` (natural, case- and accent-insensitive; ties by id). */
         sort: "id" | "name";
-        /** @description Sparse fields: comma-separated module top-level fields; `id` is always kept. A set: order and repeats do not matter. Relations are asked for with `include`. */
+        /** @description Sparse fields: module top-level fields, as one comma-separated list (`fields=name,hp`) or the parameter repeated (`fields=name&fields=hp`, also `fields[]=name&fields[]=hp`): the same set, the same answer. `id` is always kept. A set: order and repeats do not matter. Relations are asked for with `include`. */
         fields: ("id" | "name" | "manufacturer_id" | "hp" | "standard" | "depth_mm" | "power_12v_ma" | "power_m12v_ma" | "power_5v_ma" | "description")[];
-        /** @description Related data to add: comma-separated set of `ins`, `outs`, `tags`, `panels`. */
+        /** @description Related data to add: a set of `ins`, `outs`, `tags`, `panels`, as one comma-separated list (`include=tags,ins`) or the parameter repeated (`include=tags&include=ins`, also `include[]=tags`): the same set, the same answer. */
         moduleInclude: ("ins" | "outs" | "tags" | "panels")[];
         /** @description `modules` adds the manufacturer's modules (top-level fields, by id). */
         manufacturerInclude: "modules"[];
@@ -522,6 +517,8 @@ export interface components {
         Vary: "Accept-Encoding";
         /** @description The content coding of the body, when it is coded: `br` or `gzip` (chosen from the request's `Accept-Encoding`, q-values honoured; bodies under 1,024 bytes and error answers are never coded). `Content-Length` is the coded length, on HEAD too. */
         ContentEncoding: "br" | "gzip";
+        /** @description `nosniff`: the answer is what its Content-Type says; a browser must not sniff it for anything else. */
+        XContentTypeOptions: "nosniff";
     };
     pathItems: never;
 }
@@ -536,9 +533,9 @@ export interface operations {
                 cursor?: components["parameters"]["cursor"];
                 /** @description Ascending order: `id` (default) or `name` (natural, case- and accent-insensitive; ties by id). */
                 sort?: components["parameters"]["sort"];
-                /** @description Sparse fields: comma-separated module top-level fields; `id` is always kept. A set: order and repeats do not matter. Relations are asked for with `include`. */
+                /** @description Sparse fields: module top-level fields, as one comma-separated list (`fields=name,hp`) or the parameter repeated (`fields=name&fields=hp`, also `fields[]=name&fields[]=hp`): the same set, the same answer. `id` is always kept. A set: order and repeats do not matter. Relations are asked for with `include`. */
                 fields?: components["parameters"]["fields"];
-                /** @description Related data to add: comma-separated set of `ins`, `outs`, `tags`, `panels`. */
+                /** @description Related data to add: a set of `ins`, `outs`, `tags`, `panels`, as one comma-separated list (`include=tags,ins`) or the parameter repeated (`include=tags&include=ins`, also `include[]=tags`): the same set, the same answer. */
                 include?: components["parameters"]["moduleInclude"];
                 /** @description Only modules of this manufacturer (canonical positive integer). Combinable with the other filters. */
                 manufacturer_id?: components["parameters"]["manufacturerFilter"];
@@ -574,6 +571,7 @@ export interface operations {
                     "Content-Encoding": components["headers"]["ContentEncoding"];
                     Link: components["headers"]["Link"];
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                     "X-RateLimit-Limit-Month": components["headers"]["XRateLimitLimitMonth"];
                     "X-RateLimit-Remaining-Month": components["headers"]["XRateLimitRemainingMonth"];
                     "X-RateLimit-Limit-Minute": components["headers"]["XRateLimitLimitMinute"];
@@ -588,7 +586,6 @@ export interface operations {
             304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -602,9 +599,9 @@ export interface operations {
                 cursor?: components["parameters"]["cursor"];
                 /** @description Ascending order: `id` (default) or `name` (natural, case- and accent-insensitive; ties by id). */
                 sort?: components["parameters"]["sort"];
-                /** @description Sparse fields: comma-separated module top-level fields; `id` is always kept. A set: order and repeats do not matter. Relations are asked for with `include`. */
+                /** @description Sparse fields: module top-level fields, as one comma-separated list (`fields=name,hp`) or the parameter repeated (`fields=name&fields=hp`, also `fields[]=name&fields[]=hp`): the same set, the same answer. `id` is always kept. A set: order and repeats do not matter. Relations are asked for with `include`. */
                 fields?: components["parameters"]["fields"];
-                /** @description Related data to add: comma-separated set of `ins`, `outs`, `tags`, `panels`. */
+                /** @description Related data to add: a set of `ins`, `outs`, `tags`, `panels`, as one comma-separated list (`include=tags,ins`) or the parameter repeated (`include=tags&include=ins`, also `include[]=tags`): the same set, the same answer. */
                 include?: components["parameters"]["moduleInclude"];
                 /** @description Only modules of this manufacturer (canonical positive integer). Combinable with the other filters. */
                 manufacturer_id?: components["parameters"]["manufacturerFilter"];
@@ -626,7 +623,6 @@ export interface operations {
             204: components["responses"]["Options"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -640,9 +636,9 @@ export interface operations {
                 cursor?: components["parameters"]["cursor"];
                 /** @description Ascending order: `id` (default) or `name` (natural, case- and accent-insensitive; ties by id). */
                 sort?: components["parameters"]["sort"];
-                /** @description Sparse fields: comma-separated module top-level fields; `id` is always kept. A set: order and repeats do not matter. Relations are asked for with `include`. */
+                /** @description Sparse fields: module top-level fields, as one comma-separated list (`fields=name,hp`) or the parameter repeated (`fields=name&fields=hp`, also `fields[]=name&fields[]=hp`): the same set, the same answer. `id` is always kept. A set: order and repeats do not matter. Relations are asked for with `include`. */
                 fields?: components["parameters"]["fields"];
-                /** @description Related data to add: comma-separated set of `ins`, `outs`, `tags`, `panels`. */
+                /** @description Related data to add: a set of `ins`, `outs`, `tags`, `panels`, as one comma-separated list (`include=tags,ins`) or the parameter repeated (`include=tags&include=ins`, also `include[]=tags`): the same set, the same answer. */
                 include?: components["parameters"]["moduleInclude"];
                 /** @description Only modules of this manufacturer (canonical positive integer). Combinable with the other filters. */
                 manufacturer_id?: components["parameters"]["manufacturerFilter"];
@@ -678,6 +674,7 @@ export interface operations {
                     "Content-Encoding": components["headers"]["ContentEncoding"];
                     Link: components["headers"]["Link"];
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                     "X-RateLimit-Limit-Month": components["headers"]["XRateLimitLimitMonth"];
                     "X-RateLimit-Remaining-Month": components["headers"]["XRateLimitRemainingMonth"];
                     "X-RateLimit-Limit-Minute": components["headers"]["XRateLimitLimitMinute"];
@@ -690,7 +687,6 @@ export interface operations {
             304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequestHead"];
             401: components["responses"]["UnauthorizedHead"];
-            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequestsHead"];
             503: components["responses"]["ServiceUnavailableHead"];
         };
@@ -698,7 +694,7 @@ export interface operations {
     getModuleDetail: {
         parameters: {
             query?: {
-                /** @description Related data to add: comma-separated set of `ins`, `outs`, `tags`, `panels`. */
+                /** @description Related data to add: a set of `ins`, `outs`, `tags`, `panels`, as one comma-separated list (`include=tags,ins`) or the parameter repeated (`include=tags&include=ins`, also `include[]=tags`): the same set, the same answer. */
                 include?: components["parameters"]["moduleInclude"];
                 /** @description Reserved for search. Always answered with `400 unsupported_parameter`. */
                 q?: components["parameters"]["q"];
@@ -729,6 +725,7 @@ export interface operations {
                     "Content-Encoding": components["headers"]["ContentEncoding"];
                     Link: components["headers"]["Link"];
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                     "X-RateLimit-Limit-Month": components["headers"]["XRateLimitLimitMonth"];
                     "X-RateLimit-Remaining-Month": components["headers"]["XRateLimitRemainingMonth"];
                     "X-RateLimit-Limit-Minute": components["headers"]["XRateLimitLimitMinute"];
@@ -744,7 +741,6 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
-            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -752,7 +748,7 @@ export interface operations {
     optionsModuleDetail: {
         parameters: {
             query?: {
-                /** @description Related data to add: comma-separated set of `ins`, `outs`, `tags`, `panels`. */
+                /** @description Related data to add: a set of `ins`, `outs`, `tags`, `panels`, as one comma-separated list (`include=tags,ins`) or the parameter repeated (`include=tags&include=ins`, also `include[]=tags`): the same set, the same answer. */
                 include?: components["parameters"]["moduleInclude"];
                 /** @description Reserved for search. Always answered with `400 unsupported_parameter`. */
                 q?: components["parameters"]["q"];
@@ -769,7 +765,6 @@ export interface operations {
             204: components["responses"]["Options"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -777,7 +772,7 @@ export interface operations {
     headModuleDetail: {
         parameters: {
             query?: {
-                /** @description Related data to add: comma-separated set of `ins`, `outs`, `tags`, `panels`. */
+                /** @description Related data to add: a set of `ins`, `outs`, `tags`, `panels`, as one comma-separated list (`include=tags,ins`) or the parameter repeated (`include=tags&include=ins`, also `include[]=tags`): the same set, the same answer. */
                 include?: components["parameters"]["moduleInclude"];
                 /** @description Reserved for search. Always answered with `400 unsupported_parameter`. */
                 q?: components["parameters"]["q"];
@@ -808,6 +803,7 @@ export interface operations {
                     "Content-Encoding": components["headers"]["ContentEncoding"];
                     Link: components["headers"]["Link"];
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                     "X-RateLimit-Limit-Month": components["headers"]["XRateLimitLimitMonth"];
                     "X-RateLimit-Remaining-Month": components["headers"]["XRateLimitRemainingMonth"];
                     "X-RateLimit-Limit-Minute": components["headers"]["XRateLimitLimitMinute"];
@@ -821,7 +817,6 @@ export interface operations {
             400: components["responses"]["BadRequestHead"];
             401: components["responses"]["UnauthorizedHead"];
             404: components["responses"]["NotFoundHead"];
-            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequestsHead"];
             503: components["responses"]["ServiceUnavailableHead"];
         };
@@ -861,6 +856,7 @@ export interface operations {
                     "Content-Encoding": components["headers"]["ContentEncoding"];
                     Link: components["headers"]["Link"];
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                     "X-RateLimit-Limit-Month": components["headers"]["XRateLimitLimitMonth"];
                     "X-RateLimit-Remaining-Month": components["headers"]["XRateLimitRemainingMonth"];
                     "X-RateLimit-Limit-Minute": components["headers"]["XRateLimitLimitMinute"];
@@ -875,7 +871,6 @@ export interface operations {
             304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -901,7 +896,6 @@ export interface operations {
             204: components["responses"]["Options"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -941,6 +935,7 @@ export interface operations {
                     "Content-Encoding": components["headers"]["ContentEncoding"];
                     Link: components["headers"]["Link"];
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                     "X-RateLimit-Limit-Month": components["headers"]["XRateLimitLimitMonth"];
                     "X-RateLimit-Remaining-Month": components["headers"]["XRateLimitRemainingMonth"];
                     "X-RateLimit-Limit-Minute": components["headers"]["XRateLimitLimitMinute"];
@@ -953,12 +948,11 @@ export interface operations {
             304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequestHead"];
             401: components["responses"]["UnauthorizedHead"];
-            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequestsHead"];
             503: components["responses"]["ServiceUnavailableHead"];
         };
     };
-    getManufacturerDetailEnvelope: {
+    getManufacturerDetail: {
         parameters: {
             query?: {
                 /** @description `modules` adds the manufacturer's modules (top-level fields, by id). */
@@ -992,6 +986,7 @@ export interface operations {
                     "Content-Encoding": components["headers"]["ContentEncoding"];
                     Link: components["headers"]["Link"];
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                     "X-RateLimit-Limit-Month": components["headers"]["XRateLimitLimitMonth"];
                     "X-RateLimit-Remaining-Month": components["headers"]["XRateLimitRemainingMonth"];
                     "X-RateLimit-Limit-Minute": components["headers"]["XRateLimitLimitMinute"];
@@ -1007,12 +1002,11 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
-            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
-    optionsManufacturerDetailEnvelope: {
+    optionsManufacturerDetail: {
         parameters: {
             query?: {
                 /** @description `modules` adds the manufacturer's modules (top-level fields, by id). */
@@ -1032,12 +1026,11 @@ export interface operations {
             204: components["responses"]["Options"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
-    headManufacturerDetailEnvelope: {
+    headManufacturerDetail: {
         parameters: {
             query?: {
                 /** @description `modules` adds the manufacturer's modules (top-level fields, by id). */
@@ -1071,6 +1064,7 @@ export interface operations {
                     "Content-Encoding": components["headers"]["ContentEncoding"];
                     Link: components["headers"]["Link"];
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                     "X-RateLimit-Limit-Month": components["headers"]["XRateLimitLimitMonth"];
                     "X-RateLimit-Remaining-Month": components["headers"]["XRateLimitRemainingMonth"];
                     "X-RateLimit-Limit-Minute": components["headers"]["XRateLimitLimitMinute"];
@@ -1084,7 +1078,6 @@ export interface operations {
             400: components["responses"]["BadRequestHead"];
             401: components["responses"]["UnauthorizedHead"];
             404: components["responses"]["NotFoundHead"];
-            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequestsHead"];
             503: components["responses"]["ServiceUnavailableHead"];
         };
@@ -1124,6 +1117,7 @@ export interface operations {
                     "Content-Encoding": components["headers"]["ContentEncoding"];
                     Link: components["headers"]["Link"];
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                     "X-RateLimit-Limit-Month": components["headers"]["XRateLimitLimitMonth"];
                     "X-RateLimit-Remaining-Month": components["headers"]["XRateLimitRemainingMonth"];
                     "X-RateLimit-Limit-Minute": components["headers"]["XRateLimitLimitMinute"];
@@ -1138,7 +1132,6 @@ export interface operations {
             304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1164,7 +1157,6 @@ export interface operations {
             204: components["responses"]["Options"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1204,6 +1196,7 @@ export interface operations {
                     "Content-Encoding": components["headers"]["ContentEncoding"];
                     Link: components["headers"]["Link"];
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                     "X-RateLimit-Limit-Month": components["headers"]["XRateLimitLimitMonth"];
                     "X-RateLimit-Remaining-Month": components["headers"]["XRateLimitRemainingMonth"];
                     "X-RateLimit-Limit-Minute": components["headers"]["XRateLimitLimitMinute"];
@@ -1216,7 +1209,6 @@ export interface operations {
             304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequestHead"];
             401: components["responses"]["UnauthorizedHead"];
-            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequestsHead"];
             503: components["responses"]["ServiceUnavailableHead"];
         };
@@ -1256,6 +1248,7 @@ export interface operations {
                     "Content-Encoding": components["headers"]["ContentEncoding"];
                     Link: components["headers"]["Link"];
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                     "X-RateLimit-Limit-Month": components["headers"]["XRateLimitLimitMonth"];
                     "X-RateLimit-Remaining-Month": components["headers"]["XRateLimitRemainingMonth"];
                     "X-RateLimit-Limit-Minute": components["headers"]["XRateLimitLimitMinute"];
@@ -1270,7 +1263,6 @@ export interface operations {
             304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1296,7 +1288,6 @@ export interface operations {
             204: components["responses"]["Options"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1336,6 +1327,7 @@ export interface operations {
                     "Content-Encoding": components["headers"]["ContentEncoding"];
                     Link: components["headers"]["Link"];
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                     "X-RateLimit-Limit-Month": components["headers"]["XRateLimitLimitMonth"];
                     "X-RateLimit-Remaining-Month": components["headers"]["XRateLimitRemainingMonth"];
                     "X-RateLimit-Limit-Minute": components["headers"]["XRateLimitLimitMinute"];
@@ -1348,7 +1340,6 @@ export interface operations {
             304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequestHead"];
             401: components["responses"]["UnauthorizedHead"];
-            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequestsHead"];
             503: components["responses"]["ServiceUnavailableHead"];
         };
@@ -1367,7 +1358,6 @@ type WithRequired<T, K extends keyof T> = T & {
     [P in K]-?: T[P];
 };
 export const errorEnvelopeErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ErrorEnvelope"]["error"]["code"]> = ["unknown_parameter", "invalid_parameter", "unsupported_parameter", "missing_authorization", "malformed_authorization", "invalid_key", "not_found", "method_not_allowed", "rate_limit_exceeded", "configuration_error", "authentication_unavailable", "quota_unavailable", "origin_unavailable"];
-export const componentsResponsesMethodNotAllowedContentApplicationJsonErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["responses"]["MethodNotAllowed"]["content"]["application/json"]["error"]["code"]> = ["method_not_allowed"];
 export const componentsResponsesBadRequestContentApplicationJsonErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["responses"]["BadRequest"]["content"]["application/json"]["error"]["code"]> = ["unsupported_parameter", "unknown_parameter", "invalid_parameter"];
 export const componentsResponsesUnauthorizedContentApplicationJsonErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["responses"]["Unauthorized"]["content"]["application/json"]["error"]["code"]> = ["missing_authorization", "malformed_authorization", "invalid_key"];
 export const componentsResponsesNotFoundContentApplicationJsonErrorCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["responses"]["NotFound"]["content"]["application/json"]["error"]["code"]> = ["not_found"];

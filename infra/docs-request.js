@@ -4,12 +4,25 @@
 //
 // Each page has one address: `/docs` (the API's) and `/docs/admin` (the key-administration API's). A visitor who
 // types a page's folder address (`/docs/`, `/docs/admin/`, as many sites have them) is sent to the page with a
-// permanent redirect instead of meeting S3's bare 403; every other path of the behaviour goes to S3 unchanged
-// (`/docs/openapi.json`, `/docs/admin/openapi.json`). `npm start` answers the same (local/docs.ts); one table
+// permanent redirect instead of meeting S3's bare 403; an OPTIONS on a document (`/docs/openapi.json`,
+// `/docs/admin/openapi.json`: a browser tool's CORS preflight) is answered here; every other request of the
+// behaviour goes to S3 unchanged. `npm start` answers the same (local/docs.ts); one table
 // of cases (test/proof/lost-visitor-cases.ts) runs through both, and test/infra/reference.test.ts checks that
 // PAGES are the pages docs/reference/build.ts builds.
 
 const PAGES = ['/docs', '/docs/admin'];
+
+// The OpenAPI documents, open to other origins (docs/reference/build.ts, DOCUMENT_CORS): the behaviour's response
+// headers policy adds CORS to their answers; their preflight (OPTIONS) is answered here, as S3 would refuse it.
+const DOCUMENTS = PAGES.map((path) => `${path}/openapi.json`);
+const PREFLIGHT_HEADERS = {
+  'access-control-allow-origin': '*',
+  'access-control-expose-headers': 'ETag',
+  'access-control-allow-methods': 'GET, HEAD, OPTIONS',
+  'access-control-allow-headers': '*',
+  'access-control-max-age': '86400',
+  'cache-control': 'public, max-age=300',
+};
 
 // The distribution's security headers (infra/edge.ts), on this function's own answer too.
 const SECURITY_HEADERS = {
@@ -23,15 +36,23 @@ const SECURITY_HEADERS = {
 // biome-ignore lint/correctness/noUnusedVariables: CloudFront calls `handler` by name.
 function handler(event) {
   const request = event.request;
+  if (request.method === 'OPTIONS' && DOCUMENTS.indexOf(request.uri) >= 0) {
+    return { statusCode: 204, statusDescription: 'No Content', headers: withSecurity(PREFLIGHT_HEADERS) };
+  }
   const page = PAGES.find((path) => request.uri === `${path}/`);
   if (page === undefined) return request;
-  const headers = {
-    location: { value: page },
-    // Browsers may keep it a while; the edge caches no function answer.
-    'cache-control': { value: 'public, max-age=300' },
-  };
-  Object.keys(SECURITY_HEADERS).forEach((name) => {
-    headers[name] = { value: SECURITY_HEADERS[name] };
-  });
+  // Browsers may keep it a while; the edge caches no function answer.
+  const headers = withSecurity({ location: page, 'cache-control': 'public, max-age=300' });
   return { statusCode: 301, statusDescription: 'Moved Permanently', headers: headers };
+}
+
+// `values` and the security headers, as CloudFront Functions write headers ({ name: { value } }).
+function withSecurity(values) {
+  const headers = {};
+  [values, SECURITY_HEADERS].forEach((set) => {
+    Object.keys(set).forEach((name) => {
+      headers[name] = { value: set[name] };
+    });
+  });
+  return headers;
 }

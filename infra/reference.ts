@@ -5,7 +5,8 @@
  * the stack to the catalogue bucket under `docs/`, and served by cache behaviours of the distribution straight
  * from S3 (origin access control): no Lambda, cached at the edge, compressed, with the API's security headers
  * and the pages' own Content-Security-Policy. The `/docs/*` behaviour has a small viewer function
- * (docs-request.js) that sends a visitor of a page's folder address (`/docs/`, `/docs/admin/`) to the page.
+ * (docs-request.js) that sends a visitor of a page's folder address (`/docs/`, `/docs/admin/`) to the page and
+ * answers a document's CORS preflight; its headers policy adds CORS to the documents (DOCUMENT_CORS).
  *
  * Bucket layout (a page's address and its document's, `/docs` and `/docs/openapi.json`, cannot both be files of
  * one deployment's folder, so the pages and the documents are deployed apart, each behaviour with its own
@@ -17,14 +18,14 @@
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { Aws, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { Aws, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as s3deploy from 'aws-cdk-lib/aws-s3-deployment';
 import { Construct } from 'constructs';
-import { type BuiltPage, FILES, PAGES, type ReferenceSite } from '../docs/reference/build.js';
+import { type BuiltPage, DOCUMENT_CORS, FILES, PAGES, type ReferenceSite } from '../docs/reference/build.js';
 import { globalName, securityHeadersBehavior } from './edge.js';
 import { prefixWildcardFinding } from './nag.js';
 
@@ -80,6 +81,8 @@ class ReferenceOrigin extends cloudfront.OriginBase {
 
 export class ApiReference extends Construct {
   readonly responseHeaders: cloudfront.ResponseHeadersPolicy;
+  /** The `/docs/*` behaviour's (the OpenAPI documents): the same headers, and CORS for browser tools. */
+  readonly documentHeaders: cloudfront.ResponseHeadersPolicy;
   readonly originAccessControl: cloudfront.S3OriginAccessControl;
   /** `/docs/` → 301 `/docs`, `/docs/admin/` → 301 `/docs/admin`; every other path of `/docs/*` to S3 unchanged. */
   readonly docsRequest: cloudfront.Function;
@@ -96,6 +99,23 @@ export class ApiReference extends Construct {
       responseHeadersPolicyName: globalName(this, 'headers', 128),
       comment: 'Catalogue API reference: the API security headers, with the pages CSP',
       securityHeadersBehavior: securityHeadersBehavior(site.contentSecurityPolicy),
+    });
+
+    // The documents also to any origin (DOCUMENT_CORS): browser tools load them by URL. Their preflight is
+    // answered by docs-request.js; the policy's headers go on every answer of the behaviour.
+    this.documentHeaders = new cloudfront.ResponseHeadersPolicy(this, 'DocumentHeaders', {
+      responseHeadersPolicyName: globalName(this, 'documents', 128),
+      comment: 'Catalogue API reference: the OpenAPI documents, with CORS for browser tools',
+      securityHeadersBehavior: securityHeadersBehavior(site.contentSecurityPolicy),
+      corsBehavior: {
+        accessControlAllowOrigins: [DOCUMENT_CORS.allowOrigin],
+        accessControlAllowMethods: [...DOCUMENT_CORS.allowMethods],
+        accessControlAllowHeaders: [...DOCUMENT_CORS.allowHeaders],
+        accessControlExposeHeaders: [...DOCUMENT_CORS.exposeHeaders],
+        accessControlMaxAge: Duration.seconds(DOCUMENT_CORS.maxAgeSeconds),
+        accessControlAllowCredentials: false,
+        originOverride: true,
+      },
     });
 
     this.originAccessControl = new cloudfront.S3OriginAccessControl(this, 'OriginAccessControl', {
@@ -131,6 +151,9 @@ export class ApiReference extends Construct {
       new ReferenceOrigin(bucket, oacId, `/${REFERENCE_PREFIX}files`),
       {
         ...behaviour,
+        // OPTIONS reaches docs-request.js, which answers a document's preflight; nothing else asks it.
+        allowedMethods: cloudfront.AllowedMethods.ALLOW_GET_HEAD_OPTIONS,
+        responseHeadersPolicy: this.documentHeaders,
         functionAssociations: [
           { function: this.docsRequest, eventType: cloudfront.FunctionEventType.VIEWER_REQUEST },
         ],

@@ -3,14 +3,17 @@
  * API's at `/docs` and `/docs/openapi.json`, the key-administration API's at `/docs/admin` and
  * `/docs/admin/openapi.json` — answered without a key, as the deployed distribution answers them from the
  * bucket, with the headers it sends there; a page's folder address (`/docs/`, `/docs/admin/`) is a permanent
- * redirect to the page, as the distribution's docs-request.js answers it. Every other request, and any method
- * but GET and HEAD on these paths, goes to the proxy unchanged: a key is still required everywhere else (`/`
- * included: its 401 names `/docs`), and a POST to /docs is the API's 405. The admin page is documentation
- * only: the admin API itself listens on its own port, behind its SigV4 check (local/admin.ts).
+ * redirect to the page, as the distribution's docs-request.js answers it. The documents are open to other
+ * origins (CORS, `DOCUMENT_CORS`), their preflight (OPTIONS) answered here, so browser tools load them by URL.
+ * Every other request, and any other method on these paths, goes to the proxy unchanged: a key is still required
+ * everywhere else (`/` included: its 401 names `/docs`), and a POST to /docs is the API's 405. The admin page is
+ * documentation only: the admin API itself listens on its own port, behind its SigV4 check (local/admin.ts).
  */
 import { readFile } from 'node:fs/promises';
 import {
   buildReference,
+  DOCUMENT_PATHS,
+  documentCorsHeaders,
   PAGE_PATHS,
   type ReferenceSite,
   referenceHeaders,
@@ -35,6 +38,7 @@ async function load(site: ReferenceSite): Promise<Map<string, Served>> {
       body,
       headers: {
         ...referenceHeaders(site),
+        ...(DOCUMENTS.has(path) ? documentCorsHeaders(false) : {}),
         'content-type': contentType,
         'content-length': String(body.byteLength),
         // Revalidated on every load: a restart after a change of the document shows the new page.
@@ -46,22 +50,34 @@ async function load(site: ReferenceSite): Promise<Map<string, Served>> {
   return served;
 }
 
+/** The security headers of an answer with no content (a redirect, a preflight), as docs-request.js sends them. */
+const BARE_ANSWER_HEADERS = {
+  'strict-transport-security': 'max-age=31536000; includeSubDomains',
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+  'referrer-policy': 'no-referrer',
+  'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
+};
+
 /** A page's folder address (`/docs/`, `/docs/admin/`) sends to the page (infra/docs-request.js answers the same). */
 const toThePage = (path: string): ProxyResponse => ({
   status: 301,
-  headers: {
-    location: path,
-    'cache-control': 'public, max-age=300',
-    'strict-transport-security': 'max-age=31536000; includeSubDomains',
-    'x-content-type-options': 'nosniff',
-    'x-frame-options': 'DENY',
-    'referrer-policy': 'no-referrer',
-    'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
-  },
+  headers: { location: path, 'cache-control': 'public, max-age=300', ...BARE_ANSWER_HEADERS },
+  body: undefined,
+});
+
+/**
+ * A document's answer to OPTIONS (a browser's preflight, or any OPTIONS: the same answer): what another origin
+ * may send, no body, no key needed (infra/docs-request.js answers the same).
+ */
+const preflight = (): ProxyResponse => ({
+  status: 204,
+  headers: { ...documentCorsHeaders(true), 'cache-control': 'public, max-age=300', ...BARE_ANSWER_HEADERS },
   body: undefined,
 });
 
 const OWN_PATHS: ReadonlySet<string> = new Set(SERVED_PATHS);
+const DOCUMENTS: ReadonlySet<string> = new Set(DOCUMENT_PATHS);
 
 const NOT_BUILT: ProxyResponse = {
   status: 503,
@@ -83,6 +99,7 @@ export function withReference(
     return undefined;
   });
   return async (request: ProxyRequest) => {
+    if (request.method === 'OPTIONS' && DOCUMENTS.has(request.path)) return preflight();
     if (request.method !== 'GET' && request.method !== 'HEAD') return handle(request);
     const folderOf = PAGE_PATHS.find((path) => request.path === `${path}/`);
     if (folderOf) return toThePage(folderOf);

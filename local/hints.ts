@@ -1,7 +1,8 @@
 /**
  * The ready-to-paste command lines `npm start` prints for its own local servers, so a new user can manage
- * keys, publish and upload against them without looking up endpoints, credentials and table names. Pure: text
- * in, text out.
+ * keys, publish and upload against them without looking up endpoints, credentials and table names: the commands
+ * that find this npm start by themselves (keys, versions, rollback, unlock, upload) need nothing more than their
+ * name. Pure: text in, text out.
  */
 import { UPLOAD_PREFIXES } from '../store/upload-prefixes.js';
 
@@ -17,9 +18,6 @@ export interface LocalStack {
   bucket: string;
   /** '' or ending in '/'. */
   prefix: string;
-  dynamodbEndpoint: string;
-  keysTable: string;
-  countersTable: string;
 }
 
 /**
@@ -32,29 +30,23 @@ export function shellWord(value: string): string {
 }
 
 /**
- * The hint lines: the key CLI against the local tables, and a publish to the local bucket (after a copy of
- * the fixture, when that is what it serves).
+ * The hint lines: the key CLI and the versions commands, which find this npm start by themselves (its data
+ * directory's record, aws/local-stack.ts), and a publish to the local bucket (after a copy of the fixture, when
+ * that is what it serves).
  * @example localCommandHints({ source: 'my-catalogue', copyFrom: 'fixtures/catalogue', s3Endpoint: 'http://127.0.0.1:4568',
- *   bucket: 'catalogue', prefix: '', dynamodbEndpoint: 'http://127.0.0.1:4569', keysTable: 'catalogue-keys',
- *   countersTable: 'catalogue-counters' })
- * // → ['Keys (issue, list, revoke, enable, limits, expire, roll, usage, owner):',
- * //    '  KEYS_TABLE=catalogue-keys COUNTERS_TABLE=catalogue-counters DYNAMODB_ENDPOINT=http://127.0.0.1:4569 npm run keys -- list',
+ *   bucket: 'catalogue', prefix: '' })
+ * // → ['Keys (issue, list, revoke, enable, limits, expire, roll, usage, owner): npm run keys -- list',
  * //    'Publish an edited copy of the catalogue (docs/publishing.md):',
  * //    '  cp -r fixtures/catalogue my-catalogue   # then edit my-catalogue/*.json',
- * //    '  npm run catalogue -- build --source my-catalogue --out s3://catalogue --endpoint http://127.0.0.1:4568']
+ * //    '  npm run catalogue -- build --source my-catalogue --out s3://catalogue --endpoint http://127.0.0.1:4568',
+ * //    'Its versions, and the one before made live again: npm run catalogue -- versions | rollback']
  */
 export function localCommandHints(stack: LocalStack): string[] {
   const out = `s3://${stack.bucket}${stack.prefix ? `/${stack.prefix.replace(/\/+$/, '')}` : ''}`;
-  const keysEnv = [
-    `KEYS_TABLE=${shellWord(stack.keysTable)}`,
-    `COUNTERS_TABLE=${shellWord(stack.countersTable)}`,
-    `DYNAMODB_ENDPOINT=${shellWord(stack.dynamodbEndpoint)}`,
-  ].join(' ');
   const source = shellWord(stack.source);
   return [
     // Every command of `npm run keys` but create-tables (npm start has made them).
-    'Keys (issue, list, revoke, enable, limits, expire, roll, usage, owner):',
-    `  ${keysEnv} npm run keys -- list`,
+    'Keys (issue, list, revoke, enable, limits, expire, roll, usage, owner): npm run keys -- list',
     stack.copyFrom
       ? 'Publish an edited copy of the catalogue (docs/publishing.md):'
       : 'Publish it again after an edit:',
@@ -62,6 +54,7 @@ export function localCommandHints(stack: LocalStack): string[] {
       ? [`  cp -r ${shellWord(stack.copyFrom)} ${source}   # then edit ${source}/*.json`]
       : []),
     `  npm run catalogue -- build --source ${source} --out ${shellWord(out)} --endpoint ${shellWord(stack.s3Endpoint)}`,
+    'Its versions, and the one before made live again: npm run catalogue -- versions | rollback',
   ];
 }
 

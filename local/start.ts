@@ -21,7 +21,7 @@ import { AdminTables } from '../admin/dynamo.js';
 import { partnerDefaults } from '../admin/settings.js';
 import { createTables } from '../admin/tables.js';
 import { integerSetting, LOOPBACK_CREDENTIALS } from '../aws/env.js';
-import { localDataDirectory } from '../aws/local-stack.js';
+import { forgetLocalStack, localDataDirectory, recordLocalStack } from '../aws/local-stack.js';
 import { dynamoClient, leanDynamo, s3Client } from '../aws/sdk.js';
 import { whoAmI } from '../builder/exit.js';
 import { publishSnapshot, type SnapshotTarget } from '../builder/publish-snapshot.js';
@@ -159,7 +159,26 @@ async function main(): Promise<void> {
   start.admin = await startAdmin(start, storage.config);
   const base = await serve(start, storage.configured);
   const uploads = takeUploads(storage, served);
+  recordStack(storage, base);
   process.stdout.write(readyScreen(start, { storage, served, devKey, base, uploads }));
+}
+
+/**
+ * What this start serves, in the data directory while it runs (aws/local-stack.ts): the commands given no target
+ * (`npm run catalogue -- upload | versions | rollback | unlock`, `npm run keys`) act on it.
+ */
+function recordStack({ config, s3Endpoint, dynamodbEndpoint }: Storage, base: string): void {
+  recordLocalStack(LOCAL, {
+    pid: process.pid,
+    s3: s3Endpoint,
+    bucket: config.bucket,
+    prefix: config.prefix,
+    dynamodb: dynamodbEndpoint,
+    keysTable: config.keysTable,
+    countersTable: config.countersTable,
+    api: base,
+  });
+  process.on('exit', () => forgetLocalStack(LOCAL, process.pid));
 }
 
 /**
@@ -397,7 +416,7 @@ function takeUploads(storage: Storage, served: Served): string[] {
  * uploads (`uploads`: what takeUploads said), and how to make one.
  */
 function publishingLines(start: StartContext, storage: Storage, uploads: readonly string[]): string[] {
-  const { config, s3Endpoint, dynamodbEndpoint } = storage;
+  const { config, s3Endpoint } = storage;
   const fixture = start.source === FIXTURE;
   const source = fixture ? 'my-catalogue' : display(start.source);
   return [
@@ -407,9 +426,6 @@ function publishingLines(start: StartContext, storage: Storage, uploads: readonl
       s3Endpoint,
       bucket: config.bucket,
       prefix: config.prefix,
-      dynamodbEndpoint,
-      keysTable: config.keysTable,
-      countersTable: config.countersTable,
     }),
     ...uploads,
     ...(storage.localS3

@@ -302,6 +302,7 @@ function responseOf(answer: Answer, { found, requestId }: Received): AdminRespon
   const headers: Record<string, string> = {
     'content-type': 'application/json; charset=utf-8',
     'cache-control': 'no-store',
+    'x-content-type-options': 'nosniff',
     'x-request-id': requestId,
     ...(answer.replayed && { 'idempotent-replayed': 'true' }),
     ...(answer.retryAfter !== undefined && { 'retry-after': String(answer.retryAfter) }),

@@ -189,6 +189,44 @@ const documentPath = (path: string) => `${path}/${FILES.openapi.file}`;
 /** Every address the reference answers (built or not): the pages and their documents. */
 export const SERVED_PATHS: readonly string[] = PAGE_PATHS.flatMap((path) => [path, documentPath(path)]);
 
+/** The OpenAPI documents' addresses: `/docs/openapi.json`, `/docs/admin/openapi.json`. */
+export const DOCUMENT_PATHS: readonly string[] = PAGE_PATHS.map(documentPath);
+
+/**
+ * Cross-origin access to the OpenAPI documents, so that browser tools (Swagger Editor, Redocly's and Postman's web
+ * apps) load them by URL: any origin, no credentials, GET and HEAD, and a preflight (OPTIONS) answered for
+ * whatever headers a tool sends. Only the documents: the pages are for people, who open them; the API itself
+ * sends no CORS headers, as its keys belong on servers, never in a browser page's code. `npm start` sends these
+ * (local/docs.ts), the distribution's `/docs/*` behaviour too (its response headers policy in
+ * infra/reference.ts, and infra/docs-request.js for the preflight).
+ */
+export const DOCUMENT_CORS = {
+  allowOrigin: '*',
+  allowMethods: ['GET', 'HEAD', 'OPTIONS'],
+  allowHeaders: ['*'],
+  exposeHeaders: ['ETag'],
+  maxAgeSeconds: 86_400,
+} as const;
+
+/**
+ * The CORS headers of a document's answer; a preflight's (`preflight`) also says what may be sent, and for how
+ * long a browser may remember it.
+ * @example documentCorsHeaders(false) // → { 'access-control-allow-origin': '*', 'access-control-expose-headers': 'ETag' }
+ */
+export function documentCorsHeaders(preflight: boolean): Record<string, string> {
+  const always = {
+    'access-control-allow-origin': DOCUMENT_CORS.allowOrigin,
+    'access-control-expose-headers': DOCUMENT_CORS.exposeHeaders.join(', '),
+  };
+  if (!preflight) return always;
+  return {
+    ...always,
+    'access-control-allow-methods': DOCUMENT_CORS.allowMethods.join(', '),
+    'access-control-allow-headers': DOCUMENT_CORS.allowHeaders.join(', '),
+    'access-control-max-age': String(DOCUMENT_CORS.maxAgeSeconds),
+  };
+}
+
 /**
  * The security headers of the pages and documents, as the distribution sends them (infra/reference.ts uses
  * the API's policy with this CSP): HSTS, nosniff, no framing, no referrer.

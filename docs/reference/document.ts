@@ -15,7 +15,14 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { type OperationExamples, operationExamples } from './examples.js';
 import { EXAMPLE_TIME, fixtureVersion } from './exchanges.js';
 import { pageProse } from './prose.js';
-import { httpText, type PageDocument, type PageOperation, unfolding, withResponseExamples } from './shown.js';
+import {
+  httpText,
+  type PageDocument,
+  type PageOperation,
+  unfolding,
+  withoutUnusedComponents,
+  withResponseExamples,
+} from './shown.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -115,6 +122,7 @@ export async function referenceDocument(): Promise<Document> {
       withExamples(document, operation, found);
     }
   }
+  withoutUnusedComponents(document);
   return document;
 }
 

@@ -132,3 +132,63 @@ export function withResponseExamples(
     media.examples = examples;
   }
 }
+
+const COMPONENT_REF = /^#\/components\/([^/]+)\/([^/]+)$/;
+
+/** `kind/name` of every component a `$ref` in `node` names, and every security scheme a `security` list names. */
+function namedComponents(node: unknown, found: Set<string>): void {
+  if (Array.isArray(node)) {
+    for (const item of node) namedComponents(item, found);
+    return;
+  }
+  if (node === null || typeof node !== 'object') return;
+  for (const [key, value] of Object.entries(node)) {
+    const ref = key === '$ref' && typeof value === 'string' ? COMPONENT_REF.exec(value) : null;
+    if (ref) found.add(`${ref[1]}/${ref[2]!.replaceAll('~1', '/').replaceAll('~0', '~')}`);
+    if (key === 'security' && Array.isArray(value)) {
+      for (const requirement of value as Json[]) {
+        for (const scheme of Object.keys(requirement)) found.add(`securitySchemes/${scheme}`);
+      }
+    }
+    namedComponents(value, found);
+  }
+}
+
+/**
+ * The components (`kind/name`) nothing outside `components` reaches, directly or through other components: a
+ * response a page copied into its operations to give it examples, one left behind by an edit. Generators and
+ * linters (Spectral's `oas3-unused-component`) count them as noise.
+ * @example unusedComponents({ paths: {}, components: { schemas: { Old: {} } } }) // → ['schemas/Old']
+ */
+export function unusedComponents(document: Json): string[] {
+  const components = (document.components ?? {}) as Record<string, Json>;
+  const reached = new Set<string>();
+  namedComponents({ ...document, components: undefined }, reached);
+  const pending = [...reached];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const [kind, name] = [next.slice(0, next.indexOf('/')), next.slice(next.indexOf('/') + 1)];
+    const more = new Set<string>();
+    namedComponents(components[kind]?.[name], more);
+    for (const component of more) {
+      if (!reached.has(component)) {
+        reached.add(component);
+        pending.push(component);
+      }
+    }
+  }
+  return Object.entries(components).flatMap(([kind, named]) =>
+    Object.keys(named).flatMap((name) => (reached.has(`${kind}/${name}`) ? [] : [`${kind}/${name}`])),
+  );
+}
+
+/**
+ * Remove the components nothing reaches any longer ({@link unusedComponents}): what a page's document keeps of
+ * its contract after every response that got examples was copied into its operation.
+ */
+export function withoutUnusedComponents(document: PageDocument): void {
+  for (const component of unusedComponents(document)) {
+    const slash = component.indexOf('/');
+    const named = document.components[component.slice(0, slash)] as Json;
+    delete named[component.slice(slash + 1)];
+  }
+}

@@ -21,7 +21,7 @@ import type { Duplex } from 'node:stream';
 import { fixedRequestId, newRequestId } from '../../store/request-id.js';
 import type { ProxyHandler, ProxyRequest, RequestLogLine } from '../core/types.js';
 import { type ApiError, apiError, errorBody } from '../http/errors.js';
-import { JSON_CONTENT_TYPE, NOT_CACHEABLE } from '../http/headers.js';
+import { JSON_CONTENT_TYPE, NOSNIFF, NOT_CACHEABLE } from '../http/headers.js';
 import { logJson } from '../log/sink.js';
 import { latencySince } from '../log/time.js';
 import { ALLOW_HEADER } from '../request/routes.js';
@@ -238,6 +238,7 @@ function refusalAnswer(refusal: Refusal, requestId: string) {
     'content-type': JSON_CONTENT_TYPE,
     'content-length': String(body.byteLength),
     'cache-control': NOT_CACHEABLE,
+    'x-content-type-options': NOSNIFF,
     'x-request-id': requestId,
     // The framing of what follows on this connection cannot be trusted.
     connection: 'close',

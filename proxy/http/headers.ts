@@ -13,3 +13,8 @@ export const VARY = 'Accept-Encoding';
 export const LICENSE_LINK = '<https://creativecommons.org/licenses/by/4.0/>; rel="license"';
 /** RFC 6750: a 401 names the scheme the client should use. */
 export const WWW_AUTHENTICATE = 'Bearer realm="catalogue"';
+/**
+ * Every answer is what its Content-Type says (JSON, or nothing): a browser must never sniff it for something
+ * else. Sent by the proxy itself, so that npm start and the function URL carry it as the distribution does.
+ */
+export const NOSNIFF = 'nosniff';

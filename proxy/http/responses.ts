@@ -9,6 +9,7 @@ import {
   CACHEABLE,
   JSON_CONTENT_TYPE,
   LICENSE_LINK,
+  NOSNIFF,
   NOT_CACHEABLE,
   VARY,
   WWW_AUTHENTICATE,
@@ -32,6 +33,7 @@ export function okResponse(
     'cache-control': CACHEABLE,
     link: LICENSE_LINK,
     vary: VARY,
+    'x-content-type-options': NOSNIFF,
     'x-request-id': requestId,
   };
   if (coding !== 'identity') headers['content-encoding'] = coding;
@@ -42,7 +44,13 @@ export function okResponse(
 export function notModifiedResponse(etag: string, requestId: string): ProxyResponse {
   return {
     status: 304,
-    headers: { etag, 'cache-control': CACHEABLE, vary: VARY, 'x-request-id': requestId },
+    headers: {
+      etag,
+      'cache-control': CACHEABLE,
+      vary: VARY,
+      'x-content-type-options': NOSNIFF,
+      'x-request-id': requestId,
+    },
     body: undefined,
   };
 }
@@ -50,7 +58,12 @@ export function notModifiedResponse(etag: string, requestId: string): ProxyRespo
 export function optionsResponse(requestId: string): ProxyResponse {
   return {
     status: 204,
-    headers: { allow: ALLOW_HEADER, 'cache-control': NOT_CACHEABLE, 'x-request-id': requestId },
+    headers: {
+      allow: ALLOW_HEADER,
+      'cache-control': NOT_CACHEABLE,
+      'x-content-type-options': NOSNIFF,
+      'x-request-id': requestId,
+    },
     body: undefined,
   };
 }
@@ -62,6 +75,7 @@ export function errorResponse(error: ApiError, requestId: string): ProxyResponse
     'content-type': JSON_CONTENT_TYPE,
     'content-length': String(body.byteLength),
     'cache-control': NOT_CACHEABLE,
+    'x-content-type-options': NOSNIFF,
     'x-request-id': requestId,
   };
   const status = ERROR_STATUS[error.code];

@@ -157,29 +157,80 @@ export function unknownParameterMessage(name: string | undefined, defined: reado
   return `${echoed} is not a parameter of this endpoint${meant ? suggestionText(meant, 'parameter names') : `; ${parameters}`}`;
 }
 
-/** The parameters of the query, validated against `allowed`, or every problem found. */
-function readParameters(query: string, allowed: Record<string, ValueParser>) {
+/**
+ * The list-valued parameters: sets of names, which may be given repeated — `fields=name&fields=hp` is the set
+ * `fields=name,hp` (same plan, so the same bytes, ETag and cursor binding). Repeating an array parameter is
+ * what OpenAPI generators send by default (`style: form`, `explode: true`); axios (Orval's default client) and
+ * qs spell it `fields[]=name&fields[]=hp`, which is the same parameter. Every other parameter is given once.
+ */
+const LIST_VALUED: ReadonlySet<string> = new Set(['fields', 'include']);
+
+/**
+ * The parameter a query name stands for: `fields[]` is `fields` where the endpoint has that list-valued
+ * parameter; any other name is itself.
+ * @example parameterName('include[]', { include: … }) // → 'include'
+ * @example parameterName('limit[]', { limit: … }) // → 'limit[]' (unknown: only a list may be repeated)
+ */
+function parameterName(name: string, allowed: Record<string, ValueParser>): string {
+  if (!name.endsWith('[]')) return name;
+  const stem = name.slice(0, -2);
+  return LIST_VALUED.has(stem) && Object.hasOwn(allowed, stem) ? stem : name;
+}
+
+/**
+ * The message for a parameter that is not list-valued but was given again: send it once, and which of the
+ * endpoint's parameters may be repeated, when it has any.
+ * @example repeatedMessage('limit', ['limit', 'fields', 'include']) // → 'limit was given more than once; send it once (only fields and include may be repeated).'
+ * @example repeatedMessage('limit', ['limit', 'cursor', 'sort']) // → 'limit was given more than once; send it once.'
+ */
+function repeatedMessage(name: string, defined: readonly string[]): string {
+  const repeatable = defined.filter((parameter) => LIST_VALUED.has(parameter));
+  const which = repeatable.length === 0 ? '' : ` (only ${repeatable.join(' and ')} may be repeated)`;
+  return `${name} was given more than once; send it once${which}.`;
+}
+
+/** The raw values of the query's defined parameters (list-valued ones joined by commas), or every problem found. */
+function collectParameters(query: string, allowed: Record<string, ValueParser>) {
   const errors: ApiError[] = [];
-  const values = new Map<string, unknown>();
+  const texts = new Map<string, string>();
   const seen = new Set<string>();
-  for (const { name, value } of splitQuery(query)) {
+  const defined = Object.keys(allowed);
+  for (const { name: given, value } of splitQuery(query)) {
+    const name = given === undefined ? undefined : parameterName(given, allowed);
     if (name === 'q') {
       errors.push(apiError('unsupported_parameter', 'The parameter "q" is reserved and not supported yet.'));
-    } else if (name === undefined || !Object.hasOwn(allowed, name)) {
-      errors.push(apiError('unknown_parameter', unknownParameterMessage(name, Object.keys(allowed))));
-    } else if (seen.has(name)) {
-      errors.push(apiError('invalid_parameter', `${name} must be given at most once.`));
-    } else {
-      seen.add(name);
-      const parsed: ValueOutcome =
-        value === undefined
-          ? { ok: false, message: `${name} is not valid percent-encoded UTF-8.` }
-          : value === ''
-            ? { ok: false, message: `${name} must not be empty.` }
-            : allowed[name]!(value);
-      if (parsed.ok) values.set(name, parsed.value);
-      else errors.push(apiError('invalid_parameter', parsed.message));
+      continue;
     }
+    if (name === undefined || !Object.hasOwn(allowed, name)) {
+      errors.push(apiError('unknown_parameter', unknownParameterMessage(name, defined)));
+      continue;
+    }
+    const again = seen.has(name);
+    seen.add(name);
+    if (again && !LIST_VALUED.has(name)) {
+      errors.push(apiError('invalid_parameter', repeatedMessage(name, defined)));
+    } else if (value === undefined) {
+      errors.push(apiError('invalid_parameter', `${name} is not valid percent-encoded UTF-8.`));
+    } else if (value === '') {
+      errors.push(
+        apiError('invalid_parameter', `${name} is empty: send it once, with a value, or leave it out.`),
+      );
+    } else {
+      const earlier = texts.get(name);
+      texts.set(name, earlier === undefined ? value : `${earlier},${value}`);
+    }
+  }
+  return { texts, errors };
+}
+
+/** The parameters of the query, validated against `allowed`, or every problem found. */
+function readParameters(query: string, allowed: Record<string, ValueParser>) {
+  const { texts, errors } = collectParameters(query, allowed);
+  const values = new Map<string, unknown>();
+  for (const [name, text] of texts) {
+    const parsed = allowed[name]!(text);
+    if (parsed.ok) values.set(name, parsed.value);
+    else errors.push(apiError('invalid_parameter', parsed.message));
   }
   return { values, errors };
 }
@@ -189,6 +240,8 @@ function readParameters(query: string, allowed: Record<string, ValueParser>) {
  * @example parseRequest('GET', '/v1/modules', 'sort=name&hp=4&limit=10')
  *   // → { ok: true, route: '/v1/modules', plan: { kind: 'list', variant: 'modules?hp=4&sort=name', limit: 10, … } }
  * @example parseRequest('GET', '/v1/modules', 'fields=hp,name') // same plan as 'fields=name,hp,hp'
+ * @example parseRequest('GET', '/v1/modules', 'fields=hp&fields=name') // the same plan again
+ * @example parseRequest('GET', '/v1/modules', 'limit=1&limit=2') // → invalid_parameter: send it once
  * @example parseRequest('GET', '/v1/modules/abc', '') // → invalid_parameter (the path id is malformed)
  * @example parseRequest('GET', '/v1/nope', 'q=x') // → not_found (unknown route before parameters)
  * @example parseRequest('POST', '/v1/nope', '') // → method_not_allowed

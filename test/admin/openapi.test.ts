@@ -4,6 +4,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { describe, expect, it } from 'vitest';
 import { ADMIN_ERROR_STATUS } from '../../admin/errors.js';
 import { BOUNDS } from '../../admin/validate.js';
+import { unusedComponents } from '../../docs/reference/shown.js';
 import { ADMIN_OPENAPI_PATH, adminResponseValidator } from '../helpers/openapi.js';
 
 const document = JSON.parse(readFileSync(ADMIN_OPENAPI_PATH, 'utf8'));
@@ -13,6 +14,10 @@ describe('admin/openapi.json', () => {
     const result = await new Validator().validate(document);
     expect(result.errors ?? []).toEqual([]);
     expect(document.openapi).toMatch(/^3\.1\./);
+  });
+
+  it('has no component nothing refers to', () => {
+    expect(unusedComponents(document)).toEqual([]);
   });
 
   it('documents the routes the handler serves, with one operation per action', () => {
@@ -48,6 +53,7 @@ describe('admin/openapi.json', () => {
     const openapi = adminResponseValidator(document);
     const headers = {
       'x-request-id': 'req_AAAAAAAAAAAAAAAA',
+      'x-content-type-options': 'nosniff',
       'cache-control': 'no-store',
       'content-type': 'application/json',
     };

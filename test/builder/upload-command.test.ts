@@ -14,7 +14,7 @@ import { promisify } from 'node:util';
 import { ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOOPBACK_CREDENTIALS } from '../../aws/env.js';
-import { recordEndpoint } from '../../aws/local-stack.js';
+import { recordLocalStack } from '../../aws/local-stack.js';
 import { s3Client } from '../../aws/sdk.js';
 import { main as catalogueCli, EXIT } from '../../builder/cli.js';
 import { acquirePublishLock } from '../../builder/publish/lock.js';
@@ -328,22 +328,31 @@ describe('upload into npm start', () => {
 });
 
 describe('upload without a stack to upload to', () => {
-  it('no npm start has run on the data directory: exit 3, saying how to start one or name a bucket', async () => {
+  it('no npm start runs on the data directory: exit 3, saying how to start one or name a bucket', async () => {
     const empty = mkdtempSync(join(tmpdir(), 'cat-no-start-'));
     process.env.CATALOGUE_LOCAL_DIR = empty;
     try {
       const result = await upload(writeSnapshotFiles(fixtureSnapshot()));
       expect(result.code).toBe(EXIT.publishFailed);
       expect(result.out).toBe(
-        `upload failed: no npm start has run on ${empty} (it records its local S3 there): start one (npm start) in another shell, or name the stack’s bucket with --out s3://BUCKET\n`,
+        `upload failed: no npm start is running on ${empty} (none has recorded one there): start it (npm start) in another shell, or name the stack’s bucket with --out s3://BUCKET\n`,
       );
 
-      // npm start ran there once, and is not running now.
-      recordEndpoint(empty, 's3', 'http://127.0.0.1:9');
+      // npm start ran there once (it was killed: its record stayed), and is not running now.
+      recordLocalStack(empty, {
+        pid: 1,
+        s3: 'http://127.0.0.1:9',
+        bucket: 'catalogue',
+        prefix: '',
+        dynamodb: 'http://127.0.0.1:9',
+        keysTable: 'k',
+        countersTable: 'c',
+        api: 'http://127.0.0.1:8787/v1',
+      });
       const stopped = await upload(writeSnapshotFiles(fixtureSnapshot()));
       expect(stopped.code).toBe(EXIT.publishFailed);
-      expect(stopped.out).toMatch(
-        /^upload failed: .*npm start is not running on this data directory \(its local S3 does not answer\): start it \(npm start\), then upload again\n$/,
+      expect(stopped.out).toBe(
+        `upload failed: npm start is not running on ${empty} (its S3 at http://127.0.0.1:9 does not answer): start it (npm start) in another shell, or name the stack’s bucket with --out s3://BUCKET\n`,
       );
     } finally {
       process.env.CATALOGUE_LOCAL_DIR = local;

@@ -65,8 +65,38 @@ export interface ResponseValidator {
 export function loadResponseValidator(
   document: Json = JSON.parse(readFileSync(OPENAPI_PATH, 'utf8')),
 ): ResponseValidator {
-  return responseValidator(document, 'openapi.json', proxyResponsePointer);
+  return responseValidator(
+    { ...document, [OTHER_METHOD]: otherMethodAnswer },
+    'openapi.json',
+    proxyResponsePointer,
+  );
 }
+
+/**
+ * The answer to a method the proxy's document has no operation for, as its description states it (an operation
+ * of the document never answers 405, so none lists it): the error envelope with `method_not_allowed`, `Allow`,
+ * `Cache-Control: no-store` and the request id. Added to the validator's copy of the document only.
+ */
+const OTHER_METHOD = 'x-validator-other-method';
+const otherMethodAnswer = {
+  description: 'Any method other than GET, HEAD, OPTIONS, on any path, before the key is checked.',
+  headers: {
+    Allow: { $ref: '#/components/headers/Allow' },
+    'Cache-Control': { $ref: '#/components/headers/CacheControlNoStore' },
+    'X-Request-Id': { $ref: '#/components/headers/XRequestId' },
+    'X-Content-Type-Options': { $ref: '#/components/headers/XContentTypeOptions' },
+  },
+  content: {
+    'application/json': {
+      schema: {
+        allOf: [
+          { $ref: '#/components/schemas/ErrorEnvelope' },
+          { properties: { error: { properties: { code: { const: 'method_not_allowed' } } } } },
+        ],
+      },
+    },
+  },
+};
 
 /**
  * The admin API's answers against `admin/openapi.json`.
@@ -83,7 +113,7 @@ function proxyResponsePointer(response: ObservedResponse, { paths, at }: Documen
   // Methods are case-sensitive: `get` is not GET.
   if (!['GET', 'HEAD', 'OPTIONS'].includes(response.method)) {
     return response.status === 405
-      ? '/components/responses/MethodNotAllowed'
+      ? `/${OTHER_METHOD}`
       : { problem: `${response.method} must be answered with 405, not ${response.status}` };
   }
   const method = response.method.toLowerCase();

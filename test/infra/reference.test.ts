@@ -2,18 +2,24 @@
  * infra/reference.ts: the reference at https://<domain>/docs (the API's page) and /docs/admin (the key
  * administration API's) is served from the bucket's docs/ prefix by cache behaviours (S3 origins with origin
  * access control, no Lambda, cached, compressed; `/docs/*`, the documents, with the viewer function that sends
- * a page's folder address to the page, infra/docs-request.js), with the API's security headers and the pages'
- * own CSP, deployed with the stack; the distribution can read docs/ and nothing else of the bucket, and routes
+ * a page's folder address to the page and answers a document's CORS preflight, infra/docs-request.js), with the
+ * API's security headers and the pages' own CSP, the documents with CORS for any origin, deployed with the stack; the distribution can read docs/ and nothing else of the bucket, and routes
  * nothing of the admin API.
  */
 import { readFileSync } from 'node:fs';
 import { runInNewContext } from 'node:vm';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { buildReferenceSync, PAGE_PATHS } from '../../docs/reference/build.js';
+import {
+  buildReferenceSync,
+  DOCUMENT_CORS,
+  documentCorsHeaders,
+  PAGE_PATHS,
+} from '../../docs/reference/build.js';
 import { resolveProps } from '../../infra/props.js';
 import { DOCS_REQUEST_CODE } from '../../infra/reference.js';
 import { distributionArn, expectCloudFrontFunction, logicalId, synth } from './helpers.js';
+import { loadDocsRequest } from './viewer-request-code.js';
 
 /** CloudFront's managed CachingOptimized policy. */
 const CACHING_OPTIMIZED = '658327ea-f89d-4fab-a63d-7e88639e58f6';
@@ -35,10 +41,18 @@ describe('the /docs behaviours', () => {
 
     expect(behaviours.map((b) => b.PathPattern)).toEqual(['/docs', '/docs/admin', '/docs/*']);
     const docsRequest = logicalId(template, 'AWS::CloudFront::Function', 'ReferenceDocsRequest');
-    const functions = [
-      {},
-      {},
+    const documents = logicalId(
+      template,
+      'AWS::CloudFront::ResponseHeadersPolicy',
+      'ReferenceDocumentHeaders',
+    );
+    // The pages: GET and HEAD; `/docs/*` (the documents): OPTIONS too, for docs-request.js to answer preflights.
+    const own = [
+      { AllowedMethods: ['GET', 'HEAD'], ResponseHeadersPolicyId: { Ref: policy } },
+      { AllowedMethods: ['GET', 'HEAD'], ResponseHeadersPolicyId: { Ref: policy } },
       {
+        AllowedMethods: ['GET', 'HEAD', 'OPTIONS'],
+        ResponseHeadersPolicyId: { Ref: documents },
         FunctionAssociations: [
           { EventType: 'viewer-request', FunctionARN: { 'Fn::GetAtt': [docsRequest, 'FunctionARN'] } },
         ],
@@ -46,15 +60,13 @@ describe('the /docs behaviours', () => {
     ];
     for (const [index, behaviour] of behaviours.entries()) {
       expect(behaviour).toEqual({
-        ...functions[index],
+        ...own[index],
         PathPattern: behaviour.PathPattern,
         TargetOriginId: behaviour.TargetOriginId,
         ViewerProtocolPolicy: 'https-only',
-        AllowedMethods: ['GET', 'HEAD'],
         CachedMethods: ['GET', 'HEAD'],
         CachePolicyId: CACHING_OPTIMIZED,
         Compress: true,
-        ResponseHeadersPolicyId: { Ref: policy },
       });
     }
     const originOf = (id: unknown) => origins.find((origin) => origin.Id === id);
@@ -97,6 +109,55 @@ describe('the /docs behaviours', () => {
     });
     expect(referenceCsp.ContentSecurityPolicy).toMatch(/^default-src 'none'; script-src 'sha256-[^;]+; /);
     expect(apiCsp.ContentSecurityPolicy).toBe("default-src 'none'; frame-ancestors 'none'");
+  });
+});
+
+describe('the OpenAPI documents', () => {
+  it('are open to any origin (CORS, as docs/reference/build.ts says), with the same security headers', () => {
+    const policies = template.findResources('AWS::CloudFront::ResponseHeadersPolicy');
+    const config = (prefix: string) =>
+      policies[logicalId(template, 'AWS::CloudFront::ResponseHeadersPolicy', prefix)]!.Properties
+        .ResponseHeadersPolicyConfig;
+    const documents = config('ReferenceDocumentHeaders');
+
+    expect(documents.SecurityHeadersConfig).toEqual(config('ReferenceSecurityHeaders').SecurityHeadersConfig);
+    expect(documents.CorsConfig).toEqual({
+      AccessControlAllowOrigins: { Items: [DOCUMENT_CORS.allowOrigin] },
+      AccessControlAllowMethods: { Items: [...DOCUMENT_CORS.allowMethods] },
+      AccessControlAllowHeaders: { Items: [...DOCUMENT_CORS.allowHeaders] },
+      AccessControlExposeHeaders: { Items: [...DOCUMENT_CORS.exposeHeaders] },
+      AccessControlMaxAgeSec: DOCUMENT_CORS.maxAgeSeconds,
+      AccessControlAllowCredentials: false,
+      OriginOverride: true,
+    });
+    expect(documents.CorsConfig.AccessControlAllowOrigins.Items).toEqual(['*']);
+    // The pages and the API: no CORS.
+    expect(config('ReferenceSecurityHeaders').CorsConfig).toBeUndefined();
+    expect(config('EdgeSecurityHeaders').CorsConfig).toBeUndefined();
+  });
+
+  it("have their preflight answered by docs-request.js with the policy's CORS headers (S3 would refuse it)", () => {
+    const docsRequest = loadDocsRequest();
+    for (const uri of ['/docs/openapi.json', '/docs/admin/openapi.json']) {
+      const answer = docsRequest({
+        request: { method: 'OPTIONS', uri, querystring: {}, headers: {}, cookies: {} },
+      }) as { statusCode: number; headers: Record<string, { value: string }> };
+
+      expect(answer.statusCode).toBe(204);
+      const headers = Object.fromEntries(
+        Object.entries(answer.headers).map(([name, { value }]) => [name, value]),
+      );
+      expect(headers).toMatchObject(documentCorsHeaders(true));
+      expect(headers['x-content-type-options']).toBe('nosniff');
+    }
+    // Any other request of the behaviour goes to S3 untouched: a page's OPTIONS, a document's GET.
+    for (const [method, uri] of [
+      ['OPTIONS', '/docs/index.html'],
+      ['GET', '/docs/openapi.json'],
+    ] as const) {
+      const request = { method, uri, querystring: {}, headers: {}, cookies: {} };
+      expect(docsRequest({ request })).toBe(request);
+    }
   });
 });
 

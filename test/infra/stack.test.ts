@@ -501,8 +501,9 @@ describe('function URL and origin access control', () => {
         (r) => r.Properties.OriginAccessControlConfig.Name,
       ),
     ];
-    // The API's function, headers policy and OAC; the reference's function, headers policy and OAC.
-    expect(names).toHaveLength(6);
+    // The API's function, headers policy and OAC; the reference's function, two headers policies (the pages',
+    // the documents' with CORS) and OAC.
+    expect(names).toHaveLength(7);
     for (const name of names) expect(JSON.stringify(name)).toContain('{"Ref":"AWS::Region"}');
   });
 });

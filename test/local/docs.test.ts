@@ -1,13 +1,13 @@
 /**
  * local/docs.ts: the reference's pages and documents — /docs, /docs/openapi.json, /docs/admin,
  * /docs/admin/openapi.json — are answered from the reference without a key (GET, HEAD, 304), a page's folder
- * address is a redirect to the page; every other request, and other methods on those paths, reach the proxy
- * unchanged; a failed build is a 503 on the reference's paths only. (The redirects' agreement with the edge's
+ * address is a redirect to the page; the documents are open to other origins (CORS, their preflight answered);
+ * every other request, and other methods on those paths, reach the proxy unchanged; a failed build is a 503 on the reference's paths only. (The redirects' agreement with the edge's
  * is test/proof/lost-visitor.test.ts.)
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { buildReference, type ReferenceSite } from '../../docs/reference/build.js';
+import { buildReference, documentCorsHeaders, type ReferenceSite } from '../../docs/reference/build.js';
 import { withReference } from '../../local/docs.js';
 import type { ProxyRequest, ProxyResponse } from '../../proxy/core/types.js';
 
@@ -82,13 +82,42 @@ describe('withReference', () => {
       request('POST', '/docs'),
       request('POST', '/docs/'),
       request('POST', '/docs/admin'),
-      request('OPTIONS', '/docs/openapi.json'),
+      request('OPTIONS', '/docs'),
+      request('OPTIONS', '/docs/admin'),
       request('DELETE', '/docs/openapi.json'),
     ];
 
     for (const other of others) expect(await serve(other)).toBe(PROXIED);
 
     expect(seen).toEqual(others);
+  });
+
+  it('opens the documents, and only them, to other origins: CORS on their answers, their preflight answered', async () => {
+    const { seen, handle } = proxy();
+    const serve = withReference(handle, site);
+    const built = await site;
+
+    for (const page of [built.pages.api, built.pages.admin]) {
+      const document = await serve(request('GET', page.openapiPath, { origin: 'https://editor.example' }));
+      const { etag } = document.headers;
+      const revalidated = await serve(request('GET', page.openapiPath, { 'if-none-match': etag! }));
+      const preflight = await serve(
+        request('OPTIONS', page.openapiPath, {
+          origin: 'https://editor.example',
+          'access-control-request-method': 'GET',
+          'access-control-request-headers': 'x-tool',
+        }),
+      );
+      const html = await serve(request('GET', page.path, { origin: 'https://editor.example' }));
+
+      expect(document.headers).toMatchObject(documentCorsHeaders(false));
+      expect(revalidated).toMatchObject({ status: 304, headers: documentCorsHeaders(false) });
+      expect(preflight).toMatchObject({ status: 204, body: undefined, headers: documentCorsHeaders(true) });
+      expect(preflight.headers['access-control-allow-methods']).toBe('GET, HEAD, OPTIONS');
+      expect(preflight.headers['x-content-type-options']).toBe('nosniff');
+      expect(html.headers['access-control-allow-origin']).toBeUndefined();
+    }
+    expect(seen).toEqual([]);
   });
 
   it("sends a visitor of a page's folder address to the page (GET and HEAD), asking nothing of the proxy", async () => {

@@ -7,24 +7,21 @@ const STACK = {
   s3Endpoint: 'http://127.0.0.1:40001',
   bucket: 'catalogue',
   prefix: '',
-  dynamodbEndpoint: 'http://127.0.0.1:40002',
-  keysTable: 'catalogue-keys',
-  countersTable: 'catalogue-counters',
 };
 
 describe('npm start command hints', () => {
-  it('prints the key CLI and a publish against the local servers, ready to paste', () => {
+  it('prints the key CLI and the versions commands by name (they find npm start), and a publish, ready to paste', () => {
     expect(localCommandHints(STACK)).toEqual([
-      'Keys (issue, list, revoke, enable, limits, expire, roll, usage, owner):',
-      '  KEYS_TABLE=catalogue-keys COUNTERS_TABLE=catalogue-counters DYNAMODB_ENDPOINT=http://127.0.0.1:40002 npm run keys -- list',
+      'Keys (issue, list, revoke, enable, limits, expire, roll, usage, owner): npm run keys -- list',
       'Publish it again after an edit:',
       '  npm run catalogue -- build --source fixtures/catalogue --out s3://catalogue --endpoint http://127.0.0.1:40001',
+      'Its versions, and the one before made live again: npm run catalogue -- versions | rollback',
     ]);
   });
 
   it('serving the repository fixture, it suggests editing a copy, not the tracked files', () => {
     expect(
-      localCommandHints({ ...STACK, source: 'my-catalogue', copyFrom: 'fixtures/catalogue' }).slice(2),
+      localCommandHints({ ...STACK, source: 'my-catalogue', copyFrom: 'fixtures/catalogue' }).slice(1, 4),
     ).toEqual([
       'Publish an edited copy of the catalogue (docs/publishing.md):',
       '  cp -r fixtures/catalogue my-catalogue   # then edit my-catalogue/*.json',
@@ -35,7 +32,7 @@ describe('npm start command hints', () => {
   it('keeps a prefix and quotes what the shell would split', () => {
     const lines = localCommandHints({ ...STACK, prefix: 'catalogue/', source: "../my snapshots/it's" });
 
-    expect(lines[3]).toBe(
+    expect(lines[2]).toBe(
       `  npm run catalogue -- build --source '../my snapshots/it'\\''s' --out s3://catalogue/catalogue --endpoint http://127.0.0.1:40001`,
     );
   });
@@ -48,7 +45,7 @@ describe('npm start command hints', () => {
       .filter((command) => command !== 'create-tables');
 
     expect(commands.length).toBeGreaterThan(5);
-    expect(localCommandHints(STACK)[0]).toBe(`Keys (${commands.join(', ')}):`);
+    expect(localCommandHints(STACK)[0]).toBe(`Keys (${commands.join(', ')}): npm run keys -- list`);
   });
 
   it('says how to upload into it: the command, and the AWS CLI with the local S3’s endpoint and credentials', () => {

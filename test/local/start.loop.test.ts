@@ -142,15 +142,13 @@ describe("npm start keeps the publisher's work", () => {
 /** The lines a start printed that name its local S3 and DynamoDB: the ones a user pastes and keeps. */
 function endpointLines(started: Started) {
   const out = started.output();
-  const keys = /^ {2}KEYS_TABLE=(\S+) COUNTERS_TABLE=\S+ DYNAMODB_ENDPOINT=(\S+) npm run keys -- list$/m.exec(
-    out,
-  );
+  const keys = /^Local S3: \S+ \(bucket \S+\); DynamoDB: (\S+) \(tables (\S+), \S+\)$/m.exec(out);
   const publish = /^ {2}npm run catalogue -- (build .*)$/m.exec(out);
   return {
     s3Export: started.exports.CATALOGUE_S3_ENDPOINT,
-    keysLine: keys?.[0],
-    keysTable: keys?.[1],
-    dynamodbEndpoint: keys?.[2],
+    storageLine: keys?.[0],
+    keysTable: keys?.[2],
+    dynamodbEndpoint: keys?.[1],
     publishLine: publish?.[0],
     publishArgs: publish?.[1]?.split(' '),
   };

@@ -34,9 +34,8 @@ describe('npm start', () => {
             : /not publishing fixtures\/catalogue: serving what is published/,
         );
         expect(started.output()).toContain(`curl -s -H "Authorization: Bearer ${started.freshKey}"`);
-        expect(started.output()).toMatch(
-          /^ {2}KEYS_TABLE=\S+ COUNTERS_TABLE=\S+ DYNAMODB_ENDPOINT=http:\/\/127\.0\.0\.1:\d+ npm run keys -- list$/m,
-        );
+        expect(started.output()).toMatch(/^Keys \([a-z, -]+\): npm run keys -- list$/m);
+        expect(started.output()).toContain('npm run catalogue -- versions | rollback');
         expect(started.output()).toMatch(
           /^ {2}npm run catalogue -- build --source \S+ --out s3:\/\/catalogue --endpoint http:\/\/127\.0\.0\.1:\d+$/m,
         );

@@ -1,7 +1,7 @@
 /**
  * fast-check arbitraries: valid catalogue snapshots with the corners that break sorting, paging and joins,
  * and valid queries against a given snapshot (filters that match and that do not, sorts, limits, sparse
- * fields and includes in any order with repeats, details, unknown ids, cursor walks).
+ * fields and includes in any order with repeats, as comma lists or repeated parameters, details, unknown ids, cursor walks).
  */
 import fc from 'fast-check';
 import type {
@@ -200,11 +200,32 @@ export function queryString(params: readonly [string, string][], encode = false)
   return params.map(([k, v]) => `${k}=${encode ? encodeURIComponent(v) : v}`).join('&');
 }
 
-/** A non-empty list of names from `names`, in random order, with repeats. */
-const nameListArb = (names: readonly string[]) =>
-  fc
-    .array(fc.constantFrom(...names), { minLength: 1, maxLength: names.length + 2 })
-    .map((list) => list.join(','));
+/**
+ * A list-valued parameter: a non-empty list of names from `names`, in random order, with repeats, sent as one
+ * comma list (`fields=hp,name`), as the parameter repeated (`fields=hp&fields=name`, what OpenAPI generators
+ * send by default; sometimes as axios spells it, `fields[]=hp&fields[]=name`), or a mix of both
+ * (`fields=hp,name&fields=id`).
+ */
+const nameListArb = (parameter: string, names: readonly string[]): fc.Arbitrary<[string, string][]> =>
+  fc.array(fc.constantFrom(...names), { minLength: 1, maxLength: names.length + 2 }).chain((list) =>
+    fc
+      .oneof(
+        { weight: 2, arbitrary: fc.constant(list.map(() => false)) },
+        { weight: 1, arbitrary: fc.constant(list.map(() => true)) },
+        { weight: 1, arbitrary: fc.array(fc.boolean(), { minLength: list.length, maxLength: list.length }) },
+      )
+      .map((cuts) => {
+        // A cut before member i starts a new parameter; the first member always starts one.
+        const groups: string[][] = [];
+        list.forEach((name, i) => {
+          if (i === 0 || cuts[i]) groups.push([name]);
+          else groups.at(-1)!.push(name);
+        });
+        // Repeated, the name is sometimes spelled as axios spells it (`fields[]`).
+        const name = groups.length > 1 && cuts[0] ? `${parameter}[]` : parameter;
+        return groups.map((group): [string, string] => [name, group.join(',')]);
+      }),
+  );
 
 /** `arb` or absent; absent once in `freq` draws. */
 const optional = <T>(arb: fc.Arbitrary<T>, freq = 2): fc.Arbitrary<T | undefined> =>
@@ -272,13 +293,13 @@ export function pageParamsArb(modules: boolean): fc.Arbitrary<[string, string | 
   return fc
     .record({
       limit: optional(limitArb.map(String), 8),
-      fields: modules ? optional(nameListArb(MODULE_FIELDS)) : fc.constant(undefined),
-      include: modules ? optional(nameListArb(MODULE_RELATIONS)) : fc.constant(undefined),
+      fields: modules ? optional(nameListArb('fields', MODULE_FIELDS)) : fc.constant(undefined),
+      include: modules ? optional(nameListArb('include', MODULE_RELATIONS)) : fc.constant(undefined),
     })
-    .map((p) => [
+    .map((p): [string, string | undefined][] => [
       ['limit', p.limit],
-      ['fields', p.fields],
-      ['include', p.include],
+      ...(p.fields ?? []),
+      ...(p.include ?? []),
     ]);
 }
 
@@ -323,21 +344,11 @@ export function queryArb(snapshot: Snapshot): fc.Arbitrary<Query> {
     shuffled([...walk.fixed, ...walk.pages[0]!]).map((params): Query => ({ path: walk.path, params })),
   );
   const moduleDetail = fc
-    .tuple(ids(snapshot.modules.map((m) => m.id)), optional(nameListArb(MODULE_RELATIONS)))
-    .map(
-      ([id, include]): Query => ({
-        path: `/v1/modules/${id}`,
-        params: include === undefined ? [] : [['include', include]],
-      }),
-    );
+    .tuple(ids(snapshot.modules.map((m) => m.id)), optional(nameListArb('include', MODULE_RELATIONS)))
+    .map(([id, include]): Query => ({ path: `/v1/modules/${id}`, params: include ?? [] }));
   const manufacturerDetail = fc
-    .tuple(ids(snapshot.manufacturers.map((m) => m.id)), optional(nameListArb(['modules'])))
-    .map(
-      ([id, include]): Query => ({
-        path: `/v1/manufacturers/${id}`,
-        params: include === undefined ? [] : [['include', include]],
-      }),
-    );
+    .tuple(ids(snapshot.manufacturers.map((m) => m.id)), optional(nameListArb('include', ['modules'])))
+    .map(([id, include]): Query => ({ path: `/v1/manufacturers/${id}`, params: include ?? [] }));
   return fc.oneof(
     { weight: 5, arbitrary: list },
     { weight: 2, arbitrary: moduleDetail },

@@ -95,6 +95,8 @@ type Route =
   | { kind: 'manufacturer'; rawId: string };
 
 const LIST_PARAMS = ['limit', 'cursor', 'sort'];
+/** Parameters whose value is a set of names: `fields=a&fields=b` is `fields=a,b`. */
+const LIST_VALUED_PARAMS = ['fields', 'include'];
 const MODULE_FILTER_NAMES = ['manufacturer_id', 'hp', 'standard', 'tag'] as const;
 
 /** Parameters each route defines (`q` is reserved everywhere and handled first). */
@@ -190,26 +192,31 @@ export class Oracle {
 
     // Members split on '&' (empty ones skipped), name and value at the first '=', '+' is a space, then
     // percent-decoding as UTF-8; a name that does not decode is unknown, a value that does not is invalid.
+    // A list-valued parameter of the route may also be spelled `name[]` (axios's repeated form).
+    const defined = parametersOf(route);
     const params = new Map<string, (string | undefined)[]>();
     let undecodableName = false;
     for (const member of request.query.split('&')) {
       if (member === '') continue;
       const at = member.indexOf('=');
-      const name = decode(at < 0 ? member : member.slice(0, at));
+      const spelled = decode(at < 0 ? member : member.slice(0, at));
+      const stem = spelled?.endsWith('[]') ? spelled.slice(0, -2) : undefined;
+      const name = stem && LIST_VALUED_PARAMS.includes(stem) && defined.includes(stem) ? stem : spelled;
       const value = decode(at < 0 ? '' : member.slice(at + 1));
       if (name === undefined) undecodableName = true;
       else params.set(name, [...(params.get(name) ?? []), value]);
     }
     if (params.has('q')) return error(400, 'unsupported_parameter');
-    const defined = parametersOf(route);
     if (undecodableName || [...params.keys()].some((name) => !defined.includes(name))) {
       return error(400, 'unknown_parameter');
     }
+    // Every value given must be non-empty; a list-valued parameter given repeated is one comma list of all
+    // its values, any other parameter is given once.
     const value = new Map<string, string>();
     for (const [name, values] of params) {
-      const only = values[0];
-      if (values.length !== 1 || only === undefined || only === '') return error(400, 'invalid_parameter');
-      value.set(name, only);
+      if (values.some((v) => v === undefined || v === '')) return error(400, 'invalid_parameter');
+      if (values.length !== 1 && !LIST_VALUED_PARAMS.includes(name)) return error(400, 'invalid_parameter');
+      value.set(name, values.join(','));
     }
     const answer =
       route.kind === 'list' ? this.#list(route.endpoint, value, book) : this.#detail(route, value);

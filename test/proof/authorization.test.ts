@@ -24,9 +24,9 @@ const viewerRequest = loadViewerRequest();
 const EDGE_ID = 'Zk3-9_abcDEF0123==';
 const EDGE_REQUEST_ID = 'req_Zk3-9_abcDEF0123';
 /** Added by the function to its own answers (the distribution's response headers policy). */
+/** The distribution's security headers the edge adds and the proxy does not send (nosniff both send). */
 const SECURITY_HEADERS = [
   'strict-transport-security',
-  'x-content-type-options',
   'x-frame-options',
   'referrer-policy',
   'content-security-policy',

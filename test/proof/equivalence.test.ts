@@ -65,13 +65,26 @@ async function get(world: World, path: string, query: string, headers: Record<st
   return world.handle({ method: 'GET', path, query, headers: { authorization: AUTH, ...headers } });
 }
 
-/** Every set-valued parameter reversed and one member repeated: the same representation (docs/api.md#parameters). */
+const SETS = ['fields', 'include'];
+
+/**
+ * The same sets spelled otherwise: each set-valued parameter's members reversed and one repeated, and sent as
+ * repeated parameters when it came as one comma list, as one comma list when it came repeated (`fields` or
+ * `fields[]`) — the same
+ * representation (docs/api.md#parameters). Other parameters reversed.
+ */
 function reordered(params: [string, string][]): [string, string][] {
-  return [...params].reverse().map(([name, value]): [string, string] => {
-    if (name !== 'fields' && name !== 'include') return [name, value];
-    const members = value.split(',').reverse();
-    return [name, [...members, members[0]!].join(',')];
-  });
+  const setOf = (parameter: string) => parameter.replace(/\[\]$/, '');
+  const respelled = [...params].reverse().filter(([name]) => !SETS.includes(setOf(name)));
+  for (const name of SETS) {
+    const given = params.filter(([parameter]) => setOf(parameter) === name);
+    if (given.length === 0) continue;
+    const members = given.flatMap(([, value]) => value.split(',')).reverse();
+    members.push(members[0]!);
+    if (given.length === 1) respelled.push(...members.map((member): [string, string] => [name, member]));
+    else respelled.push([name, members.join(',')]);
+  }
+  return respelled;
 }
 
 async function checkQuery(world: World, query: Query, encode: boolean): Promise<void> {
@@ -86,7 +99,7 @@ async function checkQuery(world: World, query: Query, encode: boolean): Promise<
   expectSame(label, actual, expected, book);
   if (actual.status !== 200) return;
 
-  // Same set, other spelling: same bytes, same ETag.
+  // Same set, other spelling (comma list ↔ repeated parameter): same bytes, same ETag.
   counts.variants++;
   const other = await get(world, query.path, queryString(reordered(query.params), !encode));
   if (

@@ -85,6 +85,11 @@ describe('reference oracle', () => {
     expect(get('/v1/modules/99', 'x=1').code).toBe('unknown_parameter');
     expect(get('/v1/modules', 'limit=1&limit=1&x=1&q=').code).toBe('unsupported_parameter');
     expect(get('/v1/modules', 'limit=1&limit=1').code).toBe('invalid_parameter');
+    expect(get('/v1/modules', 'fields=name&fields=hp').body).toBe(get('/v1/modules', 'fields=hp,name').body);
+    expect(get('/v1/modules', 'fields=name&fields=').code).toBe('invalid_parameter');
+    expect(get('/v1/manufacturers/1', 'include=modules&include=modules').body).toBe(
+      get('/v1/manufacturers/1', 'include=modules').body,
+    );
     expect(get('/v1/modules', 'limit=101').code).toBe('invalid_parameter');
     expect(get('/v1/modules', 'fields=ins').code).toBe('invalid_parameter');
     expect(get('/v1/standards/0').code).toBe('not_found');

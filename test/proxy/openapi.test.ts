@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { brotliCompressSync, gzipSync } from 'node:zlib';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { describe, expect, it } from 'vitest';
+import { unusedComponents } from '../../docs/reference/shown.js';
 import { ERROR_CODES } from '../../proxy/http/errors.js';
 import { JACK_SIGNALS, MODULE_FIELDS, MODULE_RELATIONS, TAG_TYPES } from '../../store/schema.js';
 import { loadResponseValidator, OPENAPI_PATH } from '../helpers/openapi.js';
@@ -25,6 +26,20 @@ describe('proxy/openapi.json', () => {
     }
   });
 
+  it('has no component nothing refers to', () => {
+    expect(unusedComponents(document)).toEqual([]);
+  });
+
+  it('lists 405 under no operation (GET, HEAD and OPTIONS never get it) and says in its description who does', () => {
+    for (const item of Object.values(document.paths) as Record<string, { responses: object }>[]) {
+      for (const operation of Object.values(item))
+        expect(Object.keys(operation.responses)).not.toContain('405');
+    }
+    expect(document.info.description).toContain(
+      'any other method, on any path, is answered `405 method_not_allowed` (the error envelope, with `Allow: GET, HEAD, OPTIONS`) before the key is checked',
+    );
+  });
+
   it('stays in step with the code: error codes, fields, relations, enums', () => {
     const schemas = document.components.schemas;
     expect(schemas.ErrorEnvelope.properties.error.properties.code.enum).toEqual(ERROR_CODES);
@@ -44,6 +59,7 @@ describe('proxy/openapi.json', () => {
       vary: 'Accept-Encoding',
       link: '<https://creativecommons.org/licenses/by/4.0/>; rel="license"',
       'x-request-id': 'req_x',
+      'x-content-type-options': 'nosniff',
       'x-ratelimit-limit-month': '5000',
       'x-ratelimit-remaining-month': '4999',
       'x-ratelimit-limit-minute': '60',
@@ -72,6 +88,7 @@ describe('proxy/openapi.json', () => {
       'content-encoding': 'gzip',
       link: '<https://creativecommons.org/licenses/by/4.0/>; rel="license"',
       'x-request-id': 'req_x',
+      'x-content-type-options': 'nosniff',
       'x-ratelimit-limit-month': '5000',
       'x-ratelimit-remaining-month': '4999',
       'x-ratelimit-limit-minute': '60',

@@ -20,6 +20,7 @@ import {
   type PageDocument,
   type PageOperation,
   unfolding,
+  withoutUnusedComponents,
   withResponseExamples,
 } from '../shown.js';
 import { type AdminOperationExamples, adminExamples } from './examples.js';
@@ -147,6 +148,7 @@ export async function adminReferenceDocument(): Promise<PageDocument> {
     if (!found) throw new Error(`${operationId}: no examples (docs/reference/admin/examples.ts)`);
     withExamples(document, operation, found);
   }
+  withoutUnusedComponents(document);
   return document;
 }
 

@@ -19,13 +19,15 @@ import {
   PAGES,
   servedFiles,
 } from '../../../docs/reference/build.js';
+import { unusedComponents } from '../../../docs/reference/shown.js';
 
 const cache = mkdtempSync(join(tmpdir(), 'cat-reference-'));
 afterAll(() => rmSync(cache, { recursive: true, force: true }));
 
 /**
  * A document without what the page adds to the contract: the prose after the contract's own description,
- * operation descriptions, samples, and response examples (responses resolved, as the page inlines them).
+ * operation descriptions, samples, and response examples (responses resolved, as the page inlines them, and the
+ * components nothing refers to any longer left out, as the page leaves them out).
  */
 // biome-ignore lint/suspicious/noExplicitAny: a JSON document walked freely.
 function withoutAdditions(document: any): unknown {
@@ -48,6 +50,10 @@ function withoutAdditions(document: any): unknown {
         responses[status] = resolved;
       }
     }
+  }
+  for (const component of unusedComponents(copy)) {
+    const [kind, name] = component.split('/') as [string, string];
+    delete copy.components[kind][name];
   }
   return copy;
 }

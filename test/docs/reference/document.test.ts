@@ -9,6 +9,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { referenceDocument } from '../../../docs/reference/document.js';
 import { operationExamples } from '../../../docs/reference/examples.js';
 import { fixtureVersion } from '../../../docs/reference/exchanges.js';
+import { unusedComponents } from '../../../docs/reference/shown.js';
 import { ERROR_CODES } from '../../../proxy/http/errors.js';
 import { loadResponseValidator } from '../../helpers/openapi.js';
 
@@ -73,7 +74,8 @@ describe('the examples', () => {
         }
       }
     }
-    expect([...codes].sort()).toEqual([...ERROR_CODES].sort());
+    // method_not_allowed is no operation's (another method's: the document's description says so).
+    expect([...codes].sort()).toEqual(ERROR_CODES.filter((code) => code !== 'method_not_allowed').sort());
   });
 
   it('give the integrity case of origin_unavailable its own example', () => {
@@ -93,6 +95,30 @@ describe('the examples', () => {
       'x-ratelimit-limit-minute': '60',
       'x-ratelimit-remaining-minute': '0',
     });
+  });
+});
+
+describe('the components', () => {
+  it('are only those something still refers to, once every response with examples was copied into its operation', () => {
+    expect(unusedComponents(document)).toEqual([]);
+    expect(Object.keys(document.components.responses)).not.toContain('BadRequest');
+  });
+
+  it('are found unused when nothing reaches them, directly or through another component', () => {
+    const reached = {
+      paths: { '/a': { get: { responses: { 200: { $ref: '#/components/responses/A' } } } } },
+      security: [{ bearer: [] }],
+      components: {
+        responses: { A: { content: { 'application/json': { schema: { $ref: '#/components/schemas/B' } } } } },
+        schemas: {
+          B: {},
+          Lone: { $ref: '#/components/schemas/Circle' },
+          Circle: { $ref: '#/components/schemas/Lone' },
+        },
+        securitySchemes: { bearer: {}, basic: {} },
+      },
+    };
+    expect(unusedComponents(reached)).toEqual(['schemas/Lone', 'schemas/Circle', 'securitySchemes/basic']);
   });
 });
 

@@ -12,16 +12,24 @@ export interface Covering {
 }
 
 /**
- * Every element that covers code, measured by bounding boxes: each word of every code block (`pre`: samples,
- * response examples, exchanges, the prose's blocks), clipped to what its block shows, against every control
- * (buttons, links, fields, anything focusable or with a role a pointer acts on) and every positioned element
- * (absolute, fixed, sticky) that is drawn and is not the word's own ancestor. An element fixed to the viewport
- * covers what scrolls under it: it fails only when some word cannot be scrolled out from under it (the end of
- * the page leaves no room).
+ * Every element that covers code or text, measured by bounding boxes at the page's current scroll position:
+ * each word of every code block (`pre`: samples, response examples, exchanges, the prose's blocks), clipped to
+ * what its block shows, against every control (buttons, links, fields, anything focusable or with a role a
+ * pointer acts on) and every positioned element (absolute, fixed, sticky) that is drawn and is not the word's own
+ * ancestor; and each word of any text drawn on the page (code or prose, inline code badges included), clipped to
+ * what its scrolling boxes show, against every element fixed or sticky to the viewport (a floating menu button
+ * is drawn over whatever scrolls under it: there it must cover nothing). The tests call it at every operation
+ * and at the top, so each position they visit is measured.
  */
-export function coveredCode(): { blocks: number; words: number; elements: number; covered: Covering[] } {
+export function coveredCode(): {
+  blocks: number;
+  words: number;
+  textWords: number;
+  elements: number;
+  covered: Covering[];
+} {
   // biome-ignore lint/suspicious/noExplicitAny: the page's DOM; the tests compile without the DOM's types.
-  const { document, getComputedStyle, innerHeight, scrollY, NodeFilter } = globalThis as any;
+  const { document, getComputedStyle, innerWidth, innerHeight, NodeFilter } = globalThis as any;
   type Box = { left: number; top: number; right: number; bottom: number };
   const CONTROL =
     'button, a[href], input, select, textarea, summary, [role="button"], [role="tab"], [role="menuitem"], [role="switch"], [role="combobox"], [tabindex]:not([tabindex="-1"])';
@@ -34,6 +42,12 @@ export function coveredCode(): { blocks: number; words: number; elements: number
   const overlap = (a: Box, b: Box) =>
     Math.min(a.right, b.right) - Math.max(a.left, b.left) > 0.5 &&
     Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 0.5;
+  const clip = (a: Box, b: Box): Box => ({
+    left: Math.max(a.left, b.left),
+    top: Math.max(a.top, b.top),
+    right: Math.min(a.right, b.right),
+    bottom: Math.min(a.bottom, b.bottom),
+  });
   // biome-ignore lint/suspicious/noExplicitAny: a DOM element.
   const describe = (element: any) =>
     `${String(element.tagName).toLowerCase()}${element.getAttribute('aria-label') ? `[aria-label="${element.getAttribute('aria-label')}"]` : ''}${element.dataset?.testid ? `[data-testid="${element.dataset.testid}"]` : ''}: "${String(
@@ -41,35 +55,61 @@ export function coveredCode(): { blocks: number; words: number; elements: number
     )
       .trim()
       .slice(0, 30)}"`;
+  /** What of an element's content is shown: the viewport cut by every box between it and the page that clips. */
+  const viewport: Box = { left: 0, top: 0, right: innerWidth, bottom: innerHeight };
+  // biome-ignore lint/suspicious/noExplicitAny: DOM elements.
+  const shownMemo = new Map<any, Box>();
+  // biome-ignore lint/suspicious/noExplicitAny: a DOM element.
+  const shownBy = (element: any): Box => {
+    if (!element || element === document.body) return viewport;
+    let shown = shownMemo.get(element);
+    if (!shown) {
+      shown = shownBy(element.parentElement);
+      if (getComputedStyle(element).overflow !== 'visible')
+        shown = clip(shown, element.getBoundingClientRect());
+      shownMemo.set(element, shown);
+    }
+    return shown;
+  };
 
-  /** The words of every code block: their boxes (viewport), clipped to the block, and their text node. */
+  /** The words of the text nodes under `root` (but `skip`'s), each box clipped to what `root` shows. */
   // biome-ignore lint/suspicious/noExplicitAny: DOM nodes.
-  const words: { box: Box; text: string; node: any }[] = [];
-  const blocks = [...document.querySelectorAll('pre')].filter(drawn);
-  for (const block of blocks) {
-    const shown = block.getBoundingClientRect();
-    const walker = document.createTreeWalker(block, NodeFilter.SHOW_TEXT);
+  const wordsOf = (root: any, shown: Box, skip: (node: any) => boolean) => {
+    // biome-ignore lint/suspicious/noExplicitAny: DOM nodes.
+    const found: { box: Box; text: string; node: any }[] = [];
+    const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
     for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-      // A control's own text inside the code (a toggle) is not code; the block itself may be focusable.
-      const control = node.parentElement?.closest(CONTROL);
-      if (control && control !== block && block.contains(control)) continue;
+      if (skip(node)) continue;
       for (const match of String(node.textContent ?? '').matchAll(/\S+/g)) {
         const range = document.createRange();
         range.setStart(node, match.index ?? 0);
         range.setEnd(node, (match.index ?? 0) + match[0].length);
         for (const rect of range.getClientRects()) {
-          const box = {
-            left: Math.max(rect.left, shown.left),
-            top: Math.max(rect.top, shown.top),
-            right: Math.min(rect.right, shown.right),
-            bottom: Math.min(rect.bottom, shown.bottom),
-          };
+          const box = clip(rect, shown);
           if (box.right - box.left > 0.5 && box.bottom - box.top > 0.5)
-            words.push({ box, text: match[0], node });
+            found.push({ box, text: match[0], node });
         }
       }
     }
-  }
+    return found;
+  };
+
+  // Code: a control's own text inside the code (a toggle) is not code; the block itself may be focusable.
+  const blocks = [...document.querySelectorAll('pre')].filter(drawn);
+  const words = blocks.flatMap((block) =>
+    wordsOf(block, clip(block.getBoundingClientRect(), shownBy(block)), (node) => {
+      const control = node.parentElement?.closest(CONTROL);
+      return Boolean(control && control !== block && block.contains(control));
+    }),
+  );
+  // All text drawn (code blocks included), for what floats over the page.
+  const text = wordsOf(document.body, viewport, (node) => {
+    const parent = node.parentElement;
+    return !parent || parent.closest('script, style, noscript, template') !== null || !drawn(parent);
+  }).flatMap((word) => {
+    const box = clip(word.box, shownBy(word.node.parentElement));
+    return box.right - box.left > 0.5 && box.bottom - box.top > 0.5 ? [{ ...word, box }] : [];
+  });
 
   // biome-ignore lint/suspicious/noExplicitAny: DOM elements.
   const elements = [...document.querySelectorAll('body *')].filter((element: any) => {
@@ -77,31 +117,47 @@ export function coveredCode(): { blocks: number; words: number; elements: number
     const positioned = position === 'absolute' || position === 'fixed' || position === 'sticky';
     return (positioned || element.matches(CONTROL)) && drawn(element);
   });
-  const scrollRoom = document.documentElement.scrollHeight - innerHeight;
   const covered: Covering[] = [];
   for (const element of elements) {
     const box: Box = element.getBoundingClientRect();
     const position = getComputedStyle(element).position;
-    // A sticky element stays in its own block: it is measured where it is, as the rest.
-    const chrome = position === 'fixed';
-    for (const word of words) {
+    const floating = position === 'fixed' || position === 'sticky';
+    for (const word of floating ? text : words) {
       if (element.contains(word.node)) continue;
-      if (!chrome) {
-        if (overlap(box, word.box)) covered.push({ element: describe(element), code: word.text });
-        continue;
-      }
-      if (Math.min(box.right, word.box.right) - Math.max(box.left, word.box.left) <= 0.5) continue;
-      // Where the word is in the document, and whether some scroll position shows it clear of the element.
-      const top = word.box.top + scrollY;
-      const bottom = word.box.bottom + scrollY;
-      const above = [Math.max(0, bottom - box.top), Math.min(scrollRoom, top)];
-      const below = [Math.max(0, bottom - innerHeight), Math.min(scrollRoom, top - box.bottom)];
-      if (above[0]! > above[1]! && below[0]! > below[1]!) {
-        covered.push({ element: `${describe(element)} (${position})`, code: word.text });
+      if (overlap(box, word.box)) {
+        covered.push({ element: `${describe(element)}${floating ? ` (${position})` : ''}`, code: word.text });
       }
     }
   }
-  return { blocks: blocks.length, words: words.length, elements: elements.length, covered };
+  return {
+    blocks: blocks.length,
+    words: words.length,
+    textWords: text.length,
+    elements: elements.length,
+    covered,
+  };
+}
+
+/**
+ * Code blocks that cut their code: a `pre` whose content is wider than the block (`scrollWidth` over
+ * `clientWidth`), so a line runs off its panel and shows only when scrolled sideways. Each block's first line
+ * names it.
+ */
+export function cutCode(): { blocks: number; cut: string[] } {
+  // biome-ignore lint/suspicious/noExplicitAny: the page's DOM.
+  const { document } = globalThis as any;
+  // biome-ignore lint/suspicious/noExplicitAny: DOM elements.
+  const blocks: any[] = [...document.querySelectorAll('pre')].filter((block) => block.clientWidth > 0);
+  const cut = blocks
+    .filter((block) => block.scrollWidth > block.clientWidth + 1)
+    .map((block) => {
+      const first =
+        String(block.textContent ?? '')
+          .trim()
+          .split('\n')[0] ?? '';
+      return `${first.slice(0, 60)} (${block.scrollWidth} px in ${block.clientWidth})`;
+    });
+  return { blocks: blocks.length, cut };
 }
 
 /**

@@ -9,22 +9,27 @@
  * deployment — with no script error, no CSP violation and no request leaving 127.0.0.1.
  *
  * At a desktop's 1,280 px and a phone's 390 px it measures, on every operation and the prose: that no control
- * or positioned element covers a word of code (bounding boxes: test/docs/reference/layout.ts), that no heading
+ * or positioned element covers a word of code, nor anything fixed to the viewport (the phone's menu button) a
+ * word of any text (bounding boxes: test/docs/reference/layout.ts), that no code block cuts a line (its content
+ * wider than the block), that no heading
  * breaks inside a word, and that tables read — no identifier broken in a cell, no cell squeezed, nothing off
  * screen. Screenshots are kept in test/.artifacts/ (git-ignored), at both widths: docs-<width>.png (the top),
  * docs-operation-<width>.png (an operation with its samples), docs-errors-<width>.png (the errors table),
  * docs-admin-<width>.png and docs-admin-operation-<width>.png. Also over plain HTTP: the pages and their
  * OpenAPI documents are the only paths answered without a key, a page's folder address sends there, and the
- * admin API is not behind any of them.
+ * admin API is not behind any of them. And from a page of another origin, as a browser tool loads them: both
+ * documents fetched by URL (one of them after a CORS preflight), while the API itself stays unreadable there.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_CODES } from '../../../proxy/http/errors.js';
+import { closeServer, listenOnLoopback } from '../../helpers/loopback.js';
 import { type Started, startNpm, stop } from '../../helpers/npm-start.js';
-import { brokenHeadings, coveredCode, measureTables } from './layout.js';
+import { brokenHeadings, coveredCode, cutCode, measureTables } from './layout.js';
 import { launchChromium, operationsOf, Reader, type ServedDocument } from './reader.js';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
@@ -226,8 +231,10 @@ async function measureLayout(
 ) {
   const out = {
     blocks: 0,
+    textWords: 0,
     headings: 0,
     covered: new Set<string>(),
+    cut: new Set<string>(),
     broken: new Set<string>(),
     offscreen: new Set<string>(),
   };
@@ -237,10 +244,13 @@ async function measureLayout(
     await reader.unfoldExchanges();
     await reader.settled();
     const code = await reader.page.evaluate(coveredCode);
+    const cut = await reader.page.evaluate(cutCode);
     const headings = await reader.page.evaluate(brokenHeadings);
     out.blocks += code.blocks;
+    out.textWords += code.textWords;
     out.headings += headings.headings;
     for (const { element, code: word } of code.covered) out.covered.add(`${element} covers ${word}`);
+    for (const block of cut.cut) out.cut.add(block);
     for (const word of headings.broken) out.broken.add(word);
     for (const word of headings.offscreen) out.offscreen.add(word);
   };
@@ -249,7 +259,13 @@ async function measureLayout(
     await reader.visit(operation.route, operation.summary);
     await measure();
   }
-  return { ...out, covered: [...out.covered], broken: [...out.broken], offscreen: [...out.offscreen] };
+  return {
+    ...out,
+    covered: [...out.covered],
+    cut: [...out.cut],
+    broken: [...out.broken],
+    offscreen: [...out.offscreen],
+  };
 }
 
 /** The page ran with no script error or CSP violation, and asked nothing of any host but 127.0.0.1. */
@@ -397,14 +413,16 @@ describe('/docs in Chromium', () => {
   );
 
   it.each(WIDTHS)(
-    'lets no element cover code, and breaks no heading inside a word, at %s px',
+    'lets nothing cover code (nor float over text), cuts no line of code, breaks no heading in a word, at %s px',
     async (width, viewport) => {
       try {
         const measured = await measureLayout(reader, served.api, viewport);
 
         expect(measured.blocks, 'code blocks measured').toBeGreaterThan(50);
+        expect(measured.textWords, 'words of text measured against what floats').toBeGreaterThan(1000);
         expect(measured.headings, 'headings measured').toBeGreaterThan(100);
-        expect(measured.covered, 'elements over code').toEqual([]);
+        expect(measured.covered, 'elements over code, and floating ones over any text').toEqual([]);
+        expect(measured.cut, 'code blocks whose lines run off their panel').toEqual([]);
         expect(measured.broken, 'headings broken inside a word').toEqual([]);
         expect(measured.offscreen, 'headings past the right edge').toEqual([]);
         await reader.visit('modules/getmodulelist', 'List modules');
@@ -467,7 +485,7 @@ describe('/docs/admin in Chromium', () => {
   });
 
   it.each(WIDTHS)(
-    'lets no element cover code, no heading break inside a word, and tables read, at %s px',
+    'lets nothing cover code (nor float over text), cuts no code, breaks no heading in a word, tables read, at %s px',
     async (width, viewport) => {
       try {
         const measured = await measureLayout(reader, served.admin, viewport);
@@ -476,7 +494,9 @@ describe('/docs/admin in Chromium', () => {
         const tables = await reader.page.evaluate(measureTables);
 
         expect(measured.blocks, 'code blocks measured').toBeGreaterThan(25);
-        expect(measured.covered, 'elements over code').toEqual([]);
+        expect(measured.textWords, 'words of text measured against what floats').toBeGreaterThan(400);
+        expect(measured.covered, 'elements over code, and floating ones over any text').toEqual([]);
+        expect(measured.cut, 'code blocks whose lines run off their panel').toEqual([]);
         expect(measured.broken, 'headings broken inside a word').toEqual([]);
         expect(measured.offscreen, 'headings past the right edge').toEqual([]);
         expect(tables.cells, 'table cells measured').toBeGreaterThan(50);
@@ -495,5 +515,71 @@ describe('/docs/admin in Chromium', () => {
 
   it('ran with no script error or CSP violation, and asked nothing of any host but 127.0.0.1', async () => {
     await expectCleanRun(reader, '/docs/admin');
+  });
+});
+
+describe('the OpenAPI documents from another origin, in Chromium', () => {
+  /** A page of another origin (another loopback port), as a browser tool's (Swagger Editor's, Postman's) is. */
+  let tool: Server;
+  let toolOrigin: string;
+
+  beforeAll(async () => {
+    tool = createServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+      response.end('<!DOCTYPE html><title>an OpenAPI tool</title>');
+    });
+    toolOrigin = `http://127.0.0.1:${await listenOnLoopback(tool)}`;
+  });
+
+  afterAll(async () => {
+    if (tool) await closeServer(tool);
+  });
+
+  it('load by URL, with and without a preflight; the API itself stays closed to other origins', async () => {
+    const page = await browser.newPage();
+    // Chromium sends a preflight in its network service, unseen by page events: its DevTools protocol reports it.
+    const preflights: string[] = [];
+    const cdp = await page.context().newCDPSession(page);
+    await cdp.send('Network.enable');
+    cdp.on(
+      'Network.requestWillBeSent',
+      (event: { type?: string; request: { method: string; url: string } }) => {
+        if (event.request.method === 'OPTIONS') preflights.push(new URL(event.request.url).pathname);
+      },
+    );
+    try {
+      await page.goto(`${toolOrigin}/`);
+      const loaded = await page.evaluate(
+        async ({ origin, key }) => {
+          const load = async (path: string, init?: object) => {
+            try {
+              const answer = await fetch(`${origin}${path}`, init);
+              const body = (await answer.json()) as { openapi?: string; info?: { title?: string } };
+              return `${answer.status} ${body.openapi ?? ''} ${body.info?.title ?? ''}`.trim();
+            } catch (error) {
+              return `refused: ${(error as Error).name}`;
+            }
+          };
+          return {
+            simple: await load('/docs/openapi.json'),
+            // A header of the tool's own makes the browser ask first (a preflight OPTIONS).
+            preflighted: await load('/docs/admin/openapi.json', { headers: { 'x-openapi-tool': 'import' } }),
+            api: await load('/v1/modules?limit=1', { headers: { authorization: `Bearer ${key}` } }),
+            // A page of the reference is for people: not open to other origins either.
+            page: await load('/docs', { headers: { 'x-openapi-tool': 'import' } }),
+          };
+        },
+        { origin: started.origin, key: KEY },
+      );
+
+      expect(loaded.simple).toBe('200 3.1.0 Catalogue Read API');
+      expect(loaded.preflighted).toMatch(/^200 3\.1\.0 Catalogue Read API/);
+      expect(preflights).toContain('/docs/admin/openapi.json');
+      // The API sends no CORS headers: a page of another origin cannot read it (keys stay off browser pages).
+      expect(loaded.api).toBe('refused: TypeError');
+      expect(loaded.page).toBe('refused: TypeError');
+    } finally {
+      await page.close();
+    }
   });
 });

@@ -204,6 +204,21 @@ describe('happy: details', () => {
 });
 
 describe('happy: headers, ETags, HEAD, OPTIONS', () => {
+  it('every answer says nosniff: 200, 304, 204, 400, 401, 404, 405', async () => {
+    const first = await stack.call('GET', '/v1/tags');
+    const answers = [
+      first,
+      await stack.call('GET', '/v1/tags', { ...auth(KEYS.main), 'if-none-match': first.headers.etag! }),
+      await stack.call('OPTIONS', '/v1/tags'),
+      await stack.call('GET', '/v1/tags?limit=0'),
+      await stack.call('GET', '/v1/tags', {}),
+      await stack.call('GET', '/v1/modules/999999'),
+      await stack.call('DELETE', '/v1/tags'),
+    ];
+    expect(answers.map((answer) => answer.status)).toEqual([200, 304, 204, 400, 401, 404, 405]);
+    for (const answer of answers) expect(answer.headers['x-content-type-options']).toBe('nosniff');
+  });
+
   it('a 200 carries ETag, Link, Cache-Control, X-Request-Id, content type and length, and rate limits', async () => {
     const answer = await stack.call('GET', '/v1/tags');
     expect(answer.headers).toMatchObject({
@@ -248,7 +263,14 @@ describe('happy: headers, ETags, HEAD, OPTIONS', () => {
       if (status === 304) {
         expect(answer.body).toBeUndefined();
         expect(Object.keys(answer.headers).sort()).toEqual(
-          ['cache-control', 'etag', 'vary', 'x-request-id', ...RATE_LIMIT_HEADERS].sort(),
+          [
+            'cache-control',
+            'etag',
+            'vary',
+            'x-content-type-options',
+            'x-request-id',
+            ...RATE_LIMIT_HEADERS,
+          ].sort(),
         );
         expect(answer.headers.etag).toBe(etag);
       }

@@ -80,6 +80,8 @@ describe('parseRequest: parameters of the module list', () => {
     ['limit=', 'invalid_parameter'],
     ['limit', 'invalid_parameter'],
     ['limit=1&limit=1', 'invalid_parameter'],
+    ['limit=1&limit=2', 'invalid_parameter'],
+    ['limit=&limit=2', 'invalid_parameter'],
     ['limit=%35', 'ok'],
     ['%6Cimit=5', 'ok'],
     // sort
@@ -109,6 +111,20 @@ describe('parseRequest: parameters of the module list', () => {
     ['fields=name,,hp', 'invalid_parameter'],
     ['fields=name hp', 'invalid_parameter'],
     ['fields=', 'invalid_parameter'],
+    // fields repeated: one set (what OpenAPI generators send for an array)
+    ['fields=name&fields=hp', 'ok'],
+    ['fields=name,hp&fields=id&fields=hp', 'ok'],
+    ['fields=name&fields=', 'invalid_parameter'],
+    ['fields=&fields=name', 'invalid_parameter'],
+    ['fields=name&fields=ins', 'invalid_parameter'],
+    ['fields=name&fields=%ZZ', 'invalid_parameter'],
+    ['fields[]=name&fields[]=hp', 'ok'],
+    ['fields%5B%5D=name&fields=hp', 'ok'],
+    ['fields[]=ins', 'invalid_parameter'],
+    ['fields[0]=name', 'unknown_parameter'],
+    ['fields[]]=name', 'unknown_parameter'],
+    ['limit[]=5', 'unknown_parameter'],
+    ['q[]=x', 'unknown_parameter'],
     // include
     ['include=ins,outs,tags,panels', 'ok'],
     ['include=tags', 'ok'],
@@ -117,6 +133,10 @@ describe('parseRequest: parameters of the module list', () => {
     ['include=TAGS', 'invalid_parameter'],
     ['include=tags,', 'invalid_parameter'],
     ['include=', 'invalid_parameter'],
+    ['include=tags&include=ins', 'ok'],
+    ['include=tags&include=tags', 'ok'],
+    ['include=tags&include=name', 'invalid_parameter'],
+    ['include=tags&include', 'invalid_parameter'],
     // filters
     ['manufacturer_id=1', 'ok'],
     ['manufacturer_id=0', 'invalid_parameter'],
@@ -233,6 +253,30 @@ describe('parseRequest: canonical plans', () => {
     expect(a).toMatchObject({ plan: { mask: moduleMask(['name', 'hp'], ['ins', 'tags']) } });
   });
 
+  it('fields and include given repeated are the same sets as one comma list', () => {
+    const comma = parseRequest('GET', '/v1/modules', 'fields=name,hp&include=tags,ins&sort=name&hp=4');
+    for (const query of [
+      'fields=name&fields=hp&include=tags&include=ins&sort=name&hp=4',
+      'include=ins&fields=hp&hp=4&include=tags&sort=name&fields=name',
+      'fields=hp,name&fields=name&include=ins,tags&include=tags&sort=name&hp=4',
+    ]) {
+      expect(parseRequest('GET', '/v1/modules', query)).toEqual(comma);
+    }
+    expect(
+      parseRequest(
+        'GET',
+        '/v1/modules',
+        'fields[]=name&fields[]=hp&include[]=tags&include=ins&sort=name&hp=4',
+      ),
+    ).toEqual(comma);
+    expect(parseRequest('GET', '/v1/modules/7', 'include=panels&include=outs')).toEqual(
+      parseRequest('GET', '/v1/modules/7', 'include=outs,panels'),
+    );
+    expect(parseRequest('GET', '/v1/manufacturers/3', 'include=modules&include=modules')).toEqual(
+      parseRequest('GET', '/v1/manufacturers/3', 'include=modules'),
+    );
+  });
+
   it('non-module lists keep every fragment', () => {
     expect(parseRequest('GET', '/v1/tags', 'sort=name')).toMatchObject({
       plan: { variant: 'tags?sort=name', mask: fullMask('tag') },
@@ -302,6 +346,38 @@ describe('parseRequest: messages that help', () => {
     ['/v1/tags', 'sort=nmae', 'invalid_parameter: sort must be "id" or "name"; did you mean `name`?'],
     ['/v1/tags', 'sort=size', 'invalid_parameter: sort must be "id" or "name".'],
   ])('GET %s?%s → %s', (path, query, expected) => {
+    expect(messageOf(path, query)).toBe(expected);
+  });
+
+  it.each([
+    [
+      '/v1/modules',
+      'limit=1&limit=2',
+      'invalid_parameter: limit was given more than once; send it once (only fields and include may be repeated).',
+    ],
+    [
+      '/v1/modules',
+      'limit=abc&limit=2',
+      'invalid_parameter: limit was given more than once; send it once (only fields and include may be repeated).',
+    ],
+    ['/v1/tags', 'sort=id&sort=name', 'invalid_parameter: sort was given more than once; send it once.'],
+    ['/v1/tags', 'limit=', 'invalid_parameter: limit is empty: send it once, with a value, or leave it out.'],
+    [
+      '/v1/modules/1',
+      'include=ins&include=bogus',
+      'invalid_parameter: include must be a comma-separated list of: ins, outs, tags, panels.',
+    ],
+    [
+      '/v1/modules',
+      'fields=name&fields=',
+      'invalid_parameter: fields is empty: send it once, with a value, or leave it out.',
+    ],
+    [
+      '/v1/tags',
+      'fields[]=name',
+      'unknown_parameter: `fields[]` is not a parameter of this endpoint; its parameters are: limit, cursor, sort.',
+    ],
+  ])('a repeated parameter: GET %s?%s → %s', (path, query, expected) => {
     expect(messageOf(path, query)).toBe(expected);
   });
 

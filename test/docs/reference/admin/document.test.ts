@@ -14,7 +14,7 @@ import {
   adminReferenceDocument,
 } from '../../../../docs/reference/admin/document.js';
 import type { AdminOperationExamples } from '../../../../docs/reference/admin/examples.js';
-import type { PageDocument } from '../../../../docs/reference/shown.js';
+import { type PageDocument, unusedComponents } from '../../../../docs/reference/shown.js';
 import { ADMIN_OPENAPI_PATH, adminResponseValidator } from '../../../helpers/openapi.js';
 
 const contract = JSON.parse(readFileSync(ADMIN_OPENAPI_PATH, 'utf8')) as PageDocument;
@@ -111,6 +111,10 @@ describe('the examples', () => {
 });
 
 describe('the page', () => {
+  it('keeps no component nothing refers to, once every response with examples was copied into its operation', () => {
+    expect(unusedComponents(document)).toEqual([]);
+  });
+
   it('gives every operation signed samples in curl, TypeScript and Python, and the exchange of their request', () => {
     for (const { method, path, operation } of operations(document)) {
       const samples = operation['x-codeSamples'] as { label: string; source: string }[];

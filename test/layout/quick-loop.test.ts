@@ -1,0 +1,30 @@
+/**
+ * The quick loop (`npm run test:quick`, vitest.quick.config.ts) is what test/README.md says it is: the number of
+ * suites it names is the number vitest.quick.config.ts leaves in, and every suite it leaves out exists (a slow
+ * suite renamed would silently rejoin the loop).
+ */
+import { globSync, readFileSync } from 'node:fs';
+import { join, matchesGlob } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import quick, { SLOW } from '../../vitest.quick.config.js';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+
+const suites = globSync('test/**/*.test.ts', { cwd: ROOT, exclude: (path) => path.includes('node_modules') });
+const excluded: string[] = quick.test?.exclude ?? [];
+const inLoop = suites.filter((file) => !excluded.some((glob) => matchesGlob(file, glob)));
+
+describe('the quick loop', () => {
+  it('runs as many suites as test/README.md says', () => {
+    const readme = readFileSync(join(ROOT, 'test/README.md'), 'utf8');
+    const stated = /takes about \d+ s of CPU \((\d+) files\b/.exec(readme);
+
+    expect(stated, 'test/README.md, "The quick loop": "takes about N s of CPU (M files)"').not.toBeNull();
+    expect(inLoop.length).toBe(Number(stated![1]));
+    expect(inLoop.length).toBeLessThan(suites.length);
+  });
+
+  it('leaves out only suites that exist', () => {
+    expect(SLOW.filter((glob) => !suites.some((file) => matchesGlob(file, glob)))).toEqual([]);
+  });
+});
