@@ -5,7 +5,7 @@
  * alarm added later cannot be left without an action; Slack (AWS Chatbot), PagerDuty or a pager are further
  * subscriptions of the same topic (docs/operating.md, "Alarms reach a person").
  */
-import { Aspects, type IAspect, Stack, Validations } from 'aws-cdk-lib';
+import { Aspects, type IAspect, Stack } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as sns from 'aws-cdk-lib/aws-sns';
@@ -47,11 +47,6 @@ export class AlarmTopic extends Construct {
     this.topic = new sns.Topic(this, 'Topic', {
       displayName: 'Catalogue Read API alarms',
       enforceSSL: true,
-    });
-    Validations.of(this.topic).acknowledge({
-      id: 'AwsSolutions-SNS2',
-      reason:
-        'CloudWatch alarms cannot publish to a topic encrypted with the AWS-managed SNS key, and a customer-managed key costs $1 a month for messages that hold only alarm names, states and descriptions.',
     });
     if (props.alarmEmail !== undefined) {
       this.topic.addSubscription(new subscriptions.EmailSubscription(props.alarmEmail));

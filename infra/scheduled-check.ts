@@ -140,7 +140,10 @@ export function checkFunction(
   for (const statement of checkReadStatements(options.targets, options.secret)) role.addToPolicy(statement);
   acknowledgeVersionsRead(role, options.targets);
   const fn = new NodejsFunction(scope, 'Function', {
-    ...bundledFunction(scope, { fn: options.fn, entry: CHECK_ENTRY }),
+    // The AWS SDK is the runtime's (Node.js 24 carries v3): only the live version check uses it, to read and
+    // list the catalogue's pointer and log, as `npm run catalogue -- versions` does; the rest is lean signed
+    // requests. The bundle stays small and quick to build.
+    ...bundledFunction(scope, { fn: options.fn, entry: CHECK_ENTRY, externalModules: ['@aws-sdk/*'] }),
     handler: options.handler,
     description: options.description,
     memorySize: 256,
