@@ -67,13 +67,13 @@ beforeAll(() => {
     publisherRole: logicalId(template, 'AWS::IAM::Role', 'PublisherRole'),
     distribution: logicalId(template, 'AWS::CloudFront::Distribution', 'EdgeDistribution'),
   };
-});
+}, 180_000);
 
 const arn = (id: string) => ({ 'Fn::GetAtt': [id, 'Arn'] });
 const objectsUnder = (id: string, prefix: string) => ({ 'Fn::Join': ['', [arn(id), `/${prefix}*`]] });
 
 describe('catalogue bucket', () => {
-  it('is private, encrypted, unversioned, logged, and retained', () => {
+  it('is private, encrypted, versioned, logged, and retained', () => {
     template.hasResource('AWS::S3::Bucket', {
       Properties: {
         PublicAccessBlockConfiguration: {
@@ -85,17 +85,19 @@ describe('catalogue bucket', () => {
         BucketEncryption: {
           ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }],
         },
-        VersioningConfiguration: Match.absent(),
+        VersioningConfiguration: { Status: 'Enabled' },
         OwnershipControls: { Rules: [{ ObjectOwnership: 'BucketOwnerEnforced' }] },
         LoggingConfiguration: { DestinationBucketName: { Ref: ids.logs }, LogFilePrefix: 's3-access/' },
       },
       DeletionPolicy: 'Retain',
       UpdateReplacePolicy: 'Retain',
     });
-    expect(template.toJSON().Resources[ids.bucket].Properties.VersioningConfiguration).toBeUndefined();
+    expect(template.toJSON().Resources[ids.bucket].Properties.VersioningConfiguration).toEqual({
+      Status: 'Enabled',
+    });
   });
 
-  it('aborts incomplete uploads but never expires live objects (the builder collects garbage)', () => {
+  it('aborts incomplete uploads, keeps noncurrent versions 30 days, never expires live objects (the builder collects garbage)', () => {
     const rules = template.toJSON().Resources[ids.bucket].Properties.LifecycleConfiguration.Rules;
 
     // Only uploaded snapshots and their reports expire (infra/upload-builder.ts), never the catalogue prefix.
@@ -105,6 +107,13 @@ describe('catalogue bucket', () => {
         AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 },
         Status: 'Enabled',
       },
+      // An overwritten pointer, log or report, or a collected object, stays restorable for 30 days.
+      {
+        Id: 'expire-noncurrent-versions',
+        NoncurrentVersionExpiration: { NoncurrentDays: 30 },
+        Status: 'Enabled',
+      },
+      { Id: 'remove-expired-delete-markers', ExpiredObjectDeleteMarker: true, Status: 'Enabled' },
       { Id: 'expire-uploads', Prefix: 'incoming/', ExpirationInDays: 7, Status: 'Enabled' },
       { Id: 'expire-reports', Prefix: 'reports/', ExpirationInDays: 90, Status: 'Enabled' },
     ]);
