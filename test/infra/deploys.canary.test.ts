@@ -16,11 +16,7 @@ const GUIDE = readFileSync(new URL('../../docs/operating.md', import.meta.url), 
  * The chance that M of any N consecutive minutes had at least one request to the new version, when minute i
  * sends it `shares[i]` of `perMinute` requests (an exact sum over the last N-1 minutes' states).
  */
-function stoppedOdds(
-  perMinute: number,
-  shares: readonly number[],
-  alarm: { n: number; m: number },
-): number {
+function stoppedOdds(perMinute: number, shares: readonly number[], alarm: { n: number; m: number }): number {
   let states = new Map<string, number>([['', 1]]);
   let alarmed = 0;
   for (const share of shares) {

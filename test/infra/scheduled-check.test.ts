@@ -18,6 +18,7 @@ import { POINTER_KEY, VERSIONS_DIR } from '../../store/layout.js';
 import { allowedActions, CERTIFICATE, logicalId, roleStatements, synth } from './helpers.js';
 
 let template: Template;
+// biome-ignore lint/suspicious/noExplicitAny: the template's JSON, read as it is
 let resources: Record<string, { Type: string; Properties: Record<string, any> }>;
 let ids: Record<
   'check' | 'provider' | 'secret' | 'key' | 'keys' | 'topic' | 'bucket' | 'distribution',
