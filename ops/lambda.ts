@@ -7,7 +7,7 @@
  */
 
 import { alarmsInAlarm, putHookStatus, serviceClient } from '../aws/deploys.js';
-import { endpointSetting, roleCredentials } from '../aws/env.js';
+import { endpointSetting, integerSetting, roleCredentials } from '../aws/env.js';
 import { getSecretString, secretsClient } from '../aws/secrets.js';
 import { errorMessage } from '../store/errors.js';
 import { deployHook as runDeployHook } from './deploy-hook.js';
@@ -71,13 +71,15 @@ export async function deployHook(event: HookEvent): Promise<void> {
   const codedeploy = serviceClient('codedeploy');
   let verdict: { status: 'Succeeded' | 'Failed'; reason?: string };
   try {
+    const bake = integerSetting(process.env, 'DEPLOY_BAKE_MINUTES', { fallback: 0, min: 0, max: 14 });
+    if (!bake.ok) throw new Error(bake.problem);
     verdict = await runDeployHook({
       runChecks: async () => (await publicChecks()).checks,
       alarmsInAlarm: () => alarmsInAlarm(cloudwatch, alarms, AbortSignal.timeout(10_000)),
       sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
       now: Date.now,
       log,
-      bakeMs: Number(process.env.DEPLOY_BAKE_MINUTES ?? '0') * 60_000,
+      bakeMs: bake.value * 60_000,
       pollMs: 30_000,
     });
   } catch (error) {
