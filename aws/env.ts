@@ -20,7 +20,7 @@ export function awsRegion(region?: string, env: Env = process.env): string {
 }
 
 /** The services the project calls. */
-export type AwsService = 's3' | 'dynamodb' | 'secretsmanager' | 'events';
+export type AwsService = 's3' | 'dynamodb' | 'secretsmanager' | 'events' | 'codedeploy' | 'cloudwatch';
 
 /**
  * Where each service's endpoint may be set, most specific first: the project's own variable (kept as an
@@ -33,6 +33,8 @@ const ENDPOINT_VARIABLES: Record<AwsService, { alias?: string; standard: string 
   dynamodb: { alias: 'DYNAMODB_ENDPOINT', standard: 'AWS_ENDPOINT_URL_DYNAMODB' },
   secretsmanager: { standard: 'AWS_ENDPOINT_URL_SECRETS_MANAGER' },
   events: { standard: 'AWS_ENDPOINT_URL_EVENTBRIDGE' },
+  codedeploy: { standard: 'AWS_ENDPOINT_URL_CODEDEPLOY' },
+  cloudwatch: { standard: 'AWS_ENDPOINT_URL_CLOUDWATCH' },
 };
 
 /**

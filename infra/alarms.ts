@@ -1,26 +1,20 @@
 /**
- * The alarms an operator acts on (docs/operating.md explains each one), and an optional e-mail topic.
+ * The proxy's, the tables' and the admin API's alarms an operator acts on (docs/operating.md has a runbook
+ * section for each one, which its description links to); infra/alarm-topic.ts sends each to the alarm topic.
  */
 import { Duration, Stack } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
-import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
-import * as sns from 'aws-cdk-lib/aws-sns';
-import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
 import type { LogMetrics } from './log-metrics.js';
+import { runbookDescription } from './runbook.js';
 
 export interface AlarmsProps {
   readonly proxy: lambda.IFunction;
   readonly keysTable: dynamodb.ITable;
   readonly countersTable: dynamodb.ITable;
-  /**
-   * E-mail address subscribed to the alarm topic.
-   * @default - no topic; the alarms have no actions
-   */
-  readonly alarmEmail?: string;
   /**
    * Percentage of 5xx answers per 5 minutes that raises the error-rate alarm.
    * @default 5
@@ -54,10 +48,8 @@ export class Alarms extends Construct {
   readonly countersTableThrottles: cloudwatch.Alarm;
   readonly unauthorizedRate: cloudwatch.Alarm;
   readonly adminErrors: cloudwatch.Alarm;
-  /** Receives every alarm and recovery when `alarmEmail` is set. */
-  readonly topic?: sns.Topic;
 
-  // biome-ignore lint/complexity/noExcessiveLinesPerFunction: a CDK constructor: each alarm and its topic declared in order, one resource after another (test/layout/functions.test.ts names it)
+  // biome-ignore lint/complexity/noExcessiveLinesPerFunction: a CDK constructor: each alarm declared in order, one resource after another (test/layout/functions.test.ts names it)
   constructor(scope: Construct, id: string, props: AlarmsProps) {
     super(scope, id);
     const prefix = Stack.of(this).stackName;
@@ -82,8 +74,11 @@ export class Alarms extends Construct {
       period: PERIOD,
     }).createAlarm(this, 'ErrorRate', {
       alarmName: `${prefix}-proxy-5xx-rate`,
-      alarmDescription:
+      alarmDescription: runbookDescription(
+        this,
+        'proxy-5xx-rate',
         'More than the threshold percentage of API requests were answered with a 5xx in two consecutive 5-minute periods. Read the proxy log lines with status >= 500: their error code names the failing dependency (configuration_error, authentication_unavailable, quota_unavailable, origin_unavailable).',
+      ),
       threshold: props.errorRateThresholdPercent ?? 5,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
       evaluationPeriods: 2,
@@ -95,8 +90,11 @@ export class Alarms extends Construct {
       .metricThrottles({ period: PERIOD, statistic: cloudwatch.Stats.SUM })
       .createAlarm(this, 'Throttles', {
         alarmName: `${prefix}-proxy-throttles`,
-        alarmDescription:
+        alarmDescription: runbookDescription(
+          this,
+          'proxy-throttles',
           'Lambda refused proxy invocations for lack of concurrency: consumers got errors their quota did not cause. Raise reservedConcurrency (if set) or the account concurrency quota.',
+        ),
         threshold: 1,
         comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
         evaluationPeriods: 1,
@@ -107,8 +105,11 @@ export class Alarms extends Construct {
       .metricDuration({ period: PERIOD, statistic: cloudwatch.Stats.p(99) })
       .createAlarm(this, 'P99Duration', {
         alarmName: `${prefix}-proxy-p99-duration`,
-        alarmDescription:
+        alarmDescription: runbookDescription(
+          this,
+          'proxy-p99-duration',
           'The slowest 1% of proxy invocations took longer than the threshold for 15 minutes. Look for slow S3 or DynamoDB calls (dependency timeouts in the log), cold starts, or too little memory.',
+        ),
         threshold: props.p99DurationThresholdMs ?? 2_000,
         comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
         evaluationPeriods: 3,
@@ -128,7 +129,11 @@ export class Alarms extends Construct {
         period: PERIOD,
       }).createAlarm(this, alarmId, {
         alarmName: `${prefix}-${name}-table-throttles`,
-        alarmDescription: `DynamoDB throttled requests to the ${name} table (${consequence}). On-demand tables throttle when traffic more than doubles its previous peak within 30 minutes or one partition is hot; check the table's metrics and the account's on-demand throughput limits.`,
+        alarmDescription: runbookDescription(
+          this,
+          `${name}-table-throttles`,
+          `DynamoDB throttled requests to the ${name} table (${consequence}). On-demand tables throttle when traffic more than doubles its previous peak within 30 minutes or one partition is hot; check the table's metrics and the account's on-demand throughput limits.`,
+        ),
         threshold: 1,
         comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
         evaluationPeriods: 1,
@@ -172,8 +177,11 @@ export class Alarms extends Construct {
       period: PERIOD,
     }).createAlarm(this, 'UnauthorizedRate', {
       alarmName: `${prefix}-proxy-401-rate`,
-      alarmDescription:
+      alarmDescription: runbookDescription(
+        this,
+        'proxy-401-rate',
         'The proxy answered more than the threshold of 401s (unknown or revoked keys) per minute for 10 minutes: a client retrying a revoked key, or a flood of guessed keys. Each costs a Lambda invocation and a DynamoDB read past the key cache. Find the source in the CloudFront access logs (client IP), then revoke, block (wafRateLimitPer5Min or your web ACL) or cap the damage (reservedConcurrency).',
+      ),
       threshold: props.unauthorizedPerMinuteThreshold ?? 600,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
       evaluationPeriods: 2,
@@ -194,36 +202,16 @@ export class Alarms extends Construct {
       period: PERIOD,
     }).createAlarm(this, 'AdminErrors', {
       alarmName: `${prefix}-admin-errors`,
-      alarmDescription:
+      alarmDescription: runbookDescription(
+        this,
+        'admin-errors',
         'A call to the key-administration API failed: the function crashed or timed out, or answered a 5xx (DynamoDB failing, or a configuration it cannot use). Read the audit lines of level error in the admin log group: their outcome and error name the cause.',
+      ),
       threshold: 1,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       evaluationPeriods: 1,
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
     });
-
-    if (props.alarmEmail !== undefined) {
-      // Not KMS-encrypted: CloudWatch cannot publish to a topic under the AWS-managed SNS key, and the
-      // messages hold only alarm names and states.
-      this.topic = new sns.Topic(this, 'Topic', {
-        displayName: 'Catalogue Read API alarms',
-        enforceSSL: true,
-      });
-      this.topic.addSubscription(new subscriptions.EmailSubscription(props.alarmEmail));
-      const action = new actions.SnsAction(this.topic);
-      for (const alarm of this.all()) {
-        alarm.addAlarmAction(action);
-        alarm.addOkAction(action);
-      }
-    }
-  }
-
-  /** Send `alarm`'s changes to the topic too (when there is one): alarms of other constructs. */
-  notify(alarm: cloudwatch.Alarm): void {
-    if (!this.topic) return;
-    const action = new actions.SnsAction(this.topic);
-    alarm.addAlarmAction(action);
-    alarm.addOkAction(action);
   }
 
   all(): cloudwatch.Alarm[] {

@@ -25,6 +25,8 @@ export const STRING_SETTINGS = [
   'proxyDeployment',
   'countersCapacity',
   'proxySystemLogLevel',
+  'runbookUrl',
+  'keysTableName',
 ] as const;
 export const BOOLEAN_SETTINGS = ['deletionProtection', 'tracing'] as const;
 export const NUMBER_SETTINGS = [
@@ -45,6 +47,13 @@ export const NUMBER_SETTINGS = [
   'uploadBuilderTimeoutSeconds',
   'countersMinWriteCapacity',
   'countersMaxWriteCapacity',
+  'scheduledCheckMinutes',
+  'checkKeyGeneration',
+  'edge4xxRateThresholdPercent',
+  'newVersion4xxIncreasePercent',
+  'deployBakeMinutes',
+  'noncurrentVersionDays',
+  'adminLogRetentionDays',
 ] as const;
 
 /** Settings whose value is one of a few names. */

@@ -199,6 +199,64 @@ export interface CatalogueStackProps extends StackProps {
    * @default - none: Lambda's default, INFO in plain text
    */
   readonly proxySystemLogLevel?: ProxySystemLogLevel;
+
+  // Told when it breaks (docs/operating.md, "7. The alarms and what to do").
+  /**
+   * Where the guide's runbook is read: every alarm's description ends with `Runbook: <this>#<alarm>`, the
+   * section of that alarm. Point it at your hosted copy of docs/operating.md (a repository's web view).
+   * @default 'docs/operating.md'
+   */
+  readonly runbookUrl?: string;
+  /**
+   * Minutes between two runs of the scheduled smoke check through the public URL (1–60); its alarm fires when
+   * two of three runs fail or do not report.
+   * @default 1
+   */
+  readonly scheduledCheckMinutes?: number;
+  /**
+   * Raise it by one to rotate the scheduled check's key: the next deploy makes a new key, puts it in the check
+   * key's secret and revokes the previous one.
+   * @default 1
+   */
+  readonly checkKeyGeneration?: number;
+  /**
+   * The CloudFront 4xx-rate alarm (us-east-1): percentage of the distribution's requests answered 4xx, per
+   * 5 minutes, that raises it (with at least 100 requests in the 5 minutes).
+   * @default 50
+   */
+  readonly edge4xxRateThresholdPercent?: number;
+  /**
+   * A deploy's 4xx alarm: by how many percentage points the new proxy version's share of 4xx answers (429
+   * included) may exceed the live version's before the deploy is rolled back.
+   * @default 20
+   */
+  readonly newVersion4xxIncreasePercent?: number;
+  /**
+   * Minutes a deploy keeps watching the new proxy version once it takes every request (the post-traffic
+   * hook's bake: the deploy alarms and the smoke check); 0 runs the smoke check once and ends (0–14).
+   * @default 5
+   */
+  readonly deployBakeMinutes?: number;
+
+  // Data protection (docs/operating.md, "Data protection and restore").
+  /**
+   * Days a noncurrent version of a catalogue-bucket object is kept (the bucket is versioned: an overwritten
+   * pointer or report, a collected object, can be restored within that time).
+   * @default 30
+   */
+  readonly noncurrentVersionDays?: number;
+  /**
+   * Use this existing keys table (a point-in-time restore's) instead of the stack's own: every reader and
+   * writer (proxy, admin API, the scheduled check's key) and every grant and alarm switches to it; the stack's
+   * own table is kept (retained), no longer used.
+   * @default - none: the stack's own keys table
+   */
+  readonly keysTableName?: string;
+  /**
+   * Retention of the admin API's audit log, in days (a value CloudWatch Logs accepts).
+   * @default 365
+   */
+  readonly adminLogRetentionDays?: number;
 }
 
 /** The traffic shifts a proxy deploy may use: CodeDeploy's predefined Lambda configurations. */
@@ -249,6 +307,14 @@ export type ResolvedProps = Required<
     | 'countersCapacity'
     | 'countersMinWriteCapacity'
     | 'countersMaxWriteCapacity'
+    | 'runbookUrl'
+    | 'scheduledCheckMinutes'
+    | 'checkKeyGeneration'
+    | 'edge4xxRateThresholdPercent'
+    | 'newVersion4xxIncreasePercent'
+    | 'deployBakeMinutes'
+    | 'noncurrentVersionDays'
+    | 'adminLogRetentionDays'
   >
 > & { incomingPrefix: string; reportsPrefix: string } & Pick<
     CatalogueStackProps,
@@ -260,6 +326,7 @@ export type ResolvedProps = Required<
     | 'publisherPrincipalArn'
     | 'reservedConcurrency'
     | 'proxySystemLogLevel'
+    | 'keysTableName'
   >;
 
 export const DEFAULTS = {
@@ -285,6 +352,14 @@ export const DEFAULTS = {
   countersCapacity: 'on-demand',
   countersMinWriteCapacity: 25,
   countersMaxWriteCapacity: 4000,
+  runbookUrl: 'docs/operating.md',
+  scheduledCheckMinutes: 1,
+  checkKeyGeneration: 1,
+  edge4xxRateThresholdPercent: 50,
+  newVersion4xxIncreasePercent: 20,
+  deployBakeMinutes: 5,
+  noncurrentVersionDays: 30,
+  adminLogRetentionDays: 365,
 } as const satisfies Partial<ResolvedProps>;
 
 /** Retention values CloudWatch Logs accepts (the numeric values of `RetentionDays`, without INFINITE). */
@@ -335,6 +410,7 @@ export function resolveProps(props: CatalogueStackProps): ResolvedProps {
     ...nameProblems(resolved),
     ...numberProblems(resolved),
     ...costProblems(resolved, props),
+    ...watchProblems(resolved),
     oneOf('proxyDeployment', resolved.proxyDeployment, PROXY_DEPLOYMENTS),
   ];
   const found = problems.filter((problem): problem is string => problem !== undefined);
@@ -369,6 +445,7 @@ function withDefaults(props: CatalogueStackProps): ResolvedProps {
     countersMinWriteCapacity: props.countersMinWriteCapacity ?? DEFAULTS.countersMinWriteCapacity,
     countersMaxWriteCapacity: props.countersMaxWriteCapacity ?? DEFAULTS.countersMaxWriteCapacity,
     proxySystemLogLevel: props.proxySystemLogLevel,
+    ...watchDefaults(props),
     ...UPLOAD_PREFIXES,
     domainName: props.domainName,
     certificateArn: props.certificateArn,
@@ -377,6 +454,21 @@ function withDefaults(props: CatalogueStackProps): ResolvedProps {
     alarmEmail: props.alarmEmail,
     publisherPrincipalArn: props.publisherPrincipalArn,
     reservedConcurrency: props.reservedConcurrency,
+    keysTableName: props.keysTableName,
+  };
+}
+
+/** The settings of the alarms, the checks and data protection, with their defaults. */
+function watchDefaults(props: CatalogueStackProps) {
+  return {
+    runbookUrl: props.runbookUrl ?? DEFAULTS.runbookUrl,
+    scheduledCheckMinutes: props.scheduledCheckMinutes ?? DEFAULTS.scheduledCheckMinutes,
+    checkKeyGeneration: props.checkKeyGeneration ?? DEFAULTS.checkKeyGeneration,
+    edge4xxRateThresholdPercent: props.edge4xxRateThresholdPercent ?? DEFAULTS.edge4xxRateThresholdPercent,
+    newVersion4xxIncreasePercent: props.newVersion4xxIncreasePercent ?? DEFAULTS.newVersion4xxIncreasePercent,
+    deployBakeMinutes: props.deployBakeMinutes ?? DEFAULTS.deployBakeMinutes,
+    noncurrentVersionDays: props.noncurrentVersionDays ?? DEFAULTS.noncurrentVersionDays,
+    adminLogRetentionDays: props.adminLogRetentionDays ?? DEFAULTS.adminLogRetentionDays,
   };
 }
 
@@ -510,6 +602,38 @@ function costProblems(r: ResolvedProps, given: CatalogueStackProps): (string | u
     problems.push(
       `countersMinWriteCapacity (${r.countersMinWriteCapacity}) must not exceed countersMaxWriteCapacity (${r.countersMaxWriteCapacity})`,
     );
+  }
+  return problems;
+}
+
+/** DynamoDB's table names: 3 to 255 of letters, digits, `_`, `-` and `.`. */
+const TABLE_NAME = /^[A-Za-z0-9_.-]{3,255}$/;
+/** A runbook's address: an http(s) URL or a path, without a fragment (each alarm adds its own). */
+const RUNBOOK_URL = /^(?:https?:\/\/[^\s#]+|[^\s#:]+)$/;
+
+/** The alarms', the checks' and data protection's settings. */
+function watchProblems(r: ResolvedProps): (string | undefined)[] {
+  const problems: (string | undefined)[] = [
+    integerIn('scheduledCheckMinutes', r.scheduledCheckMinutes, 1, 60),
+    integerIn('checkKeyGeneration', r.checkKeyGeneration, 1, 1_000_000),
+    integerIn('edge4xxRateThresholdPercent', r.edge4xxRateThresholdPercent, 1, 100),
+    integerIn('newVersion4xxIncreasePercent', r.newVersion4xxIncreasePercent, 1, 100),
+    // A Lambda hook runs at most 15 minutes: the bake and the smoke checks around it must fit.
+    integerIn('deployBakeMinutes', r.deployBakeMinutes, 0, 14),
+    integerIn('noncurrentVersionDays', r.noncurrentVersionDays, 1, 3_650),
+  ];
+  if (!RETENTION_VALUES.includes(r.adminLogRetentionDays)) {
+    problems.push(
+      `adminLogRetentionDays must be one of ${RETENTION_VALUES.join(', ')} (got ${r.adminLogRetentionDays})`,
+    );
+  }
+  if (badLiteral(r.keysTableName, TABLE_NAME)) {
+    problems.push(
+      `keysTableName must be a DynamoDB table name: 3 to 255 letters, digits, _ - or . (got '${r.keysTableName}')`,
+    );
+  }
+  if (badLiteral(r.runbookUrl, RUNBOOK_URL)) {
+    problems.push(`runbookUrl must be an http(s) URL or a path, without #fragment (got '${r.runbookUrl}')`);
   }
   return problems;
 }

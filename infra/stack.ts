@@ -3,21 +3,28 @@
  * alarms, the dashboard, the publisher role, the admin API and the upload builder. Settings and their
  * defaults: `props.ts`; CDK context names: `context.ts`.
  */
-import { Aws, CfnOutput, Stack } from 'aws-cdk-lib';
+import { Aws, CfnOutput, Stack, Token } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type { Construct } from 'constructs';
 import { buildReferenceSync } from '../docs/reference/build.js';
 import { AdminApi } from './admin.js';
+import { AlarmTopic } from './alarm-topic.js';
 import { Alarms } from './alarms.js';
 import { Dashboard } from './dashboard.js';
 import { ProxyDeploys } from './deploys.js';
 import { Edge } from './edge.js';
+import { EdgeAlarmsStack } from './edge-alarms.js';
 import { LogMetrics } from './log-metrics.js';
 import { type CatalogueStackProps, type ResolvedProps, resolveProps } from './props.js';
 import { ProxyFunction } from './proxy-function.js';
 import { PublisherRole } from './publisher.js';
 import { ApiReference } from './reference.js';
+import { useRunbook } from './runbook.js';
+import { ScheduledCheck } from './scheduled-check.js';
 import { Storage } from './storage.js';
 import { UPLOAD_EVENT_SOURCE, UploadBuilder } from './upload-builder.js';
+import { UploadFailures } from './upload-failures.js';
+import { watchOutputs } from './watch-outputs.js';
 
 export type { CatalogueStackProps } from './props.js';
 
@@ -34,6 +41,12 @@ export class CatalogueStack extends Stack {
   readonly deploys: ProxyDeploys;
   readonly logMetrics: LogMetrics;
   readonly dashboard: Dashboard;
+  /** The topic every alarm of this stack notifies (`AlarmTopicArn`). */
+  readonly alarmTopic: AlarmTopic;
+  readonly uploadFailures: UploadFailures;
+  readonly scheduledCheck: ScheduledCheck;
+  /** The CloudFront alarms, in a stack of their own in us-east-1 (infra/edge-alarms.ts). */
+  readonly edgeAlarms: EdgeAlarmsStack;
 
   // biome-ignore lint/complexity/noExcessiveLinesPerFunction: a CDK constructor: the stack's constructs wired to one another in order (test/layout/functions.test.ts names it)
   constructor(scope: Construct, id: string, props: CatalogueStackProps = {}) {
@@ -45,11 +58,15 @@ export class CatalogueStack extends Stack {
     });
     this.settings = settings;
     const s = settings;
+    useRunbook(this, s.runbookUrl);
+    this.alarmTopic = new AlarmTopic(this, 'AlarmTopic', { alarmEmail: s.alarmEmail });
 
     this.storage = new Storage(this, 'Storage', {
       removalPolicy: s.removalPolicy,
       deletionProtection: s.deletionProtection,
       accessLogRetentionDays: s.accessLogRetentionDays,
+      noncurrentVersionDays: s.noncurrentVersionDays,
+      keysTableName: s.keysTableName,
       countersCapacity:
         s.countersCapacity === 'provisioned'
           ? { mode: 'provisioned', min: s.countersMinWriteCapacity, max: s.countersMaxWriteCapacity }
@@ -104,9 +121,10 @@ export class CatalogueStack extends Stack {
       countersTable,
       maxKeysPerOwner: s.adminMaxKeysPerOwner,
       keyCacheTtlMs: s.keyCacheTtlMs,
-      logRetentionDays: s.logRetentionDays,
+      logRetentionDays: s.adminLogRetentionDays,
       removalPolicy: s.removalPolicy,
     });
+    this.uploadFailures = new UploadFailures(this, 'UploadFailures');
     // Publishing by upload: the builder in the bucket's region, triggered by a completed snapshot upload.
     this.uploads = new UploadBuilder(this, 'Uploads', {
       bucket,
@@ -117,10 +135,29 @@ export class CatalogueStack extends Stack {
       timeoutSeconds: s.uploadBuilderTimeoutSeconds,
       logRetentionDays: s.logRetentionDays,
       removalPolicy: s.removalPolicy,
+      onFailure: this.uploadFailures.destination,
     });
+    this.uploadFailures.watchDropped(this.uploads.function);
     this.logMetrics = new LogMetrics(this, 'LogMetrics', {
       adminLogGroup: this.admin.logGroup,
       uploadLogGroup: this.uploads.logGroup,
+    });
+    // The smoke checks from outside, every scheduledCheckMinutes, through the public name (infra/scheduled-check.ts).
+    const publicOrigin = `https://${s.domainName ?? this.edge.distribution.distributionDomainName}`;
+    const checkTargets = {
+      apiUrl: `${publicOrigin}/v1`,
+      docsUrl: `${publicOrigin}/docs`,
+      adminUrl: `${this.admin.functionUrl.url}v1`,
+      bucket,
+      cataloguePrefix: s.cataloguePrefix,
+    };
+    this.scheduledCheck = new ScheduledCheck(this, 'ScheduledCheck', {
+      ...checkTargets,
+      keysTable,
+      minutes: s.scheduledCheckMinutes,
+      keyGeneration: s.checkKeyGeneration,
+      logRetentionDays: s.logRetentionDays,
+      removalPolicy: s.removalPolicy,
     });
     // Each deploy of the proxy moves traffic to its new version as proxyDeployment says (infra/deploys.ts).
     this.deploys = new ProxyDeploys(this, 'Deploys', {
@@ -130,12 +167,19 @@ export class CatalogueStack extends Stack {
       deployment: s.proxyDeployment,
       errorRateThresholdPercent: s.errorRateThresholdPercent,
       p99DurationThresholdMs: s.p99DurationThresholdMs,
+      newVersion4xxIncreasePercent: s.newVersion4xxIncreasePercent,
+      hook: {
+        targets: checkTargets,
+        secret: this.scheduledCheck.secret,
+        key: this.scheduledCheck.key,
+        bakeMinutes: s.deployBakeMinutes,
+        logRetentionDays: s.logRetentionDays,
+      },
     });
     this.alarms = new Alarms(this, 'Alarms', {
       proxy: this.proxy.function,
       keysTable,
       countersTable,
-      alarmEmail: s.alarmEmail,
       errorRateThresholdPercent: s.errorRateThresholdPercent,
       p99DurationThresholdMs: s.p99DurationThresholdMs,
       proxyLogGroup: this.proxy.logGroup,
@@ -143,13 +187,17 @@ export class CatalogueStack extends Stack {
       admin: this.admin.function,
       logMetrics: this.logMetrics,
     });
-    // The alarms of the other constructs go to the same topic.
-    const otherAlarms = [
-      this.deploys.newVersionErrorRate,
-      this.deploys.newVersionP99Duration,
-      this.uploads.failureAlarm,
-    ];
-    for (const alarm of otherAlarms) this.alarms.notify(alarm);
+    // CloudFront's metrics are in us-east-1: its alarms are a stack there (infra/edge-alarms.ts).
+    this.edgeAlarms = new EdgeAlarmsStack(scope, `${id}EdgeAlarms`, {
+      apiStackName: this.stackName,
+      apiRegion: homeRegion(this),
+      alarmEmail: s.alarmEmail,
+      errorRateThresholdPercent: s.errorRateThresholdPercent,
+      edge4xxRateThresholdPercent: s.edge4xxRateThresholdPercent,
+      runbookUrl: s.runbookUrl,
+      ...(props.tags && { tags: props.tags }),
+    });
+    this.edgeAlarms.addStackDependency(this, 'reads the DistributionId output');
 
     this.dashboard = new Dashboard(this, 'Dashboard', {
       proxy: this.proxy.function,
@@ -159,7 +207,9 @@ export class CatalogueStack extends Stack {
       distributionId: this.edge.distribution.distributionId,
       logMetrics: this.logMetrics,
       uploadLogGroup: this.uploads.logGroup,
-      alarms: [...this.alarms.all(), ...otherAlarms],
+      alarms: this.node
+        .findAll()
+        .filter((node): node is cloudwatch.Alarm => node instanceof cloudwatch.Alarm),
       reservedConcurrency: s.reservedConcurrency,
     });
 
@@ -261,9 +311,7 @@ export class CatalogueStack extends Stack {
         value: this.proxy.cursorSecret.secretArn,
         description: 'Secrets Manager secret holding the cursor HMAC key (CURSOR_SECRET_ARN of the proxy)',
       },
-      ...(this.alarms.topic
-        ? { AlarmTopicArn: { value: this.alarms.topic.topicArn, description: 'SNS topic of the alarms' } }
-        : {}),
+      ...watchOutputs(this),
       ...(this.edge.webAcl
         ? {
             WebAclArn: {
@@ -275,4 +323,13 @@ export class CatalogueStack extends Stack {
     };
     for (const [name, output] of Object.entries(outputs)) new CfnOutput(this, name, output);
   }
+}
+
+/**
+ * The region the stack deploys to: its own when bound to one, else the CDK CLI's (`CDK_DEFAULT_REGION`: the
+ * region an environment-agnostic stack is deployed to), else the CLI's own default, us-east-1.
+ */
+function homeRegion(stack: Stack): string {
+  if (!Token.isUnresolved(stack.region)) return stack.region;
+  return process.env.CDK_DEFAULT_REGION ?? 'us-east-1';
 }

@@ -30,6 +30,16 @@ export interface StorageProps {
    * @default { mode: 'on-demand' }
    */
   readonly countersCapacity?: CountersCapacityProps;
+  /**
+   * Days a noncurrent version of a catalogue-bucket object is kept.
+   * @default 30
+   */
+  readonly noncurrentVersionDays?: number;
+  /**
+   * An existing keys table to use instead of creating one (a point-in-time restore's: `keysTableName`).
+   * @default - the stack's own keys table
+   */
+  readonly keysTableName?: string;
 }
 
 export type CountersCapacityProps = { mode: 'on-demand' } | { mode: 'provisioned'; min: number; max: number };
@@ -44,7 +54,8 @@ export class Storage extends Construct {
   readonly bucket: s3.Bucket;
   /** S3 server access logs (`s3-access/`) and CloudFront standard logs (`cloudfront/`). */
   readonly logBucket: s3.Bucket;
-  readonly keysTable: dynamodb.Table;
+  /** The stack's own keys table, or the one `keysTableName` names (every reader and writer uses this one). */
+  readonly keysTable: dynamodb.ITable;
   readonly countersTable: dynamodb.Table;
 
   constructor(scope: Construct, id: string, props: StorageProps = {}) {
@@ -73,9 +84,10 @@ export class Storage extends Construct {
       blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
       encryption: s3.BucketEncryption.S3_MANAGED,
       enforceSSL: true,
-      // Objects are content-addressed and immutable, and the builder itself keeps superseded versions
-      // readable for 24 h before collecting them, so S3 versioning would only keep garbage.
-      versioned: false,
+      // Versioned: an overwritten pointer (current.json), publication log or report, and an object the builder
+      // collected, stay restorable for noncurrentVersionDays (docs/operating.md, "Data protection and restore").
+      // Objects are content-addressed and immutable: only what a publish overwrites or collects is kept.
+      versioned: true,
       objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
       serverAccessLogsBucket: this.logBucket,
       serverAccessLogsPrefix: 's3-access/',
@@ -85,31 +97,22 @@ export class Storage extends Construct {
         // reads versions/ and collects after publishing). An age-based rule would delete objects that an
         // unchanged catalogue still serves. Only the leftovers of interrupted uploads are cleaned here.
         { id: 'abort-incomplete-uploads', abortIncompleteMultipartUploadAfter: Duration.days(1) },
+        {
+          id: 'expire-noncurrent-versions',
+          noncurrentVersionExpiration: Duration.days(props.noncurrentVersionDays ?? 30),
+        },
+        // A delete marker with no version left under it (an expired upload's, a collected object's) is removed.
+        { id: 'remove-expired-delete-markers', expiredObjectDeleteMarker: true },
       ],
       removalPolicy,
     });
 
-    this.keysTable = new dynamodb.Table(this, 'Keys', {
-      partitionKey: { name: KEYS_SCHEMA.partitionKey, type: dynamodb.AttributeType.STRING },
-      billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
-      // Keys are the one irreplaceable record (only their hashes exist): allow restoring any second.
-      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
-      deletionProtection,
-      removalPolicy,
-    });
-    // Key administration finds a key by its public id (to read, revoke or roll it) without knowing the key,
-    // and an owner's keys in the order they were issued (the schema: tables/schema.ts, as createTables).
-    this.keysTable.addGlobalSecondaryIndex({
-      indexName: KEYS_SCHEMA.keyIdIndex,
-      partitionKey: { name: KEYS_SCHEMA.keyIdAttribute, type: dynamodb.AttributeType.STRING },
-      projectionType: dynamodb.ProjectionType.ALL,
-    });
-    this.keysTable.addGlobalSecondaryIndex({
-      indexName: KEYS_SCHEMA.ownerIndex,
-      partitionKey: { name: KEYS_SCHEMA.ownerAttribute, type: dynamodb.AttributeType.STRING },
-      sortKey: { name: KEYS_SCHEMA.ownerSortAttribute, type: dynamodb.AttributeType.STRING },
-      projectionType: dynamodb.ProjectionType.ALL,
-    });
+    this.keysTable =
+      props.keysTableName === undefined
+        ? keysTable(this, { deletionProtection, removalPolicy })
+        : // A restored table (docs/operating.md, "Restore the keys table"): CloudFormation does not manage it,
+          // so its point-in-time recovery and deletion protection are set by the restore procedure.
+          dynamodb.Table.fromTableName(this, 'RestoredKeys', props.keysTableName);
 
     this.countersTable = countersTable(this, {
       capacity: props.countersCapacity ?? { mode: 'on-demand' },
@@ -161,5 +164,34 @@ function countersTable(
       .scaleOnUtilization(target);
     table.autoScaleReadCapacity(COUNTERS_READ_CAPACITY).scaleOnUtilization(target);
   }
+  return table;
+}
+
+/** The keys table: on demand, point-in-time recovery, the key-id and owner indexes (tables/schema.ts). */
+function keysTable(
+  scope: Construct,
+  options: { deletionProtection: boolean; removalPolicy?: RemovalPolicy | undefined },
+): dynamodb.Table {
+  const table = new dynamodb.Table(scope, 'Keys', {
+    partitionKey: { name: KEYS_SCHEMA.partitionKey, type: dynamodb.AttributeType.STRING },
+    billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
+    // Keys are the one irreplaceable record (only their hashes exist): allow restoring any second.
+    pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+    deletionProtection: options.deletionProtection,
+    removalPolicy: options.removalPolicy,
+  });
+  // Key administration finds a key by its public id (to read, revoke or roll it) without knowing the key,
+  // and an owner's keys in the order they were issued (the schema: tables/schema.ts, as createTables).
+  table.addGlobalSecondaryIndex({
+    indexName: KEYS_SCHEMA.keyIdIndex,
+    partitionKey: { name: KEYS_SCHEMA.keyIdAttribute, type: dynamodb.AttributeType.STRING },
+    projectionType: dynamodb.ProjectionType.ALL,
+  });
+  table.addGlobalSecondaryIndex({
+    indexName: KEYS_SCHEMA.ownerIndex,
+    partitionKey: { name: KEYS_SCHEMA.ownerAttribute, type: dynamodb.AttributeType.STRING },
+    sortKey: { name: KEYS_SCHEMA.ownerSortAttribute, type: dynamodb.AttributeType.STRING },
+    projectionType: dynamodb.ProjectionType.ALL,
+  });
   return table;
 }

@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { Arn, Duration, type RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
@@ -22,6 +23,7 @@ import { Construct } from 'constructs';
 import { bundledFunction } from './bundling.js';
 import { ownLogsAndRole } from './function-role.js';
 import { prefixWildcardFinding } from './nag.js';
+import { runbookDescription } from './runbook.js';
 
 /**
  * The EventBridge `source` of the builder's events: builder/upload/report.ts EVENT_SOURCE (infra imports no
@@ -60,6 +62,11 @@ export interface UploadBuilderProps {
    * @default RemovalPolicy.RETAIN
    */
   readonly removalPolicy?: RemovalPolicy;
+  /**
+   * Where an invocation that failed for good goes (infra/upload-failures.ts).
+   * @default - nowhere: Lambda drops it after its retries
+   */
+  readonly onFailure?: lambda.IDestination;
 }
 
 /** Days an upload stays in the incoming prefix (the builder orders uploads by what is there), and a report. */
@@ -148,7 +155,11 @@ export class UploadBuilder extends Construct {
       },
     });
     // Throttled events (one upload at a time) wait up to the maximum age; a failed build is tried twice more.
-    this.function.configureAsyncInvoke({ maxEventAge: Duration.hours(6), retryAttempts: 2 });
+    this.function.configureAsyncInvoke({
+      maxEventAge: Duration.hours(6),
+      retryAttempts: 2,
+      ...(props.onFailure && { onFailure: props.onFailure }),
+    });
 
     // Only whole objects: S3 sends ObjectCreated for a completed PUT or multipart upload, never for a part.
     bucket.addEventNotification(s3.EventType.OBJECT_CREATED, new s3n.LambdaDestination(this.function), {
@@ -170,8 +181,11 @@ export class UploadBuilder extends Construct {
       .metricErrors({ period: Duration.minutes(5), statistic: cloudwatch.Stats.SUM })
       .createAlarm(this, 'Failures', {
         alarmName: `${stack.stackName}-upload-build-failed`,
-        alarmDescription:
+        alarmDescription: runbookDescription(
+          this,
+          'upload-build-failed',
           'An invocation of the upload builder failed, and Lambda tries it again twice: an upload could not be published (a store fault, the publish lock held too long, a timeout or a crash: its report says failed, the live version is unchanged), or an outcome event could not be sent to EventBridge (the report stands; the retry sends the same event), or a record was not an upload of this bucket (a key outside the incoming prefix, another bucket, not an S3 event). The builder log group says which, one line each. An invalid snapshot, however bad, does not raise this: its report and event list its problems.',
+        ),
         threshold: 1,
         comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
         evaluationPeriods: 1,

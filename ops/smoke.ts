@@ -1,7 +1,9 @@
 /**
  * `npm run smoke`: a deployment checked from outside in seconds, after `cdk deploy` or a publish, by hand or
- * in CI (docs/operating.md, "Go-live checklist"). Exit codes: 0 every check passed (some may be skipped: what
- * they need was not given), 1 a check failed (each named), 2 a usage error.
+ * in CI (docs/operating.md, "Go-live checklist"); the scheduled check and the deploy hook run the same checks
+ * (ops/lambda.ts). Exit codes: 0 every check passed, 1 a check failed or was skipped (what it needs was not
+ * given; `--allow-skipped` accepts that), each named, 2 a usage error. The key is read from `CATALOGUE_KEY`
+ * only: `--key` is refused, since npm prints the whole command line and shells keep it in their history.
  */
 import { pathToFileURL } from 'node:url';
 import { checkOptionsApply, isUsageError, parseCommandLine, UsageError } from '../cli/kit.js';
@@ -12,29 +14,41 @@ import { type CheckResult, deadlineFetch } from './checks.js';
 import { liveVersionCheck } from './live-version.js';
 import { type SmokeTarget, smokeTarget } from './target.js';
 
-const HELP = `Usage: npm run smoke -- [--url URL --key KEY | --stack NAME --key KEY] [options]
+const HELP = `Usage: CATALOGUE_KEY=pk_live_… npm run smoke -- [--url URL | --stack NAME] [options]
 
 Checks a deployment of the Catalogue Read API from outside, in under 30 s: the edge's 401 and 405, a 200 with
-its ETag and its 304, the rate-limit headers, /docs, the admin API signed with your credentials, the live
-catalogue version and its age. Prints what passed; exits 1 naming what failed.
+its ETag and its 304, the rate-limit headers, /docs, the admin API, the live catalogue version and its age.
+Prints what passed; exits 1 naming what failed or was skipped.
+
+The key to read with (two requests of its quota) is CATALOGUE_KEY, never an option: npm prints the command
+line. With --stack and no CATALOGUE_KEY, the stack's own check key is read from its secret (CheckKeySecretArn).
 
   --url URL          the API's base URL (https://<domain>/v1); default CATALOGUE_URL
-  --key KEY          a key to read with (two requests of its quota); default CATALOGUE_KEY
-  --stack NAME       read the URLs and the catalogue location from this stack's outputs (CloudFormation)
+  --stack NAME       read the URLs, the catalogue location and the check key from this stack (read access only)
   --region REGION    the stack's region (default AWS_REGION, else us-east-1)
+  --admin            with --stack: sign the admin check with your credentials (needs AdminCallerPolicyArn);
+                     without it the admin API must refuse an unsigned request (403)
   --admin-url URL    the admin API (default: the stack's AdminApiUrl, else CATALOGUE_ADMIN_URL); signed with
                      your AWS credentials (for npm start's, CATALOGUE_ADMIN_ACCESS_KEY_ID and _SECRET_ACCESS_KEY)
   --catalogue URI    where the live version is read (s3://bucket/prefix; default: the stack's CatalogueUri)
   --endpoint URL     an S3-compatible endpoint for --catalogue (default CATALOGUE_S3_ENDPOINT)
+  --allow-skipped    exit 0 when checks were skipped for what was not given (they are still listed)
   --timeout SECONDS  the whole run's deadline (default 25)
   --json             one JSON document (for CI) instead of the table
   --help             this text`;
 
+/** Why `--key` is refused, in one line. */
+export const KEY_OPTION_REFUSED =
+  '--key is not taken: npm prints the whole command line and shells keep it in their history, key included; put the key in CATALOGUE_KEY instead (CATALOGUE_KEY=pk_live_… npm run smoke -- …)';
+
 const OPTIONS = {
   url: { type: 'string' },
+  // Parsed only to be refused with its reason (KEY_OPTION_REFUSED), not as an unknown option.
   key: { type: 'string' },
   stack: { type: 'string' },
   region: { type: 'string' },
+  admin: { type: 'boolean' },
+  'allow-skipped': { type: 'boolean' },
   'admin-url': { type: 'string' },
   catalogue: { type: 'string' },
   endpoint: { type: 'string' },
@@ -42,7 +56,7 @@ const OPTIONS = {
   json: { type: 'boolean' },
   help: { type: 'boolean' },
 } as const;
-const NAMES = Object.keys(OPTIONS);
+const NAMES = Object.keys(OPTIONS).filter((name) => name !== 'key');
 const DEFAULT_TIMEOUT_SECONDS = 25;
 
 export interface Io {
@@ -55,7 +69,23 @@ export interface SmokeReport {
   ok: boolean;
   api: string;
   failed: string[];
+  /** Checks not run for what was not given (a failure unless `--allow-skipped`). */
+  skipped: string[];
   checks: CheckResult[];
+}
+
+/**
+ * The run's outcome: the failed and the skipped checks by name; ok when none failed and none was skipped
+ * (or skipping is allowed).
+ * @example outcome(checks, { allowSkipped: false }).ok
+ */
+export function outcome(
+  checks: readonly CheckResult[],
+  { allowSkipped }: { allowSkipped: boolean },
+): { ok: boolean; failed: string[]; skipped: string[] } {
+  const failed = checks.filter((c) => c.verdict === 'fail').map((c) => c.name);
+  const skipped = checks.filter((c) => c.verdict === 'skip').map((c) => c.name);
+  return { ok: failed.length === 0 && (allowSkipped || skipped.length === 0), failed, skipped };
 }
 
 /**
@@ -89,11 +119,13 @@ export function resultTable(checks: readonly CheckResult[]): string {
     .join('\n');
 }
 
-/** What the run ends with: the failed checks named, or that all passed (with what was skipped). */
-export function verdictLine(checks: readonly CheckResult[]): string {
-  const failed = checks.filter((c) => c.verdict === 'fail').map((c) => c.name);
-  const skipped = checks.filter((c) => c.verdict === 'skip').map((c) => c.name);
+/** What the run ends with: the failed checks named, the skipped ones, or that all passed. */
+export function verdictLine(checks: readonly CheckResult[], allowSkipped = false): string {
+  const { failed, skipped } = outcome(checks, { allowSkipped });
   if (failed.length > 0) return `smoke check failed: ${failed.join(', ')}`;
+  if (skipped.length > 0 && !allowSkipped) {
+    return `smoke check incomplete: not checked: ${skipped.join(', ')} (give what they need, or --allow-skipped)`;
+  }
   return `smoke check passed${skipped.length > 0 ? ` (not checked: ${skipped.join(', ')})` : ''}`;
 }
 
@@ -103,6 +135,7 @@ async function run(
   io: Io,
 ): Promise<number> {
   const { values, positionals } = parseCommandLine(argv, OPTIONS, () => NAMES);
+  if (values.key !== undefined) throw new UsageError(KEY_OPTION_REFUSED);
   checkOptionsApply(values, { takes: NAMES, everyCommand: [] }, (name) => `--${name} does not apply`);
   if (values.help) {
     io.out(HELP);
@@ -113,20 +146,21 @@ async function run(
   if (!(seconds > 0 && seconds <= 300)) throw new UsageError(`--timeout ${values.timeout}: 1 to 300 seconds`);
   const target = await smokeTarget(values, env);
   const checks = await runChecks(target, Date.now() + seconds * 1000, () => new Date());
-  const failed = checks.filter((c) => c.verdict === 'fail').map((c) => c.name);
+  const allowSkipped = values['allow-skipped'] === true;
+  const { ok, failed, skipped } = outcome(checks, { allowSkipped });
   if (values.json) {
-    const report: SmokeReport = { ok: failed.length === 0, api: target.api.api, failed, checks };
+    const report: SmokeReport = { ok, api: target.api.api, failed, skipped, checks };
     io.out(JSON.stringify(report, null, 2));
   } else {
     io.out(`Smoke check of ${target.api.api}\n\n${resultTable(checks)}\n`);
-    (failed.length > 0 ? io.err : io.out)(verdictLine(checks));
+    (ok ? io.out : io.err)(verdictLine(checks, allowSkipped));
   }
-  return failed.length > 0 ? 1 : 0;
+  return ok ? 0 : 1;
 }
 
 /**
  * Run the smoke check; resolves to the exit code (never throws).
- * @example process.exitCode = await main(['--url', url, '--key', key], process.env, io);
+ * @example process.exitCode = await main(['--url', url], { ...process.env, CATALOGUE_KEY: key }, io);
  */
 export function main(
   argv: readonly string[],

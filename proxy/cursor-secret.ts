@@ -17,9 +17,9 @@
  *   the core orders them), never a crash; the read is tried again by a later request, at most once per
  *   `retryAfterMs`, so an outage does not turn every request into an API call.
  */
-import { DEFAULT_REGION } from '../aws/env.js';
+
+import { getSecretString, secretsClient } from '../aws/secrets.js';
 import type { CredentialSource } from '../aws/signed.js';
-import { AwsCallError, SignedClient } from '../aws/signed.js';
 import { errorMessage } from '../store/errors.js';
 import { callWithDeadline } from './core/deadline.js';
 import type { ProblemLogLine, ProxyHandler, ProxyRequest } from './core/types.js';
@@ -173,58 +173,18 @@ export interface ReadSecretOptions {
 const STAND_IN_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
 
 /**
- * A reader of a secret's string value: each call is one GetSecretValue, a lean signed request (aws/signed.ts),
+ * A reader of a secret's string value: each call is one GetSecretValue, a lean signed request (aws/secrets.ts),
  * since {@link createSecretProxy} holds the value and bounds its age itself (single flight, stale while
  * re-reading, the last good value kept on failure).
  * @example const read = secretReader('arn:aws:secretsmanager:eu-west-1:123456789012:secret:cursor-AbCdEf', { timeoutMs: 2000 });
  * const secret = await read();
  */
 export function secretReader(arn: string, options: ReadSecretOptions): () => Promise<string> {
-  const region = options.region ?? arn.split(':')[3] ?? DEFAULT_REGION;
-  const client = new SignedClient({
-    origin: options.endpoint ?? `https://secretsmanager.${region}.amazonaws.com`,
-    service: 'secretsmanager',
-    region,
+  const client = secretsClient(arn, {
+    endpoint: options.endpoint,
+    region: options.region,
     credentials: options.credentials ?? (() => STAND_IN_CREDENTIALS),
-    connections: 1,
   });
-  const body = JSON.stringify({ SecretId: arn });
   return () =>
-    callWithDeadline('configuration', options.timeoutMs, async (signal) => {
-      const response = await client.request({
-        method: 'POST',
-        path: '/',
-        headers: {
-          'content-type': 'application/x-amz-json-1.1',
-          'x-amz-target': 'secretsmanager.GetSecretValue',
-        },
-        body,
-        signal,
-        retryOnReset: true,
-        errorCode: ({ status, body: answer }) => (status === 200 ? undefined : errorCodeOf(answer, status)),
-      });
-      if (response.status !== 200) {
-        const code = errorCodeOf(response.body, response.status);
-        throw new AwsCallError(code, `GetSecretValue failed (${code})`, response.status);
-      }
-      let value: unknown;
-      try {
-        value = (JSON.parse(response.body.toString('utf8')) as { SecretString?: unknown }).SecretString;
-      } catch {
-        throw new Error('GetSecretValue answered something other than JSON');
-      }
-      if (typeof value !== 'string') throw new Error('the secret has no string value');
-      return value;
-    });
-}
-
-/** The error code of a Secrets Manager answer (`__type`, as DynamoDB's JSON protocol), else its status. */
-function errorCodeOf(body: Buffer, status: number): string {
-  try {
-    const type = (JSON.parse(body.toString('utf8')) as { __type?: unknown }).__type;
-    if (typeof type === 'string' && type !== '') return type.split('#').pop()!;
-  } catch {
-    // Not JSON: named after the status.
-  }
-  return `HTTP ${status}`;
+    callWithDeadline('configuration', options.timeoutMs, (signal) => getSecretString(client, arn, signal));
 }

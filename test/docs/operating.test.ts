@@ -115,7 +115,7 @@ describe('tear down', () => {
     expect(described).toHaveLength(6);
     expect(described.every((call) => call.includes('--stack-name TestStack'))).toBe(true);
     const destroy = run.calls.findIndex((call) => call.startsWith('npx'));
-    expect(run.calls[destroy]).toBe('npx cdk destroy -c stackName=TestStack TestStack (in infra)');
+    expect(run.calls[destroy]).toBe('npx cdk destroy --all -c stackName=TestStack (in infra)');
     expect(run.calls.slice(0, destroy).every((call) => call.startsWith('aws cloudformation'))).toBe(true);
     expect(run.calls.slice(destroy + 1)).toEqual([
       'aws s3api head-bucket --bucket teststack-bucket-1',
@@ -155,6 +155,41 @@ describe('tear down', () => {
     expect(run.code).not.toBe(0);
     expect(run.stderr).toContain('stack TestStack has no output CountersTableName: nothing deleted');
     expect(run.calls.every((call) => call.startsWith('aws cloudformation describe-stacks'))).toBe(true);
+  });
+});
+
+describe('restore the keys table', () => {
+  it('restores to the point in time into a new table, protects it, and sets keysTableName before deploying', async () => {
+    const [script] = blocks('bash', 'Data protection and restore').filter((block) =>
+      block.includes('restore-table-to-point-in-time'),
+    );
+    const work = join(scratch, 'restore');
+    mkdirSync(join(work, 'infra'), { recursive: true });
+    cpSync(join(ROOT, 'infra', 'cdk.json'), join(work, 'infra', 'cdk.json'));
+    writeFileSync(join(work, 'restore.sh'), script!);
+    const { bin, calls } = standIns();
+    writeFileSync(
+      join(bin, 'npm'),
+      `#!/usr/bin/env bash\nprintf 'npm %s\\n' "$*" >> '${join(bin, 'calls.log')}'\n`,
+    );
+    chmodSync(join(bin, 'npm'), 0o755);
+
+    await promisify(execFile)('bash', ['restore.sh'], {
+      cwd: work,
+      env: { PATH: `${bin}:${process.env.PATH}`, STACK: 'TestStack', WHEN: '2026-11-30T09:00:00Z' },
+    });
+
+    const target = 'TestStack-keys-20261130T090000Z';
+    expect(calls()).toEqual([
+      "aws cloudformation describe-stacks --stack-name TestStack --query Stacks[0].Outputs[?OutputKey=='KeysTableName'].OutputValue | [0] --output text",
+      `aws dynamodb restore-table-to-point-in-time --source-table-name TestStack-Keys-1 --target-table-name ${target} --restore-date-time 2026-11-30T09:00:00Z --billing-mode-override PAY_PER_REQUEST`,
+      `aws dynamodb wait table-exists --table-name ${target}`,
+      `aws dynamodb update-continuous-backups --table-name ${target} --point-in-time-recovery-specification PointInTimeRecoveryEnabled=true`,
+      `aws dynamodb update-table --table-name ${target} --deletion-protection-enabled`,
+      'npm run deploy',
+    ]);
+    const { context } = JSON.parse(readFileSync(join(work, 'infra', 'cdk.json'), 'utf8'));
+    expect(settingsFromContext((key) => context[key]).props).toEqual({ keysTableName: target });
   });
 });
 

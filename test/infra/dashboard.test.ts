@@ -105,7 +105,7 @@ describe('the dashboard', () => {
   it('shows the state of every alarm of the stack', () => {
     const alarms = Object.keys(template.findResources('AWS::CloudWatch::Alarm'));
 
-    expect(alarms).toHaveLength(10);
+    expect(alarms).toHaveLength(15);
     expect(byTitle('Alarms').properties.alarms!.sort()).toEqual(alarms.map((id) => `<${id}.Arn>`).sort());
   });
 

@@ -157,7 +157,7 @@ export interface BundledAsset {
  * The asset of function `fn` (infra/bundling.ts names): its metafile beside the assembly gives the size of its
  * index.mjs, and the asset is the one whose index.mjs has that size (the functions' bundles differ by far).
  */
-function bundledAsset(assemblyDir: string, fn: string): BundledAsset {
+export function bundledAsset(assemblyDir: string, fn: string): BundledAsset {
   const metafiles = readdirSync(assemblyDir).filter((name) => name.endsWith(metafileSuffix(fn)));
   if (metafiles.length !== 1) throw new Error(`expected one *${metafileSuffix(fn)} in ${assemblyDir}`);
   const metafile = join(assemblyDir, metafiles[0]!);

@@ -49,10 +49,10 @@ describe('with every option', () => {
       Protocol: 'email',
       Endpoint: 'ops@example.com',
     });
-    const topic = { Ref: logicalId(template, 'AWS::SNS::Topic', 'AlarmsTopic') };
+    const topic = { Ref: logicalId(template, 'AWS::SNS::Topic', 'AlarmTopic') };
     const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm')).map((r) => r.Properties);
-    // The proxy's six, the admin API's, a deploy's two and the upload builder's failed build.
-    expect(alarms).toHaveLength(10);
+    // The proxy's six, the admin API's, a deploy's four, the upload builder's three, the scheduled check's.
+    expect(alarms).toHaveLength(15);
     for (const alarm of alarms) {
       expect(alarm.AlarmActions).toEqual([topic]);
       expect(alarm.OKActions).toEqual([topic]);

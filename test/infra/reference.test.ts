@@ -31,7 +31,7 @@ beforeAll(() => {
   template = synth().template;
   distribution = Object.values(template.findResources('AWS::CloudFront::Distribution'))[0]!.Properties
     .DistributionConfig;
-});
+}, 180_000);
 
 describe('the /docs behaviours', () => {
   it('serve /docs, /docs/admin and /docs/* from S3 through origin access control, cached, with no Lambda', () => {

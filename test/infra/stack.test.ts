@@ -67,13 +67,13 @@ beforeAll(() => {
     publisherRole: logicalId(template, 'AWS::IAM::Role', 'PublisherRole'),
     distribution: logicalId(template, 'AWS::CloudFront::Distribution', 'EdgeDistribution'),
   };
-});
+}, 180_000);
 
 const arn = (id: string) => ({ 'Fn::GetAtt': [id, 'Arn'] });
 const objectsUnder = (id: string, prefix: string) => ({ 'Fn::Join': ['', [arn(id), `/${prefix}*`]] });
 
 describe('catalogue bucket', () => {
-  it('is private, encrypted, unversioned, logged, and retained', () => {
+  it('is private, encrypted, versioned, logged, and retained', () => {
     template.hasResource('AWS::S3::Bucket', {
       Properties: {
         PublicAccessBlockConfiguration: {
@@ -85,17 +85,19 @@ describe('catalogue bucket', () => {
         BucketEncryption: {
           ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }],
         },
-        VersioningConfiguration: Match.absent(),
+        VersioningConfiguration: { Status: 'Enabled' },
         OwnershipControls: { Rules: [{ ObjectOwnership: 'BucketOwnerEnforced' }] },
         LoggingConfiguration: { DestinationBucketName: { Ref: ids.logs }, LogFilePrefix: 's3-access/' },
       },
       DeletionPolicy: 'Retain',
       UpdateReplacePolicy: 'Retain',
     });
-    expect(template.toJSON().Resources[ids.bucket].Properties.VersioningConfiguration).toBeUndefined();
+    expect(template.toJSON().Resources[ids.bucket].Properties.VersioningConfiguration).toEqual({
+      Status: 'Enabled',
+    });
   });
 
-  it('aborts incomplete uploads but never expires live objects (the builder collects garbage)', () => {
+  it('aborts incomplete uploads, keeps noncurrent versions 30 days, never expires live objects (the builder collects garbage)', () => {
     const rules = template.toJSON().Resources[ids.bucket].Properties.LifecycleConfiguration.Rules;
 
     // Only uploaded snapshots and their reports expire (infra/upload-builder.ts), never the catalogue prefix.
@@ -105,6 +107,13 @@ describe('catalogue bucket', () => {
         AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 },
         Status: 'Enabled',
       },
+      // An overwritten pointer, log or report, or a collected object, stays restorable for 30 days.
+      {
+        Id: 'expire-noncurrent-versions',
+        NoncurrentVersionExpiration: { NoncurrentDays: 30 },
+        Status: 'Enabled',
+      },
+      { Id: 'remove-expired-delete-markers', ExpiredObjectDeleteMarker: true, Status: 'Enabled' },
       { Id: 'expire-uploads', Prefix: 'incoming/', ExpirationInDays: 7, Status: 'Enabled' },
       { Id: 'expire-reports', Prefix: 'reports/', ExpirationInDays: 90, Status: 'Enabled' },
     ]);
@@ -441,7 +450,8 @@ describe('function URL and origin access control', () => {
     const sourceArn = distributionArn(ids.distribution);
     const permissions = Object.values(template.findResources('AWS::Lambda::Permission'))
       .map((r) => r.Properties)
-      .filter((properties) => properties.Principal !== 's3.amazonaws.com'); // the upload trigger
+      // The upload trigger's, and the schedule's of the scheduled check (test/infra/scheduled-check.test.ts).
+      .filter((properties) => !['s3.amazonaws.com', 'events.amazonaws.com'].includes(properties.Principal));
 
     expect(permissions).toHaveLength(2);
     expect(permissions).toEqual(
@@ -740,12 +750,14 @@ describe('IAM', () => {
   it('grants nothing else to anyone', () => {
     // The proxy, the publisher, the admin API, CDK's BucketDeployment handler of the reference
     // (test/infra/reference.test.ts), the upload builder and CDK's bucket-notifications handler
-    // (test/infra/upload-builder.test.ts), and CodeDeploy's service role (test/infra/deploys.test.ts: AWS's
-    // managed policy, no inline one); the two managed policies are the admin API's caller policy and the
-    // publisher's application's upload permission, attached to nothing by the stack.
-    template.resourceCountIs('AWS::IAM::Role', 7);
-    template.resourceCountIs('AWS::IAM::Policy', 6);
-    template.resourceCountIs('AWS::IAM::ManagedPolicy', 2);
+    // (test/infra/upload-builder.test.ts), CodeDeploy's service role (test/infra/deploys.test.ts: AWS's
+    // managed policy and the hook's invocation), the scheduled check's, its key provider's and the deploy
+    // hook's (test/infra/scheduled-check.test.ts, test/infra/deploys.test.ts); the three managed policies are
+    // the admin API's caller policy, the publisher's application's upload permission and the read-only smoke
+    // check's, attached to nothing by the stack.
+    template.resourceCountIs('AWS::IAM::Role', 10);
+    template.resourceCountIs('AWS::IAM::Policy', 10);
+    template.resourceCountIs('AWS::IAM::ManagedPolicy', 3);
     template.resourceCountIs('AWS::IAM::User', 0);
     for (const managed of Object.values(template.findResources('AWS::IAM::ManagedPolicy'))) {
       expect(
@@ -761,14 +773,18 @@ describe('alarms', () => {
       (r) => r.Properties.AlarmName === `Catalogue-${name}`,
     )?.Properties;
 
-  it("creates the ten alarms (the admin API's, a deploy's two and the upload builder's included), without actions when no e-mail is given", () => {
-    template.resourceCountIs('AWS::CloudWatch::Alarm', 10);
-    template.resourceCountIs('AWS::SNS::Topic', 0);
+  it("creates the fifteen alarms (the admin API's, a deploy's four, the upload builder's three and the scheduled check's included), each notifying the alarm topic without any e-mail", () => {
+    template.resourceCountIs('AWS::CloudWatch::Alarm', 15);
+    template.resourceCountIs('AWS::SNS::Topic', 1);
+    template.resourceCountIs('AWS::SNS::Subscription', 0);
+    const topic = { Ref: logicalId(template, 'AWS::SNS::Topic', 'AlarmTopic') };
     for (const properties of Object.values(template.findResources('AWS::CloudWatch::Alarm')).map(
       (r) => r.Properties,
     )) {
-      expect(properties.AlarmActions).toBeUndefined();
-      expect(properties.TreatMissingData).toBe('notBreaching');
+      expect(properties.AlarmActions).toEqual([topic]);
+      // Only the scheduled check counts a run that did not report as a failure.
+      const breaching = properties.AlarmName === 'Catalogue-scheduled-check-failed';
+      expect(properties.TreatMissingData).toBe(breaching ? 'breaching' : 'notBreaching');
     }
   });
 
@@ -922,7 +938,9 @@ describe('outputs', () => {
     template.hasOutput('KeysTableName', { Value: { Ref: ids.keys } });
     template.hasOutput('CountersTableName', { Value: { Ref: ids.counters } });
     template.hasOutput('PublisherRoleArn', { Value: arn(ids.publisherRole) });
-    expect(template.toJSON().Outputs.AlarmTopicArn).toBeUndefined();
+    template.hasOutput('AlarmTopicArn', {
+      Value: { Ref: logicalId(template, 'AWS::SNS::Topic', 'AlarmTopic') },
+    });
   });
 });
 

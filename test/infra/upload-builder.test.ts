@@ -107,7 +107,7 @@ describe('the upload builder function', () => {
     });
   });
 
-  it('its role: read uploads, write reports, publish under the catalogue prefix, list both, send events; nothing else', () => {
+  it('its role: read uploads, write reports, publish under the catalogue prefix, list both, send events, send its failures to their queue; nothing else', () => {
     const statements = roleStatements(template, ids.role).map(({ Sid, Action, Resource, Condition }) => ({
       Sid,
       Action,
@@ -165,11 +165,18 @@ describe('the upload builder function', () => {
         },
         Condition: undefined,
       },
+      // The on-failure destination: Lambda sends a failed invocation's record with the function's role.
+      {
+        Sid: undefined,
+        Action: ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'],
+        Resource: { 'Fn::GetAtt': [logicalId(template, 'AWS::SQS::Queue', 'UploadFailuresQueue'), 'Arn'] },
+        Condition: undefined,
+      },
     ]);
   });
 
   it('alarms on a failed build (any error of the function in 5 minutes), to the alarm topic', () => {
-    const topic = { Ref: logicalId(template, 'AWS::SNS::Topic', 'AlarmsTopic') };
+    const topic = { Ref: logicalId(template, 'AWS::SNS::Topic', 'AlarmTopic') };
     template.hasResourceProperties('AWS::CloudWatch::Alarm', {
       AlarmName: 'Catalogue-upload-build-failed',
       Namespace: 'AWS/Lambda',

@@ -66,6 +66,33 @@ describe('adminCheck', () => {
   });
 });
 
+describe('adminCheck without credentials (read access only)', () => {
+  const unsigned = () => adminCheck({ url, unsigned: true }, Date.now() + 10_000);
+
+  it("sends one unsigned GET and passes on the function URL's 403", async () => {
+    answer = { status: 403, code: 'forbidden' };
+    const result = await unsigned();
+
+    expect(result).toMatchObject({
+      verdict: 'pass',
+      detail: expect.stringMatching(/^unsigned GET refused with 403/),
+    });
+    expect(seen.at(-1)!.headers.authorization).toBeUndefined();
+  });
+
+  it('fails when the admin API answers an unsigned request: it is open to anyone', async () => {
+    answer = { status: 404, code: 'key_not_found' };
+    expect(await unsigned()).toMatchObject({
+      verdict: 'fail',
+      detail: `unsigned GET /v1/keys/${PROBE_KEY_ID}: 404 key_not_found, expected the function URL's 403`,
+    });
+    answer = { status: 200, code: 'ok' };
+    expect((await unsigned()).detail).toContain(
+      'the admin API answers anyone (its function URL must be AWS_IAM)',
+    );
+  });
+});
+
 describe('functionUrlRegion', () => {
   it('is the region a function URL names, and nothing for another host', () => {
     expect(functionUrlRegion('https://abcdef.lambda-url.eu-west-1.on.aws/v1')).toBe('eu-west-1');

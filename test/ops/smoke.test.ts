@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHECK_NAMES } from '../../ops/checks.js';
-import { main, type SmokeReport } from '../../ops/smoke.js';
+import { KEY_OPTION_REFUSED, main, type SmokeReport } from '../../ops/smoke.js';
 import { npmStartSuite, type Started, stop } from '../helpers/npm-start.js';
 
 /** Run the smoke command in this process; its exit code and what it printed. */
@@ -80,19 +80,22 @@ describe('npm run smoke against npm start', () => {
     expect(performance.now() - begun).toBeLessThan(30_000);
   });
 
-  it('prints one JSON document with --json, and skips (without failing) what it was not given', async () => {
+  it('fails on what it skipped (nothing names the admin API or the catalogue), unless --allow-skipped', async () => {
     const { CATALOGUE_ADMIN_URL: _admin, ...noAdmin } = shell;
-    const { code, out } = await smoke(['--json'], noAdmin);
+    const strict = await smoke(['--json'], noAdmin);
+    const allowed = await smoke(['--json', '--allow-skipped'], noAdmin);
+    const table = await smoke([], noAdmin);
 
-    const report = JSON.parse(out) as SmokeReport;
-    expect(code).toBe(0);
-    expect(report.ok).toBe(true);
-    expect(report.failed).toEqual([]);
+    const report = JSON.parse(strict.out) as SmokeReport;
+    expect(strict.code).toBe(1);
+    expect(report).toMatchObject({ ok: false, failed: [], skipped: ['admin API', 'live version'] });
     expect(report.checks.map((check) => check.name)).toEqual([...CHECK_NAMES]);
-    expect(report.checks.filter((check) => check.verdict === 'skip').map((check) => check.name)).toEqual([
-      'admin API',
-      'live version',
-    ]);
+    expect(allowed.code).toBe(0);
+    expect(JSON.parse(allowed.out)).toMatchObject({ ok: true, skipped: ['admin API', 'live version'] });
+    expect(table.code).toBe(1);
+    expect(table.err).toBe(
+      'smoke check incomplete: not checked: admin API, live version (give what they need, or --allow-skipped)',
+    );
   });
 
   it("reads the URLs and the catalogue location from a stack's outputs with --stack", async () => {
@@ -125,12 +128,17 @@ describe('npm run smoke against npm start', () => {
       Object.assign(process.env, env);
       let run: Awaited<ReturnType<typeof smoke>>;
       let missing: Awaited<ReturnType<typeof smoke>>;
+      let signed: Awaited<ReturnType<typeof smoke>>;
       try {
         run = await smoke(
           ['--stack', 'Catalogue', '--endpoint', exported.CATALOGUE_S3_ENDPOINT!, '--json'],
           env,
         );
         missing = await smoke(['--stack', 'Catalogu'], env);
+        signed = await smoke(
+          ['--stack', 'Catalogue', '--admin', '--endpoint', exported.CATALOGUE_S3_ENDPOINT!],
+          env,
+        );
       } finally {
         process.env = saved;
       }
@@ -140,6 +148,12 @@ describe('npm run smoke against npm start', () => {
       expect(run.code).toBe(0);
       expect(report.api).toBe(exported.CATALOGUE_URL);
       expect(report.checks.every((check) => check.verdict === 'pass')).toBe(true);
+      // Read access only: the admin API is checked as refusing an unsigned request; --admin signs one.
+      expect(report.checks.find((check) => check.name === 'admin API')?.detail).toMatch(
+        /^unsigned GET refused with 403/,
+      );
+      expect(signed.code, signed.out).toBe(0);
+      expect(signed.out).toMatch(/^admin API +ok +\d+ ms +signed GET of an unknown key: 404 key_not_found$/m);
       expect(missing.code).toBe(2);
       expect(missing.err).toContain('--stack Catalogu in us-east-1: Stack with id Catalogu does not exist');
     } finally {
@@ -175,16 +189,35 @@ describe('npm run smoke against npm start', () => {
 describe('npm run smoke, used wrongly', () => {
   it.each([
     [['--urll', 'x'], "unknown option '--urll'; did you mean '--url'?"],
-    [['--url', 'ftp://x/v1', '--key', 'k'], '--url ftp://x/v1: expected an https:// (or http://) URL'],
-    [['--url', 'https://x/v1'], 'a key to read with: --key KEY (or CATALOGUE_KEY)'],
+    [['--url', 'ftp://x/v1'], '--url ftp://x/v1: expected an https:// (or http://) URL'],
+    [
+      ['--url', 'https://x/v1'],
+      "a key to read with: CATALOGUE_KEY=pk_live_… (or --stack, which reads the stack's check key)",
+    ],
     [[], 'what to check: --url URL (or CATALOGUE_URL), or --stack NAME'],
     [['--url', 'https://x/v1', '--stack', 'S'], 'give --url or --stack, not both'],
-    [['--timeout', '0', '--url', 'https://x/v1', '--key', 'k'], '--timeout 0: 1 to 300 seconds'],
+    [['--timeout', '0', '--url', 'https://x/v1'], '--timeout 0: 1 to 300 seconds'],
     [['extra'], "unexpected argument 'extra'"],
   ])('%j is a usage error (exit 2)', async (argv, message) => {
-    const { code, err } = await smoke(argv, { PATH: process.env.PATH });
+    // A key in the environment, except where its absence is the error.
+    const key = message.startsWith('a key to read with') ? {} : { CATALOGUE_KEY: 'k' };
+    const { code, err } = await smoke(argv, { PATH: process.env.PATH, ...key });
 
     expect(code).toBe(2);
     expect(err).toBe(`error: ${message}\n(run with --help for usage)`);
   });
+
+  it.each([['--key', 'pk_live_AAAAAAAAAAAAAAAAAAAAAA'], ['--key=pk_live_AAAAAAAAAAAAAAAAAAAAAA']])(
+    'refuses a key on the command line (%s), saying why, without echoing it',
+    async (...argv) => {
+      const { code, err, out } = await smoke(['--url', 'https://x/v1', ...argv], {
+        PATH: process.env.PATH,
+        CATALOGUE_KEY: 'pk_live_BBBBBBBBBBBBBBBBBBBBBB',
+      });
+
+      expect(code).toBe(2);
+      expect(err).toBe(`error: ${KEY_OPTION_REFUSED}\n(run with --help for usage)`);
+      expect(`${err}${out}`).not.toContain('AAAAAAAAAAAAAAAAAAAAAA');
+    },
+  );
 });

@@ -37,7 +37,8 @@ describe('smokeTarget', () => {
       key: KEY,
     });
     expect(target.catalogue).toEqual({ uri: 's3://catalogue', endpoint: NPM_START.CATALOGUE_S3_ENDPOINT });
-    if ('skip' in target.admin) throw new Error(target.admin.skip);
+    if ('skip' in target.admin || 'unsigned' in target.admin)
+      throw new Error('expected a signed admin check');
     expect(target.admin.url).toBe(NPM_START.CATALOGUE_ADMIN_URL);
     expect(await target.admin.credentials()).toEqual({
       accessKeyId: NPM_START.CATALOGUE_ADMIN_ACCESS_KEY_ID,
@@ -45,31 +46,73 @@ describe('smokeTarget', () => {
     });
   });
 
-  it("takes a stack's outputs, the admin API's region from its URL, and never npm start's S3 for them", async () => {
+  it("takes a stack's outputs, CATALOGUE_KEY, and never npm start's S3 for them; the admin API unsigned", async () => {
     const asked: string[] = [];
-    // The SDK's credential chain reads this process's environment.
-    vi.stubEnv('AWS_ACCESS_KEY_ID', 'AKID');
-    vi.stubEnv('AWS_SECRET_ACCESS_KEY', 'secret');
     const target = await smokeTarget(
-      { stack: 'CatalogueReadApi', key: KEY, region: 'eu-west-1' },
+      { stack: 'CatalogueReadApi', region: 'eu-west-1' },
       { ...NPM_START, CATALOGUE_URL: undefined },
-      async (stack, region) => {
-        asked.push(`${stack} ${region}`);
-        return OUTPUTS;
+      {
+        readOutputs: async (stack, region) => {
+          asked.push(`${stack} ${region}`);
+          return OUTPUTS;
+        },
+        readSecret: () => Promise.reject(new Error('CATALOGUE_KEY is set: no secret to read')),
       },
     );
 
     expect(asked).toEqual(['CatalogueReadApi eu-west-1']);
     expect(target.api).toEqual({ api: OUTPUTS.ApiUrl, docs: OUTPUTS.ReferenceUrl, key: KEY });
     expect(target.catalogue).toEqual({ uri: OUTPUTS.CatalogueUri, endpoint: undefined });
-    if ('skip' in target.admin) throw new Error(target.admin.skip);
+    // Read access only: the admin API must refuse an unsigned request.
+    expect(target.admin).toEqual({ url: OUTPUTS.AdminApiUrl, unsigned: true });
+  });
+
+  it("with --stack and no CATALOGUE_KEY, reads the stack's check key from its secret", async () => {
+    const read: string[] = [];
+    const target = await smokeTarget(
+      { stack: 'CatalogueReadApi' },
+      {},
+      {
+        readOutputs: async () => ({
+          ...OUTPUTS,
+          CheckKeySecretArn: 'arn:aws:secretsmanager:eu-west-1:1:secret:k',
+        }),
+        readSecret: async (arn) => {
+          read.push(arn);
+          return KEY;
+        },
+      },
+    );
+
+    expect(read).toEqual(['arn:aws:secretsmanager:eu-west-1:1:secret:k']);
+    expect(target.api.key).toBe(KEY);
+    await expect(smokeTarget({ stack: 'Old' }, {}, { readOutputs: async () => OUTPUTS })).rejects.toThrow(
+      'a key to read with: CATALOGUE_KEY (the stack Old has no CheckKeySecretArn output)',
+    );
+  });
+
+  it("with --stack --admin, signs the admin check, in the region its URL names, with the SDK's credentials", async () => {
+    // The SDK's credential chain reads this process's environment.
+    vi.stubEnv('AWS_ACCESS_KEY_ID', 'AKID');
+    vi.stubEnv('AWS_SECRET_ACCESS_KEY', 'secret');
+    const target = await smokeTarget(
+      { stack: 'CatalogueReadApi', admin: true },
+      { CATALOGUE_KEY: KEY },
+      { readOutputs: async () => OUTPUTS },
+    );
+
+    if ('skip' in target.admin || 'unsigned' in target.admin)
+      throw new Error('expected a signed admin check');
     expect(target.admin).toMatchObject({ url: OUTPUTS.AdminApiUrl, region: 'eu-west-1' });
     // npm start's local credentials are for its loopback admin API only.
     expect((await target.admin.credentials()).accessKeyId).toBe('AKID');
+    await expect(
+      smokeTarget({ url: 'https://api.example.com/v1', admin: true }, { CATALOGUE_KEY: KEY }),
+    ).rejects.toThrow('--admin applies with --stack');
   });
 
   it('skips the admin API and the live version when nothing names them', async () => {
-    const target = await smokeTarget({ url: 'https://api.example.com/v1/', key: KEY }, {});
+    const target = await smokeTarget({ url: 'https://api.example.com/v1/' }, { CATALOGUE_KEY: KEY });
 
     expect(target.api.api).toBe('https://api.example.com/v1');
     expect(target.admin).toEqual({ skip: 'no admin URL (--admin-url, CATALOGUE_ADMIN_URL or --stack)' });
@@ -80,12 +123,16 @@ describe('smokeTarget', () => {
 
   it("refuses a stack without this project's outputs, and URLs with a query or credentials", async () => {
     await expect(
-      smokeTarget({ stack: 'Other', key: KEY }, {}, async () => ({ BucketName: 'b' })),
+      smokeTarget(
+        { stack: 'Other' },
+        { CATALOGUE_KEY: KEY },
+        { readOutputs: async () => ({ BucketName: 'b' }) },
+      ),
     ).rejects.toThrow("--stack Other: no ApiUrl output (is it this project's stack?)");
-    await expect(smokeTarget({ url: 'https://u:p@api.example.com/v1', key: KEY }, {})).rejects.toThrow(
-      'no query string or credentials in the URL',
-    );
-    await expect(smokeTarget({ url: 'not a url', key: KEY }, {})).rejects.toThrow(
+    await expect(
+      smokeTarget({ url: 'https://u:p@api.example.com/v1' }, { CATALOGUE_KEY: KEY }),
+    ).rejects.toThrow('no query string or credentials in the URL');
+    await expect(smokeTarget({ url: 'not a url' }, { CATALOGUE_KEY: KEY })).rejects.toThrow(
       '--url not a url: not a URL',
     );
   });
@@ -93,6 +140,9 @@ describe('smokeTarget', () => {
   it('reads only outputs that the stack declares', () => {
     const stack = readFileSync(new URL('../../infra/stack.ts', import.meta.url), 'utf8');
 
-    for (const name of STACK_OUTPUTS) expect(stack).toMatch(new RegExp(`^ {6}${name}: \\{`, 'm'));
+    const watch = readFileSync(new URL('../../infra/watch-outputs.ts', import.meta.url), 'utf8');
+    for (const name of STACK_OUTPUTS) {
+      expect(`${stack}\n${watch}`).toMatch(new RegExp(`^ {4,6}${name}: \\{`, 'm'));
+    }
   });
 });
