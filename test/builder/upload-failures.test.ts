@@ -8,7 +8,7 @@
  */
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { recordEndpoint } from '../../aws/local-stack.js';
+import { recordLocalStack } from '../../aws/local-stack.js';
 import { s3Client } from '../../aws/sdk.js';
 import { main as catalogueCli, EXIT } from '../../builder/cli.js';
 import { acquirePublishLock } from '../../builder/publish/lock.js';
@@ -42,7 +42,17 @@ const listeners = new Set<(notification: S3EventNotification) => void>();
 beforeAll(async () => {
   const local = temporaryDirectory('upload-failures-local');
   s3 = await startS3(BUCKET);
-  recordEndpoint(local, 's3', s3.endpoint);
+  // As npm start records what it serves once it is ready (local/start.ts); only its S3 is reached here.
+  recordLocalStack(local, {
+    pid: process.pid,
+    s3: s3.endpoint,
+    bucket: BUCKET,
+    prefix: '',
+    dynamodb: 'http://127.0.0.1:9',
+    keysTable: 'keys',
+    countersTable: 'counters',
+    api: 'http://127.0.0.1:9/v1',
+  });
   process.env.CATALOGUE_LOCAL_DIR = local;
   client = s3Client({ endpoint: s3.endpoint });
   store = new S3ObjectStore({ client, bucket: BUCKET });
@@ -140,6 +150,11 @@ function guideListing(): string[] {
   return block.lines.filter((line) => !line.startsWith('$ '));
 }
 
+/** Wait until the wall clock is in the next whole second (S3 listings time uploads to the second). */
+async function nextSecond(): Promise<void> {
+  await new Promise((resolve) => setTimeout(resolve, 1000 - (Date.now() % 1000) + 5));
+}
+
 const failedJson = async (...args: string[]) => {
   const { code, out } = await cli('failed', '--json', ...args);
   return { code, listing: JSON.parse(out) as UploadFailures & { exit_code: number } };
@@ -204,8 +219,11 @@ describe('failed and retry against the local stack', () => {
     expect(await reportOf('20260601T120000.123Z-73bcfbfa6212')).toEqual(reportBefore);
     expect(await liveUpload()).toBe('incoming/20260601T120001Z-newer.tar.gz');
 
+    // Uploads completed within one second are ordered by name, and the newer one's sorts after: the forced
+    // write must land in a later second than that upload's to be the newest (as any publisher's would).
+    await nextSecond();
     const forced = await cli('retry', '20260601T120000.123Z-73bcfbfa6212.tar.gz', '--force', '--json');
-    expect(forced.code).toBe(EXIT.ok);
+    expect(forced.code, forced.out + forced.err).toBe(EXIT.ok);
     const result = JSON.parse(forced.out) as UploadResult;
     expect(result).toMatchObject({
       outcome: 'published',
