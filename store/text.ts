@@ -68,7 +68,9 @@ const VISIBLE = /[^\p{White_Space}]/u;
  * @example textProblem('\u3164') // → 'holds U+3164 at character 1, a blank that prints as nothing but is not a space: remove it'
  */
 export function textProblem(text: string, options: TextRuleOptions = {}): string | undefined {
-  if (PRINTABLE_ASCII.test(text) ? VISIBLE_ASCII.test(text) : !NEEDS_A_LOOK.test(text) && VISIBLE.test(text)) {
+  if (
+    PRINTABLE_ASCII.test(text) ? VISIBLE_ASCII.test(text) : !NEEDS_A_LOOK.test(text) && VISIBLE.test(text)
+  ) {
     return undefined;
   }
   let position = 0;
