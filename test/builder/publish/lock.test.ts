@@ -202,7 +202,9 @@ describe('a publish and the lock', () => {
     expect(store.started.length).toBeLessThan(600);
     expect((await store.get(POINTER_KEY)).ok, 'no pointer: nothing went live').toBe(false);
     const left = await store.get(LOCK_KEY);
-    expect(left.ok && JSON.parse(left.body.toString()).broken_by, 'the broken lock is left as it was').toBe('ops@desk');
+    expect(left.ok && JSON.parse(left.body.toString()).broken_by, 'the broken lock is left as it was').toBe(
+      'ops@desk',
+    );
   });
 
   it('the pointer is written only over the pointer the publish read: else PointerMovedError, and it stays', async () => {
