@@ -164,6 +164,29 @@ describe('what is refused, every reason at once', () => {
     ]);
   });
 
+  it('whole gzip data followed by other bytes is said as such, not as damage; trailing zeros (padding) are taken', async () => {
+    const good = tarOf(['-C', 'my-catalogue', '.']);
+    const appended = (tail: Buffer) => reasons(Buffer.concat([good, tail]));
+    for (const tail of [Buffer.from('<html>an error page</html>\n'), Buffer.from([0x1f, 0x8b, 8, 0])]) {
+      expect(await appended(tail)).toEqual([
+        expect.stringMatching(
+          new RegExp(
+            `^incoming/x\\.tar\\.gz: ends with ${tail.length} bytes after its gzip data that are not gzip \\(.+\\): the archive before them is whole, but something was appended to it \\(a download or a copy that added bytes, or files joined together\\); upload the \\.tar\\.gz exactly as tar czf wrote it$`,
+          ),
+        ),
+      ]);
+    }
+    expect(await appended(Buffer.alloc(512))).toEqual([]);
+    // Damage inside the gzip data is still damage.
+    const flipped = Buffer.from(good);
+    flipped[Math.floor(good.length / 2)]! ^= 0xff;
+    expect(await reasons(Buffer.concat([flipped, Buffer.from('tail')]))).toEqual([
+      expect.stringMatching(
+        /^incoming\/x\.tar\.gz: cannot be decompressed \(.+\): the upload is damaged or incomplete$/,
+      ),
+    ]);
+  });
+
   it('bounds: the compressed size, what it expands to (a bomb stops there), the number of entries', async () => {
     const good = tarOf(['-C', 'my-catalogue', '.']);
     const bomb = gzipSync(Buffer.alloc(4 * 2 ** 20));
