@@ -75,6 +75,11 @@ const PLUS = 0x2b;
 const LOWER_U = 0x75;
 /** Members of one object whose names the scan compares; an object with more goes to the exact reading. */
 const COMPARED_MEMBERS = 64;
+/**
+ * Names of open objects the scan keeps at most (1 MiB of hashes, what a record within the 1 MiB limit can
+ * hold): a larger value is flagged instead, so that scanning a file of any size takes bounded memory.
+ */
+const MAX_NAMES = 2 ** 18;
 /** A number token of at most this many digits and no exponent is held exactly by a double (2^53 has 16). */
 const EXACT_DIGITS = 15;
 
@@ -193,7 +198,7 @@ function scanContainer(bytes: Uint8Array, start: number, depth: number, scan: Va
       i = k;
       if (escaped) scan.suspect = true;
       if (scan.suspect) continue;
-      if (top - from >= COMPARED_MEMBERS) {
+      if (top - from >= COMPARED_MEMBERS || top >= MAX_NAMES) {
         scan.suspect = true;
         continue;
       }

@@ -184,6 +184,13 @@ describe('scanValue: what must be read exactly is flagged, however it is written
     expect(flagged).toBeGreaterThan(500);
   });
 
+  it('an object of a million members (beyond any record) is flagged, its names not all kept', () => {
+    const members = Array.from({ length: 1_000_000 }, (_, i) => `"k${i}":0`).join(',');
+    const bytes = Buffer.from(`{${members}}`);
+    const scan = scanValue(bytes, 0, 1);
+    expect(scan).toEqual({ end: bytes.length, tooDeepAt: -1, suspect: true });
+  });
+
   it('nesting past the bound is found where it starts, without recursion, however deep', () => {
     for (const depth of [MAX_DEPTH - 1, MAX_DEPTH, 1_000_000]) {
       const bytes = Buffer.from(`${'['.repeat(depth)}${']'.repeat(depth)}`);
