@@ -75,11 +75,6 @@ const PLUS = 0x2b;
 const LOWER_U = 0x75;
 /** Members of one object whose names the scan compares; an object with more goes to the exact reading. */
 const COMPARED_MEMBERS = 64;
-/**
- * Names of open objects the scan keeps at most (1 MiB of hashes, what a record within the 1 MiB limit can
- * hold): a larger value is flagged instead, so that scanning a file of any size takes bounded memory.
- */
-const MAX_NAMES = 2 ** 18;
 /** A number token of at most this many digits and no exponent is held exactly by a double (2^53 has 16). */
 const EXACT_DIGITS = 15;
 
@@ -128,8 +123,11 @@ function nameHash(bytes: Uint8Array, start: number, end: number): number {
   return Math.imul(hash ^ (bytes[end - 1] ?? 0), 0x01000193);
 }
 
-/** The names of the open objects' members so far, flat (each object's from where it opened): reused. */
-let names: Int32Array = new Int32Array(1024);
+/**
+ * The names of the open objects' members so far, flat (each object's from where it opened), reused: at most
+ * COMPARED_MEMBERS an object and MAX_DEPTH objects open, so the scan of a file of any size keeps 16 KiB.
+ */
+const names = new Int32Array(MAX_DEPTH * COMPARED_MEMBERS);
 
 /**
  * Scan the value at `start` (within a container nested `depth` deep: 1 for a record of a file's array): where
@@ -198,7 +196,7 @@ function scanContainer(bytes: Uint8Array, start: number, depth: number, scan: Va
       i = k;
       if (escaped) scan.suspect = true;
       if (scan.suspect) continue;
-      if (top - from >= COMPARED_MEMBERS || top >= MAX_NAMES) {
+      if (top - from >= COMPARED_MEMBERS) {
         scan.suspect = true;
         continue;
       }
@@ -209,7 +207,6 @@ function scanContainer(bytes: Uint8Array, start: number, depth: number, scan: Va
         for (let n = from; n < top; n++) if (names[n] === hash) scan.suspect = true;
       }
       SEEN[level - 1]! |= bit;
-      if (top === names.length) names = growNames();
       names[top++] = hash;
     } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
       if (depth + level + 1 > MAX_DEPTH) {
@@ -234,11 +231,6 @@ function scanContainer(bytes: Uint8Array, start: number, depth: number, scan: Va
   return scan;
 }
 
-function growNames(): Int32Array {
-  const grown = new Int32Array(names.length * 2);
-  grown.set(names);
-  return grown;
-}
 
 /** The end of a container whose bracket `depth` levels in starts at `from`: brackets counted, strings skipped. */
 function containerEnd(bytes: Uint8Array, from: number, depth: number): number {

@@ -184,7 +184,7 @@ describe('scanValue: what must be read exactly is flagged, however it is written
     expect(flagged).toBeGreaterThan(500);
   });
 
-  it('an object of a million members (beyond any record) is flagged, its names not all kept', () => {
+  it('an object of a million members (beyond any record) is flagged, without keeping its names', () => {
     const members = Array.from({ length: 1_000_000 }, (_, i) => `"k${i}":0`).join(',');
     const bytes = Buffer.from(`{${members}}`);
     const scan = scanValue(bytes, 0, 1);
