@@ -231,7 +231,6 @@ function scanContainer(bytes: Uint8Array, start: number, depth: number, scan: Va
   return scan;
 }
 
-
 /** The end of a container whose bracket `depth` levels in starts at `from`: brackets counted, strings skipped. */
 function containerEnd(bytes: Uint8Array, from: number, depth: number): number {
   const end = bytes.length;
