@@ -157,7 +157,7 @@ function readValue(
     add({
       at: scan.tooDeepAt,
       reason: () =>
-        `nests arrays and objects deeper than ${MAX_DEPTH} levels (the file's own array counting as one; a ` +
+        `nests arrays and objects deeper than ${MAX_DEPTH} levels (counting the file's outermost value as one; a ` +
         'module needs four): it is refused unread; nest less deeply',
     });
     return { ok: false, problems: 1 };

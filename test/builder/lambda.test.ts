@@ -196,12 +196,12 @@ describe('the upload builder function', () => {
     [
       'a record nested 200,000 levels (18.8 KB): refused as a problem, not a stack overflow thrown',
       { modules: `[${'['.repeat(200_000)}${']'.repeat(200_000)}]` },
-      "modules.json: record at index 0: line 1, column 65: nests arrays and objects deeper than 64 levels (the file's own array counting as one; a module needs four): it is refused unread; nest less deeply",
+      "modules.json: record at index 0: line 1, column 65: nests arrays and objects deeper than 64 levels (counting the file's outermost value as one; a module needs four): it is refused unread; nest less deeply",
     ],
     [
       'a module with a field nested 5,000 levels (17 KB; the handler threw from 5,000)',
       { modules: `[{"id":1,"x":${'['.repeat(5_000)}${']'.repeat(5_000)}}]` },
-      "modules.json: record at index 0: line 1, column 76: nests arrays and objects deeper than 64 levels (the file's own array counting as one; a module needs four): it is refused unread; nest less deeply",
+      "modules.json: record at index 0: line 1, column 76: nests arrays and objects deeper than 64 levels (counting the file's outermost value as one; a module needs four): it is refused unread; nest less deeply",
     ],
     [
       'an id written twice, the last of which JSON.parse would keep',

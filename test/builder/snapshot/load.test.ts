@@ -241,7 +241,7 @@ const cases: [finding: string, files: Files, lines: (string | RegExp)[]][] = [
     'a record nested 200,000 levels (18.8 KB, today a stack overflow)',
     { 'modules.json': `[${nest(200_000)}]` },
     [
-      `modules.json: record at index 0: line 1, column ${MAX_DEPTH + 1}: nests arrays and objects deeper than ${MAX_DEPTH} levels (the file's own array counting as one; a module needs four): it is refused unread; nest less deeply`,
+      `modules.json: record at index 0: line 1, column ${MAX_DEPTH + 1}: nests arrays and objects deeper than ${MAX_DEPTH} levels (counting the file's outermost value as one; a module needs four): it is refused unread; nest less deeply`,
     ],
   ],
   [
