@@ -4,6 +4,7 @@
  * values out. The bounds are in {@link BOUNDS}; the OpenAPI document (admin/openapi.json) states the same.
  */
 import { createHash } from 'node:crypto';
+import { textProblem } from '../store/text.js';
 import { FREE_TIER_LIMITS, holdsKey, KEY_ID_PATTERN, type Limits, TIERS, type Tier } from '../tables/keys.js';
 import type { FieldProblem } from './errors.js';
 import { FREE_TIER_FIXED } from './output.js';
@@ -110,23 +111,6 @@ export function parseInstant(raw: string, options: { utcDate?: boolean } = {}): 
   return new Date(utc.getTime() - offset);
 }
 
-/**
- * Characters a label may not hold: controls, format characters (zero-width ones, bidirectional overrides
- * and isolates, the byte-order mark), surrogates, private-use and unassigned code points, line and paragraph
- * separators. What is left prints as itself, in a user area and in a terminal alike.
- */
-const NOT_PRINTABLE = /[\p{C}\p{Zl}\p{Zp}]/u;
-
-/**
- * Whether `text` prints as itself: none of {@link NOT_PRINTABLE} (a lone surrogate is a code point of its own,
- * a surrogate, to a `u` regular expression; a pair is the character it encodes).
- * @example printable('Acme app') === true
- * @example printable('Acme\u202Eppa') === false
- */
-function printable(text: string): boolean {
-  return !NOT_PRINTABLE.test(text);
-}
-
 export class Problems {
   readonly list: FieldProblem[] = [];
   add(field: string, problem: string): undefined {
@@ -198,17 +182,19 @@ function checkFuture(value: unknown, field: string, now: Date, maxDays: number, 
 const result = <T>(problems: Problems, value: () => T): Parsed<T> =>
   problems.list.length ? { ok: false, problems: problems.list } : { ok: true, value: value() };
 
-/** A key's label: a non-empty printable string (trimmed), at most BOUNDS.labelLength, holding no key. */
+/**
+ * A key's label: a non-empty string (trimmed) of printable text — the rule a snapshot's names follow too
+ * (store/text.ts: no control, format, zero-width or bidirectional character, no lone surrogate, no blank
+ * that is not a space, something visible) — at most BOUNDS.labelLength characters, holding no key.
+ */
 function checkLabel(value: unknown, problems: Problems): string | undefined {
+  const notText = typeof value === 'string' && value.trim().length > 0 ? textProblem(value) : undefined;
   if (typeof value !== 'string' || value.trim().length === 0) {
     problems.add('label', 'must be a non-empty string');
   } else if ([...value.trim()].length > BOUNDS.labelLength) {
     problems.add('label', `must be at most ${BOUNDS.labelLength} characters`);
-  } else if (!printable(value)) {
-    problems.add(
-      'label',
-      'must hold printable characters only (no control, zero-width or bidirectional-override characters, no lone surrogates)',
-    );
+  } else if (notText !== undefined) {
+    problems.add('label', `must be printable text: it ${notText}`);
   } else if (holdsKey(value)) {
     problems.add('label', KEY_PROBLEM);
   } else return value.trim();

@@ -488,8 +488,8 @@ const COMMANDS: Record<string, BuilderCommand> = {
 `,
     summary: `  unlock     Break the target's publish lock when it cannot be valid (unreadable, a lease impossibly far
              ahead, a directory where the lock belongs) or its publish is gone. Refused while the lock
-             looks live (exit 4), unless --force: a publish still holding it then stops before its next
-             step, and the live version is never left half-written.
+             looks live (exit 4), unless --force: a publish still holding it then stops writing within
+             seconds, and the live version is never left half-written.
 `,
     options: ['out', 'endpoint', 'force'],
     run: onTarget('unlock', (target, values) => unlockCommand(target, values.force === true)),

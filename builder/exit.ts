@@ -1,8 +1,8 @@
 /**
  * The exit codes of `npm run catalogue` (docs/publishing.md, "Exit codes"): 0 ok, 1 validation failed, 2 usage,
  * 3 publish failed, 4 another publish holds the target, 5 a rollback or a retry refused, 6 an upload superseded
- * by a newer one, 7 no report for an upload in time, 8 `failed` found uploads that failed or got no report; a new
- * outcome gets a new code.
+ * by a newer one, 7 no report for an upload in time, 8 `failed` found uploads that failed or got no report,
+ * 130 and 143 an upload's waiting interrupted (SIGINT, SIGTERM); a new outcome gets a new code.
  */
 export const EXIT = {
   ok: 0,
@@ -14,6 +14,10 @@ export const EXIT = {
   superseded: 6,
   timedOut: 7,
   failedUploads: 8,
+  /** `upload`: Ctrl-C (SIGINT) while waiting for the report: 128 + 2, as a shell says it. */
+  interrupted: 130,
+  /** `upload`: SIGTERM (a CI cancelling the job) while waiting: 128 + 15. */
+  terminated: 143,
 } as const;
 
 /**

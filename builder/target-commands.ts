@@ -184,7 +184,7 @@ export async function unlockCommand(target: PublishTarget, force: boolean): Prom
       `unlock refused: the publish lock of ${target.description} looks live: ${holderLine(lock.holder)}.\n` +
         `If that publish is running, let it finish. If it is gone (its machine is off, its process was killed elsewhere), ` +
         `the next publish takes the lock over by itself after ${wait}; to break it now, run unlock again with --force ` +
-        '(a publish still holding it then stops before its next step; the live version is never left half-written)',
+        '(a publish still holding it then stops writing within seconds; the live version is never left half-written)',
     );
     return EXIT.busy;
   }

@@ -8,7 +8,7 @@
  * 3. wait for the builder's report (upload-wait.ts), at most `--wait`;
  * 4. say the outcome — the version, what changed, how long it took — in words, or with `--json` as one JSON
  *    object for a CI, and exit with the outcome's code (exit.ts): 0 published or unchanged, 1 refused,
- *    3 failed, 6 superseded, 7 timed out.
+ *    3 failed, 6 superseded, 7 timed out; Ctrl-C while waiting says the build goes on (130; SIGTERM 143).
  */
 import { basename } from 'node:path';
 import { UsageError } from '../cli/kit.js';
@@ -49,8 +49,11 @@ export interface Say {
 
 /** The outcome of the whole command, as `--json` prints it (docs/publishing.md, "Uploading from a CI job"). */
 export interface UploadResult {
-  /** One of the report's, or `timed_out`; `refused` for a retry refused before anything was written. */
-  outcome: UploadReport['outcome'] | 'timed_out' | 'refused';
+  /**
+   * One of the report's, or the command's own: no report in time (`timed_out`), the waiting interrupted
+   * (`interrupted`: Ctrl-C), a retry refused before anything was written (`refused`).
+   */
+  outcome: UploadReport['outcome'] | 'timed_out' | 'interrupted' | 'refused';
   exit_code: number;
   /** The uploaded object's key; null when nothing was uploaded (refused by the check, or the upload failed). */
   upload: string | null;
@@ -279,6 +282,8 @@ export async function followReport(following: Following): Promise<number> {
   const limit = formatWait(following.waitMs);
   say.step(`${following.sent}; waiting for the builder's report (at most ${limit})`);
   const waited = performance.now();
+  // Ctrl-C (or a CI's cancel, SIGTERM) stops the waiting, not the build: said so, with where its report will be.
+  const interrupt = interruption();
   const outcome = await awaitReport({
     destination,
     key,
@@ -287,8 +292,12 @@ export async function followReport(following: Following): Promise<number> {
     before,
     deadline: waited + following.waitMs,
     note: say.step,
-  }).catch((error: unknown) => ({ error }));
+    signal: interrupt.signal,
+  })
+    .catch((error: unknown) => ({ error }))
+    .finally(interrupt.dispose);
   result.seconds.wait = seconds(performance.now() - waited);
+  if (interrupt.signal.aborted) return interrupted(following, key, interrupt.signal.reason as NodeJS.Signals);
   if ('error' in outcome) {
     const text = `reading ${reportKey} failed: ${faultText(outcome.error, destination)}`;
     return finish(
@@ -320,6 +329,40 @@ function faultText(error: unknown, destination: UploadDestination): string {
   if (kind === 'transient')
     return `${what}; a temporary fault (network, timeout or throttling): run the same upload again`;
   return `${what}; ${advice}`;
+}
+
+/** The signals that stop the waiting while they are listened to (the command's default for them is to die). */
+function interruption(): { signal: AbortSignal; dispose: () => void } {
+  const controller = new AbortController();
+  const handlers = (['SIGINT', 'SIGTERM'] as const).map((signal) => {
+    const stop = () => controller.abort(signal);
+    process.on(signal, stop);
+    return () => process.off(signal, stop);
+  });
+  return {
+    signal: controller.signal,
+    dispose: () => {
+      for (const off of handlers) off();
+    },
+  };
+}
+
+/** The waiting was interrupted: the upload was made, and the builder goes on with it. */
+function interrupted(
+  { result, finish, destination }: Following,
+  key: string,
+  signal: NodeJS.Signals,
+): number {
+  const read = destination.local
+    ? ", from npm start's local S3 (its ready screen shows the AWS CLI's settings for it)"
+    : ` (aws s3 cp ${result.report_uri} -)`;
+  const error =
+    `${signal === 'SIGINT' ? 'Ctrl-C' : signal}: stopped waiting, not the build: ${key} is uploaded and ` +
+    'the builder goes on with it (an upload cannot be called back)';
+  return finish(
+    { outcome: 'interrupted', exit_code: signal === 'SIGINT' ? EXIT.interrupted : EXIT.terminated, error },
+    `${error}; follow it in its report, ${result.report_uri}, which says how it ended${read}`,
+  );
 }
 
 const formatWait = (ms: number) =>

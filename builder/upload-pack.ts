@@ -1,6 +1,6 @@
 /**
- * What `npm run catalogue -- upload` sends: a snapshot folder packed into the upload format (the four files at
- * the archive's root, gzip-compressed tar: builder/upload/archive.ts reads it), or a `.tar.gz` made beforehand,
+ * What `npm run catalogue -- upload` sends: a snapshot folder packed into the upload format (the snapshot's files
+ * at the archive's root, gzip-compressed tar: builder/upload/archive.ts reads it), or a `.tar.gz` made beforehand,
  * as it is. Then the same checks the builder makes before it publishes — the archive's rules, then the snapshot's
  * validation — so a snapshot the builder would refuse is refused here, with every problem, and never uploaded.
  */
@@ -10,21 +10,25 @@ import { buffer } from 'node:stream/consumers';
 import { create as createTar } from 'tar';
 import { loadSnapshot } from './snapshot/load.js';
 import type { Problem } from './snapshot/problems.js';
-import { SNAPSHOT_FILES } from './snapshot/snapshot.js';
+import { META_FILE, SNAPSHOT_FILES } from './snapshot/snapshot.js';
 import { sourceDirectoryProblem } from './snapshot/source.js';
 import { readSnapshotArchive, UPLOAD_LIMITS } from './upload/archive.js';
 
 /** Packed entries carry this time, not the files': the same four files always pack to the same bytes. */
 const PACKED_AT = new Date('2000-01-01T00:00:00Z');
 
+/** Every file the snapshot format defines (docs/snapshot.md): the four data files and `snapshot.json`. */
+export const PACKED_FILES: readonly string[] = [...Object.values(SNAPSHOT_FILES), META_FILE].sort();
+
 /**
- * The four snapshot files of `directory` (those that exist; a missing one is the check's to report) in one
- * `.tar.gz` at its root, nothing else of the folder. Deterministic: the same files, the same bytes.
+ * Every file of the snapshot format in `directory` — the four data files and `snapshot.json` — that exists (a
+ * missing one is the check's to report) in one `.tar.gz` at its root, nothing else of the folder: what
+ * `validate` reads is what is sent. Deterministic: the same files, the same bytes.
  * @example await packSnapshot('my-catalogue') // → <Buffer 1f 8b 08 …>
  */
 export async function packSnapshot(directory: string): Promise<Buffer> {
   const present: string[] = [];
-  for (const file of Object.values(SNAPSHOT_FILES).sort()) {
+  for (const file of PACKED_FILES) {
     if (await stat(`${directory}/${file}`).catch(() => undefined)) present.push(file);
   }
   // `follow`: a linked file is packed as the file it names (an upload holds regular files only).
@@ -78,7 +82,8 @@ export async function checkUpload(source: string, name: string): Promise<Checked
   }
   const read = await readSnapshotArchive(archive, name);
   if (!read.ok) return read;
-  const loaded = await loadSnapshot({ name, files: read.files });
+  // With the upload's limits, as the builder loads it: what passes here passes there.
+  const loaded = await loadSnapshot({ name, files: read.files }, { limits: UPLOAD_LIMITS.snapshot });
   if (!loaded.ok) return loaded;
   const { modules, manufacturers, standards, tags } = loaded.snapshot;
   return {

@@ -9,6 +9,7 @@
  * builder tries a failed upload again (Lambda twice, about 1 and 3 minutes later; `npm start` 5 and 20 s
  * later) and rewrites the report, so waiting goes on until the attempts are spent or the time is up.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { UploadReport } from './upload/report.js';
 import type { UploadDestination } from './upload-destination.js';
 
@@ -32,6 +33,8 @@ export interface ReportWait {
   note(line: string): void;
   /** The pause between reads, first and longest (default {@link PAUSES_MS}). */
   pausesMs?: { first: number; longest: number };
+  /** Stops the waiting (Ctrl-C): awaitReport then resolves as if the time had run out. */
+  signal?: AbortSignal;
 }
 
 export type WaitOutcome =
@@ -103,12 +106,13 @@ export async function awaitReport(wait: ReportWait): Promise<WaitOutcome> {
       wait.note(`the builder's attempt ${failures} failed: ${report.error}; it tries the upload again`);
     }
     const now = performance.now();
-    if (now >= wait.deadline) return { done: false, failed };
+    if (now >= wait.deadline || wait.signal?.aborted) return { done: false, failed };
     if (now - lastNote >= 30_000) {
       wait.note(`waiting for ${wait.reportKey}: ${Math.round((now - started) / 1000)} s so far`);
       lastNote = now;
     }
-    await new Promise((resolve) => setTimeout(resolve, Math.min(pause, wait.deadline - now)));
+    await sleep(Math.min(pause, wait.deadline - now), undefined, { signal: wait.signal }).catch(() => {});
+    if (wait.signal?.aborted) return { done: false, failed };
     pause = Math.min(pause * 2, pauses.longest);
   }
 }

@@ -11,6 +11,11 @@
  * conditional write: one wins); on this machine, a holder whose process is gone is known at once. A holder
  * that finds its lock taken over stops before its next such step ({@link PublishLockLostError}).
  *
+ * Between renewals the holder reads its lock every {@link WATCH_EVERY_MS} (one GET): a lock broken by
+ * `npm run catalogue -- unlock --force` or taken over is known within seconds, and every object upload checks
+ * first ({@link PublishLock.check}), so a publish that lost its lock stops writing within seconds instead of
+ * uploading on beside the new holder until its next guarded step.
+ *
  * Limits: the safety of a takeover rests on clocks agreeing within CLOCK_SKEW_MS, and on a holder not being
  * paused longer than LEASE_MS − SAFE_MS between a renewal and the step it guards (a suspended laptop);
  * the pointer's own conditional write (write.ts) still keeps the pointer on a complete version then.
@@ -28,6 +33,8 @@ export { LOCK_KEY };
 export const LEASE_MS = 60_000;
 /** Renewed this often in the background (a publish may render for minutes). */
 const RENEW_EVERY_MS = LEASE_MS / 4;
+/** How often the holder reads its lock between renewals, to know within seconds that it lost it. */
+export const WATCH_EVERY_MS = 2_000;
 /** A guarded step goes on only this soon after a renewal; else it renews first. */
 const SAFE_MS = 10_000;
 /** Clocks of two publishers may disagree by this much; a takeover waits it out on top of the lease. */
@@ -84,6 +91,11 @@ export interface PublishLock {
    * is no longer ours. Called before every step another publish or a reader depends on.
    */
   ensure(): Promise<void>;
+  /**
+   * Throws {@link PublishLockLostError} when the lock is known to be lost (a renewal failed, or the watch found
+   * it changed); no I/O. Called before every object upload.
+   */
+  check(): void;
   /** Stop renewing and remove the lock if it is still ours (never throws: a leftover lock expires). */
   release(): Promise<void>;
 }
@@ -92,6 +104,8 @@ export interface LockOptions {
   /** The clock (tests inject one). */
   now?: () => Date;
   warn?: (message: string) => void;
+  /** How often the lock is read between renewals (default {@link WATCH_EVERY_MS}). */
+  watchEveryMs?: number;
 }
 
 const PROCESS = randomUUID();
@@ -247,6 +261,23 @@ function heldLock({ store, key, target, options, holder }: LockClaim, etag: stri
   // A renewal that fails for a passing fault is tried again at the next tick or guarded step.
   const timer = setInterval(() => renew().catch(() => {}), RENEW_EVERY_MS);
   timer.unref();
+  // The lock as it is now: another etag (not from a renewal of ours under way) or no lock means it was lost.
+  let watching = false;
+  const watch = async () => {
+    if (lost || renewing || watching) return;
+    watching = true;
+    const expected = etag;
+    try {
+      const read = await store.get(key);
+      if (!renewing && etag === expected && (!read.ok || read.etag !== expected)) lost = true;
+    } catch {
+      // A passing fault: the next watch or renewal tells.
+    } finally {
+      watching = false;
+    }
+  };
+  const watcher = setInterval(watch, options.watchEveryMs ?? WATCH_EVERY_MS);
+  watcher.unref();
 
   return {
     holder,
@@ -254,8 +285,12 @@ function heldLock({ store, key, target, options, holder }: LockClaim, etag: stri
       if (!lost && now().getTime() - renewedAt > SAFE_MS) await renew();
       if (lost) throw new PublishLockLostError(target);
     },
+    check() {
+      if (lost) throw new PublishLockLostError(target);
+    },
     async release() {
       clearInterval(timer);
+      clearInterval(watcher);
       active.delete(holder.owner);
       try {
         await renewing;

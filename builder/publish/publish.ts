@@ -122,7 +122,7 @@ async function readBuildWriteCollect(
   const abandoned = lock && (await abandonedUploads(options, current, lock.holder.owner));
   const journal = lock && new UploadJournal(options.store, prefix, lock.holder.owner);
   const next = await buildNextVersion(options, current);
-  await writeObjects(next, options, counts, journal);
+  await writeObjects(next, options, counts, { journal, lock });
   const version = await next.finish();
   const written = await writeVersion(version, current, options, lock);
   const collected = await collectGarbage(options, { next, version, written, current, lock, abandoned });

@@ -40,16 +40,24 @@ export class PointerMovedError extends DependencyError {
   }
 }
 
+/** What a publish holds while it writes objects: its journal, and its lock. */
+export interface Holding {
+  /** Each batch of uploads is recorded in it first. */
+  journal?: UploadJournal | undefined;
+  /** Checked before every upload (PublishLock.check): a publish that lost its lock stops writing at once. */
+  lock?: PublishLock | undefined;
+}
+
 /**
  * Write every object of `next` the target lacks, `concurrency` at a time, and count them all (a dry run
- * counts what it would write). A full build renders as it writes: its progress is shown here. With a
- * journal, each batch of uploads is recorded in it first.
+ * counts what it would write). A full build renders as it writes: its progress is shown here. Under a lock,
+ * each upload first checks it is still held; with a journal, each batch of uploads is recorded in it first.
  */
 export async function writeObjects(
   next: NextVersion,
   options: PublishOptions,
   counts: Counts,
-  journal?: UploadJournal,
+  { journal, lock }: Holding = {},
 ): Promise<void> {
   const { store, progress, dryRun } = options;
   const prefix = options.prefix ?? '';
@@ -58,9 +66,14 @@ export async function writeObjects(
   let batch: RenderedObject[] = [];
   let batchBytes = 0;
   const upload = async () => {
+    lock?.check();
     await journal?.record(batch.map(({ objectId, bytes }) => ({ objectId, size: bytes.byteLength })));
-    for (const { objectId, bytes } of batch)
-      await pool.run(() => store.put(objectKeyFor(prefix, objectId), bytes));
+    for (const { objectId, bytes } of batch) {
+      await pool.run(async () => {
+        lock?.check();
+        await store.put(objectKeyFor(prefix, objectId), bytes);
+      });
+    }
     batch = [];
     batchBytes = 0;
   };

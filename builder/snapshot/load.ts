@@ -7,11 +7,11 @@
  * (problems.ts).
  */
 import { digest128 } from '../../store/layout.js';
-import { firstValue, scanArray } from './elements.js';
+import { firstValue, MAX_DEPTH, scanArray, scanValue, type ValueScan } from './elements.js';
+import { type ExactProblem, encodingReason, exactProblems, isUtf8Range, Locator } from './exact.js';
 import { describeValue, type Problem, ProblemList } from './problems.js';
 import { META_FILE, SNAPSHOT_FILES, type Snapshot, type SnapshotMeta } from './snapshot.js';
 import {
-  byteOrderMarkReason,
   faultReason,
   jsonSyntaxReason,
   readSourceFile,
@@ -87,7 +87,7 @@ interface Loading {
   limits: SnapshotLimits;
   problems: ProblemList;
   /** The ids of the files checked so far, for the references of the next ones. */
-  known: Partial<Record<Kind, { ids: ReadonlySet<number> }>>;
+  known: Partial<Record<Kind, { ids: ReadonlySet<number> | undefined }>>;
   /** The records, kept while no problem has been found anywhere (then they would only be thrown away). */
   records: Partial<Record<Kind, unknown[]>>;
   /** Module source digests, with the `builder` option, while records are kept. */
@@ -120,6 +120,63 @@ function dropRecords(loading: Loading): void {
   loading.digests = undefined;
 }
 
+/** A file being read: its bytes, whether they are UTF-8 throughout, and how places in it are said. */
+interface FileBytes {
+  bytes: Buffer;
+  /** The whole file is UTF-8 (one native check): no record needs its own. */
+  utf8: boolean;
+  locator: Locator;
+}
+
+function fileBytes(bytes: Buffer): FileBytes {
+  return { bytes, utf8: isUtf8Range(bytes, 0, bytes.length), locator: new Locator(bytes) };
+}
+
+/** What reading one value (a record, or a file's whole value) came to. */
+type ValueRead =
+  | { ok: true; value: unknown }
+  /** It cannot be read exactly: its problems went to `add` (how many). */
+  | { ok: false; problems: number }
+  /** It is not JSON: the file is unreadable from here (the reason says where). */
+  | { ok: false; syntax: string };
+
+/**
+ * Read the value at `bytes[start, end)` exactly (exact.ts) or not at all: nesting past the bound, bytes that
+ * are not UTF-8, a repeated name, an escaped lone surrogate, a number a double does not hold as written — each
+ * problem given to `add` with its place — or not JSON (`syntax`).
+ */
+function readValue(
+  file: FileBytes,
+  start: number,
+  scan: ValueScan,
+  add: (problem: ExactProblem) => void,
+): ValueRead {
+  const { bytes, locator } = file;
+  const { end } = scan;
+  if (scan.tooDeepAt >= 0) {
+    add({
+      at: scan.tooDeepAt,
+      reason: () =>
+        `nests arrays and objects deeper than ${MAX_DEPTH} levels (counting the file's outermost value as one; a ` +
+        'module needs four): it is refused unread; nest less deeply',
+    });
+    return { ok: false, problems: 1 };
+  }
+  if (!file.utf8 && !isUtf8Range(bytes, start, end)) {
+    const problems = exactProblems(bytes, start, end, add);
+    if (problems > 0) return { ok: false, problems };
+  }
+  const text = bytes.toString('utf8', start, end);
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    return { ok: false, syntax: jsonSyntaxReason(bytes, start, text, error as Error, locator) };
+  }
+  const problems = scan.suspect ? exactProblems(bytes, start, end, add) : 0;
+  return problems > 0 ? { ok: false, problems } : { ok: true, value };
+}
+
 /**
  * Read and check one file's records into `validator`: how many the file holds, and `unreadable`, the reason
  * when it is not a JSON array at all (its record problems then do not count: nothing in it could be read).
@@ -129,17 +186,25 @@ function readRecords(
   validator: FileValidator,
   loading: Loading,
 ): { unreadable?: string; count: number } {
-  const bom = byteOrderMarkReason(bytes);
-  if (bom) return { unreadable: bom, count: 0 };
+  const encoding = encodingReason(bytes);
+  if (encoding) return { unreadable: encoding, count: 0 };
+  const file = fileBytes(bytes);
   const open = firstValue(bytes);
-  if (bytes[open] !== 0x5b) return { unreadable: notAnArray(bytes, open, validator, loading), count: 0 };
+  if (bytes[open] !== 0x5b) return { unreadable: notAnArray(file, open, validator, loading), count: 0 };
   const { kind } = validator;
   const limit = loading.limits.records[kind];
   loading.records[kind] = [];
   let count = 0;
   let unreadable: string | undefined;
-  const fault = scanArray(bytes, open, (start, end) => {
-    const index = count++;
+  let index = 0;
+  // A record's problems, with their place (one function for the file, not one per record).
+  const refuse = (problem: ExactProblem) => {
+    if (!validator.problems.keeping) return validator.problems.countMore(1);
+    const place = file.locator.place;
+    validator.refuseRecord(index, `${place(problem.at)}: ${problem.reason(place)}`, problem.field);
+  };
+  const fault = scanArray(bytes, open, (start, end, scan) => {
+    index = count++;
     if (index >= limit) return undefined; // counted only
     if (end - start > loading.limits.recordBytes) {
       const most = plural(loading.limits.recordBytes, 'byte');
@@ -150,23 +215,24 @@ function readRecords(
       dropRecords(loading);
       return undefined;
     }
-    const text = bytes.toString('utf8', start, end);
-    let record: unknown;
-    try {
-      record = JSON.parse(text);
-    } catch (error) {
-      unreadable = jsonSyntaxReason(bytes, start, text, error as Error);
-      return false;
+    const read = readValue(file, start, scan, refuse);
+    if (!read.ok) {
+      if ('syntax' in read) {
+        unreadable = read.syntax;
+        return false;
+      }
+      dropRecords(loading);
+      return undefined;
     }
     // A module's source digest, for a publish that reuses unchanged ones (builder/publish/reuse.ts).
     const digest =
       kind === 'modules' && loading.digests && !loading.refused
         ? digest128(bytes.subarray(start, end))
         : undefined;
-    checkRecord(loading, validator, record, index, digest);
+    checkRecord(loading, validator, read.value, index, digest);
     return undefined;
   });
-  if (fault && unreadable === undefined) unreadable = faultReason(bytes, fault);
+  if (fault && unreadable === undefined) unreadable = faultReason(bytes, fault, file.locator);
   if (unreadable === undefined && count > limit) {
     validator.problems.addFirst({
       file: SNAPSHOT_FILES[kind],
@@ -178,25 +244,39 @@ function readRecords(
 
 /**
  * A file whose value is not an array: the problem is the validator's, or the reason it is not JSON at all. It
- * is parsed whole only when it is no larger than a record may be, to say what it is.
+ * is read (exactly, as a record is) only when it is no larger than a record may be, to say what it is.
  */
 function notAnArray(
-  bytes: Buffer,
+  file: FileBytes,
   open: number,
   validator: FileValidator,
   loading: Loading,
 ): string | undefined {
+  const { bytes } = file;
   if (bytes.length - open > loading.limits.recordBytes) {
     validator.notArray(describeStart(bytes, open));
     return undefined;
   }
-  const text = bytes.toString('utf8');
-  try {
-    validator.notArray(describeValue(JSON.parse(text)));
-    return undefined;
-  } catch (error) {
-    return jsonSyntaxReason(bytes, 0, text, error as Error);
-  }
+  const read = readWhole(file, open, (reason, field) => validator.refuseFile(reason, field));
+  if (read.ok) validator.notArray(describeValue(read.value));
+  return read.ok || !('syntax' in read) ? undefined : read.syntax;
+}
+
+/**
+ * A file's whole value read exactly, from `open` (its first byte that is not whitespace) to its end: what
+ * follows the value is JSON.parse's to judge. Problems go to `refuse` with their place.
+ */
+function readWhole(
+  file: FileBytes,
+  open: number,
+  refuse: (reason: string, field?: string) => void,
+): ValueRead {
+  const scan = scanValue(file.bytes, open, 0);
+  if (scan.tooDeepAt < 0) scan.end = file.bytes.length;
+  const place = file.locator.place;
+  return readValue(file, 0, scan, (problem) =>
+    refuse(`${place(problem.at)}: ${problem.reason(place)}`, problem.field),
+  );
 }
 
 /**
@@ -244,13 +324,14 @@ async function readMeta(
       `is ${plural(read.bytes.length, 'byte')}; it may have at most ${plural(loading.limits.recordBytes, 'byte')}`,
     );
   }
-  const text = read.bytes.toString('utf8');
-  let meta: unknown;
-  try {
-    meta = JSON.parse(text);
-  } catch (error) {
-    return refuse(byteOrderMarkReason(read.bytes) ?? jsonSyntaxReason(read.bytes, 0, text, error as Error));
-  }
+  const encoding = encodingReason(read.bytes);
+  if (encoding) return refuse(encoding);
+  const file = fileBytes(read.bytes);
+  const value = readWhole(file, firstValue(read.bytes), (reason, field) =>
+    loading.problems.add({ file: META_FILE, ...(field !== undefined && { field }), reason }),
+  );
+  if (!value.ok) return 'syntax' in value ? refuse(value.syntax) : { meta: {}, bytes: read.bytes };
+  const meta = value.value;
   if (typeof meta !== 'object' || meta === null || Array.isArray(meta)) {
     return refuse(`must be a JSON object (got ${describeValue(meta)})`);
   }

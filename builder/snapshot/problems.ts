@@ -1,4 +1,5 @@
 /** Validation problems: where (file, record, field) and why, printed one per line; counted in full, kept up to a cap. */
+import { BLANKS, UNPRINTABLE } from '../../store/text.js';
 
 export interface Problem {
   /** Snapshot file name, e.g. `modules.json`. */
@@ -88,8 +89,12 @@ function clipped(problem: Problem): Problem {
   return problem;
 }
 
-/** Characters that would let a name forge or hide a line: controls, line and paragraph separators, bidi and zero-width marks. */
-const UNPRINTABLE = /[\p{Cc}\u2028\u2029\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]/gu;
+/**
+ * Characters a line shows as `\uXXXX`: every one that does not print as itself (store/text.ts UNPRINTABLE:
+ * controls, line separators, bidirectional and zero-width marks — what would let a name forge or hide a line —
+ * lone surrogates, private-use and unassigned code points) and the blanks that print as nothing.
+ */
+const ESCAPED = new RegExp(`${UNPRINTABLE.source}|${BLANKS.source}`, 'gu');
 
 /**
  * Text from an upload (an object key, a tar entry's name, a field name) as a log line may print it: controls,
@@ -98,7 +103,13 @@ const UNPRINTABLE = /[\p{Cc}\u2028\u2029\u200b-\u200f\u202a-\u202e\u2066-\u2069\
  * @example printable('modules.json\nupload x: published') // → 'modules.json\\u000aupload x: published'
  */
 export function printable(text: string, max = NAME_MAX_CHARACTERS): string {
-  return clipTo(text, max).replace(UNPRINTABLE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return clipTo(text, max).replace(ESCAPED, (character) => {
+    let escaped = '';
+    for (let i = 0; i < character.length; i++) {
+      escaped += `\\u${character.charCodeAt(i).toString(16).padStart(4, '0')}`;
+    }
+    return escaped;
+  });
 }
 
 /**

@@ -7,6 +7,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type ParseError, parse as parseJsonc } from 'jsonc-parser';
 import type { SyntaxFault } from './elements.js';
+import { Locator, notUtf8At } from './exact.js';
 import { META_FILE, SNAPSHOT_FILES } from './snapshot.js';
 
 /** The four files (and snapshot.json when there is one) in memory, by file name (`modules.json`…), and what to call them in messages. */
@@ -106,28 +107,10 @@ function v8Words(message: string): string {
     .replace(/^Unexpected end of JSON input$/, 'Unexpected end of the file');
 }
 
-/** Byte offset `position` of `bytes` as a line and a column (1-based, the column in characters). */
-function lineAndColumn(bytes: Buffer, position: number): { line: number; column: number } {
-  let line = 1;
-  let lineStart = 0;
-  for (let i = bytes.indexOf(0x0a); i !== -1 && i < position; i = bytes.indexOf(0x0a, i + 1)) {
-    line++;
-    lineStart = i + 1;
-  }
-  return { line, column: bytes.toString('utf8', lineStart, position).length + 1 };
-}
-
 /** The reason for a JSON syntax fault at byte `position` of the file. */
-function syntaxReason(bytes: Buffer, position: number, words: string, afterComma: boolean): string {
-  const { line, column } = lineAndColumn(bytes, position);
+function syntaxReason(locator: Locator, position: number, words: string, afterComma: boolean): string {
+  const { line, column } = locator.lineAndColumn(position);
   return `is not valid JSON: line ${line}, column ${column}: ${words}${afterComma ? ' (JSON allows no comma before it)' : ''}`;
-}
-
-/** The byte-order mark's reason, when the file starts with one (JSON.parse would only say "Unexpected token"). */
-export function byteOrderMarkReason(bytes: Buffer): string | undefined {
-  return bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf
-    ? 'is not valid JSON: it starts with a byte-order mark (U+FEFF); save it as UTF-8 without one'
-    : undefined;
 }
 
 /**
@@ -137,18 +120,30 @@ export function byteOrderMarkReason(bytes: Buffer): string | undefined {
  * Code's JSON scanner), run only once JSON.parse has failed, on that text alone.
  * @example jsonSyntaxReason(Buffer.from('[{"a":1,}]'), 1, '{"a":1,}', error) // → "is not valid JSON: line 1, column 9: Expected double-quoted property name (JSON allows no comma before it)"
  */
-export function jsonSyntaxReason(bytes: Buffer, start: number, text: string, error: Error): string {
+export function jsonSyntaxReason(
+  bytes: Buffer,
+  start: number,
+  text: string,
+  error: Error,
+  locator = new Locator(bytes),
+): string {
   const position = jsonErrorPosition(text, error);
   if (position === undefined) return `is not valid JSON: ${v8Words(error.message)}`;
   const before = text.slice(0, position);
   const trailingComma = /,\s*$/.test(before) && /^\s*[\]}]/.test(text.slice(position));
-  return syntaxReason(bytes, start + Buffer.byteLength(before), v8Words(error.message), trailingComma);
+  return syntaxReason(locator, start + Buffer.byteLength(before), v8Words(error.message), trailingComma);
 }
 
 /**
  * A fault between the records of a file's array (builder/snapshot/elements.ts), said as {@link jsonSyntaxReason} says one.
  * @example faultReason(Buffer.from('[1,]'), { position: 3, message: "Unexpected token ']'", afterComma: true }) // → "is not valid JSON: line 1, column 4: Unexpected token ']' (JSON allows no comma before it)"
  */
-export function faultReason(bytes: Buffer, fault: SyntaxFault): string {
-  return syntaxReason(bytes, fault.position, v8Words(fault.message), fault.afterComma === true);
+export function faultReason(bytes: Buffer, fault: SyntaxFault, locator = new Locator(bytes)): string {
+  // Bytes that are not UTF-8 between records: said as what they are, not as an unexpected token.
+  const notUtf8 = notUtf8At(bytes, fault.position);
+  if (notUtf8 !== undefined) {
+    const { line, column } = locator.lineAndColumn(fault.position);
+    return `is not valid JSON: line ${line}, column ${column}: ${notUtf8}`;
+  }
+  return syntaxReason(locator, fault.position, v8Words(fault.message), fault.afterComma === true);
 }

@@ -6,6 +6,7 @@
 
 import { didYouMean } from '../../cli/suggest.js';
 import { JACK_SIGNALS, TAG_TYPES } from '../../store/schema.js';
+import { type TextRuleOptions, textProblem } from '../../store/text.js';
 import { describeValue, PROBLEM_CAP, type Problem, ProblemList } from './problems.js';
 import { SNAPSHOT_FILES, type Snapshot } from './snapshot.js';
 
@@ -31,12 +32,38 @@ const isInteger = (v: unknown): v is number => Number.isSafeInteger(v);
 const isNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
 const got = (v: unknown) => ` (got ${describeValue(v)})`;
 
+/** An integer too large for a double to hold exactly (written with an exponent: exact.ts refuses the others). */
+const unsafe = (v: unknown) => Number.isInteger(v) && !Number.isSafeInteger(v);
+const beyondSafe = (what: string, v: unknown) =>
+  `must be ${what} of at most 9007199254740991, the largest a double holds exactly (got number ${(v as number).toExponential()})`;
 const positiveInteger: Check = (v) =>
-  isInteger(v) && v > 0 ? undefined : `must be a positive integer${got(v)}`;
+  isInteger(v) && v > 0
+    ? undefined
+    : unsafe(v) && (v as number) > 0
+      ? beyondSafe('a positive integer', v)
+      : `must be a positive integer${got(v)}`;
 const nonnegativeInteger: Check = (v) =>
-  isInteger(v) && v >= 0 ? undefined : `must be a nonnegative integer${got(v)}`;
+  isInteger(v) && v >= 0
+    ? undefined
+    : unsafe(v) && (v as number) > 0
+      ? beyondSafe('a nonnegative integer', v)
+      : `must be a nonnegative integer${got(v)}`;
+/** Why a non-empty string is not printable text (store/text.ts: the rule key labels follow too), or undefined. */
+const printableText = (v: string, options?: TextRuleOptions) => {
+  const problem = textProblem(v, options);
+  return problem === undefined ? undefined : `must be printable text: it ${problem}`;
+};
 const text: Check = (v) =>
-  typeof v === 'string' && v.trim() !== '' ? undefined : `must be a non-empty string${got(v)}`;
+  typeof v === 'string' && v.trim() !== '' ? printableText(v) : `must be a non-empty string${got(v)}`;
+/** Text or null; `lineBreaks`: prose, which may hold line breaks (a description). */
+const nullableText =
+  (options?: TextRuleOptions): Check =>
+  (v) =>
+    v === null
+      ? undefined
+      : typeof v === 'string' && v.trim() !== ''
+        ? printableText(v, options)
+        : `must be a non-empty string or null${got(v)}`;
 const nullable =
   (check: Check, what: string): Check =>
   (v) =>
@@ -57,7 +84,7 @@ const countryCode: Check = (v) =>
     : `must be an ISO 3166-1 alpha-2 code (two capital letters) or null${got(v)}`;
 
 const JACK: Schema = { name: text, signal: oneOf(JACK_SIGNALS, false) };
-const PANEL: Schema = { name: text, hp: positiveInteger, color: nullable(text, 'a non-empty string') };
+const PANEL: Schema = { name: text, hp: positiveInteger, color: nullableText() };
 
 const SCHEMAS = {
   standards: { id: nonnegativeInteger, name: text, height_mm: positiveNumber },
@@ -73,7 +100,7 @@ const SCHEMAS = {
     power_12v_ma: nullable(nonnegativeNumber, 'a nonnegative number'),
     power_m12v_ma: nullable(nonnegativeNumber, 'a nonnegative number'),
     power_5v_ma: nullable(nonnegativeNumber, 'a nonnegative number'),
-    description: nullable(text, 'a non-empty string'),
+    description: nullableText({ lineBreaks: true }),
     // Lists are checked element by element below; here only their shape.
     tag_ids: (v) => (Array.isArray(v) ? undefined : `must be an array of tag ids${got(v)}`),
     ins: (v) => (Array.isArray(v) ? undefined : `must be an array of jacks${got(v)}`),
@@ -201,9 +228,9 @@ function checkModuleLists(record: Raw, report: Report): void {
   }
 }
 
-/** What validation knows of a file's records: valid ids, for duplicates and references. */
+/** What validation knows of a file's records: valid ids, for references (undefined: not known). */
 interface FileCheck {
-  ids: ReadonlySet<number>;
+  ids: ReadonlySet<number> | undefined;
 }
 
 /** Module references to the other files; only well-typed values are looked up (a wrong type was reported). */
@@ -238,6 +265,8 @@ export class FileValidator {
   readonly #schema: Schema;
   readonly #firstIndexOfId = new Map<number, number>();
   readonly #report = new Report(this.problems);
+  /** A record was refused unread: its id is unknown. */
+  #unread = false;
 
   constructor(
     readonly kind: Kind,
@@ -247,17 +276,31 @@ export class FileValidator {
     this.#report.file = SNAPSHOT_FILES[kind];
   }
 
-  /** The file is not an array (`value`, or a description of it when it was not parsed). */
+  /** The file is not an array (`value`, or a description of it when it was not parsed): no record to read. */
   notArray(got: string): void {
+    this.#unread = true;
     this.problems.add({
       file: SNAPSHOT_FILES[this.kind],
       reason: `must be a JSON array of records (got ${got})`,
     });
   }
 
-  /** A problem of the record at `index` as a whole (it was not parsed, or is not an object). */
-  refuseRecord(index: number, reason: string): void {
-    this.problems.add({ file: SNAPSHOT_FILES[this.kind], index, reason });
+  /**
+   * A problem of the record at `index` as a whole, or of its `field`, found before it could be checked (it was
+   * not read: too large, or not readable exactly). A record not read has an id
+   * anyone can know: references into this file are no longer judged (they would be reported wrongly).
+   */
+  refuseRecord(index: number, reason: string, field?: string): void {
+    this.#unread = true;
+    const file = SNAPSHOT_FILES[this.kind];
+    this.problems.add(field === undefined ? { file, index, reason } : { file, index, field, reason });
+  }
+
+  /** A problem of the file's whole value (not an array), in `field` of it when it has one. */
+  refuseFile(reason: string, field?: string): void {
+    this.#unread = true;
+    const file = SNAPSHOT_FILES[this.kind];
+    this.problems.add(field === undefined ? { file, reason } : { file, field, reason });
   }
 
   /**
@@ -266,7 +309,12 @@ export class FileValidator {
    */
   record(record: unknown, index: number, ownFieldsChecked = false): void {
     if (!isRecord(record)) {
-      this.refuseRecord(index, `must be an object${got(record)}`);
+      // Not an object: it has no id, and the others' ids are all known.
+      this.problems.add({
+        file: SNAPSHOT_FILES[this.kind],
+        index,
+        reason: `must be an object${got(record)}`,
+      });
       return;
     }
     const id = this.#schema.id!(record.id) === undefined ? (record.id as number) : undefined;
@@ -287,9 +335,12 @@ export class FileValidator {
     else this.#firstIndexOfId.set(id, index);
   }
 
-  /** What the other files may reference: the ids of this one's records. */
+  /**
+   * What the other files may reference: the ids of this one's records — unless a record could not be read,
+   * when no one can say what exists (references into the file are then not judged, as for a file not read).
+   */
   finish(): FileCheck {
-    return { ids: new Set(this.#firstIndexOfId.keys()) };
+    return { ids: this.#unread ? undefined : new Set(this.#firstIndexOfId.keys()) };
   }
 }
 

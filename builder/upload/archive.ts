@@ -12,7 +12,7 @@
  * Reading the archive is node-tar's (npm's own tar, `Parser`: headers, PAX and GNU long names, checksums);
  * deciding what is allowed is here.
  */
-import { createGunzip } from 'node:zlib';
+import { createGunzip, createInflateRaw } from 'node:zlib';
 import { Parser, type ReadEntry } from 'tar';
 import { errorMessage } from '../../store/errors.js';
 import { SNAPSHOT_LIMITS, type SnapshotLimits } from '../snapshot/load.js';
@@ -158,37 +158,105 @@ export async function readSnapshotArchive(
  * Decompress a gzip upload chunk by chunk into `onChunk`, stopping as soon as it expands past the limit;
  * undefined, or why it cannot be had (too large, not gzip, compressed twice, damaged).
  */
-async function decompress(
+function decompress(
   bytes: Buffer,
   limits: UploadLimits,
   onChunk: (chunk: Buffer) => void,
 ): Promise<string | undefined> {
   if (bytes.byteLength > limits.compressedBytes) {
-    return `is ${bytes.byteLength} bytes; an upload may have at most ${limits.compressedBytes}`;
+    return Promise.resolve(
+      `is ${bytes.byteLength} bytes; an upload may have at most ${limits.compressedBytes}`,
+    );
   }
   if (bytes[0] !== 0x1f || bytes[1] !== 0x8b) {
-    return 'is not gzip-compressed: upload a .tar.gz as `tar czf snapshot.tar.gz -C my-catalogue .` makes it';
+    return Promise.resolve(
+      'is not gzip-compressed: upload a .tar.gz as `tar czf snapshot.tar.gz -C my-catalogue .` makes it',
+    );
   }
-  const gunzip = createGunzip();
-  gunzip.end(bytes);
-  let expanded = 0;
-  try {
-    for await (const chunk of gunzip as AsyncIterable<Buffer>) {
+  return new Promise((resolve) => {
+    const gunzip = createGunzip();
+    let expanded = 0;
+    const stop = (reason: string) => {
+      gunzip.destroy();
+      resolve(reason);
+    };
+    gunzip.on('data', (chunk: Buffer) => {
       if (expanded === 0 && COMPRESSED_MAGIC.some((magic) => chunk.subarray(0, magic.length).equals(magic))) {
-        gunzip.destroy();
-        return 'holds a compressed file, not a tar archive: compress once, as `tar czf` does';
+        return stop('holds a compressed file, not a tar archive: compress once, as `tar czf` does');
       }
       expanded += chunk.byteLength;
       if (expanded > limits.expandedBytes) {
-        gunzip.destroy();
-        return `expands to more than ${limits.expandedBytes} bytes; an upload may hold at most that much`;
+        return stop(
+          `expands to more than ${limits.expandedBytes} bytes; an upload may hold at most that much`,
+        );
       }
       onChunk(chunk);
-    }
-  } catch (error) {
-    return `cannot be decompressed (${errorMessage(error)}): the upload is damaged or incomplete`;
+    });
+    gunzip.on('error', (error) => resolve(decompressionFault(bytes, error, limits)));
+    gunzip.on('end', () => resolve(undefined));
+    gunzip.end(bytes);
+  });
+}
+
+/**
+ * Why decompression failed: bytes appended to whole gzip data (said as such, with how many), or damage. Looked
+ * at again only now, in a second pass over the first member's deflate data alone (bounded as the first).
+ */
+async function decompressionFault(bytes: Buffer, error: Error, limits: UploadLimits): Promise<string> {
+  const trailing = await bytesAfterGzip(bytes, limits);
+  if (trailing > 0) {
+    return (
+      `ends with ${trailing} bytes after its gzip data that are not gzip (${errorMessage(error)}): the ` +
+      'archive before them is whole, but something was appended to it (a download or a copy that added ' +
+      'bytes, or files joined together); upload the .tar.gz exactly as tar czf wrote it'
+    );
   }
-  return undefined;
+  return `cannot be decompressed (${errorMessage(error)}): the upload is damaged or incomplete`;
+}
+
+/** Where a gzip member's deflate data starts: after its header and the optional fields its flags announce. */
+function gzipHeaderEnd(bytes: Buffer): number | undefined {
+  const flags = bytes[3] ?? 0;
+  let at = 10;
+  if (flags & 0x04) at += 2 + (bytes[at] ?? 0) + 256 * (bytes[at + 1] ?? 0); // FEXTRA
+  for (const flag of [0x08, 0x10]) {
+    // FNAME, FCOMMENT: zero-terminated
+    if (flags & flag) {
+      const zero = bytes.indexOf(0, at);
+      if (zero < 0) return undefined;
+      at = zero + 1;
+    }
+  }
+  if (flags & 0x02) at += 2; // FHCRC
+  return at < bytes.length ? at : undefined;
+}
+
+/**
+ * How many bytes follow the upload's first gzip member, when that member is whole (its deflate data ends, and
+ * its trailer's size is what it decompressed to); 0 when it is not (the upload is damaged, not lengthened).
+ */
+function bytesAfterGzip(bytes: Buffer, limits: UploadLimits): Promise<number> {
+  const start = gzipHeaderEnd(bytes);
+  if (start === undefined) return Promise.resolve(0);
+  return new Promise((resolve) => {
+    const inflate = createInflateRaw();
+    let expanded = 0;
+    inflate.on('data', (chunk: Buffer) => {
+      expanded += chunk.byteLength;
+      if (expanded > limits.expandedBytes) {
+        inflate.destroy();
+        resolve(0);
+      }
+    });
+    inflate.on('error', () => resolve(0));
+    inflate.on('end', () => {
+      // The deflate data ends where the inflater stopped reading; the 8-byte trailer (CRC-32, size) follows.
+      const end = start + inflate.bytesWritten + 8;
+      const whole = end <= bytes.length && bytes.readUInt32LE(end - 4) === expanded % 2 ** 32;
+      resolve(whole ? bytes.length - end : 0);
+    });
+    inflate.end(bytes.subarray(start));
+  });
 }
 
 /** entryProblem's answer for a folder the files may sit in: skipped, not a problem. */

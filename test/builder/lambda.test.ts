@@ -4,8 +4,9 @@
  * handler must sign its local S3 calls with the local ones): each outcome reported as an event on the bus
  * (its problems cut for the event, the first 1,000 in the report object), a failed publish thrown so that Lambda
  * retries it and the alarm counts it; an event that could not be sent sent again by the retry, the report
- * untouched; a duplicate delivery the same; a bomb of `{}` refused in bounded memory; a line for every record
- * that is not an upload, which is acknowledged (never a failed invocation: nothing a retry could mend).
+ * untouched; a duplicate delivery the same; a bomb of `{}` refused in bounded memory; nesting 200,000 levels
+ * deep and a repeated id refused with their place, never thrown; a line for every record that is not an upload,
+ * which is acknowledged (never a failed invocation: nothing a retry could mend).
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -191,6 +192,34 @@ describe('the upload builder function', () => {
     const report = await new S3ObjectStore({ client, bucket: s3.bucket }).get('reports/04-export.json');
     expect(report.ok && JSON.parse(report.body.toString()).problems).toHaveLength(PROBLEM_CAP);
   }, 60_000);
+
+  it.each([
+    [
+      'a record nested 200,000 levels (18.8 KB): refused as a problem, not a stack overflow thrown',
+      { modules: `[${'['.repeat(200_000)}${']'.repeat(200_000)}]` },
+      "modules.json: record at index 0: line 1, column 65: nests arrays and objects deeper than 64 levels (counting the file's outermost value as one; a module needs four): it is refused unread; nest less deeply",
+    ],
+    [
+      'a module with a field nested 5,000 levels (17 KB; the handler threw from 5,000)',
+      { modules: `[{"id":1,"x":${'['.repeat(5_000)}${']'.repeat(5_000)}}]` },
+      "modules.json: record at index 0: line 1, column 76: nests arrays and objects deeper than 64 levels (counting the file's outermost value as one; a module needs four): it is refused unread; nest less deeply",
+    ],
+    [
+      'an id written twice, the last of which JSON.parse would keep',
+      { modules: JSON.stringify(smallSnapshot(2).modules).replace('"id":101,', '"id":101,"id":990101,') },
+      'modules.json: record at index 0: id: line 1, column 12: repeats a name of its object (first at line 1, column 3): JSON.parse would keep only the last of the two, so one would be lost without a word; a name may appear once in an object (RFC 7493): remove one',
+    ],
+  ])('refuses %s, with its place; the invocation succeeds', async (_, raw, message) => {
+    const name = `04-exact-${entries.length}.tar.gz`; // sorts before the next tests' uploads (the newest wins)
+    const record = await upload(name, snapshotArchive(smallSnapshot(2), raw));
+    captureLog();
+
+    await handler({ Records: [record] }, context); // no throw: nothing to retry, no alarm
+
+    expect(entries.at(-1)?.DetailType).toBe('Catalogue upload refused');
+    expect(lastDetail()).toMatchObject({ outcome: 'invalid', problem_count: 1, error: null });
+    expect(lastDetail().problems.map((problem: { message: string }) => problem.message)).toEqual([message]);
+  });
 
   it('when EventBridge fails after a publish: the invocation fails, and the retry sends the same event, the report untouched', async () => {
     const record = await upload('05.tar.gz', snapshotArchive(smallSnapshot(22)));

@@ -50,8 +50,10 @@ afterAll(async () => {
   removeTemporaryDirectories();
 });
 
-/** The CLI in this process: exit code, stdout and stderr. */
-async function upload(...args: string[]): Promise<{ code: number; out: string; err: string }> {
+/** The CLI in this process: exit code, stdout and stderr (`printed` sees stderr as it is written). */
+function upload(
+  ...args: string[]
+): Promise<{ code: number; out: string; err: string }> & { printed: () => string } {
   let out = '';
   let err = '';
   const [stdout, stderr] = [process.stdout.write, process.stderr.write];
@@ -63,12 +65,15 @@ async function upload(...args: string[]): Promise<{ code: number; out: string; e
     err += String(text);
     return true;
   }) as typeof process.stderr.write;
-  try {
-    return { code: await catalogueCli(['upload', ...args]), out, err };
-  } finally {
-    process.stdout.write = stdout;
-    process.stderr.write = stderr;
-  }
+  const running = (async () => {
+    try {
+      return { code: await catalogueCli(['upload', ...args]), out, err };
+    } finally {
+      process.stdout.write = stdout;
+      process.stderr.write = stderr;
+    }
+  })();
+  return Object.assign(running, { printed: () => err });
 }
 
 /** The publisher's guide's transcript of an upload into npm start (docs/publishing.md), without its command line. */
@@ -108,8 +113,8 @@ const moduleName = async (id: number) =>
  * The module's name once the API answers from the version just published: the proxy may answer from the pointer
  * it read before for its pointer TTL (npm start: 1 s), so read again for a few seconds until `expected` shows.
  */
-async function servedName(id: number, expected: string): Promise<string> {
-  const until = Date.now() + 5_000;
+async function servedName(id: number, expected: string, withinMs = 5_000): Promise<string> {
+  const until = Date.now() + withinMs;
   for (;;) {
     const name = await moduleName(id);
     if (name === expected || Date.now() > until) return name;
@@ -273,6 +278,36 @@ describe('upload into npm start', () => {
     }
     expect(await moduleName(101)).toBe('The newer upload');
   }, 150_000);
+
+  it('Ctrl-C while waiting stops the waiting, not the build: exit 130, saying so and where its outcome will be', async () => {
+    const store = new S3ObjectStore({ client, bucket: BUCKET });
+    const lock = await acquirePublishLock(store, '', 's3://catalogue/');
+    const edit = fixtureSnapshot();
+    edit.modules[0]!.name = 'Published after Ctrl-C';
+    const listening = process.listenerCount('SIGINT');
+    try {
+      const waiting = upload(writeSnapshotFiles(edit), '--wait', '2m');
+      for (let i = 0; i < 300 && !waiting.printed().includes("waiting for the builder's report"); i++) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(waiting.printed()).toContain("waiting for the builder's report");
+
+      process.emit('SIGINT');
+      const result = await waiting;
+
+      expect(result.code).toBe(EXIT.interrupted);
+      expect(result.out).toMatch(
+        /^Ctrl-C: stopped waiting, not the build: incoming\/\S+\.tar\.gz is uploaded and the builder goes on with it \(an upload cannot be called back\); follow it in its report, s3:\/\/catalogue\/reports\/\S+\.json, which says how it ended, from npm start's local S3/,
+      );
+      expect(process.listenerCount('SIGINT'), 'the command listens no more').toBe(listening);
+    } finally {
+      await lock.release();
+    }
+    // The build went on: once the other publish let go, the upload is published.
+    expect(await servedName(edit.modules[0]!.id, 'Published after Ctrl-C', 60_000)).toBe(
+      'Published after Ctrl-C',
+    );
+  }, 120_000);
 
   it('the guide’s CI job step, run as GitHub Actions runs it (bash -e) with the stack’s credentials: a valid edit passes, a snapshot with problems fails the job', async () => {
     // As written, but for the two things a runner supplies: the checkout's dependencies and the bucket (here

@@ -1,15 +1,18 @@
 /**
  * Packing and checking an upload before it is sent (builder/upload-pack.ts): a folder packs into exactly what
- * the builder reads (the four files at the archive's root, nothing else of the folder), the same files always
- * into the same bytes; the check refuses what the builder refuses, with the builder's words; an archive too
- * large is refused without being read.
+ * the builder reads (every file the snapshot format defines, snapshot.json included, at the archive's root,
+ * nothing else of the folder), the same files always into the same bytes; the check refuses what the builder
+ * refuses, with the builder's words and the builder's limits; an archive too large is refused without being
+ * read.
  */
 import { execFileSync } from 'node:child_process';
-import { symlinkSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
+import { readFileSync, symlinkSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { loadSnapshot } from '../../builder/snapshot/load.js';
+import { META_FILE, SNAPSHOT_FILES } from '../../builder/snapshot/snapshot.js';
 import { readSnapshotArchive, UPLOAD_LIMITS } from '../../builder/upload/archive.js';
-import { checkUpload, packSnapshot, sourceProblem } from '../../builder/upload-pack.js';
+import { checkUpload, PACKED_FILES, packSnapshot, sourceProblem } from '../../builder/upload-pack.js';
 import {
   fixtureSnapshot,
   removeTemporaryDirectories,
@@ -34,6 +37,28 @@ describe('packing a folder', () => {
     if (read.ok) {
       expect(read.files.get('modules.json')!.toString()).toBe(JSON.stringify(fixtureSnapshot().modules));
     }
+  });
+
+  it('packs every file the snapshot format defines, snapshot.json included; the builder reads each back as it was', async () => {
+    expect(PACKED_FILES).toEqual([...Object.values(SNAPSHOT_FILES), META_FILE].sort());
+    const snapshot = { ...fixtureSnapshot(), modules: [] };
+    const folder = writeSnapshotFiles(snapshot);
+    writeFileSync(join(folder, META_FILE), '{"empty_catalogue": true}\n');
+
+    const archive = await packSnapshot(folder);
+
+    const listed = execFileSync('tar', ['tzf', '-'], { input: archive, encoding: 'utf8' }).trim().split('\n');
+    expect(listed).toEqual(PACKED_FILES);
+    const read = await readSnapshotArchive(archive, 'packed');
+    if (!read.ok) throw new Error(read.problems[0]?.reason);
+    for (const file of PACKED_FILES) {
+      expect(read.files.get(file)?.equals(readFileSync(join(folder, file))), file).toBe(true);
+    }
+    // What validate accepts, the builder accepts: the empty catalogue it means, with the same digest.
+    const fromFolder = await loadSnapshot(folder);
+    const fromUpload = await loadSnapshot({ name: 'packed', files: read.files });
+    expect(fromFolder).toMatchObject({ ok: true, snapshot: { modules: [] } });
+    expect(fromUpload).toMatchObject({ ok: true, digest: fromFolder.ok && fromFolder.digest });
   });
 
   it('packs the same files into the same bytes, whatever their times; a linked file as the file', async () => {
@@ -78,6 +103,42 @@ describe('checking before the upload', () => {
       ]);
     }
   });
+
+  it('a deliberately empty catalogue is checked and packed as validate takes it, not refused for a file it has', async () => {
+    const folder = writeSnapshotFiles({ ...fixtureSnapshot(), modules: [] });
+    writeFileSync(join(folder, META_FILE), '{"empty_catalogue": true}');
+    expect(await checkUpload(folder, 'empty')).toMatchObject({ ok: true, counts: { modules: 0 } });
+  });
+
+  it("a snapshot.json that validate refuses is refused before the upload, with validate's words", async () => {
+    const folder = writeSnapshotFiles(fixtureSnapshot());
+    writeFileSync(join(folder, META_FILE), '{"empty_catalogue": "yes", "when": 1}');
+    const checked = await checkUpload(folder, 'flagged');
+    expect(checked).toMatchObject({
+      ok: false,
+      problems: [
+        { file: META_FILE, field: 'empty_catalogue', reason: 'must be true or false (got string "yes")' },
+        { file: META_FILE, field: 'when', reason: 'unknown field (allowed: empty_catalogue)' },
+      ],
+    });
+  });
+
+  it("checks with the upload's limits, as the builder does: more modules than an upload may hold is refused here", async () => {
+    const many = fixtureSnapshot();
+    const template = many.modules[0]!;
+    many.modules = Array.from({ length: UPLOAD_LIMITS.snapshot.records.modules + 1 }, (_, i) => ({
+      ...template,
+      id: i + 1,
+    }));
+    const checked = await checkUpload(writeSnapshotFiles(many), 'many');
+    expect(checked.ok).toBe(false);
+    if (!checked.ok) {
+      expect(checked.problems[0]).toEqual({
+        file: 'modules.json',
+        reason: 'holds 100,001 records; an upload may hold at most 100,000 records in modules.json',
+      });
+    }
+  }, 60_000);
 
   it('a .tar.gz over the upload limit is refused unread', async () => {
     const folder = temporaryDirectory('large');

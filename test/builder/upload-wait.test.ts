@@ -1,7 +1,7 @@
 /**
  * Waiting for an upload's report (builder/upload-wait.ts) over a store the test writes reports into as the
  * builder would: the report once it is there; a failed attempt followed by the retry's word; three failed
- * attempts as the last word; a deadline; reports of other uploads and reports there before, ignored; an S3 that
+ * attempts as the last word; a deadline; a stop (Ctrl-C); reports of other uploads and reports there before, ignored; an S3 that
  * answers 403 for a report not written yet (a caller with the upload policy may not list the bucket), waited on.
  */
 import { describe, expect, it } from 'vitest';
@@ -101,6 +101,20 @@ describe('waiting for the report', () => {
     await store.put(REPORT, report({ outcome: 'failed', error: 'timeout' }));
     const outcome = await awaitReport(waitOn(store, { deadline: performance.now() + 300 }).wait);
     expect(outcome).toMatchObject({ done: false, failed: { error: 'timeout' } });
+  });
+
+  it('stops at once when told (Ctrl-C), in the middle of a pause, as if the time had run out', async () => {
+    const store = new MemoryObjectStore();
+    const controller = new AbortController();
+    const { wait } = waitOn(store, {
+      signal: controller.signal,
+      pausesMs: { first: 60_000, longest: 60_000 },
+    });
+    const waiting = awaitReport(wait);
+    setTimeout(() => controller.abort('SIGINT'), 50);
+    const started = performance.now();
+    expect(await waiting).toEqual({ done: false, failed: undefined });
+    expect(performance.now() - started).toBeLessThan(5_000);
   });
 
   it('ignores a report of another upload, of other bytes under the name, or there before the upload', async () => {

@@ -316,6 +316,11 @@ export function describeAdminFindings(
       ['a byte-order mark', '\ufeffAcme'],
       ['a line separator', 'Acme\u2028app'],
       ['a control character', 'Acme\u0007'],
+      ['only Hangul fillers', '\u3164\u3164'],
+      ['a Hangul choseong filler', '\u115f'],
+      ['a braille blank', '\u2800'],
+      ['99 combining marks', '\u0301'.repeat(99)],
+      ['a letter under 99 combining marks', `a${'\u0301'.repeat(99)}`],
     ])('refuses a label with %s, and an owner with it', async (_, text) => {
       const label = await call('POST', '/keys', { body: { owner: 'u1', tier: 'free', label: text } });
       const who = await call('POST', '/keys', { body: { owner: `u1${text}`, tier: 'free' } });

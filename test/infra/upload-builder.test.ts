@@ -20,10 +20,12 @@ import { bundledBuilder, logicalId, roleStatements, type Synthesised, synth } fr
  */
 /**
  * The upload builder's asset (index.mjs): 609,282 B with the S3 client and tar (the bundle's largest parts),
- * below the 631,955 B it was with cli-progress; 20 KB of room for the uploads' own changes, none for a terminal
- * or a second SDK client.
+ * below the 631,955 B it was with cli-progress; then 633,887 B once it read snapshots exactly (issue 47: the
+ * I-JSON reading, the nesting-bounded scan and the printable-text rule, about 12 KB, most of it the messages
+ * that say what is wrong and what to write). About 20 KB of room for the uploads' own changes, none for a
+ * terminal or a second SDK client.
  */
-const BUILDER_BUDGET_BYTES = 615 * 1024;
+const BUILDER_BUDGET_BYTES = 640 * 1024;
 
 let synthesised: Synthesised;
 let template: Template;

@@ -15,6 +15,7 @@ import type {
 } from '../../builder/snapshot/snapshot.js';
 import { FORBIDDEN_VALUE } from '../../builder/snapshot/validate.js';
 import { JACK_SIGNALS, MODULE_FIELDS, MODULE_RELATIONS, TAG_TYPES } from '../../store/schema.js';
+import { textProblem } from '../../store/text.js';
 
 /** Names that collide under a case-, accent-insensitive, numeric collation, and some that do not. */
 const NAME_POOL = [
@@ -58,8 +59,12 @@ const NAME_POOL = [
   'Ǆ',
 ];
 
-/** Not a value validation refuses as a link or an image file name (a random `!.pNG` is one). */
-const publishable = (s: string) => !FORBIDDEN_VALUE.test(s.trim());
+/**
+ * Not a value validation refuses: a link or an image file name (a random `!.pNG` is one), or text that is not
+ * printable (store/text.ts: a control, format or private-use character, a lone surrogate, a blank…).
+ */
+const publishable = (s: string, lineBreaks = false) =>
+  !FORBIDDEN_VALUE.test(s.trim()) && textProblem(s, { lineBreaks }) === undefined;
 
 export const nameArb: fc.Arbitrary<string> = fc.oneof(
   { weight: 8, arbitrary: fc.constantFrom(...NAME_POOL) },
@@ -159,11 +164,19 @@ export function snapshotArb(shape: SnapshotShape = { maxModules: 40 }): fc.Arbit
         description: nullable(
           fc.oneof(
             nameArb,
-            fc.string({ minLength: 1, maxLength: 40 }).filter((s) => s.trim() !== '' && publishable(s)),
-            // Control characters, lone surrogates, quotes and backslashes: JSON escaping corners.
+            fc.string({ minLength: 1, maxLength: 40 }).filter((s) => s.trim() !== '' && publishable(s, true)),
+            // JSON escaping corners that are printable text: quotes, backslashes, line breaks, `</`, astral
+            // characters (control characters and lone surrogates are refused: store/text.ts).
             fc
-              .string({ minLength: 1, maxLength: 20, unit: 'binary' })
-              .filter((s) => s.trim() !== '' && publishable(s)),
+              .array(
+                fc.constantFrom('"', '\\', '\n', '/', '</', "'", '&', 'é', '😀', '𝄞', 'a', ' ', '\u2603'),
+                {
+                  minLength: 1,
+                  maxLength: 20,
+                },
+              )
+              .map((parts) => parts.join(''))
+              .filter((s) => s.trim() !== '' && publishable(s, true)),
           ),
         ),
         tag_ids:

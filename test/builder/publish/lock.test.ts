@@ -2,17 +2,21 @@
  * The publish lock (builder/publish/lock.ts) and what a publish does with it: one holder at a time, a
  * second publish refused at once naming the first, stale locks taken over (a process gone, a publish of this
  * process that ended, a lease run out, an unreadable lock), a lock taken over from a stalled holder stopping
- * that holder before its next step, and the pointer written only over the pointer the publish read.
+ * that holder before its next step, a publish whose lock was broken stopping its uploads within seconds, and
+ * the pointer written only over the pointer the publish read.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   acquirePublishLock,
+  breakPublishLock,
   CLOCK_SKEW_MS,
+  inspectPublishLock,
   LEASE_MS,
   LOCK_KEY,
   type LockHolder,
   PublishBusyError,
   PublishLockLostError,
+  WATCH_EVERY_MS,
 } from '../../../builder/publish/lock.js';
 import { publishCatalogue, takePublishLock } from '../../../builder/publish/publish.js';
 import { readCurrentVersion } from '../../../builder/publish/read.js';
@@ -23,6 +27,27 @@ import { DirectoryObjectStore } from '../../../store/objects/directory.js';
 import type { GetOptions, GetOutcome, WritableObjectStore } from '../../../store/objects/interface.js';
 import { MemoryObjectStore } from '../../../store/objects/memory.js';
 import { removeTemporaryDirectories, smallSnapshot, temporaryDirectory } from '../../helpers/builder.js';
+
+/** A store whose object uploads take a while (a slow link), and which notes when each one started. */
+class SlowUploads extends MemoryObjectStore {
+  readonly started: number[] = [];
+  override async put(...args: Parameters<MemoryObjectStore['put']>) {
+    if (args[0].startsWith('o/')) {
+      this.started.push(performance.now());
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    return super.put(...args);
+  }
+}
+
+/** Wait for `condition`, checking every 20 ms, for at most `ms`. */
+async function until(condition: () => boolean, ms: number): Promise<void> {
+  const giveUp = performance.now() + ms;
+  while (!condition()) {
+    if (performance.now() > giveUp) throw new Error(`not within ${ms} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
 
 /** A store whose next conditional read of the pointer says "not modified", although another publish moved it. */
 class PointerMovesAfterCheck extends MemoryObjectStore {
@@ -151,6 +176,35 @@ describe('a publish and the lock', () => {
     await held.release();
     await publishCatalogue({ store, snapshot: smallSnapshot() });
     expect((await store.get(LOCK_KEY)).ok).toBe(false);
+  });
+
+  it('a publish whose lock was broken (unlock --force) stops uploading within seconds, not at its next step', async () => {
+    const store = new SlowUploads();
+    // About 890 objects at 2 × 20 ms: some 9 s of uploads, if nothing stopped it.
+    const publishing = publishCatalogue({ store, snapshot: smallSnapshot(204), concurrency: 2 });
+    const failed = publishing.then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    await until(() => store.started.length >= 20, 10_000);
+    // What `npm run catalogue -- unlock --force` does: judge the lock, then replace it conditionally.
+    const lock = await inspectPublishLock(store, '');
+    if (lock.state !== 'live') throw new Error(`the publish's lock is ${lock.state}`);
+    expect(await breakPublishLock(store, '', lock, { by: 'ops@desk' })).toBe(true);
+    const brokenAt = performance.now();
+
+    expect(await failed).toBeInstanceOf(PublishLockLostError);
+    const stoppedAfter = performance.now() - brokenAt;
+    const lastStart = Math.max(...store.started) - brokenAt;
+    // It learns within one watch of its lock (WATCH_EVERY_MS), then starts no upload more.
+    expect(lastStart).toBeLessThan(WATCH_EVERY_MS + 1_000);
+    expect(stoppedAfter).toBeLessThan(WATCH_EVERY_MS + 2_000);
+    expect(store.started.length).toBeLessThan(600);
+    expect((await store.get(POINTER_KEY)).ok, 'no pointer: nothing went live').toBe(false);
+    const left = await store.get(LOCK_KEY);
+    expect(left.ok && JSON.parse(left.body.toString()).broken_by, 'the broken lock is left as it was').toBe(
+      'ops@desk',
+    );
   });
 
   it('the pointer is written only over the pointer the publish read: else PointerMovedError, and it stays', async () => {

@@ -2,11 +2,14 @@
  * The elements of a file's top-level array, one at a time (builder/snapshot/elements.ts): read element by
  * element with JSON.parse, a text is accepted exactly when JSON.parse accepts it whole, with the same values,
  * whatever strings, nesting and whitespace hold (property-based, over valid arrays and over token soup); each
- * element's range is its own text (the bytes a module's source digest is taken of).
+ * element's range is its own text (the bytes a module's source digest is taken of). The scan flags every record
+ * the exact reading (exact.ts) finds something in — repeated names, numbers, lone surrogates — so that no such
+ * record is taken unread; and it finds nesting past the bound without recursing, however deep.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { firstValue, scanArray } from '../../../builder/snapshot/elements.js';
+import { firstValue, MAX_DEPTH, scanArray, scanValue } from '../../../builder/snapshot/elements.js';
+import { exactProblems } from '../../../builder/snapshot/exact.js';
 
 /** The text read as the loader reads it: the elements' values, or 'refused'. */
 function readElements(text: string): unknown[] | 'refused' {
@@ -122,5 +125,78 @@ describe('scanArray: a file read one record at a time', () => {
       [1, 8],
       [10, 11],
     ]);
+  });
+});
+
+describe('scanValue: what must be read exactly is flagged, however it is written', () => {
+  /** Objects whose members repeat names now and then (some escaped), with hostile numbers and strings. */
+  const name = fc.constantFrom(
+    '"id"',
+    '"name"',
+    '"a"',
+    '"\\u0061"',
+    '"power_12v_ma"',
+    '"power_13v_ma"',
+    '"ins"',
+    '"x\\"y"',
+  );
+  const scalar = fc.constantFrom(
+    '1',
+    '-0',
+    '1e309',
+    '0.5',
+    '9007199254740993',
+    '12345678901234567890',
+    '"s"',
+    '"\\ud800"',
+    '"\\ud83d\\ude00"',
+    'null',
+    '-0.0',
+    '1E2',
+  );
+  const value = fc.letrec((tie) => ({
+    value: fc.oneof(
+      { maxDepth: 3 },
+      scalar,
+      tie('object'),
+      fc.array(tie('value'), { maxLength: 3 }).map((items) => `[${items.join(',')}]`),
+    ),
+    object: fc
+      .array(fc.tuple(name, tie('value')), { maxLength: 6 })
+      .map((members) => `{${members.map(([key, item]) => `${key}: ${item}`).join(', ')}}`),
+  }));
+
+  it('every record with something to read exactly is suspect (no false negative)', () => {
+    let flagged = 0;
+    fc.assert(
+      fc.property(value.object, (text) => {
+        const bytes = Buffer.from(text);
+        const scan = scanValue(bytes, 0, 1);
+        expect(scan.end).toBe(bytes.length);
+        const problems = exactProblems(bytes, 0, bytes.length, () => {});
+        if (problems > 0) {
+          expect(scan.suspect, text).toBe(true);
+          flagged++;
+        }
+      }),
+      { numRuns: 3000 },
+    );
+    expect(flagged).toBeGreaterThan(500);
+  });
+
+  it('an object of a million members (beyond any record) is flagged, without keeping its names', () => {
+    const members = Array.from({ length: 1_000_000 }, (_, i) => `"k${i}":0`).join(',');
+    const bytes = Buffer.from(`{${members}}`);
+    const scan = scanValue(bytes, 0, 1);
+    expect(scan).toEqual({ end: bytes.length, tooDeepAt: -1, suspect: true });
+  });
+
+  it('nesting past the bound is found where it starts, without recursion, however deep', () => {
+    for (const depth of [MAX_DEPTH - 1, MAX_DEPTH, 1_000_000]) {
+      const bytes = Buffer.from(`${'['.repeat(depth)}${']'.repeat(depth)}`);
+      const scan = scanValue(bytes, 0, 1);
+      expect(scan.end).toBe(bytes.length);
+      expect(scan.tooDeepAt).toBe(depth + 1 > MAX_DEPTH ? MAX_DEPTH - 1 : -1);
+    }
   });
 });

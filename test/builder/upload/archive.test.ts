@@ -1,13 +1,14 @@
 /**
  * The upload format (builder/upload/archive.ts): archives made the way publishers make them (`tar czf`, GNU
- * tar here), and hostile ones (absolute names, `..`, links, duplicates, extra files, bombs) refused whole with
- * every reason.
+ * tar here), and hostile ones (absolute names, `..`, links, duplicates, extra files, bombs, bytes appended,
+ * anything at all) refused whole with every reason, never thrown.
  */
 import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
+import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadSnapshot } from '../../../builder/snapshot/load.js';
 import { formatProblem } from '../../../builder/snapshot/problems.js';
@@ -164,6 +165,29 @@ describe('what is refused, every reason at once', () => {
     ]);
   });
 
+  it('whole gzip data followed by other bytes is said as such, not as damage; trailing zeros (padding) are taken', async () => {
+    const good = tarOf(['-C', 'my-catalogue', '.']);
+    const appended = (tail: Buffer) => reasons(Buffer.concat([good, tail]));
+    for (const tail of [Buffer.from('<html>an error page</html>\n'), Buffer.from([0x1f, 0x8b, 8, 0])]) {
+      expect(await appended(tail)).toEqual([
+        expect.stringMatching(
+          new RegExp(
+            `^incoming/x\\.tar\\.gz: ends with ${tail.length} bytes after its gzip data that are not gzip \\(.+\\): the archive before them is whole, but something was appended to it \\(a download or a copy that added bytes, or files joined together\\); upload the \\.tar\\.gz exactly as tar czf wrote it$`,
+          ),
+        ),
+      ]);
+    }
+    expect(await appended(Buffer.alloc(512))).toEqual([]);
+    // Damage inside the gzip data is still damage.
+    const flipped = Buffer.from(good);
+    flipped[Math.floor(good.length / 2)]! ^= 0xff;
+    expect(await reasons(Buffer.concat([flipped, Buffer.from('tail')]))).toEqual([
+      expect.stringMatching(
+        /^incoming\/x\.tar\.gz: cannot be decompressed \(.+\): the upload is damaged or incomplete$/,
+      ),
+    ]);
+  });
+
   it('bounds: the compressed size, what it expands to (a bomb stops there), the number of entries', async () => {
     const good = tarOf(['-C', 'my-catalogue', '.']);
     const bomb = gzipSync(Buffer.alloc(4 * 2 ** 20));
@@ -181,4 +205,32 @@ describe('what is refused, every reason at once', () => {
       'incoming/x.tar.gz: holds 11 entries; an upload holds the four snapshot files (at most 8 entries)',
     ]);
   });
+});
+
+describe('any bytes as an upload', () => {
+  it('are read or refused with reasons, never thrown: raw, gzipped, a real archive cut or with bytes flipped', async () => {
+    const good = tarOf(['-C', 'my-catalogue', '.']);
+    const tar = execFileSync('gzip', ['-dc'], { input: good });
+    const upload = fc.oneof(
+      fc.uint8Array({ maxLength: 2_000 }).map((bytes) => Buffer.from(bytes)),
+      fc.uint8Array({ maxLength: 2_000 }).map((bytes) => gzipSync(bytes)),
+      fc.tuple(fc.nat(tar.length), fc.nat(255), fc.nat(tar.length)).map(([at, byte, cut]) => {
+        const changed = Buffer.from(tar);
+        changed[at] = byte;
+        return gzipSync(changed.subarray(0, Math.max(cut, at + 1)));
+      }),
+      fc.tuple(fc.nat(good.length - 1), fc.nat(255)).map(([at, byte]) => {
+        const changed = Buffer.from(good);
+        changed[at] = byte;
+        return changed;
+      }),
+    );
+    await fc.assert(
+      fc.asyncProperty(upload, async (bytes) => {
+        const read = await readSnapshotArchive(bytes, 'incoming/x.tar.gz');
+        if (!read.ok) expect(read.problems.length).toBeGreaterThan(0);
+      }),
+      { numRuns: 400 },
+    );
+  }, 120_000);
 });
