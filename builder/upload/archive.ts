@@ -12,7 +12,7 @@
  * Reading the archive is node-tar's (npm's own tar, `Parser`: headers, PAX and GNU long names, checksums);
  * deciding what is allowed is here.
  */
-import { createGunzip, createInflateRaw } from 'node:zlib';
+import { crc32, createGunzip, createInflateRaw } from 'node:zlib';
 import { Parser, type ReadEntry } from 'tar';
 import { errorMessage } from '../../store/errors.js';
 import { SNAPSHOT_LIMITS, type SnapshotLimits } from '../snapshot/load.js';
@@ -233,7 +233,8 @@ function gzipHeaderEnd(bytes: Buffer): number | undefined {
 
 /**
  * How many bytes follow the upload's first gzip member, when that member is whole (its deflate data ends, and
- * its trailer's size is what it decompressed to); 0 when it is not (the upload is damaged, not lengthened).
+ * its trailer's CRC-32 and size are what it decompressed to); 0 when it is not (the upload is damaged, not
+ * lengthened).
  */
 function bytesAfterGzip(bytes: Buffer, limits: UploadLimits): Promise<number> {
   const start = gzipHeaderEnd(bytes);
@@ -241,8 +242,10 @@ function bytesAfterGzip(bytes: Buffer, limits: UploadLimits): Promise<number> {
   return new Promise((resolve) => {
     const inflate = createInflateRaw();
     let expanded = 0;
+    let crc = 0;
     inflate.on('data', (chunk: Buffer) => {
       expanded += chunk.byteLength;
+      crc = crc32(chunk, crc);
       if (expanded > limits.expandedBytes) {
         inflate.destroy();
         resolve(0);
@@ -250,9 +253,13 @@ function bytesAfterGzip(bytes: Buffer, limits: UploadLimits): Promise<number> {
     });
     inflate.on('error', () => resolve(0));
     inflate.on('end', () => {
-      // The deflate data ends where the inflater stopped reading; the 8-byte trailer (CRC-32, size) follows.
+      // The deflate data ends where the inflater stopped reading; the 8-byte trailer (CRC-32, size) follows,
+      // and both must be what was inflated: a byte changed inside the data may still inflate to its size.
       const end = start + inflate.bytesWritten + 8;
-      const whole = end <= bytes.length && bytes.readUInt32LE(end - 4) === expanded % 2 ** 32;
+      const whole =
+        end <= bytes.length &&
+        bytes.readUInt32LE(end - 8) === crc &&
+        bytes.readUInt32LE(end - 4) === expanded % 2 ** 32;
       resolve(whole ? bytes.length - end : 0);
     });
     inflate.end(bytes.subarray(start));
