@@ -115,7 +115,7 @@ const NOT_PRINTABLE = /[\p{C}\p{Zl}\p{Zp}]/u;
  * @example printable('Acme app') === true
  * @example printable('Acme\u202Eppa') === false
  */
-function printable(text: string): boolean {
+export function printable(text: string): boolean {
   return !NOT_PRINTABLE.test(text);
 }
 
@@ -128,7 +128,11 @@ export class Problems {
 }
 
 /** The body as an object with only `allowed` fields; problems for anything else. */
-function objectOf(body: unknown, allowed: readonly string[], problems: Problems): Record<string, unknown> {
+export function objectOf(
+  body: unknown,
+  allowed: readonly string[],
+  problems: Problems,
+): Record<string, unknown> {
   if (body === undefined) return {};
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     problems.add('body', 'must be a JSON object');
@@ -157,7 +161,7 @@ export function checkOwner(value: unknown, field: string, problems: Problems): s
   return value;
 }
 
-function checkInteger(
+export function checkInteger(
   value: unknown,
   field: string,
   bounds: { min: number; max: number },
@@ -184,7 +188,7 @@ const result = <T>(problems: Problems, value: () => T): Parsed<T> =>
   problems.list.length ? { ok: false, problems: problems.list } : { ok: true, value: value() };
 
 /** A key's label: a non-empty printable string (trimmed), at most BOUNDS.labelLength, holding no key. */
-function checkLabel(value: unknown, problems: Problems): string | undefined {
+export function checkLabel(value: unknown, problems: Problems): string | undefined {
   if (typeof value !== 'string' || value.trim().length === 0) {
     problems.add('label', 'must be a non-empty string');
   } else if ([...value.trim()].length > BOUNDS.labelLength) {

@@ -79,11 +79,18 @@ export class AdminApi extends Construct {
         ),
       }),
     );
-    // Counters: read usage; Idempotency-Key records are written, read and released (DeleteItem) there.
+    // Counters: read usage; Idempotency-Key records are written, read and released (DeleteItem) there; a revoked
+    // key's stop is written into its counter items and lifted again (UpdateItem: admin/stop.ts).
     this.role.addToPolicy(
       new iam.PolicyStatement({
-        sid: 'ReadUsageAndIdempotency',
-        actions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:PutItem', 'dynamodb:DeleteItem'],
+        sid: 'UsageIdempotencyAndStops',
+        actions: [
+          'dynamodb:GetItem',
+          'dynamodb:BatchGetItem',
+          'dynamodb:PutItem',
+          'dynamodb:UpdateItem',
+          'dynamodb:DeleteItem',
+        ],
         resources: [countersTable.tableArn],
       }),
     );

@@ -37,7 +37,7 @@ export function shellWord(value: string): string {
  * @example localCommandHints({ source: 'my-catalogue', copyFrom: 'fixtures/catalogue', s3Endpoint: 'http://127.0.0.1:4568',
  *   bucket: 'catalogue', prefix: '', dynamodbEndpoint: 'http://127.0.0.1:4569', keysTable: 'catalogue-keys',
  *   countersTable: 'catalogue-counters' })
- * // → ['Keys (issue, list, revoke, enable, limits, expire, roll, usage, owner):',
+ * // → ['Keys (issue, list, revoke, id, enable, limits, expire, roll, usage, owner, import):',
  * //    '  KEYS_TABLE=catalogue-keys COUNTERS_TABLE=catalogue-counters DYNAMODB_ENDPOINT=http://127.0.0.1:4569 npm run keys -- list',
  * //    'Publish an edited copy of the catalogue (docs/publishing.md):',
  * //    '  cp -r fixtures/catalogue my-catalogue   # then edit my-catalogue/*.json',
@@ -53,7 +53,7 @@ export function localCommandHints(stack: LocalStack): string[] {
   const source = shellWord(stack.source);
   return [
     // Every command of `npm run keys` but create-tables (npm start has made them).
-    'Keys (issue, list, revoke, enable, limits, expire, roll, usage, owner):',
+    'Keys (issue, list, revoke, id, enable, limits, expire, roll, usage, owner, import):',
     `  ${keysEnv} npm run keys -- list`,
     stack.copyFrom
       ? 'Publish an edited copy of the catalogue (docs/publishing.md):'

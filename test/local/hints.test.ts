@@ -15,7 +15,7 @@ const STACK = {
 describe('npm start command hints', () => {
   it('prints the key CLI and a publish against the local servers, ready to paste', () => {
     expect(localCommandHints(STACK)).toEqual([
-      'Keys (issue, list, revoke, enable, limits, expire, roll, usage, owner):',
+      'Keys (issue, list, revoke, id, enable, limits, expire, roll, usage, owner, import):',
       '  KEYS_TABLE=catalogue-keys COUNTERS_TABLE=catalogue-counters DYNAMODB_ENDPOINT=http://127.0.0.1:40002 npm run keys -- list',
       'Publish it again after an edit:',
       '  npm run catalogue -- build --source fixtures/catalogue --out s3://catalogue --endpoint http://127.0.0.1:40001',
