@@ -79,18 +79,13 @@ export class AdminApi extends Construct {
         ),
       }),
     );
-    // Counters: read usage; Idempotency-Key records are written, read and released (DeleteItem) there; a revoked
-    // key's stop is written into its counter items and lifted again (UpdateItem: admin/stop.ts).
+    // Counters: read usage; Idempotency-Key records written, read, released; a revoked key's stop (admin/stop.ts).
     this.role.addToPolicy(
       new iam.PolicyStatement({
         sid: 'UsageIdempotencyAndStops',
-        actions: [
-          'dynamodb:GetItem',
-          'dynamodb:BatchGetItem',
-          'dynamodb:PutItem',
-          'dynamodb:UpdateItem',
-          'dynamodb:DeleteItem',
-        ],
+        actions: ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'DeleteItem'].map(
+          (a) => `dynamodb:${a}`,
+        ),
         resources: [countersTable.tableArn],
       }),
     );
