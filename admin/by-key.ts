@@ -12,7 +12,7 @@ import { objectOf, type Parsed, Problems } from './validate.js';
 
 /** What is said of a key that is not a key (never the text itself). */
 export const NOT_A_KEY =
-  'must be a key as the API takes it: pk_live_ followed by 22 base64url characters (not shown)';
+  'must be a key as the API takes it: its prefix, then 22 base64url characters (not shown)';
 
 /** `{ "key": "pk_live_…" }`: the body of the routes that take a key. */
 export function parseKeyBody(body: unknown): Parsed<string> {

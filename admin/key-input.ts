@@ -65,7 +65,7 @@ export async function readKey(input: KeyInput, prompt: (text: string) => void): 
     throw new UsageError(
       text.trim() === ''
         ? 'standard input holds no key: pipe it in (… | npm run keys -- …) or paste it when asked'
-        : 'standard input must hold one key: pk_live_ followed by 22 base64url characters (what it holds is not shown)',
+        : 'standard input must hold one key as the API takes it: its prefix, then 22 base64url characters (what it holds is not shown)',
     );
   }
   return key;
