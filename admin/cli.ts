@@ -405,7 +405,8 @@ const revokeCommand: KeysCommand = {
   help: `  revoke <key id> | --key-stdin
                      Revoke a key, by its id or by the key itself read from standard input
                      (never from the command line). Every proxy container refuses it at once:
-                     its counters are stopped until every key cache has dropped it.
+                     its counters are stopped until every key cache has dropped it
+                     (KEY_CACHE_TTL_MS, default ${KEY_CACHE_DEFAULTS.ttlMs / 1000} s).
 `,
   options: ['key-stdin'],
   args: ['key id'],
