@@ -20,6 +20,7 @@ import {
   holdsKey,
   type Item,
   KEY_CACHE_DEFAULTS,
+  KEY_ID_PATTERN,
   type KeyRecord,
   type Limits,
   type Tier,
@@ -101,6 +102,7 @@ const OPTIONS = {
   at: { type: 'string' },
   never: { type: 'boolean' },
   'old-expires': { type: 'string' },
+  like: { type: 'string' },
   'dry-run': { type: 'boolean' },
   'key-stdin': { type: 'boolean' },
   json: { type: 'boolean' },
@@ -294,19 +296,58 @@ function issueBody({ options, env, now }: Given): Record<string, unknown> & { ow
   return body;
 }
 
+/** With `--like <key id>`: the body of an issue request with that key's tier, limits, owner and label. */
+function likeBody(record: KeyRecord, { options, now }: Given): Record<string, unknown> & { owner?: string } {
+  const expires = options.expires === undefined ? undefined : parseWhen('--expires', options.expires, now);
+  const label = options.label?.trim() || record.label;
+  return {
+    ...(record.owner !== undefined && { owner: record.owner }),
+    tier: record.tier,
+    ...(label && { label }),
+    ...(record.tier === 'partner' && { limits: { ...record.limits } }),
+    ...(expires && { expires: expires.toISOString() }),
+  };
+}
+
+/** The key id of `--like`, checked before anything is connected to; the options it replaces refused. */
+function likeOption(options: Options): string | undefined {
+  const like = options.like;
+  if (like === undefined) return undefined;
+  if (holdsKey(like)) throw new UsageError(`--like ${KEY_PROBLEM}; give its key id (key_…)`);
+  if (!KEY_ID_PATTERN.test(like))
+    throw new UsageError('--like takes a key id (key_ and 10 letters or digits)');
+  const taken = (['tier', 'owner', 'minute', 'month'] as const).filter((name) => options[name] !== undefined);
+  if (taken.length > 0) {
+    throw new UsageError(
+      `--like takes the tier, limits and owner of that key: give no ${taken.map((n) => `--${n}`).join(', ')}`,
+    );
+  }
+  return like;
+}
+
 const issueCommand: KeysCommand = {
   help: `  issue --tier free|partner [--owner ID] [--label L] [--minute N --month N] [--expires WHEN]
                      Issue a key. Prints the key ONCE, and its key id. --owner: the application's
                      user or organisation id (counted against ADMIN_MAX_KEYS_PER_OWNER).
                      --minute/--month set partner limits (defaults ${PARTNER_DEFAULT_LIMITS.minute} and ${PARTNER_DEFAULT_LIMITS.month},
                      or PARTNER_LIMIT_MINUTE / PARTNER_LIMIT_MONTH); ${FREE_TIER_FIXED}.
+  issue --like <key id> [--label L] [--expires WHEN]
+                     A new key with the tier, limits, owner and label of that one (a revoked key
+                     replaced: docs/operating.md, the leaked-key runbook).
 `,
-  options: ['tier', 'owner', 'label', 'minute', 'month', 'expires'],
+  options: ['tier', 'owner', 'label', 'minute', 'month', 'expires', 'like'],
   args: [],
   check: (given) => {
-    const body = issueBody(given);
+    const like = likeOption(given.options);
+    const body = like === undefined ? issueBody(given) : undefined;
     return async ({ admin, ctx, now, io }) => {
-      const input = checked(parseIssue(body, now, admin.settings.partnerDefaults, { ownerRequired: false }));
+      let sent = body;
+      if (like !== undefined) {
+        const found = await actions.get(ctx, like);
+        if (!found.ok) return refused(found.error, io);
+        sent = likeBody(found.record, given);
+      }
+      const input = checked(parseIssue(sent, now, admin.settings.partnerDefaults, { ownerRequired: false }));
       const outcome = await actions.issue(ctx, input);
       if (!outcome.ok) return refused(outcome.error, io);
       const key = outcome.key!;
@@ -315,7 +356,7 @@ const issueCommand: KeysCommand = {
       io.err(
         'Store the key now: it is shown once and cannot be recovered (only its SHA-256 hash is stored).',
       );
-      if (!body.owner) io.err('It has no owner: give it one with npm run keys -- owner <key id> <owner>.');
+      if (!sent?.owner) io.err('It has no owner: give it one with npm run keys -- owner <key id> <owner>.');
       return 0;
     };
   },

@@ -19,13 +19,42 @@ import { differences, type ImportLine } from './line.js';
  */
 export const LEDGER_MAX_BYTES = 380_000;
 
-/** How many DynamoDB writes an import keeps in flight. */
-const PARALLEL_WRITES = 16;
+/** How many DynamoDB writes a batch keeps in flight. */
+const PARALLEL_WRITES = 24;
 
 /** What became of a line's key: written now, there already as the line says, or there already but different. */
 export type KeyOutcome =
   | { outcome: 'imported' | 'already_there'; keyId: string }
   | { outcome: 'conflict'; keyId: string; differs: string[] };
+
+/**
+ * At most `limit` tasks at once: `add` waits for room, `done` for every task; the first failure is thrown by
+ * the next `add` and by `done`, and no task is started after it.
+ * @example const pool = bounded(4); for (const batch of batches) await pool.add(() => write(batch)); await pool.done();
+ */
+export function bounded(limit: number): {
+  add(task: () => Promise<void>): Promise<void>;
+  done(): Promise<void>;
+} {
+  const running = new Set<Promise<void>>();
+  let failed: { error: unknown } | undefined;
+  return {
+    async add(task) {
+      while (running.size >= limit) await Promise.race(running);
+      if (failed) throw failed.error;
+      const promise: Promise<void> = task()
+        .catch((error: unknown) => {
+          failed ??= { error };
+        })
+        .finally(() => running.delete(promise));
+      running.add(promise);
+    },
+    async done() {
+      while (running.size > 0) await Promise.all(running);
+      if (failed) throw failed.error;
+    },
+  };
+}
 
 /** Run `task` over `items`, at most `limit` at a time; the results in the items' order. */
 async function inParallel<T, R>(

@@ -17,6 +17,7 @@ import type { AdminContext } from '../actions.js';
 import type { FieldProblem } from '../errors.js';
 import {
   addLoad,
+  bounded,
   compared,
   counted,
   type KeyOutcome,
@@ -30,8 +31,12 @@ import { type ImportLine, type LineContext, parseImportLine } from './line.js';
 
 /** A line longer than this is refused unread (a key's line is a few hundred bytes). */
 export const MAX_LINE_BYTES = 16 * 1024;
-/** Lines compared with the table, and written, per batch (BatchGetItem takes 100 keys). */
+/** Lines compared with the table per batch (BatchGetItem takes 100 keys), and written per batch. */
 const BATCH = 100;
+const WRITE_BATCH = 200;
+/** Batches in flight at once: compared (each one BatchGetItem), written (each its ledger and key writes). */
+const COMPARING = 4;
+const WRITING = 2;
 /** Problems and conflicts kept to be shown (all are counted). */
 const KEPT = 200;
 /** How often a long import says how far it got. */
@@ -140,6 +145,8 @@ interface Check {
   ownerLines: Map<string, { first: number; count: number }>;
   pending: { number: number; line: ImportLine }[];
   toWrite: LinesToWrite;
+  /** The comparisons in flight (COMPARING at most). */
+  comparing: ReturnType<typeof bounded>;
 }
 
 function refuse(check: Check, line: number, problems: FieldProblem[]): void {
@@ -180,13 +187,23 @@ function checkLine(check: Check, line: FileLine): void {
   else if (checked) check.pending.push({ number: line.number, line: checked });
 }
 
-/** Compare the pending lines with the table (one BatchGetItem): what is to write, there, or different. */
-async function comparePending(check: Check): Promise<void> {
-  const { pending, report, context } = check;
+/** Compare the pending lines with the table (one BatchGetItem, beside up to COMPARING - 1 others). */
+function comparePending(check: Check, ctx: AdminContext): Promise<void> {
+  const { pending } = check;
   check.pending = [];
-  if (pending.length === 0) return;
+  if (pending.length === 0) return Promise.resolve();
+  return check.comparing.add(() => compareBatch(check, pending, ctx));
+}
+
+/** The lines of one batch against what the table holds: to write, there as they say, or different. */
+async function compareBatch(
+  check: Check,
+  pending: readonly { number: number; line: ImportLine }[],
+  ctx: AdminContext,
+): Promise<void> {
+  const { report, context } = check;
   const stored = await storedKeys(
-    check.ctx.tables,
+    ctx.tables,
     pending.map(({ line }) => line),
   );
   for (const { number, line } of pending) {
@@ -205,6 +222,7 @@ async function comparePending(check: Check): Promise<void> {
       if (counted(line.record, context.now)) {
         addLoad(check.loads, line.record);
         const lines = check.ownerLines.get(line.record.owner) ?? { first: number, count: 0 };
+        lines.first = Math.min(lines.first, number);
         lines.count++;
         check.ownerLines.set(line.record.owner, lines);
       }
@@ -262,19 +280,21 @@ async function checkFile(run: ImportRun, report: ImportReport): Promise<Check & 
     ownerLines: new Map(),
     pending: [],
     toWrite: new LinesToWrite(),
+    comparing: bounded(COMPARING),
   };
   const digest = createHash('sha256');
   const progress = throttled(run.progress);
   for await (const line of fileLines(run.file, digest)) {
     checkLine(check, line);
     if (check.pending.length >= BATCH) {
-      check.ctx = run.ctx();
-      await comparePending(check);
+      await comparePending(check, run.ctx());
       progress(`checked ${line.number.toLocaleString('en-US')} lines`);
     }
   }
+  await comparePending(check, run.ctx());
+  await check.comparing.done();
+  report.conflicts.sort((a, b) => a.line - b.line);
   check.ctx = run.ctx();
-  await comparePending(check);
   await checkOwners(check);
   return { ...check, digest: digest.digest('hex') };
 }
@@ -298,22 +318,27 @@ async function writeFile(
   const progress = throttled(run.progress);
   let batch: ImportLine[] = [];
   let written = 0;
-  const write = async () => {
-    const outcomes: KeyOutcome[] = await writeKeys(run.ctx().tables, batch, run.now);
-    written += outcomes.filter((outcome) => outcome.outcome === 'imported').length;
+  const writing = bounded(WRITING);
+  const write = () => {
+    const lines = batch;
     batch = [];
-    progress(
-      `imported ${written.toLocaleString('en-US')} of ${report.to_import.toLocaleString('en-US')} keys`,
-    );
+    return writing.add(async () => {
+      const outcomes: KeyOutcome[] = await writeKeys(run.ctx().tables, lines, run.now);
+      written += outcomes.filter((outcome) => outcome.outcome === 'imported').length;
+      progress(
+        `imported ${written.toLocaleString('en-US')} of ${report.to_import.toLocaleString('en-US')} keys`,
+      );
+    });
   };
   for await (const { number, text } of fileLines(run.file, digest)) {
     if (!check.toWrite.has(number)) continue;
     const parsed = text === undefined ? undefined : parseImportLine(JSON.parse(text), check.context);
     if (!parsed?.ok || check.seen.get(parsed.value.record.keyHash) !== number) throw changed();
     batch.push(parsed.value);
-    if (batch.length >= BATCH) await write();
+    if (batch.length >= WRITE_BATCH) await write();
   }
   if (batch.length > 0) await write();
+  await writing.done();
   report.imported = written;
   if (digest.digest('hex') !== check.digest) throw changed();
 }

@@ -77,6 +77,40 @@ describe('a key from standard input', () => {
     for (const run of [id, json, revoked, again]) expect(run.stdout + run.stderr).not.toContain(key.slice(8));
   });
 
+  it("issue --like: a replacement with the revoked key's tier, limits, owner and label, within the cap", async () => {
+    const { key, record } = await issueKey(db, {
+      tier: 'partner',
+      owner: 'stdin-2',
+      label: 'nightly sync',
+      limits: { minute: 1200, month: 2_000_000 },
+    });
+    await keys(['revoke', '--key-stdin'], key);
+
+    const replaced = await keys(['issue', '--like', record.keyId, '--json'], undefined);
+    const relabelled = await keys(
+      ['issue', '--like', record.keyId, '--label', 'new laptop', '--json'],
+      undefined,
+    );
+    const mixed = await keys(['issue', '--like', record.keyId, '--tier', 'free'], undefined);
+    const keyed = await keys(['issue', '--like', key], undefined);
+    const unknown = await keys(['issue', '--like', 'key_nosuchkey0'], undefined);
+
+    expect(JSON.parse(replaced.stdout)).toMatchObject({
+      key: expect.stringMatching(/^pk_live_/),
+      owner: 'stdin-2',
+      tier: 'partner',
+      limits: { minute: 1200, month: 2_000_000 },
+      label: 'nightly sync',
+      status: 'active',
+    });
+    expect(JSON.parse(replaced.stdout).key_id).not.toBe(record.keyId);
+    expect(JSON.parse(relabelled.stdout).label).toBe('new laptop');
+    expect(mixed).toMatchObject({ code: 2, stderr: expect.stringContaining('give no --tier') });
+    expect(keyed).toMatchObject({ code: 2 });
+    expect(keyed.stderr).not.toContain(key.slice(8));
+    expect(unknown).toMatchObject({ code: 1, stderr: 'no key with id key_nosuchkey0\n' });
+  });
+
   it('refuses a key on the command line, a key of nothing, and no key at all, never showing it', async () => {
     const key = `pk_live_${randomBytes(17).toString('base64url').slice(0, 22)}`;
 
