@@ -113,7 +113,7 @@ export async function importKeys(
   const loads = new Map<string, OwnerLoad>();
   for (const { record } of fresh) if (counted(record, now)) addLoad(loads, record);
   const cap = ctx.settings.maxKeysPerOwner;
-  const { tooBig, overCap } = await ownersAfter(ctx.tables, loads, cap);
+  const { tooBig, overCap } = await ownersAfter(() => ctx.tables, loads, cap);
   if (tooBig.length > 0) {
     const details = tooBig.map(({ owner, keys }) => ({
       field: `keys[${input.lines.findIndex((line) => line.record.owner === owner)}].owner`,
@@ -124,7 +124,7 @@ export async function importKeys(
       error: adminError('invalid_request', 'An owner would hold more keys than its ledger holds.', details),
     };
   }
-  const written = input.dryRun ? [] : await writeKeys(ctx.tables, fresh, now);
+  const written = input.dryRun ? [] : await writeKeys(() => ctx.tables, fresh, now);
   let next = 0;
   const outcomes: KeyOutcome[] = found.map(
     (outcome, index) =>

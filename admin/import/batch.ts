@@ -125,12 +125,13 @@ export interface OwnerAfter {
 }
 
 /**
- * Each owner's ledger as the import would leave it (read now: a BatchGetItem per 100 owners). `tooBig`: the
+ * Each owner's ledger as the import would leave it (read now: a BatchGetItem per 100 owners, each through
+ * `tables()`: within a deadline of its own, or the call's). `tooBig`: the
  * owners whose ledger would not fit (their lines are refused); `overCap`: those that will hold more usable keys
  * than the cap (they come over whole; new keys for them are refused until they hold fewer).
  */
 export async function ownersAfter(
-  tables: AdminTables,
+  tables: () => AdminTables,
   loads: ReadonlyMap<string, OwnerLoad>,
   cap: number,
 ): Promise<{ tooBig: OwnerAfter[]; overCap: OwnerAfter[] }> {
@@ -138,7 +139,7 @@ export async function ownersAfter(
   const overCap: OwnerAfter[] = [];
   const owners = [...loads.keys()];
   for (let offset = 0; offset < owners.length; offset += 100) {
-    const ledgers = await tables.ledgers(owners.slice(offset, offset + 100));
+    const ledgers = await tables().ledgers(owners.slice(offset, offset + 100));
     for (const owner of owners.slice(offset, offset + 100)) {
       const load = loads.get(owner)!;
       const ledger = ledgers.get(owner)?.entries ?? '{}';
@@ -158,10 +159,12 @@ export async function ownersAfter(
  * Write the keys of `lines` (checked, not in the table when they were compared): the ledger entries of those
  * that count against their owner's cap first, an owner at a time (in parallel), then every key item. A key
  * whose entry an earlier, interrupted run left keeps that run's creation time when the line gives none.
+ * `tables` gives the tables each write goes through: each within a deadline of its own (the file import), or
+ * all within the call's (the API).
  * @example const outcomes = await writeKeys(tables, lines, new Date());
  */
 export async function writeKeys(
-  tables: AdminTables,
+  tables: () => AdminTables,
   lines: readonly ImportLine[],
   now: Date,
 ): Promise<KeyOutcome[]> {
@@ -171,7 +174,7 @@ export async function writeKeys(
   }
   const held = new Map<string, KeyRecord>();
   await inParallel([...byOwner], PARALLEL_WRITES, async ([owner, records]) => {
-    for (const [keyId, record] of await enterImported(tables, owner, records, now)) held.set(keyId, record);
+    for (const [keyId, record] of await enterImported(tables(), owner, records, now)) held.set(keyId, record);
   });
   return inParallel(lines, PARALLEL_WRITES, async (line) => {
     const first = held.get(line.record.keyId);
@@ -179,7 +182,7 @@ export async function writeKeys(
       first && !line.createdGiven
         ? { ...line.record, created: first.created, imported: first.imported ?? line.record.imported! }
         : line.record;
-    const written = await tables.createKey(record);
+    const written = await tables().createKey(record);
     if (written === 'created') return { outcome: 'imported', keyId: record.keyId };
     // Written meanwhile by another call (the same import run twice at once, or another key with this hash).
     return compared(written, line) ?? { outcome: 'imported', keyId: record.keyId };

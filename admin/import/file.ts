@@ -134,7 +134,8 @@ export interface ImportReport {
 
 /** Everything the check pass keeps while it streams the file. */
 interface Check {
-  ctx: AdminContext;
+  /** A context whose calls end by a deadline of their own (one per batch of calls). */
+  fresh: () => AdminContext;
   context: LineContext;
   report: ImportReport;
   /** Each key's hash → its line: a duplicate is refused, and the write pass finds the line it checked. */
@@ -233,7 +234,7 @@ async function compareBatch(
 /** The owners' ledgers after the import: those that would not fit refuse their lines; those over the cap are said. */
 async function checkOwners(check: Check): Promise<void> {
   const { report } = check;
-  const { tooBig, overCap } = await ownersAfter(check.ctx.tables, check.loads, report.cap);
+  const { tooBig, overCap } = await ownersAfter(() => check.fresh().tables, check.loads, report.cap);
   report.owners = check.loads.size;
   report.owners_over_cap = overCap.map(({ owner, keys }) => ({ owner, usable_keys: keys }));
   for (const { owner, keys } of tooBig as OwnerAfter[]) {
@@ -269,10 +270,9 @@ export interface ImportRun {
 
 /** The check pass: every line read and checked, the keys compared with the table, the owners' ledgers read. */
 async function checkFile(run: ImportRun, report: ImportReport): Promise<Check & { digest: string }> {
-  const ctx = run.ctx();
   const check: Check = {
-    ctx,
-    context: { now: run.now, partnerDefaults: ctx.settings.partnerDefaults },
+    fresh: run.ctx,
+    context: { now: run.now, partnerDefaults: run.ctx().settings.partnerDefaults },
     report,
     seen: new Map(),
     externalIds: new Map(),
@@ -294,7 +294,6 @@ async function checkFile(run: ImportRun, report: ImportReport): Promise<Check & 
   await comparePending(check, run.ctx());
   await check.comparing.done();
   report.conflicts.sort((a, b) => a.line - b.line);
-  check.ctx = run.ctx();
   await checkOwners(check);
   return { ...check, digest: digest.digest('hex') };
 }
@@ -323,7 +322,7 @@ async function writeFile(
     const lines = batch;
     batch = [];
     return writing.add(async () => {
-      const outcomes: KeyOutcome[] = await writeKeys(run.ctx().tables, lines, run.now);
+      const outcomes: KeyOutcome[] = await writeKeys(() => run.ctx().tables, lines, run.now);
       written += outcomes.filter((outcome) => outcome.outcome === 'imported').length;
       progress(
         `imported ${written.toLocaleString('en-US')} of ${report.to_import.toLocaleString('en-US')} keys`,

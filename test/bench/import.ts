@@ -103,6 +103,7 @@ function keys(args: string[], env: NodeJS.ProcessEnv, kill?: (stderr: string) =>
     child.once('exit', (code, signal) => {
       clearInterval(poll);
       const seconds = (performance.now() - started) / 1000;
+      if (code !== 0 && signal === null) console.log(stderr.split('\n').slice(-8).join('\n'));
       resolve({ code, signal, seconds, peakRssMiB: peak / 2 ** 20, stdout });
     });
   });
