@@ -19,6 +19,7 @@ const SLOW = [
   'test/docs/publishing.test.ts',
   'test/docs/examples.test.ts',
   'test/docs/operating.test.ts',
+  'test/docs/operating.cutover.test.ts',
   'test/docs/reference/**',
   'test/builder/upload-command.test.ts',
   'test/builder/launch.test.ts',
@@ -36,6 +37,7 @@ const SLOW = [
   // Property proofs, big catalogues, publishes against real servers, racing and killed publishers.
   'test/proof/**',
   'test/admin/cli.test.ts',
+  'test/admin/cli.key-stdin.test.ts',
   'test/admin/ledger.test.ts',
   'test/builder/lambda.test.ts',
   'test/builder/publish/incremental.test.ts',
