@@ -9,7 +9,8 @@
  * (api.ts).
  */
 import { type KeyRecord, keyAccepted } from '../../tables/keys.js';
-import type { AdminTables } from '../dynamo.js';
+import { AdminTableError, type AdminTables } from '../dynamo.js';
+import { ContentionError } from '../errors.js';
 import { enterImported, entryBytes } from '../ledger.js';
 import { differences, type ImportLine } from './line.js';
 
@@ -54,6 +55,27 @@ export function bounded(limit: number): {
       if (failed) throw failed.error;
     },
   };
+}
+
+/** Tries of a batch whose table calls failed for a while (throttling, a slow or busy DynamoDB, contention). */
+const TRIES = 4;
+
+/**
+ * `task` again, after 1, 2 and 4 s, while it fails with what a retry may cure: DynamoDB throttling, a 5xx, no
+ * answer by the call's deadline, other calls winning an owner's ledger. Every write of a batch is conditional
+ * or idempotent, so a batch tried again writes nothing twice.
+ */
+export async function retried<T>(task: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await task();
+    } catch (error) {
+      const transient =
+        (error instanceof AdminTableError && error.transient) || error instanceof ContentionError;
+      if (!transient || attempt >= TRIES) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 1000 * 2 ** (attempt - 1)));
+    }
+  }
 }
 
 /** Run `task` over `items`, at most `limit` at a time; the results in the items' order. */

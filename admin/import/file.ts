@@ -24,6 +24,7 @@ import {
   type OwnerAfter,
   type OwnerLoad,
   ownersAfter,
+  retried,
   storedKeys,
   writeKeys,
 } from './batch.js';
@@ -189,11 +190,12 @@ function checkLine(check: Check, line: FileLine): void {
 }
 
 /** Compare the pending lines with the table (one BatchGetItem, beside up to COMPARING - 1 others). */
-function comparePending(check: Check, ctx: AdminContext): Promise<void> {
+function comparePending(check: Check): Promise<void> {
   const { pending } = check;
   check.pending = [];
   if (pending.length === 0) return Promise.resolve();
-  return check.comparing.add(() => compareBatch(check, pending, ctx));
+  // Its context (and deadline) made when it starts, not while it waits for its turn.
+  return check.comparing.add(() => retried(() => compareBatch(check, pending, check.fresh())));
 }
 
 /** The lines of one batch against what the table holds: to write, there as they say, or different. */
@@ -287,11 +289,11 @@ async function checkFile(run: ImportRun, report: ImportReport): Promise<Check & 
   for await (const line of fileLines(run.file, digest)) {
     checkLine(check, line);
     if (check.pending.length >= BATCH) {
-      await comparePending(check, run.ctx());
+      await comparePending(check);
       progress(`checked ${line.number.toLocaleString('en-US')} lines`);
     }
   }
-  await comparePending(check, run.ctx());
+  await comparePending(check);
   await check.comparing.done();
   report.conflicts.sort((a, b) => a.line - b.line);
   await checkOwners(check);
@@ -322,8 +324,11 @@ async function writeFile(
     const lines = batch;
     batch = [];
     return writing.add(async () => {
-      const outcomes: KeyOutcome[] = await writeKeys(() => run.ctx().tables, lines, run.now);
-      written += outcomes.filter((outcome) => outcome.outcome === 'imported').length;
+      const outcomes: KeyOutcome[] = await retried(() => writeKeys(() => run.ctx().tables, lines, run.now));
+      // Not in the table when the file was checked: there now as its line says, it was written by this run
+      // (a batch tried again finds what its first try wrote), or by another run at the same time.
+      written += outcomes.filter((outcome) => outcome.outcome !== 'conflict').length;
+      for (const outcome of outcomes) if (outcome.outcome === 'conflict') report.conflict_count++;
       progress(
         `imported ${written.toLocaleString('en-US')} of ${report.to_import.toLocaleString('en-US')} keys`,
       );

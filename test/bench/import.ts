@@ -13,7 +13,7 @@
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createWriteStream, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ScanCommand } from '@aws-sdk/client-dynamodb';
@@ -73,7 +73,16 @@ interface Run {
   signal: string | null;
   seconds: number;
   peakRssMiB: number;
+  /** CPU seconds of the CLI (user + system), and of the local DynamoDB (this process) meanwhile. */
+  cliCpu: number;
+  dynamoCpu: number;
   stdout: string;
+}
+
+/** A live process's CPU seconds (user + system), from /proc/<pid>/stat (clock ticks of 1/100 s). */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
 /**
@@ -87,6 +96,8 @@ function keys(args: string[], env: NodeJS.ProcessEnv, kill?: (stderr: string) =>
   let stdout = '';
   let stderr = '';
   let peak = 0;
+  let cliCpu = 0;
+  const before = process.cpuUsage();
   child.stdout.on('data', (chunk) => (stdout += chunk));
   child.stderr.on('data', (chunk) => {
     stderr += chunk;
@@ -95,6 +106,7 @@ function keys(args: string[], env: NodeJS.ProcessEnv, kill?: (stderr: string) =>
   const poll = setInterval(() => {
     try {
       peak = Math.max(peak, statusBytes(child.pid!, 'VmHWM') ?? 0);
+      cliCpu = cpuSeconds(child.pid!);
     } catch {
       // exited
     }
@@ -104,7 +116,9 @@ function keys(args: string[], env: NodeJS.ProcessEnv, kill?: (stderr: string) =>
       clearInterval(poll);
       const seconds = (performance.now() - started) / 1000;
       if (code !== 0 && signal === null) console.log(stderr.split('\n').slice(-8).join('\n'));
-      resolve({ code, signal, seconds, peakRssMiB: peak / 2 ** 20, stdout });
+      const used = process.cpuUsage(before);
+      const dynamoCpu = (used.user + used.system) / 1e6;
+      resolve({ code, signal, seconds, peakRssMiB: peak / 2 ** 20, cliCpu, dynamoCpu, stdout });
     });
   });
 }
@@ -131,7 +145,7 @@ async function counted(client: ReturnType<typeof dynamoClient>, table: string) {
 }
 
 const line = (label: string, run: Run) =>
-  `${label.padEnd(34)} exit ${run.code ?? run.signal}  ${run.seconds.toFixed(1).padStart(6)} s  peak RSS ${run.peakRssMiB.toFixed(0).padStart(4)} MiB  ${(LINES / run.seconds).toFixed(0).padStart(6)} lines/s`;
+  `${label.padEnd(34)} exit ${run.code ?? run.signal}  ${run.seconds.toFixed(1).padStart(6)} s  peak RSS ${run.peakRssMiB.toFixed(0).padStart(4)} MiB  CPU: CLI ${run.cliCpu.toFixed(1)} s, DynamoDB ${run.dynamoCpu.toFixed(1)} s  load ${loadAverage()}`;
 
 async function main() {
   const file = join(work, 'keys.jsonl');

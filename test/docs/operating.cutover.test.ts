@@ -252,8 +252,74 @@ describe.skipIf(!sqlite3)('moving day, as the guide says (sqlite3 for the old da
     ).toBe(true);
   }, 300_000);
 
-  it('shows no key the old system issued, in any output or log line', () => {
-    const everything = [...outputs, started.output()].join('\n');
-    for (const old of [...hashed, ...plain]) expect(everything).not.toContain(old.key.slice(8));
+  it('a file nobody here wrote, one bad line of each kind: every one refused by its number, nothing written; fixed, imported, run again: nothing', async () => {
+    const good = oldKeys();
+    const lines = [
+      JSON.stringify({
+        key: good[0]!.key,
+        tier: 'partner',
+        minute: 1200,
+        month: 2_000_000,
+        owner: 'judge-1',
+      }),
+      JSON.stringify({
+        key_sha256: hashApiKey(good[1]!.key),
+        tier: 'free',
+        owner: 'judge-1',
+        external_id: 9,
+      }),
+      JSON.stringify({ key: good[3]!.key, tier: 'partner', status: 'revoked' }),
+      'not json at all',
+      JSON.stringify({ key: `${good[2]!.key.slice(0, -1)}`, tier: 'free' }),
+      JSON.stringify({ key_sha256: 'xyz', tier: 'free' }),
+      JSON.stringify({ key: freshKey(), tier: 'gold' }),
+      JSON.stringify({ key: freshKey(), tier: 'free', month: 10 }),
+      JSON.stringify({ key: freshKey(), tier: 'free', expires: '2027-13-01' }),
+      JSON.stringify({ key: freshKey(), tier: 'free', owner: 'has space' }),
+      JSON.stringify({ key: good[0]!.key, tier: 'partner' }),
+      JSON.stringify({ key: freshKey(), tier: 'free', label: good[2]!.key.toUpperCase() }),
+    ];
+    writeFileSync(join(work, 'judge.jsonl'), `${lines.join('\n')}\n`);
+    writeFileSync(join(work, 'judge-fixed.jsonl'), `${lines.slice(0, 3).join('\n')}\n`);
+    const keys = (file: string) =>
+      runBlocks([{ info: 'bash', line: 0, lines: [`npm run keys -- import ${file} || echo "exit $?"`] }], '');
+
+    const refused = await keys('judge.jsonl');
+    const nothing = await asked(good[0]!.key);
+    const imported = await keys('judge-fixed.jsonl');
+    const again = await keys('judge-fixed.jsonl');
+
+    expect(refused).toMatch(/refused: 9 lines: nothing written/);
+    for (const [line, field] of [
+      [4, 'line'],
+      [5, 'key'],
+      [6, 'key_sha256'],
+      [7, 'tier'],
+      [8, 'tier'],
+      [9, 'expires'],
+      [10, 'owner'],
+      [11, 'key'],
+      [12, 'label'],
+    ] as const) {
+      expect(refused).toMatch(new RegExp(`^ {4}line ${line}: ${field} `, 'm'));
+    }
+    expect(refused).toMatch(/^exit 2$/m);
+    expect(nothing.status).toBe(401);
+    expect(imported).toMatch(/^imported 3 keys in/m);
+    expect(again).toMatch(/^ {2}to import: +0 keys$/m);
+    expect(again).toMatch(/^ {2}already there: 3 keys/m);
+    expect(await asked(good[0]!.key)).toEqual({ status: 200, minute: '1200', month: '2000000' });
+    expect(await asked(good[1]!.key)).toEqual({ status: 200, minute: '60', month: '5000' });
+    expect((await asked(good[3]!.key)).status).toBe(401);
+    hashed.push(...good);
+  }, 120_000);
+
+  it('shows no key the old system issued, nor a near miss of one, in any output or log line', () => {
+    const everything = [...outputs, started.output()].join('\n').toLowerCase();
+    for (const old of [...hashed, ...plain]) {
+      const secret = old.key.slice(8).toLowerCase();
+      expect(everything).not.toContain(secret);
+      expect(everything).not.toContain(secret.slice(0, 16));
+    }
   });
 });

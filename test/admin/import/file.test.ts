@@ -16,9 +16,11 @@ import { type ImportReport, importFile } from '../../../admin/import/file.js';
 import { parseImportLine } from '../../../admin/import/line.js';
 import { enterImported } from '../../../admin/ledger.js';
 import { PARTNER_DEFAULT_LIMITS } from '../../../admin/settings.js';
+import { leanDynamo } from '../../../aws/sdk.js';
 import { FREE_TIER_LIMITS, hashApiKey, importedKeyId, type KeyRecord } from '../../../tables/keys.js';
 import { adminContext } from '../../helpers/admin.js';
 import { type DynamoFixture, dynamoFixture } from '../../helpers/dynamo.js';
+import { startFaultProxy } from '../../helpers/fault-proxy.js';
 
 let db: DynamoFixture;
 const scratch = mkdtempSync(join(tmpdir(), 'cat-import-'));
@@ -227,6 +229,43 @@ describe('a file of keys already issued', () => {
     const ledger = JSON.parse((await tables.readLedger(owner)).entries) as object;
     expect(Object.keys(ledger)).toHaveLength(3);
   });
+});
+
+describe('a DynamoDB that throttles and fails for a while', () => {
+  it('the import tries a batch again, and ends with every key written once', async () => {
+    const faults = await startFaultProxy({ targetPort: db.server.port });
+    try {
+      const { keys, lines } = oldSystem();
+      let refused = 0;
+      // The first ten writes of keys and reads of keys are throttled: more than a call's own three tries.
+      faults.setRule(({ headers }) => {
+        const target = String(headers['x-amz-target']);
+        if (!/\.(PutItem|BatchGetItem)$/.test(target) || refused >= 10) return undefined;
+        refused++;
+        return { status: 400, body: '{"__type":"x#ThrottlingException","message":"slow down"}' };
+      });
+      const dynamo = leanDynamo(faults.endpoint);
+      const tables = { dynamo, keysTable: db.keysTable, countersTable: db.countersTable };
+      try {
+        const report = await importFile({
+          file: file(lines),
+          dryRun: false,
+          ctx: () => adminContext(tables, () => now),
+          now,
+          progress: () => {},
+        });
+
+        expect(refused).toBe(10);
+        expect(report).toMatchObject({ to_import: 6, imported: 6, conflict_count: 0 });
+        for (const key of keys)
+          expect((await stored(hashApiKey(key)))?.keyId).toBe(importedKeyId(hashApiKey(key)));
+      } finally {
+        await dynamo.close();
+      }
+    } finally {
+      await faults.close();
+    }
+  }, 60_000);
 });
 
 describe("the owner's cap", () => {
