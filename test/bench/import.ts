@@ -9,7 +9,10 @@
  * revoked, a third partner keys with limits, two in five with an owner (one to three keys each), every one with
  * the old system's id. Measured: the dry run; the import; the same file again (imports nothing); then, into
  * fresh tables, a run killed with SIGKILL once it has written about `kill at` of the keys, resumed by running
- * it again: the keys and the owners' ledger entries counted after, each exactly once.
+ * it again: the keys and the owners' ledger entries counted after, each exactly once; then the import again into
+ * fresh tables with the heap capped at 64 MiB (what it keeps, as against what its garbage collector leaves).
+ * Each run's wall time, peak RSS, and the CPU seconds of the CLI and of the local DynamoDB (on a shared machine
+ * the CPU seconds tell more than the wall time).
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -197,6 +200,14 @@ async function main() {
     );
     console.log(
       `  table after: ${JSON.stringify(await counted(client, cut.KEYS_TABLE))} (expected ${LINES} items, ${owned} ledger entries)`,
+    );
+
+    // What the import keeps, as against what the garbage collector leaves lying: the same with a heap of 64 MiB.
+    const capped = { ...(await envFor('capped')), NODE_OPTIONS: '--max-old-space-size=64' };
+    const small = await keys(['import', file, '--json'], capped);
+    console.log(line('import, the heap capped at 64 MiB', small));
+    console.log(
+      `  ${JSON.parse(small.stdout).imported} imported; table: ${JSON.stringify(await counted(client, capped.KEYS_TABLE))}`,
     );
   } finally {
     client.destroy();
