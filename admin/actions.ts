@@ -499,16 +499,20 @@ export function assignOwner(
  * customers: it bypasses owners and the cap.
  * @example await register(tables, devKey, { tier: 'free', limits: FREE_TIER_LIMITS });
  */
-export function register(
+export async function register(
   tables: AdminTables,
   key: string,
   options: { tier: KeyRecord['tier']; limits: Limits; label?: string; now?: Date },
 ): Promise<KeyRecord> {
-  return tables.registerKey(hashApiKey(key), {
+  const now = options.now ?? new Date();
+  const record = await tables.registerKey(hashApiKey(key), {
     keyId: generateKeyId(),
-    created: (options.now ?? new Date()).toISOString(),
+    created: now.toISOString(),
     tier: options.tier,
     limits: options.limits,
     ...(options.label && { label: options.label }),
   });
+  // Active again, as an enable makes it: a stop left by a revoke is lifted (admin/stop.ts).
+  await liftStop(tables, record.keyId, now);
+  return record;
 }

@@ -13,7 +13,7 @@ import { CachedKeyStore } from '../../proxy/keys/cached.js';
 import { DynamoKeyStore } from '../../proxy/keys/dynamo.js';
 import { DynamoQuotaMeter } from '../../proxy/quota/dynamo.js';
 import { STOP_MS } from '../../tables/counters.js';
-import { type KeyRecord, keyAccepted } from '../../tables/keys.js';
+import { FREE_TIER_LIMITS, type KeyRecord, keyAccepted } from '../../tables/keys.js';
 import { adminContext, issueKey } from '../helpers/admin.js';
 import { at, type DynamoFixture, dynamoFixture } from '../helpers/dynamo.js';
 
@@ -109,6 +109,32 @@ describe("a revoked key's stop", () => {
     expect((await counterItem(record.keyId, '2026-12'))?.expires_at).toBeDefined();
     expect(nextMonth).toEqual({ ok: false, reason: 'stopped' });
     expect(ended.ok).toBe(true);
+  });
+
+  it('a known key registered again (npm start seeding CATALOGUE_DEV_KEYS) is accepted again at once', async () => {
+    const clock = { now: at('2026-11-24T15:00:00Z') };
+    const key = `pk_live_${'R'.repeat(21)}${process.pid % 10}`;
+    const record = await actions.register(new AdminTables(db), key, {
+      tier: 'free',
+      limits: FREE_TIER_LIMITS,
+      now: clock.now,
+    });
+    const proxy = container(clock);
+    await actions.revoke(
+      adminContext(db, () => clock.now),
+      record.keyId,
+    );
+    const stopped = await proxy.request(record);
+
+    const again = await actions.register(new AdminTables(db), key, {
+      tier: 'free',
+      limits: FREE_TIER_LIMITS,
+      now: clock.now,
+    });
+
+    expect(stopped).toBe('stopped');
+    expect(again).toMatchObject({ keyId: record.keyId, status: 'active' });
+    expect(await proxy.request(again)).toBe('admitted');
   });
 
   it('an enable lifts it at once; a later stop is never brought forward by an earlier one', async () => {
