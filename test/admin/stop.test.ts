@@ -120,6 +120,7 @@ describe("a revoked key's stop", () => {
       now: clock.now,
     });
     const proxy = container(clock);
+    expect(await proxy.request(record)).toBe('admitted');
     await actions.revoke(
       adminContext(db, () => clock.now),
       record.keyId,
