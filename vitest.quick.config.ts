@@ -20,6 +20,7 @@ export const SLOW = [
   'test/docs/publishing.test.ts',
   'test/docs/examples.test.ts',
   'test/docs/operating.test.ts',
+  'test/docs/operating.cutover.test.ts',
   'test/docs/reference/**',
   'test/builder/upload-command.test.ts',
   'test/builder/launch.test.ts',
@@ -40,6 +41,7 @@ export const SLOW = [
   // Property proofs, big catalogues, publishes against real servers, racing and killed publishers.
   'test/proof/**',
   'test/admin/cli.test.ts',
+  'test/admin/cli.key-stdin.test.ts',
   'test/admin/ledger.test.ts',
   'test/builder/lambda.test.ts',
   'test/builder/publish/incremental.test.ts',

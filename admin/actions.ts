@@ -32,6 +32,7 @@ import {
 } from './ledger.js';
 import { FREE_TIER_FIXED } from './output.js';
 import type { AdminSettings } from './settings.js';
+import { liftStop, stopKey } from './stop.js';
 import { type KeyUsage, lastUsed, readUsage } from './usage.js';
 import type { ExpiryInput, IssueInput, LimitsInput, ListInput, RollInput } from './validate.js';
 
@@ -287,18 +288,41 @@ async function firstPage(
   return wrote ? at.read() : first;
 }
 
-/** Revoke a key. Every proxy container refuses it by `effectiveBy` (the key cache's bound). */
-export async function revoke(
-  ctx: AdminContext,
-  keyId: string,
-): Promise<Outcome<{ record: KeyRecord; already: boolean; effectiveBy: string }>> {
-  const now = ctx.now();
+/** What a revoke did: the key after it, whether it was revoked already, and when its refusal is certain. */
+export interface Revoked {
+  record: KeyRecord;
+  already: boolean;
+  /** From when every proxy container refuses it: the stop's write (admin/stop.ts), so at once. */
+  effectiveBy: string;
+  /** Until when its counters hold the stop; by then every key cache refuses it (`cacheBy`). */
+  stoppedUntil: string;
+  /** When the last key cache that held it accepted drops it (KEY_CACHE_TTL_MS): the bound without the stop. */
+  cacheBy: string;
+}
+
+/**
+ * Revoke a key: its status, then its counters' stop (admin/stop.ts), so every proxy container refuses it from
+ * the moment this returns. Revoking again writes the stop again (a call whose stop failed is finished by its retry).
+ */
+export async function revoke(ctx: AdminContext, keyId: string): Promise<Outcome<Revoked>> {
   const found = await ctx.tables.keyById(keyId);
-  if (!found) return noKey(keyId);
-  const effectiveBy = by(now, ctx.settings.keyCacheTtlMs);
-  if (found.status === 'revoked') return { ok: true, record: found, already: true, effectiveBy };
-  const record = await ctx.tables.revokeKey(found.keyHash);
-  return record ? { ok: true, record, already: false, effectiveBy } : noKey(keyId);
+  return found ? revokeFound(ctx, found) : noKey(keyId);
+}
+
+/** Revoke `found`, a key as read (by id, or from the key itself: admin/by-key.ts). */
+export async function revokeFound(ctx: AdminContext, found: KeyRecord): Promise<Outcome<Revoked>> {
+  const now = ctx.now();
+  const record = found.status === 'revoked' ? found : await ctx.tables.revokeKey(found.keyHash);
+  if (!record) return noKey(found.keyId);
+  const stoppedUntil = await stopKey(ctx.tables, record.keyId, now);
+  return {
+    ok: true,
+    record,
+    already: found.status === 'revoked',
+    effectiveBy: ctx.now().toISOString(),
+    stoppedUntil,
+    cacheBy: by(now, ctx.settings.keyCacheTtlMs),
+  };
 }
 
 /** Attempts of an action whose key write found the key changed by another call (it reads again). */
@@ -348,12 +372,20 @@ async function ledgerGuard(
  * proxy container by `effectiveBy` (the negative cache's bound). An expired key stays refused until its expiry
  * changes: `expired` says so.
  */
-export function enable(
+export async function enable(
   ctx: AdminContext,
   keyId: string,
 ): Promise<Outcome<{ record: KeyRecord; already: boolean; expired: boolean; effectiveBy: string }>> {
   const now = ctx.now();
   const effectiveBy = by(now, ctx.settings.negativeTtlMs);
+  const outcome = await enabled(ctx, keyId, { now, effectiveBy });
+  // Active first, the revoke's stop lifted second (admin/stop.ts says why this order).
+  if (outcome.ok) await liftStop(ctx.tables, keyId, now);
+  return outcome;
+}
+
+function enabled(ctx: AdminContext, keyId: string, at: { now: Date; effectiveBy: string }) {
+  const { now, effectiveBy } = at;
   return onKey(ctx, keyId, async (found) => {
     const expired = keyExpired(found, now.getTime());
     if (found.status === 'active') return { ok: true, record: found, already: true, expired, effectiveBy };
@@ -485,16 +517,20 @@ export function assignOwner(
  * customers: it bypasses owners and the cap.
  * @example await register(tables, devKey, { tier: 'free', limits: FREE_TIER_LIMITS });
  */
-export function register(
+export async function register(
   tables: AdminTables,
   key: string,
   options: { tier: KeyRecord['tier']; limits: Limits; label?: string; now?: Date },
 ): Promise<KeyRecord> {
-  return tables.registerKey(hashApiKey(key), {
+  const now = options.now ?? new Date();
+  const record = await tables.registerKey(hashApiKey(key), {
     keyId: generateKeyId(),
-    created: (options.now ?? new Date()).toISOString(),
+    created: now.toISOString(),
     tier: options.tier,
     limits: options.limits,
     ...(options.label && { label: options.label }),
   });
+  // Active again, as an enable makes it: a stop left by a revoke is lifted (admin/stop.ts).
+  await liftStop(tables, record.keyId, now);
+  return record;
 }

@@ -2,7 +2,7 @@
  * Key administration CLI: `npm run keys -- <command>`. Run with `--help` for the commands.
  * Exit codes: 0 done, 1 failed (unknown key id, DynamoDB fault), 2 usage or configuration error.
  */
-import { readFileSync } from 'node:fs';
+import { accessSync, constants, readFileSync, statSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { LeanDynamo } from '../aws/dynamodb.js';
 import { DEFAULT_REGION } from '../aws/env.js';
@@ -20,13 +20,17 @@ import {
   holdsKey,
   type Item,
   KEY_CACHE_DEFAULTS,
+  KEY_ID_PATTERN,
   type KeyRecord,
   type Limits,
   type Tier,
 } from '../tables/keys.js';
 import * as actions from './actions.js';
+import { findByKey, revokeByKey } from './by-key.js';
 import { AdminTableError, AdminTables, sortKeys } from './dynamo.js';
 import { type AdminError, ConfigurationError } from './errors.js';
+import { importFile, reportText } from './import/file.js';
+import { type KeyInput, readKey } from './key-input.js';
 import {
   FREE_TIER_FIXED,
   fieldLines,
@@ -103,6 +107,9 @@ const OPTIONS = {
   at: { type: 'string' },
   never: { type: 'boolean' },
   'old-expires': { type: 'string' },
+  like: { type: 'string' },
+  'dry-run': { type: 'boolean' },
+  'key-stdin': { type: 'boolean' },
   json: { type: 'boolean' },
   help: { type: 'boolean' },
   version: { type: 'boolean' },
@@ -209,6 +216,8 @@ interface Output {
   /** Print `json` with --json, else `text`. */
   print(json: unknown, text: string): void;
   err(text: string): void;
+  /** The key on standard input (--key-stdin), never shown. */
+  key(): Promise<string>;
 }
 
 /** An action's refusal: exit 1 for an unknown key id (as before), 2 for what the operator asked. */
@@ -293,19 +302,58 @@ function issueBody({ options, env, now }: Given): Record<string, unknown> & { ow
   return body;
 }
 
+/** With `--like <key id>`: the body of an issue request with that key's tier, limits, owner and label. */
+function likeBody(record: KeyRecord, { options, now }: Given): Record<string, unknown> & { owner?: string } {
+  const expires = options.expires === undefined ? undefined : parseWhen('--expires', options.expires, now);
+  const label = options.label?.trim() || record.label;
+  return {
+    ...(record.owner !== undefined && { owner: record.owner }),
+    tier: record.tier,
+    ...(label && { label }),
+    ...(record.tier === 'partner' && { limits: { ...record.limits } }),
+    ...(expires && { expires: expires.toISOString() }),
+  };
+}
+
+/** The key id of `--like`, checked before anything is connected to; the options it replaces refused. */
+function likeOption(options: Options): string | undefined {
+  const like = options.like;
+  if (like === undefined) return undefined;
+  if (holdsKey(like)) throw new UsageError(`--like ${KEY_PROBLEM}; give its key id (key_…)`);
+  if (!KEY_ID_PATTERN.test(like))
+    throw new UsageError('--like takes a key id (key_ and 10 letters or digits)');
+  const taken = (['tier', 'owner', 'minute', 'month'] as const).filter((name) => options[name] !== undefined);
+  if (taken.length > 0) {
+    throw new UsageError(
+      `--like takes the tier, limits and owner of that key: give no ${taken.map((n) => `--${n}`).join(', ')}`,
+    );
+  }
+  return like;
+}
+
 const issueCommand: KeysCommand = {
   help: `  issue --tier free|partner [--owner ID] [--label L] [--minute N --month N] [--expires WHEN]
                      Issue a key. Prints the key ONCE, and its key id. --owner: the application's
                      user or organisation id (counted against ADMIN_MAX_KEYS_PER_OWNER).
                      --minute/--month set partner limits (defaults ${PARTNER_DEFAULT_LIMITS.minute} and ${PARTNER_DEFAULT_LIMITS.month},
                      or PARTNER_LIMIT_MINUTE / PARTNER_LIMIT_MONTH); ${FREE_TIER_FIXED}.
+  issue --like <key id> [--label L] [--expires WHEN]
+                     A new key with the tier, limits, owner and label of that one (a revoked key
+                     replaced: docs/operating.md, the leaked-key runbook).
 `,
-  options: ['tier', 'owner', 'label', 'minute', 'month', 'expires'],
+  options: ['tier', 'owner', 'label', 'minute', 'month', 'expires', 'like'],
   args: [],
   check: (given) => {
-    const body = issueBody(given);
+    const like = likeOption(given.options);
+    const body = like === undefined ? issueBody(given) : undefined;
     return async ({ admin, ctx, now, io }) => {
-      const input = checked(parseIssue(body, now, admin.settings.partnerDefaults, { ownerRequired: false }));
+      let sent = body;
+      if (like !== undefined) {
+        const found = await actions.get(ctx, like);
+        if (!found.ok) return refused(found.error, io);
+        sent = likeBody(found.record, given);
+      }
+      const input = checked(parseIssue(sent, now, admin.settings.partnerDefaults, { ownerRequired: false }));
       const outcome = await actions.issue(ctx, input);
       if (!outcome.ok) return refused(outcome.error, io);
       const key = outcome.key!;
@@ -314,7 +362,7 @@ const issueCommand: KeysCommand = {
       io.err(
         'Store the key now: it is shown once and cannot be recovered (only its SHA-256 hash is stored).',
       );
-      if (!body.owner) io.err('It has no owner: give it one with npm run keys -- owner <key id> <owner>.');
+      if (!sent?.owner) io.err('It has no owner: give it one with npm run keys -- owner <key id> <owner>.');
       return 0;
     };
   },
@@ -381,30 +429,96 @@ const listCommand: KeysCommand = {
   },
 };
 
+/** What `revoke` says: refused at once (the stop), until when the stop holds, and the key cache's bound. */
+function revokedLines(outcome: actions.Revoked, ttlMs: number, now: Date): { json: object; text: string } {
+  const { record, already, effectiveBy, stoppedUntil } = outcome;
+  const stop = `its counters are stopped until ${isoSeconds(stoppedUntil)}, and every key cache drops it ${within(ttlMs, now)} (KEY_CACHE_TTL_MS)`;
+  return {
+    json: {
+      key_id: record.keyId,
+      status: 'revoked',
+      already_revoked: already,
+      refused_by: isoSeconds(effectiveBy),
+      stopped_until: isoSeconds(stoppedUntil),
+      cache_refuses_by: isoSeconds(outcome.cacheBy),
+    },
+    text: already
+      ? `${record.keyId} was already revoked (${stop})`
+      : `${record.keyId} revoked: refused (401 invalid_key) by every proxy container at once, from ${isoSeconds(effectiveBy)}: ${stop}`,
+  };
+}
+
 const revokeCommand: KeysCommand = {
-  help: `  revoke <key id>    Revoke a key. Says by when every proxy container refuses it
+  help: `  revoke <key id> | --key-stdin
+                     Revoke a key, by its id or by the key itself read from standard input
+                     (never from the command line). Every proxy container refuses it at once:
+                     its counters are stopped until every key cache has dropped it
                      (KEY_CACHE_TTL_MS, default ${KEY_CACHE_DEFAULTS.ttlMs / 1000} s).
 `,
-  options: [],
+  options: ['key-stdin'],
   args: ['key id'],
   check:
-    ({ args: [keyId = ''] }) =>
+    ({ options, args: [keyId = ''] }) =>
     async ({ admin, ctx, now, io }) => {
-      const outcome = await actions.revoke(ctx, keyId);
+      const outcome = options['key-stdin']
+        ? await revokeByKey(ctx, await io.key())
+        : await actions.revoke(ctx, keyId);
       if (!outcome.ok) return refused(outcome.error, io);
-      io.print(
-        {
-          key_id: keyId,
-          status: 'revoked',
-          already_revoked: outcome.already,
-          refused_by: isoSeconds(outcome.effectiveBy),
-        },
-        outcome.already
-          ? `${keyId} was already revoked`
-          : `${keyId} revoked: refused (401 invalid_key) by every proxy container ${within(admin.settings.keyCacheTtlMs, now)} (KEY_CACHE_TTL_MS)`,
-      );
+      const { json, text } = revokedLines(outcome, admin.settings.keyCacheTtlMs, now);
+      io.print(json, text);
       return 0;
     },
+};
+
+const idCommand: KeysCommand = {
+  help: `  id --key-stdin     The key id (and record) of the key read from standard input: a leaked key
+                     reported to you, found without it passing through argv, a URL or a log.
+`,
+  options: ['key-stdin'],
+  args: [],
+  check: ({ options }) => {
+    if (!options['key-stdin']) {
+      throw new UsageError('id reads the key from standard input: npm run keys -- id --key-stdin');
+    }
+    return async ({ ctx, now, io }) => {
+      const found = await findByKey(ctx, await io.key());
+      if (!found.ok) return refused(found.error, io);
+      const shown = shownKey(found.record, now);
+      io.print(shown, fieldLines(keyFields(shown)));
+      return 0;
+    };
+  },
+};
+
+const importCommand: KeysCommand = {
+  help: `  import FILE [--dry-run]
+                     Bring over keys already issued by another system: JSON Lines, one key a line
+                     ("key" or "key_sha256", "tier", and optionally "owner", "label", "minute",
+                     "month", "expires", "created", "status", "external_id": docs/keys.md).
+                     Every line is checked first: one refused line and nothing is written. Run
+                     again, it writes nothing twice and never overwrites a key already there.
+`,
+  options: ['dry-run'],
+  args: ['file'],
+  check: ({ options, args: [file = ''] }) => {
+    try {
+      accessSync(file, constants.R_OK);
+      if (!statSync(file).isFile()) throw new Error('not a file');
+    } catch {
+      throw new UsageError(`import: ${file} is not a file that can be read`);
+    }
+    return async ({ page, now, io }) => {
+      const report = await importFile({
+        file,
+        dryRun: options['dry-run'] === true,
+        ctx: page,
+        now,
+        progress: (text) => io.err(text),
+      });
+      io.print(report, reportText(report));
+      return report.refused_count > 0 ? 2 : 0;
+    };
+  },
 };
 
 const enableCommand: KeysCommand = {
@@ -630,12 +744,14 @@ const COMMANDS: Record<string, KeysCommand> = {
   issue: issueCommand,
   list: listCommand,
   revoke: revokeCommand,
+  id: idCommand,
   enable: enableCommand,
   limits: limitsCommand,
   expire: expireCommand,
   roll: rollCommand,
   usage: usageCommand,
   owner: ownerCommand,
+  import: importCommand,
   'create-tables': createTablesCommand,
 };
 const EVERY_COMMAND: readonly OptionName[] = ['json', 'help', 'version'];
@@ -658,10 +774,17 @@ function commandFor(command: string, options: Options, args: readonly string[]):
     return `${command} takes no --${name}${takes}`;
   });
   // A key where its id goes would be sent to DynamoDB and echoed in "no key with id …": refused unsaid.
-  if (args.some((arg, i) => spec.args[i] === 'key id' && holdsKey(arg))) {
-    throw new UsageError(`the key id ${KEY_PROBLEM}; give its key id (key_…)`);
+  if (args.some((arg, i) => spec.args[i] !== 'file' && holdsKey(arg))) {
+    throw new UsageError(
+      `the command line ${KEY_PROBLEM}; give its key id (key_…), or the key on standard input with --key-stdin`,
+    );
   }
-  if (args.length !== spec.args.length) {
+  // --key-stdin takes the place of the key id.
+  const wanted = options['key-stdin'] ? [] : spec.args;
+  if (options['key-stdin'] && args.length > 0) {
+    throw new UsageError(`${command} --key-stdin reads the key from standard input: give no key id with it`);
+  }
+  if (args.length !== wanted.length) {
     throw new UsageError(
       spec.args.length === 0
         ? `${command} takes no positional arguments`
@@ -707,7 +830,11 @@ async function run(argv: string[], env: Env, io: Io, now: Date): Promise<number>
     now: () => now,
   });
   try {
-    return await execute({ admin, ctx: page(), page, now, io: { print, err: io.err } });
+    const key = () =>
+      io.input
+        ? readKey(io.input, (text) => io.err(text))
+        : Promise.reject(new UsageError('no standard input to read the key from'));
+    return await execute({ admin, ctx: page(), page, now, io: { print, err: io.err, key } });
   } catch (error) {
     throw located(error, admin);
   } finally {
@@ -732,6 +859,8 @@ function report(error: unknown, err: (text: string) => void): number {
 export interface Io {
   out(text: string): void;
   err(text: string): void;
+  /** Standard input (--key-stdin); none: no key can be read. */
+  input?: KeyInput;
 }
 
 /**
@@ -746,5 +875,6 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
   process.exitCode = await main(process.argv.slice(2), process.env, {
     out: (text) => process.stdout.write(`${text}\n`),
     err: (text) => process.stderr.write(`${text}\n`),
+    input: process.stdin,
   });
 }

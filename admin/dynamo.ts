@@ -12,6 +12,7 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { LeanDynamo } from '../aws/dynamodb.js';
 import { AwsCallError } from '../aws/signed.js';
 import { type Dependency, DependencyError } from '../store/errors.js';
+import { COUNTER_ATTRIBUTES } from '../tables/counters.js';
 import { type Item, type KeyRecord, keyItem, keyRecordFromItem, type Limits } from '../tables/keys.js';
 import { COUNTERS_SCHEMA, KEYS_SCHEMA, type TableNames } from '../tables/schema.js';
 
@@ -598,6 +599,72 @@ export class AdminTables {
       } catch (error) {
         if (!conditionFailed(error)) throw error;
       }
+    });
+  }
+
+  /**
+   * Stop a key's counter items until `until` (Unix ms; tables/counters.ts `stopped_until`): from this write on
+   * the meter admits none of the key's requests. A later stop already there stays; an item not there yet
+   * (next month's) is made with the stop and its TTL only.
+   */
+  stopCounters(items: readonly { pk: string; expiresAt: number }[], until: number): Promise<void> {
+    return this.#counters("stopping a revoked key's counters", async () => {
+      for (const { pk, expiresAt } of items) {
+        try {
+          await this.#call('UpdateItem', {
+            TableName: this.countersTable,
+            Key: { [COUNTERS_SCHEMA.partitionKey]: { S: pk } },
+            UpdateExpression: 'SET #stop = :until, #ttl = if_not_exists(#ttl, :expires)',
+            ConditionExpression: 'attribute_not_exists(#stop) OR #stop < :until',
+            ExpressionAttributeNames: {
+              '#stop': COUNTER_ATTRIBUTES.stoppedUntil,
+              '#ttl': COUNTERS_SCHEMA.ttlAttribute,
+            },
+            ExpressionAttributeValues: {
+              ':until': { N: String(until) },
+              ':expires': { N: String(expiresAt) },
+            },
+          });
+        } catch (error) {
+          if (!conditionFailed(error)) throw error;
+        }
+      }
+    });
+  }
+
+  /** Remove the stops of a key's counter items (enable); an item that is not there is not made. */
+  removeStops(pks: readonly string[]): Promise<void> {
+    return this.#counters("lifting a key's stop", async () => {
+      for (const pk of pks) {
+        try {
+          await this.#call('UpdateItem', {
+            TableName: this.countersTable,
+            Key: { [COUNTERS_SCHEMA.partitionKey]: { S: pk } },
+            UpdateExpression: 'REMOVE #stop',
+            ConditionExpression: 'attribute_exists(#stop)',
+            ExpressionAttributeNames: { '#stop': COUNTER_ATTRIBUTES.stoppedUntil },
+          });
+        } catch (error) {
+          if (!conditionFailed(error)) throw error;
+        }
+      }
+    });
+  }
+
+  /** Owners' ledgers by owner, read consistently (a BatchGetItem per 100); an owner without one is absent. */
+  ledgers(owners: readonly string[]): Promise<Map<string, StoredLedger>> {
+    return this.#keys("reading owners' ledgers", async () => {
+      const keys = [...new Set(owners)].map((owner) => ({
+        [KEYS_SCHEMA.partitionKey]: { S: `${KEYS_SCHEMA.ledgerPrefix}${owner}` },
+      }));
+      const found = new Map<string, StoredLedger>();
+      for (const item of await this.#batchGet(this.keysTable, keys)) {
+        const owner = item.ledger_owner?.S;
+        if (owner !== undefined) {
+          found.set(owner, { version: Number(item.version?.N ?? 0), entries: item.entries?.S ?? '{}' });
+        }
+      }
+      return found;
     });
   }
 

@@ -70,6 +70,15 @@
  * entry is older than {@link IN_FLIGHT_MS}, so a listing shows what the cap counts; with an Idempotency-Key, a
  * retry finishes the same key. Repeating a write is harmless: each is conditional on what it would change.
  *
+ * **Imports.** Keys brought over from the system that issued them before (admin/import/) enter their owner's
+ * ledger without a room check ({@link enterImported}): an owner who held more keys there than the cap comes over
+ * whole. That is the one write that may leave C above the cap; every other write that adds an entry still needs
+ * fewer than the cap beside it, so while C is above the cap nothing but another import adds one, and C only
+ * falls (prunes) until it is under the cap again. The claim then reads: at every moment the usable keys of an
+ * owner that are not rolled away number at most the cap, or at most what the last import left if that is
+ * more, and no issue, enable or roll makes them more. 2. and 3. hold as they are: an imported key's entry is
+ * written before its key item, as every key's.
+ *
  * **Time.** Nothing above depends on how long a call takes: the window only keeps a prune from fencing, and a
  * roll-forward from doing, what a call still in progress is about to do (both would be harmless, but the call
  * would then have to start again). Every admin call ends by a deadline well under the window
@@ -299,4 +308,42 @@ export async function rollForward(
   }
   if (lost.length > 0) await dropLostRolls(tables, owner, lost);
   return missing.length > lost.length;
+}
+
+/**
+ * Enter keys brought over from another system (import) into their owner's ledger, whatever the cap (see
+ * "Imports" above): an owner over the cap comes over whole, and the commits above then refuse it another key
+ * until it holds fewer. An entry already there (an import run again, or resumed after it was cut) stays as it
+ * is. Written over the version read, as every ledger write; the caller writes the key items after it. Answers
+ * the records the ledger holds for the keys, by key id.
+ * @example const held = await enterImported(tables, 'acme', records, new Date());
+ */
+export async function enterImported(
+  tables: AdminTables,
+  owner: string,
+  records: readonly KeyRecord[],
+  now: Date,
+): Promise<Map<string, KeyRecord>> {
+  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * attempt));
+    const stored = await tables.readLedger(owner);
+    const entries = parse(stored.entries);
+    const held = new Map<string, KeyRecord>();
+    let added = false;
+    for (const record of records) {
+      const known = entries[record.keyId];
+      if (!known) {
+        entries[record.keyId] = { record, touched: now.getTime() };
+        added = true;
+      }
+      held.set(record.keyId, known?.record ?? record);
+    }
+    if (!added || (await tables.writeLedger(owner, JSON.stringify(entries), stored.version))) return held;
+  }
+  throw new ContentionError(`the ledger of owner ${owner} stayed contended`);
+}
+
+/** The bytes an entry for `record` takes in its owner's ledger (the import checks that every ledger still fits). */
+export function entryBytes(record: KeyRecord): number {
+  return Buffer.byteLength(`${JSON.stringify(record.keyId)}:${JSON.stringify({ record, touched: 0 })},`) + 12;
 }

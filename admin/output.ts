@@ -21,6 +21,10 @@ export interface ShownKey {
   expires: string | null;
   rolled_from: string | null;
   rolled_to: string | null;
+  /** The id the system that issued it before gave it (import); null: issued here. */
+  external_id: string | null;
+  /** When it came over from that system (import); null: issued here. */
+  imported: string | null;
   last_used?: string | null;
 }
 
@@ -41,6 +45,8 @@ export function shownKey(record: KeyRecord, now: Date, lastUsed?: string | null)
     expires: record.expires ?? null,
     rolled_from: record.rolledFrom ?? null,
     rolled_to: record.rolledTo ?? null,
+    external_id: record.externalId ?? null,
+    imported: record.imported ?? null,
     ...(lastUsed !== undefined && { last_used: lastUsed }),
   };
 }
@@ -85,16 +91,31 @@ export function keyFields(key: ShownKey): [string, string][] {
     ['expires', key.expires ?? 'never'],
     ...(key.label === null ? [] : [['label', key.label] as [string, string]]),
     ...(key.rolled_to === null ? [] : [['rolled_to', key.rolled_to] as [string, string]]),
+    ...(key.external_id === null ? [] : [['external_id', key.external_id] as [string, string]]),
+    ...(key.imported === null ? [] : [['imported', key.imported] as [string, string]]),
   ];
 }
 
 /**
- * The `list` table: one row per key, headed by the field names.
+ * The `list` table: one row per key, headed by the field names; `external_id` (the id an imported key had in
+ * the system it came from) only when a key has one.
  * @example keyTable([shownKey(record, now, null)]) // → 'key_id  owner  tier  status  limits …\nkey_x   -      free  active  60/minute, 5000/month …'
  */
 export function keyTable(keys: readonly ShownKey[]): string {
+  const external = keys.some((key) => key.external_id !== null);
   const rows = [
-    ['key_id', 'owner', 'tier', 'status', 'limits', 'created', 'expires', 'last_used', 'label'],
+    [
+      'key_id',
+      'owner',
+      'tier',
+      'status',
+      'limits',
+      'created',
+      'expires',
+      'last_used',
+      ...(external ? ['external_id'] : []),
+      'label',
+    ],
     ...keys.map((key) => [
       key.key_id,
       key.owner ?? '-',
@@ -104,6 +125,7 @@ export function keyTable(keys: readonly ShownKey[]): string {
       key.created,
       key.expires ?? 'never',
       key.last_used ?? '-',
+      ...(external ? [key.external_id ?? '-'] : []),
       key.label ?? '',
     ]),
   ];

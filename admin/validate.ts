@@ -120,7 +120,11 @@ export class Problems {
 }
 
 /** The body as an object with only `allowed` fields; problems for anything else. */
-function objectOf(body: unknown, allowed: readonly string[], problems: Problems): Record<string, unknown> {
+export function objectOf(
+  body: unknown,
+  allowed: readonly string[],
+  problems: Problems,
+): Record<string, unknown> {
   if (body === undefined) return {};
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     problems.add('body', 'must be a JSON object');
@@ -149,7 +153,7 @@ export function checkOwner(value: unknown, field: string, problems: Problems): s
   return value;
 }
 
-function checkInteger(
+export function checkInteger(
   value: unknown,
   field: string,
   bounds: { min: number; max: number },
@@ -187,7 +191,7 @@ const result = <T>(problems: Problems, value: () => T): Parsed<T> =>
  * (store/text.ts: no control, format, zero-width or bidirectional character, no lone surrogate, no blank
  * that is not a space, something visible) — at most BOUNDS.labelLength characters, holding no key.
  */
-function checkLabel(value: unknown, problems: Problems): string | undefined {
+export function checkLabel(value: unknown, problems: Problems): string | undefined {
   const notText = typeof value === 'string' && value.trim().length > 0 ? textProblem(value) : undefined;
   if (typeof value !== 'string' || value.trim().length === 0) {
     problems.add('label', 'must be a non-empty string');

@@ -79,11 +79,13 @@ export class AdminApi extends Construct {
         ),
       }),
     );
-    // Counters: read usage; Idempotency-Key records are written, read and released (DeleteItem) there.
+    // Counters: read usage; Idempotency-Key records written, read, released; a revoked key's stop (admin/stop.ts).
     this.role.addToPolicy(
       new iam.PolicyStatement({
-        sid: 'ReadUsageAndIdempotency',
-        actions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:PutItem', 'dynamodb:DeleteItem'],
+        sid: 'UsageIdempotencyAndStops',
+        actions: ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'DeleteItem'].map(
+          (a) => `dynamodb:${a}`,
+        ),
         resources: [countersTable.tableArn],
       }),
     );

@@ -35,7 +35,7 @@ export function shellWord(value: string): string {
  * that is what it serves).
  * @example localCommandHints({ source: 'my-catalogue', copyFrom: 'fixtures/catalogue', s3Endpoint: 'http://127.0.0.1:4568',
  *   bucket: 'catalogue', prefix: '' })
- * // → ['Keys (issue, list, revoke, enable, limits, expire, roll, usage, owner): npm run keys -- list',
+ * // → ['Keys (issue, list, revoke, id, enable, limits, expire, roll, usage, owner, import): npm run keys -- list',
  * //    'Publish an edited copy of the catalogue (docs/publishing.md):',
  * //    '  cp -r fixtures/catalogue my-catalogue   # then edit my-catalogue/*.json',
  * //    '  npm run catalogue -- build --source my-catalogue --out s3://catalogue --endpoint http://127.0.0.1:4568',
@@ -46,7 +46,7 @@ export function localCommandHints(stack: LocalStack): string[] {
   const source = shellWord(stack.source);
   return [
     // Every command of `npm run keys` but create-tables (npm start has made them).
-    'Keys (issue, list, revoke, enable, limits, expire, roll, usage, owner): npm run keys -- list',
+    'Keys (issue, list, revoke, id, enable, limits, expire, roll, usage, owner, import): npm run keys -- list',
     stack.copyFrom
       ? 'Publish an edited copy of the catalogue (docs/publishing.md):'
       : 'Publish it again after an edit:',

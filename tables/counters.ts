@@ -9,6 +9,7 @@
  * | `minute`, `minute_count` | Unix seconds of the start of the minute window being counted, and its count |
  * | `d01` … `d31` | requests counted on that day of the month (UTC), by the same write as `month_count` |
  * | `w0` … `w7` | the meter's ring of its last writes' tokens (a lost answer recognises its own write) |
+ * | `stopped_until` | a revoked key's stop: Unix milliseconds until which the meter admits none of its requests |
  * | `expires_at` | TTL: the start of the next month + 35 days |
  *
  * Every admitted request increments `month_count` and exactly one day attribute in the same UpdateItem, so the
@@ -16,13 +17,27 @@
  * The attributes are named once ({@link COUNTER_ATTRIBUTES}) and read by one decoder ({@link countersOf}).
  */
 import type { Item } from './keys.js';
+import { COUNTER_RETENTION_SECONDS, KEY_CACHE_MAX_MS } from './schema.js';
 
 /** The counter item's attributes by meaning (the day counts: {@link dayAttribute}). */
 export const COUNTER_ATTRIBUTES = {
   monthCount: 'month_count',
   minute: 'minute',
   minuteCount: 'minute_count',
+  /**
+   * A revoked key's stop (key administration writes it when it revokes, removes it when it enables): Unix
+   * milliseconds until which the meter's conditional write admits no request of the key, so every proxy
+   * container refuses it at once, whatever its key cache still holds. Absent, or passed: no stop.
+   */
+  stoppedUntil: 'stopped_until',
 } as const;
+
+/**
+ * How long a revoke's stop lasts: the longest a proxy container may go on with a key it read before the revoke
+ * (the key cache's longest setting, KEY_CACHE_MAX_MS), and a minute more for DynamoDB's replication and the
+ * revoking call itself. After it every container has read the key again and refuses it from its cache.
+ */
+export const STOP_MS = KEY_CACHE_MAX_MS + 60_000;
 
 /**
  * What a counter item holds, each value as the number stored: undefined where the item (or the part of it a
@@ -34,6 +49,8 @@ export interface StoredCounters {
   minute: number | undefined;
   minuteCount: number | undefined;
   monthCount: number | undefined;
+  /** A revoked key's stop: Unix milliseconds until which no request is admitted. */
+  stoppedUntil: number | undefined;
   /** `days[d]`: the count of day `d` of the month (1–31); `days[0]` is unused. */
   days: (number | undefined)[];
 }
@@ -51,6 +68,7 @@ export function countersOf(item: Item): StoredCounters {
     minute: number(COUNTER_ATTRIBUTES.minute),
     minuteCount: number(COUNTER_ATTRIBUTES.minuteCount),
     monthCount: number(COUNTER_ATTRIBUTES.monthCount),
+    stoppedUntil: number(COUNTER_ATTRIBUTES.stoppedUntil),
     days: Array.from({ length: 32 }, (_, day) => (day === 0 ? undefined : number(dayName(day)))),
   };
 }
@@ -65,6 +83,16 @@ export function minuteWindowStart(now: Date): number {
 /** Window id of the calendar month, e.g. `2026-11`. */
 export function monthWindowId(now: Date): string {
   return `${now.getUTCFullYear()}-${String(now.getUTCMonth() + 1).padStart(2, '0')}`;
+}
+
+/** Unix seconds of the start of the calendar month (UTC) after the one of `now`. */
+export function nextMonthStart(now: Date): number {
+  return Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1) / 1000;
+}
+
+/** The TTL (`expires_at`, Unix seconds) of the counter item of the month of `now`: 35 days after the month. */
+export function counterExpiresAt(now: Date): number {
+  return nextMonthStart(now) + COUNTER_RETENTION_SECONDS;
 }
 
 /**

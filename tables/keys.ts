@@ -41,6 +41,10 @@ export interface KeyRecord {
   rolledFrom?: string;
   /** The key that replaced this one (roll); this one expires at `expires`. */
   rolledTo?: string;
+  /** The id the system that issued it before gave it (import: `external_id`), kept as it was. */
+  externalId?: string;
+  /** ISO 8601 time at which it came over from that system (import); none: issued here. */
+  imported?: string;
 }
 
 /** `pk_live_` followed by 22 base64url characters (docs/api.md#authentication). */
@@ -82,6 +86,9 @@ export function redactKeys(text: string): string {
 /** `key_` followed by 10 letters and digits: the public id of a key. */
 export const KEY_ID_PATTERN = /^key_[A-Za-z0-9]{10}$/;
 
+/** SHA-256 of a key as the keys table stores it: 64 lower-case hexadecimal characters. */
+export const KEY_HASH_PATTERN = /^[0-9a-f]{64}$/;
+
 /** SHA-256 of the key, hex: the only form in which a key is stored or compared. */
 export function hashApiKey(key: string): string {
   return hash('sha256', key, 'hex');
@@ -95,6 +102,18 @@ export function generateApiKey(): string {
 /** A fresh key id: short, random, not derived from the key, safe for logs and the admin API. */
 export function generateKeyId(): string {
   return `key_${randomBytes(8).toString('base64url').replace(/[-_]/g, 'x').slice(0, 10)}`;
+}
+
+/**
+ * The key id of a key brought over from another system (import), derived from its hash: the same key always
+ * gets the same id, so an import run again (or resumed after it was cut) finds what it wrote and writes
+ * nothing twice. Ten letters and digits of SHA-256 over a fixed prefix and the hash: nothing of the key or its
+ * hash can be read back from it, and it looks like every other key id.
+ * @example importedKeyId('9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08') // → 'key_…' (always the same)
+ */
+export function importedKeyId(keyHash: string): string {
+  const digest = hash('sha256', `catalogue-read-api imported key ${keyHash}`, 'base64url');
+  return `key_${digest.replace(/[-_]/g, 'x').slice(0, 10)}`;
 }
 
 // Declared with the tables' schema, so that infra/ (which may import only that file) deploys the same defaults.
@@ -143,6 +162,8 @@ export function keyRecordFromItem(item: Item): KeyRecord | undefined {
   }
   if (item.rolled_from?.S !== undefined) record.rolledFrom = item.rolled_from.S;
   if (item.rolled_to?.S !== undefined) record.rolledTo = item.rolled_to.S;
+  if (item.external_id?.S !== undefined) record.externalId = item.external_id.S;
+  if (item.imported?.S !== undefined) record.imported = item.imported.S;
   return record;
 }
 
@@ -164,5 +185,7 @@ export function keyItem(record: KeyRecord): Item {
     ...(record.expires !== undefined ? { expires: { S: record.expires } } : {}),
     ...(record.rolledFrom !== undefined ? { rolled_from: { S: record.rolledFrom } } : {}),
     ...(record.rolledTo !== undefined ? { rolled_to: { S: record.rolledTo } } : {}),
+    ...(record.externalId !== undefined ? { external_id: { S: record.externalId } } : {}),
+    ...(record.imported !== undefined ? { imported: { S: record.imported } } : {}),
   };
 }

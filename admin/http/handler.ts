@@ -12,6 +12,7 @@ import { newRequestId } from '../../store/request-id.js';
 import { holdsKey, redactKeys } from '../../tables/keys.js';
 import type { AdminContext } from '../actions.js';
 import * as actions from '../actions.js';
+import { findByKey, parseKeyBody, revokeByKey } from '../by-key.js';
 import { AdminTableError } from '../dynamo.js';
 import {
   ADMIN_ERROR_STATUS,
@@ -22,8 +23,9 @@ import {
   type FieldProblem,
 } from '../errors.js';
 import type { Idempotency } from '../idempotency.js';
+import { importKeys, parseImportBody } from '../import/api.js';
 import { isoSeconds, shownKey } from '../output.js';
-import type { KeyUsage } from '../usage.js';
+import { type KeyUsage, lastUsed } from '../usage.js';
 import {
   BOUNDS,
   encodeCursor,
@@ -71,7 +73,18 @@ export interface AdminResponse {
   body: string;
 }
 
-export type Action = 'issue' | 'list' | 'get' | 'revoke' | 'enable' | 'limits' | 'expiry' | 'roll' | 'usage';
+export type Action =
+  | 'issue'
+  | 'list'
+  | 'get'
+  | 'revoke'
+  | 'enable'
+  | 'limits'
+  | 'expiry'
+  | 'roll'
+  | 'usage'
+  | 'lookup'
+  | 'import';
 
 /** One audit line per call (JSON): who, what, on which key and owner, and how it ended. Never a key. */
 export interface AuditLine {
@@ -91,6 +104,8 @@ export interface AuditLine {
   owner: string | null;
   /** A roll's new key id (`key_id` is the key rolled). */
   new_key_id?: string;
+  /** An import's keys: written, there already as sent, there already but different. */
+  keys?: { imported: number; already_there: number; conflicts: number };
   /** `ok`, `created`, `replayed`, `unchanged`, or the error code. */
   outcome: string;
   status: number;
@@ -117,10 +132,16 @@ interface Answer {
   retryAfter?: number;
   /** Where the request held something shaped like a key. */
   redacted?: string[];
+  /** An import's counts, for its audit line. */
+  keys?: AuditLine['keys'];
 }
 
 const ROUTES: { pattern: RegExp; methods: Partial<Record<string, Action>> }[] = [
   { pattern: /^\/v1\/keys$/, methods: { GET: 'list', POST: 'issue' } },
+  // The routes that take a key itself, in the body (admin/by-key.ts), and the import of keys already issued.
+  { pattern: /^\/v1\/keys\/lookup$/, methods: { POST: 'lookup' } },
+  { pattern: /^\/v1\/keys\/revoke$/, methods: { POST: 'revoke' } },
+  { pattern: /^\/v1\/keys\/import$/, methods: { POST: 'import' } },
   { pattern: /^\/v1\/keys\/([^/]+)$/, methods: { GET: 'get' } },
   { pattern: /^\/v1\/keys\/([^/]+)\/usage$/, methods: { GET: 'usage' } },
   { pattern: /^\/v1\/keys\/([^/]+)\/(revoke|enable|limits|expiry|roll)$/, methods: { POST: 'revoke' } },
@@ -157,8 +178,11 @@ const invalid = (problems: { field: string; problem: string }[]) =>
     ),
   );
 
-/** The body as JSON (body.ts): undefined when empty; an Answer when it cannot be used. */
-function readBody(request: AdminRequest): { value: unknown } | Answer {
+/**
+ * The body as JSON: undefined when empty; an Answer when it cannot be read. `keyAt`: the one field (dotted, as
+ * {@link keyShapedField} names it) where a route takes a key itself; anywhere else a key is refused.
+ */
+function readBody(request: AdminRequest, keyAt?: string): { value: unknown } | Answer {
   if (request.body.length === 0) return { value: undefined };
   const type = request.headers['content-type']?.split(';')[0]?.trim().toLowerCase();
   if (type !== 'application/json') {
@@ -168,9 +192,9 @@ function readBody(request: AdminRequest): { value: unknown } | Answer {
   }
   const read = readJsonBody(request.body);
   if (!read.ok) return invalid([read.problem]);
-  const keyAt = keyShapedField(read.value, '');
-  if (keyAt !== undefined) {
-    return { ...invalid([{ field: keyAt || 'body', problem: KEY_PROBLEM }]), redacted: ['body'] };
+  const found = keyShapedField(read.value, '', keyAt);
+  if (found !== undefined) {
+    return { ...invalid([{ field: found || 'body', problem: KEY_PROBLEM }]), redacted: ['body'] };
   }
   return read.twice === undefined ? { value: read.value } : invalid([writtenTwice(read.twice)]);
 }
@@ -179,12 +203,12 @@ function readBody(request: AdminRequest): { value: unknown } | Answer {
  * Where in a JSON value something shaped like a key is (escapes such as `\u0070k_live_…` read already): the
  * field's dotted name, '' when it is a name itself (never echoed), undefined when nowhere.
  */
-function keyShapedField(value: unknown, at: string): string | undefined {
-  if (typeof value === 'string') return holdsKey(value) ? at : undefined;
+function keyShapedField(value: unknown, at: string, keyAt?: string): string | undefined {
+  if (typeof value === 'string') return holdsKey(value) && at !== keyAt ? at : undefined;
   if (typeof value !== 'object' || value === null) return undefined;
   for (const [name, inner] of Object.entries(value)) {
     if (holdsKey(name)) return '';
-    const found = keyShapedField(inner, Array.isArray(value) ? at : at ? `${at}.${name}` : name);
+    const found = keyShapedField(inner, Array.isArray(value) ? at : at ? `${at}.${name}` : name, keyAt);
     if (found !== undefined) return found;
   }
   return undefined;
@@ -289,6 +313,7 @@ function auditLine(call: Received, ended: Ended): AuditLine {
     key_id: answer.keyId ?? (found && 'keyId' in found && !answer.redacted ? (found.keyId ?? null) : null),
     owner: answer.owner ?? null,
     ...(answer.newKeyId && { new_key_id: answer.newKeyId }),
+    ...(answer.keys && { keys: answer.keys }),
     outcome: answer.outcome,
     status,
     // How long the call took, by the monotonic clock: the context's clock tells when, not how long.
@@ -439,9 +464,15 @@ async function dispatch(context: AdminContext, routed: Routed, request: AdminReq
   const parsedKeyId = pathKeyId(rawKeyId);
   if (!parsedKeyId.ok) return invalid(parsedKeyId.problems);
   const keyId = parsedKeyId.value;
-  const body = request.method === 'POST' ? readBody(request) : { value: undefined };
+  const body = request.method === 'POST' ? readBody(request, keyField(action, keyId)) : { value: undefined };
   if ('status' in body) return { ...body, keyId };
   return ANSWERS[action]({ ctx, action, keyId, query, body: body.value, now: ctx.now(), request });
+}
+
+/** Where a route's body takes a key itself: a key to look up or revoke, each key of an import. */
+function keyField(action: Action, keyId: string): string | undefined {
+  if (action === 'import') return 'keys.key';
+  return action === 'lookup' || (action === 'revoke' && keyId === '') ? 'key' : undefined;
 }
 
 /** What each action answers, the call checked. */
@@ -499,7 +530,30 @@ const ANSWERS: Record<Action, (call: Call) => Promise<Answer>> = {
       return keyData(call, usage.record.owner, usageView(usage));
     });
   },
-  revoke: (call) => revokeOrEnable(call, actions.revoke),
+  revoke: (call) => (call.keyId === '' ? revokeByKeyAnswer(call) : revokeOrEnable(call, actions.revoke)),
+  lookup: (call) =>
+    checked(call, parseKeyBody(call.body), async (key) => {
+      const found = await findByKey(call.ctx, key);
+      if (!found.ok) return errorAnswer(found.error);
+      const { record } = found;
+      const used = await lastUsed(call.ctx.tables, [record.keyId], call.now);
+      const data = shownKey(record, call.now, used.lastUsed.get(record.keyId) ?? null);
+      return { status: 200, outcome: 'ok', keyId: record.keyId, owner: record.owner, body: dataOf(data) };
+    }),
+  import: (call) => {
+    const context = { now: call.now, partnerDefaults: call.ctx.settings.partnerDefaults };
+    return checked(call, parseImportBody(call.body, context), async (input) => {
+      const outcome = await importKeys(call.ctx, input);
+      if (!outcome.ok) return errorAnswer(outcome.error);
+      const { result } = outcome;
+      const keys = {
+        imported: result.imported,
+        already_there: result.already_there,
+        conflicts: result.conflicts,
+      };
+      return { status: 200, outcome: 'ok', body: dataOf(result), keys };
+    });
+  },
   enable: (call) => revokeOrEnable(call, actions.enable),
   limits: (call) =>
     checked(call, parseLimits(call.body), async (input) => {
@@ -536,9 +590,32 @@ function revokeOrEnable(call: Call, act: typeof actions.revoke | typeof actions.
         ...shownKey(done.record, call.now),
         changed: !done.already,
         effective_by: done.effectiveBy,
+        ...('stoppedUntil' in done && { stopped_until: done.stoppedUntil }),
       };
       return keyData(call, done.record.owner, data, done.already ? 'unchanged' : 'ok');
     });
+  });
+}
+
+/** revoke by the key itself (`POST /v1/keys/revoke` with `{"key": …}`): the same answer as by its id. */
+function revokeByKeyAnswer(call: Call): Promise<Answer> {
+  return checked(call, parseKeyBody(call.body), async (key) => {
+    const outcome = await revokeByKey(call.ctx, key);
+    if (!outcome.ok) return errorAnswer(outcome.error);
+    const { record, already, effectiveBy, stoppedUntil } = outcome;
+    const data = {
+      ...shownKey(record, call.now),
+      changed: !already,
+      effective_by: effectiveBy,
+      stopped_until: stoppedUntil,
+    };
+    return {
+      status: 200,
+      outcome: already ? 'unchanged' : 'ok',
+      keyId: record.keyId,
+      owner: record.owner,
+      body: dataOf(data),
+    };
   });
 }
 

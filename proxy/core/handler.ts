@@ -264,12 +264,21 @@ function admit(answered: Settled, metered: Metered, requestId: string, keyId: st
   if (outcome.ok) {
     return { response: setRateLimitHeaders(answered.response, outcome), error: answered.error, keyId };
   }
+  if (outcome.reason === 'stopped') return { ...stoppedKey(requestId), keyId };
   const which = outcome.reason === 'month' ? 'monthly' : 'per-minute';
   const refusal = errorResponse(
     apiError('rate_limit_exceeded', `The ${which} request quota of this key is used up.`),
     requestId,
   );
   return { response: setRateLimitHeaders(refusal, outcome, outcome.retryAfterSeconds), keyId };
+}
+
+/**
+ * A key whose counters key administration stopped when it revoked it (tables/counters.ts): refused as the key
+ * cache refuses it once it reads the key again, not counted; the answer's bytes are dropped unsent.
+ */
+function stoppedKey(requestId: string): Settled {
+  return { response: errorResponse(apiError('invalid_key', 'This API key is not accepted.'), requestId) };
 }
 
 /**
@@ -293,7 +302,9 @@ async function uncount(
       error: `${answered.error}; may be counted once, metering failed: ${metered.failed.error}`,
     };
   }
-  if (!metered.outcome.ok) return answered;
+  // The key's own refusal ranks before the read's 503 (the key step comes first), as it would have from its cache.
+  if (!metered.outcome.ok)
+    return metered.outcome.reason === 'stopped' ? stoppedKey(context.requestId) : answered;
   const admission = metered.outcome;
   try {
     await callWithDeadline('quota', core.timeoutMs, (signal) =>

@@ -20,13 +20,19 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import type { UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
 import { DependencyError } from '../../store/errors.js';
-import { counterKey, countersOf, dayAttribute } from '../../tables/counters.js';
+import {
+  COUNTER_ATTRIBUTES,
+  counterExpiresAt,
+  counterKey,
+  countersOf,
+  dayAttribute,
+} from '../../tables/counters.js';
 import type { KeyRecord, Limits } from '../../tables/keys.js';
-import { COUNTER_RETENTION_SECONDS, COUNTERS_SCHEMA } from '../../tables/schema.js';
+import { COUNTERS_SCHEMA } from '../../tables/schema.js';
 import { deadlineSignal } from '../core/deadline.js';
 import type { CounterTransport, Item } from './dynamo-transport.js';
 import type { Admission, MeterOutcome, QuotaMeter } from './interface.js';
-import { minuteWindowStart, nextMonthStart, retryAfterSeconds } from './windows.js';
+import { minuteWindowStart, retryAfterSeconds } from './windows.js';
 
 export interface DynamoQuotaMeterOptions {
   /** The counters table (its contract: tables/schema.ts, tables/counters.ts). */
@@ -50,12 +56,25 @@ interface Counters {
   monthCount: number;
 }
 
-/** What the item looked like: known counters, known absent, or not told (the server did not say). */
-type State = Counters | 'absent' | 'unknown';
+/**
+ * What the item looked like: known counters, known absent (or holding only a stop that has passed), the key
+ * stopped (revoked: {@link stopClause}), or not told (the server did not say).
+ */
+type State = Counters | 'absent' | 'stopped' | 'unknown';
 
 type Step =
   | { write: 'count' | 'open'; minute: number }
-  | { refuse: 'minute' | 'month'; counters: Counters | undefined };
+  | { refuse: 'minute' | 'month'; counters: Counters | undefined }
+  | { refuse: 'stopped' };
+
+/**
+ * A revoked key's stop (tables/counters.ts `stopped_until`), part of both writes' conditions: no request is
+ * admitted while the item's stop has not passed. Key administration writes it into the key's counter items
+ * when it revokes the key, so every proxy container refuses the key from that moment, whatever its key cache
+ * still holds; the same one write per request, a few bytes longer. It only ever refuses more, so what the
+ * conditions below prove (never over a limit, a window opened once) holds as before.
+ */
+const STOP_CLAUSE = ' AND (attribute_not_exists(#stop) OR #stop <= :now)';
 
 /** Writes per request before giving up; only clocks far apart could use more than three. */
 const MAX_WRITES = 5;
@@ -118,6 +137,8 @@ interface MeteredRequest {
   pk: string;
   /** The attribute counting the request's day of the month (`d01` … `d31`). */
   day: string;
+  /** The request's time, Unix milliseconds: a stop until then or later refuses it. */
+  nowMs: number;
   mark: Mark;
   limits: Limits;
   expiresAt: number;
@@ -134,6 +155,19 @@ interface MeteredRequest {
 function outcomeUnknown(error: unknown): boolean {
   const status = (error as { status?: number }).status;
   return status === undefined || status >= 500;
+}
+
+/**
+ * What a whole item (a refused write's, or one read) says: stopped while its stop has not passed (one that
+ * cannot be read stops too: fail closed); absent when it holds no counters (an item key administration made to
+ * hold a stop); else its counters.
+ */
+function stateOf(item: Item, nowMs: number): Counters | 'absent' | 'stopped' {
+  const stored = countersOf(item);
+  if (stored.stoppedUntil !== undefined && !(stored.stoppedUntil <= nowMs)) return 'stopped';
+  const counted = [stored.minute, stored.minuteCount, stored.monthCount];
+  if (counted.every((value) => value === undefined)) return 'absent';
+  return countersFrom(item);
 }
 
 /** The counters in `item`; `minute` when the item does not carry it (an answer with only what a write updated). */
@@ -154,7 +188,8 @@ function countersFrom(item: Item, minute?: number): Counters {
  * The next step from a known state of the item. A window later than ours means another instance's clock
  * is ahead: count into that window rather than refuse a request for a minute that has already closed.
  */
-function nextStep(state: Counters | 'absent', minute: number, limits: Limits): Step {
+function nextStep(state: Counters | 'absent' | 'stopped', minute: number, limits: Limits): Step {
+  if (state === 'stopped') return { refuse: 'stopped' };
   if (state === 'absent') return { write: 'open', minute };
   if (state.monthCount >= limits.month) return { refuse: 'month', counters: state };
   if (state.minute < minute) return { write: 'open', minute };
@@ -194,16 +229,23 @@ function meterWrite(
     ReturnValues: 'UPDATED_NEW',
     ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     // The day's count (d01…d31) rides on the same write: per-day usage costs the request path nothing more.
-    ExpressionAttributeNames: { '#minute': 'minute', '#slot': mark.slot, '#day': request.day },
+    ExpressionAttributeNames: {
+      '#minute': 'minute',
+      '#slot': mark.slot,
+      '#day': request.day,
+      '#stop': COUNTER_ATTRIBUTES.stoppedUntil,
+    },
   } satisfies Partial<UpdateItemCommandInput>;
+  const now = { ':now': { N: String(request.nowMs) } };
   // Every write names its request (its token first among the recent writes, and in its slot): when its
   // answer is lost, the item tells whether it landed.
   return step.write === 'count'
     ? {
         ...common,
         UpdateExpression: `SET month_count = month_count + :one, minute_count = minute_count + :one, #day = if_not_exists(#day, :zero) + :one, ${RECORD_WRITE}`,
-        ConditionExpression: '#minute = :m AND minute_count < :minuteLimit AND month_count < :monthLimit',
+        ConditionExpression: `#minute = :m AND minute_count < :minuteLimit AND month_count < :monthLimit${STOP_CLAUSE}`,
         ExpressionAttributeValues: {
+          ...now,
           ':one': { N: '1' },
           ':zero': { N: '0' },
           ':m': { N: String(step.minute) },
@@ -216,9 +258,9 @@ function meterWrite(
     : {
         ...common,
         UpdateExpression: `SET #minute = :m, minute_count = :one, month_count = if_not_exists(month_count, :zero) + :one, #day = if_not_exists(#day, :zero) + :one, expires_at = :expires, ${RECORD_WRITE}`,
-        ConditionExpression:
-          '(attribute_not_exists(#minute) OR #minute < :m) AND (attribute_not_exists(month_count) OR month_count < :monthLimit)',
+        ConditionExpression: `(attribute_not_exists(#minute) OR #minute < :m) AND (attribute_not_exists(month_count) OR month_count < :monthLimit)${STOP_CLAUSE}`,
         ExpressionAttributeValues: {
+          ...now,
           ':one': { N: '1' },
           ':zero': { N: '0' },
           ':m': { N: String(step.minute) },
@@ -268,9 +310,10 @@ export class DynamoQuotaMeter implements QuotaMeter {
     const request: MeteredRequest = {
       pk: counterKey(key.keyId, now),
       day: dayAttribute(now),
+      nowMs: now.getTime(),
       mark: { token: requestToken(), slot: SLOT_NAMES[slot]! },
       limits,
-      expiresAt: nextMonthStart(now) + COUNTER_RETENTION_SECONDS,
+      expiresAt: counterExpiresAt(now),
       // The writes end at their own deadline, before the caller's: a lost answer then leaves time to read.
       writeSignal:
         this.#writeTimeoutMs === undefined || signal?.aborted ? signal : deadlineSignal(this.#writeTimeoutMs),
@@ -292,11 +335,15 @@ export class DynamoQuotaMeter implements QuotaMeter {
           step = { write: 'open', minute };
           continue;
         }
-        state = await this.#read(request.pk, signal);
+        state = await this.#read(request.pk, request.nowMs, signal);
       }
       step = nextStep(state, minute, limits);
     }
-    if ('refuse' in step) return refuse(step.refuse, step.counters);
+    if ('refuse' in step) {
+      return step.refuse === 'stopped'
+        ? { ok: false, reason: 'stopped' }
+        : refuse(step.refuse, step.counters);
+    }
     throw new DependencyError('quota', 'quota counter did not settle');
   }
 
@@ -374,7 +421,7 @@ export class DynamoQuotaMeter implements QuotaMeter {
       throw new DependencyError('quota', `quota write failed (${name})`, { cause: error });
     }
     if (outcome.ok) return { ok: true, counters: countersFrom(outcome.attributes, step.minute) };
-    return { ok: false, state: outcome.item ? countersFrom(outcome.item) : 'unknown' };
+    return { ok: false, state: outcome.item ? stateOf(outcome.item, request.nowMs) : 'unknown' };
   }
 
   /**
@@ -406,7 +453,11 @@ export class DynamoQuotaMeter implements QuotaMeter {
   }
 
   /** Why a write failed, when the server did not say: a consistent read sees every earlier write. */
-  async #read(pk: string, signal: AbortSignal | undefined): Promise<Counters | 'absent'> {
+  async #read(
+    pk: string,
+    nowMs: number,
+    signal: AbortSignal | undefined,
+  ): Promise<Counters | 'absent' | 'stopped'> {
     let item: Item | undefined;
     try {
       item = await this.#transport.getItem(
@@ -414,8 +465,8 @@ export class DynamoQuotaMeter implements QuotaMeter {
           TableName: this.#table,
           Key: { [COUNTERS_SCHEMA.partitionKey]: { S: pk } },
           ConsistentRead: true,
-          ProjectionExpression: '#minute, minute_count, month_count',
-          ExpressionAttributeNames: { '#minute': 'minute' },
+          ProjectionExpression: '#minute, minute_count, month_count, #stop',
+          ExpressionAttributeNames: { '#minute': 'minute', '#stop': COUNTER_ATTRIBUTES.stoppedUntil },
         },
         signal,
       );
@@ -424,6 +475,6 @@ export class DynamoQuotaMeter implements QuotaMeter {
       const name = (error as { name?: string }).name ?? 'error';
       throw new DependencyError('quota', `quota read failed (${name})`, { cause: error });
     }
-    return item ? countersFrom(item) : 'absent';
+    return item ? stateOf(item, nowMs) : 'absent';
   }
 }

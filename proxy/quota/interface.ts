@@ -19,8 +19,15 @@ export interface Admission {
   countedIn: number;
 }
 
-/** Admitted (`ok`), or refused because the quota of the window named by `reason` is used up. */
-export type MeterOutcome =
+/**
+ * Admitted (`ok`), or refused because the quota of the window named by `reason` is used up, or because the key
+ * was revoked and its counters stopped (`stopped`: tables/counters.ts; answered `401 invalid_key`, as the key
+ * cache would answer once it reads the key again).
+ */
+export type MeterOutcome = QuotaOutcome | { ok: false; reason: 'stopped' };
+
+/** Admitted, or refused for a window used up: what a meter without stops (memory.ts) answers. */
+export type QuotaOutcome =
   | ({ ok: true } & Admission & RateLimitState)
   | ({ ok: false; reason: 'minute' | 'month'; retryAfterSeconds: number } & RateLimitState);
 

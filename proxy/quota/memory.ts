@@ -6,7 +6,7 @@
  */
 import { DependencyError } from '../../store/errors.js';
 import type { KeyRecord } from '../../tables/keys.js';
-import type { Admission, MeterOutcome, QuotaMeter, RateLimitState } from './interface.js';
+import type { Admission, QuotaMeter, QuotaOutcome, RateLimitState } from './interface.js';
 import { minuteWindowStart, monthWindowId, retryAfterSeconds } from './windows.js';
 
 interface Counters {
@@ -28,7 +28,7 @@ export class MemoryQuotaMeter implements QuotaMeter {
   /** Refund calls made (tests count them). */
   refunds = 0;
 
-  async meter(key: KeyRecord, now: Date): Promise<MeterOutcome> {
+  async meter(key: KeyRecord, now: Date): Promise<QuotaOutcome> {
     this.calls++;
     const minute = minuteWindowStart(now);
     let counters = this.#counters.get(key.keyId);

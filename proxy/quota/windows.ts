@@ -3,15 +3,10 @@
  * Pure functions of the clock, shared by every QuotaMeter implementation.
  */
 
-import { minuteWindowStart } from '../../tables/counters.js';
+import { minuteWindowStart, nextMonthStart } from '../../tables/counters.js';
 
 // The windows name the counter items, a contract with key administration: tables/counters.ts.
 export { minuteWindowStart, monthWindowId } from '../../tables/counters.js';
-
-/** Unix seconds of the start of the next calendar month (UTC). */
-export function nextMonthStart(now: Date): number {
-  return Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1) / 1000;
-}
 
 /**
  * Whole seconds until the exhausted window resets, at least 1.

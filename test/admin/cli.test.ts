@@ -115,7 +115,7 @@ describe('keys CLI', () => {
       code: 0,
       stdout: expect.stringMatching(
         new RegExp(
-          `^${keyId} revoked: refused \\(401 invalid_key\\) by every proxy container within 30 s, by \\S+Z \\(KEY_CACHE_TTL_MS\\)\n$`,
+          `^${keyId} revoked: refused \\(401 invalid_key\\) by every proxy container at once, from \\S+Z: its counters are stopped until \\S+Z, and every key cache drops it within 30 s, by \\S+Z \\(KEY_CACHE_TTL_MS\\)\n$`,
         ),
       ),
     });
@@ -181,7 +181,7 @@ describe('keys CLI', () => {
     expect(unknownCommand).toMatchObject({
       code: 2,
       stderr: expect.stringContaining(
-        'unknown command: rotate-all (commands: issue, list, revoke, enable, limits, expire, roll, usage, owner, create-tables)',
+        'unknown command: rotate-all (commands: issue, list, revoke, id, enable, limits, expire, roll, usage, owner, import, create-tables)',
       ),
     });
     expect(unknownId).toEqual({ code: 1, stdout: '', stderr: 'no key with id key_nosuchkey0\n' });

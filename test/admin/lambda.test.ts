@@ -14,6 +14,7 @@ import {
   describeAdminFindings,
   type FindingsHarness,
 } from '../helpers/admin-findings.js';
+import { describeKeyBodies } from '../helpers/admin-key-bodies.js';
 import { type DynamoFixture, dynamoFixture } from '../helpers/dynamo.js';
 import { type FaultProxy, startFaultProxy } from '../helpers/fault-proxy.js';
 
@@ -108,6 +109,7 @@ describe('handler, against dynalite', () => {
     },
   };
   describeAdminFindings('the Lambda handler', () => harness, { clock: false });
+  describeKeyBodies('the Lambda handler', () => harness);
 
   it.each([
     ['sent twice (joined by the function URL)', `${HOST}, evil.example`, 'must be sent once'],

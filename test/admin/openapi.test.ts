@@ -31,10 +31,13 @@ describe('admin/openapi.json', () => {
       'enable',
       'expiry',
       'get',
+      'import',
       'issue',
       'limits',
       'list',
+      'lookup',
       'revoke',
+      'revokeByKey',
       'roll',
       'usage',
     ]);

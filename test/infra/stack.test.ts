@@ -1005,9 +1005,15 @@ describe('key-administration API', () => {
         Resource: [index(KEYS_SCHEMA.keyIdIndex), index(KEYS_SCHEMA.ownerIndex)],
       },
       {
-        Sid: 'ReadUsageAndIdempotency',
+        Sid: 'UsageIdempotencyAndStops',
         Effect: 'Allow',
-        Action: ['dynamodb:BatchGetItem', 'dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem'],
+        Action: [
+          'dynamodb:BatchGetItem',
+          'dynamodb:DeleteItem',
+          'dynamodb:GetItem',
+          'dynamodb:PutItem',
+          'dynamodb:UpdateItem',
+        ],
         Resource: arn(ids.counters),
       },
     ]);

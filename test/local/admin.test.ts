@@ -20,6 +20,7 @@ import { DynamoKeyStore } from '../../proxy/keys/dynamo.js';
 import { DynamoQuotaMeter } from '../../proxy/quota/dynamo.js';
 import { hashApiKey, keyAccepted } from '../../tables/keys.js';
 import { describeAdminFindings } from '../helpers/admin-findings.js';
+import { describeKeyBodies } from '../helpers/admin-key-bodies.js';
 import { type DynamoFixture, dynamoFixture } from '../helpers/dynamo.js';
 import { type FaultProxy, startFaultProxy } from '../helpers/fault-proxy.js';
 import { closeServer } from '../helpers/loopback.js';
@@ -301,6 +302,12 @@ describeAdminFindings(
   }),
   { clock: true },
 );
+describeKeyBodies('the local admin API', () => ({
+  call: (method, target, options = {}) => signedRequest(findings, method, target, options),
+  audit: findingsAudit,
+  faults,
+  cap: 2,
+}));
 
 /** Write `bytes` on a fresh connection: what comes back, and whether the server closed the connection. */
 function exchange(bytes: string): Promise<{ text: string; closed: boolean }> {

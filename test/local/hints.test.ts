@@ -12,7 +12,7 @@ const STACK = {
 describe('npm start command hints', () => {
   it('prints the key CLI and the versions commands by name (they find npm start), and a publish, ready to paste', () => {
     expect(localCommandHints(STACK)).toEqual([
-      'Keys (issue, list, revoke, enable, limits, expire, roll, usage, owner): npm run keys -- list',
+      'Keys (issue, list, revoke, id, enable, limits, expire, roll, usage, owner, import): npm run keys -- list',
       'Publish it again after an edit:',
       '  npm run catalogue -- build --source fixtures/catalogue --out s3://catalogue --endpoint http://127.0.0.1:40001',
       'Its versions, and the one before made live again: npm run catalogue -- versions | rollback',

@@ -1,12 +1,13 @@
 /**
- * What the key-administration page shows for each of its 9 operations: signed samples (curl `--aws-sigv4`,
+ * What the key-administration page shows for each of its 12 operations: signed samples (curl `--aws-sigv4`,
  * TypeScript with the AWS SDK's signer, Python with botocore's SigV4Auth) and real exchanges (exchanges.ts) —
  * the successes, and every error the operation can give that a request can cause — produced by the admin API
  * over its tables when the page is built.
  *
  * The page is one walk, in the order of {@link walk}: a user's keys issued in December, used on the public API
  * since, listed, read, charted, changed, rolled, revoked and made usable again on 15 January; each step is shown
- * under its operation (or is set-up, not shown). A step answered otherwise than it expects fails the build.
+ * under its operation (or is set-up, not shown); then a key reported leaked is found and revoked from the key itself, and keys
+ * an old system issued are imported. A step answered otherwise than it expects fails the build.
  * The samples send the first success of their operation; test/docs/reference/admin-samples.test.ts runs every
  * one against the admin API of `npm start`.
  */
@@ -23,9 +24,13 @@ export const STORY_TODAY = '2026-01-15T09:30:30Z';
 /** The keys the walk makes and refers to later. */
 type KeyName = 'laptop' | 'sync' | 'rolled' | 'capped' | 'lapsed';
 
-/** What a step can refer to: the key ids made so far, and the cursor of the last answer that had one. */
+/**
+ * What a step can refer to: the key ids made so far, the keys themselves where an answer showed them (a key
+ * reported leaked is looked up and revoked from the key), and the cursor of the last answer that had one.
+ */
 interface Made {
   ids: Partial<Record<KeyName, string>>;
+  keys: Partial<Record<KeyName, string>>;
   cursor?: string;
 }
 
@@ -162,6 +167,8 @@ function walk(): Step[] {
     ...listAndRead(),
     ...changes(),
     ...rollRevokeEnable(),
+    ...fromTheKey(),
+    ...imports(),
   ];
 }
 
@@ -404,6 +411,119 @@ function rollRevokeEnable(): Step[] {
   ];
 }
 
+const keyOf = (made: Made, name: KeyName) => {
+  const found = made.keys[name];
+  if (!found)
+    throw new Error(`docs/reference/admin/examples.ts: the walk uses the key of ${name}, never shown`);
+  return found;
+};
+
+/** A key reported leaked: found and revoked from the key itself (it goes in the body, never a URL). */
+function fromTheKey(): Step[] {
+  const [lookup, revokeByKey] = [stepsOf('lookup'), stepsOf('revokeByKey')];
+  const post = (target: string, key: (made: Made) => string) => (made: Made) => ({
+    method: 'POST',
+    target,
+    body: { key: key(made) },
+  });
+  return [
+    lookup.success(
+      'leaked',
+      'A key a user reported leaked: its key id, owner and last use',
+      200,
+      post('/keys/lookup', (made) => keyOf(made, 'laptop')),
+    ),
+    lookup.error(
+      'no-such-key',
+      'A key that is no key of the table (issued elsewhere, or made up)',
+      404,
+      post('/keys/lookup', () => 'pk_live_ExampleNoSuchKey000000'),
+    ),
+    lookup.error(
+      'not-a-key',
+      'A key id where the key goes (never echoed)',
+      400,
+      post('/keys/lookup', (made) => id(made, 'laptop')),
+    ),
+    revokeByKey.success(
+      'revoke',
+      'The leaked key revoked from the key itself: refused by every proxy container at once',
+      200,
+      post('/keys/revoke', (made) => keyOf(made, 'laptop')),
+    ),
+    revokeByKey.error(
+      'no-such-key',
+      'A key that is no key of the table',
+      404,
+      post('/keys/revoke', () => 'pk_live_ExampleNoSuchKey000000'),
+    ),
+    revokeByKey.error(
+      'not-a-key',
+      'Not a key (never echoed)',
+      400,
+      post('/keys/revoke', () => 'pk_live_Example-too-short'),
+    ),
+  ];
+}
+
+/** Keys the old system issued, brought over: one as the key, one as its SHA-256, one revoked there. */
+const OLD_KEYS = [
+  {
+    key: 'pk_live_ExampleOldSystemKey001',
+    tier: 'partner',
+    owner: 'org:9',
+    minute: 1200,
+    month: 2_000_000,
+    label: 'warehouse sync',
+    created: '2024-03-01T10:00:00Z',
+    external_id: 'ak_1001',
+  },
+  {
+    key_sha256: '2a3b6e3b1b4b8f6f2ff2f1c34b0ef45f06b3a0bcb79fbe4b5d3b1c1e0a9f2d11',
+    tier: 'free',
+    owner: 'user_77',
+    external_id: 'ak_1002',
+  },
+  { key_sha256: 'c0ffee'.repeat(10).concat('c0ff'), tier: 'free', status: 'revoked', external_id: 'ak_1003' },
+];
+
+function imports(): Step[] {
+  const importing = stepsOf('import');
+  const post = (body: unknown) => fixed({ method: 'POST', target: '/keys/import', body });
+  return [
+    importing.success(
+      'import',
+      'Keys the old system issued: the key, its SHA-256, a revoked one; each with its key id',
+      200,
+      post({ keys: OLD_KEYS }),
+    ),
+    importing.success(
+      'again',
+      'The same batch again (a retry, or a second run): nothing written twice',
+      200,
+      post({ keys: OLD_KEYS }),
+    ),
+    importing.success(
+      'dry-run',
+      'A dry run: checked and compared, nothing written',
+      200,
+      post({ keys: [{ key: 'pk_live_ExampleOldSystemKey002', tier: 'free' }], dry_run: true }),
+    ),
+    importing.error(
+      'invalid',
+      'A key of no tier and a key twice: the batch refused whole, nothing written',
+      400,
+      post({
+        keys: [
+          { key: 'pk_live_ExampleOldSystemKey003', tier: 'gold' },
+          { key_sha256: OLD_KEYS[1]!.key_sha256, tier: 'free' },
+          { key_sha256: OLD_KEYS[1]!.key_sha256, tier: 'free' },
+        ],
+      }),
+    ),
+  ];
+}
+
 /** Everything the page shows for one operation. */
 export interface AdminOperationExamples {
   operationId: string;
@@ -500,7 +620,7 @@ export async function adminExamples(
   documented: (operationId: string, status: number) => boolean,
 ): Promise<Map<string, AdminOperationExamples>> {
   const out = new Map<string, AdminOperationExamples>();
-  const made: Made = { ids: {} };
+  const made: Made = { ids: {}, keys: {} };
   for (const step of walk()) {
     if ('use' in step) await world.use(id(made, step.use), step.at, step.requests);
     else if (!('operation' in step)) world.at(step.at);
@@ -537,8 +657,12 @@ async function walkStep(
   const name = `${step.operation} ${step.kind} ${step.name}`;
   const { shown, raw } = await world.send(name, step.ask(made));
   expectStatus(name, shown, step.status);
-  const answer = JSON.parse(raw) as { data?: { key_id?: string }; page?: { next_cursor?: string | null } };
+  const answer = JSON.parse(raw) as {
+    data?: { key_id?: string; key?: string | null };
+    page?: { next_cursor?: string | null };
+  };
   if (step.keep) made.ids[step.keep] = answer.data?.key_id ?? '';
+  if (step.keep && answer.data?.key) made.keys[step.keep] = answer.data.key;
   if (answer.page?.next_cursor) made.cursor = answer.page.next_cursor;
   if (step.kind === 'setup') return;
   let examples = out.get(step.operation);

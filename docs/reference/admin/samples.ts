@@ -5,6 +5,9 @@
  * Python (as docs/admin-api.md and docs/examples/admin_client.py do). Each sends what the exchange it is made
  * from sent, to `CATALOGUE_ADMIN_URL`, with the caller's AWS credentials from the environment (the SDKs' usual
  * chain; curl: `AWS_ACCESS_KEY_ID`…) and `AWS_REGION`; a call that takes an Idempotency-Key makes a fresh one.
+ * A call that sends a key itself (`{"key": …}`: a key reported leaked, looked up or revoked) takes it from
+ * `CATALOGUE_KEY`, never from its own text: a key on a command line is seen by `ps` and kept in a shell's
+ * history (curl reads the body from a pipe that the shell's own `printf` writes).
  * Pure: an exchange in, source text out.
  */
 import type { ShownExchange } from '../shown.js';
@@ -15,15 +18,20 @@ interface Sent {
   target: string;
   body: unknown;
   idempotent: boolean;
+  /** The body is `{"key": …}`: the key comes from CATALOGUE_KEY. */
+  keyBody: boolean;
 }
 
 function sent(exchange: ShownExchange): Sent {
   const { request } = exchange;
+  const body = request.body === undefined ? undefined : (JSON.parse(request.body) as unknown);
+  const keys = body && typeof body === 'object' ? Object.keys(body) : [];
   return {
     method: request.method,
     target: request.target.replace(/^\/v1/, ''),
-    body: request.body === undefined ? undefined : (JSON.parse(request.body) as unknown),
+    body,
     idempotent: request.headers['idempotency-key'] !== undefined,
+    keyBody: keys.length === 1 && keys[0] === 'key',
   };
 }
 
@@ -33,8 +41,10 @@ function sent(exchange: ShownExchange): Sent {
  * @example curlSample(exchange) // → 'curl -s "$CATALOGUE_ADMIN_URL/keys?owner=user_42" \\\n  --aws-sigv4 …'
  */
 export function curlSample(exchange: ShownExchange): string {
-  const { method, target, body, idempotent } = sent(exchange);
+  const { method, target, body, idempotent, keyBody } = sent(exchange);
+  const data = () => (keyBody ? '--data-binary @-' : `-d ${shellQuoted(JSON.stringify(body))}`);
   return [
+    ...(keyBody ? [`printf '{"key":"%s"}' "$CATALOGUE_KEY" |`] : []),
     `curl -s${method === 'GET' ? '' : ` -X ${method}`} "$CATALOGUE_ADMIN_URL${target}"`,
     '  --aws-sigv4 "aws:amz:$AWS_REGION:lambda"',
     '  --user "$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY"',
@@ -43,7 +53,7 @@ export function curlSample(exchange: ShownExchange): string {
     '  ${AWS_SESSION_TOKEN:+-H "x-amz-security-token: $AWS_SESSION_TOKEN"}',
     ...(body === undefined ? [] : ['  -H "Content-Type: application/json"']),
     ...(idempotent ? ['  -H "Idempotency-Key: $(openssl rand -hex 16)"'] : []),
-    ...(body === undefined ? [] : [`  -d ${shellQuoted(JSON.stringify(body))}`]),
+    ...(body === undefined ? [] : [`  ${data()}`]),
   ].join(' \\\n');
 }
 
@@ -95,7 +105,8 @@ function pythonLiteral(value: unknown): string {
  * @example typescriptSample(exchange) // → "import { defaultProvider } from '@aws-sdk/credential-provider-node';\n…"
  */
 export function typescriptSample(exchange: ShownExchange): string {
-  const { method, target, body, idempotent } = sent(exchange);
+  const { method, target, body, idempotent, keyBody } = sent(exchange);
+  const literal = keyBody ? "{ key: process.env['CATALOGUE_KEY'] }" : typescriptLiteral(body);
   const headers = [
     '    host: url.host,',
     ...(body === undefined ? [] : ["    'content-type': 'application/json',"]),
@@ -109,7 +120,8 @@ export function typescriptSample(exchange: ShownExchange): string {
     '// CATALOGUE_ADMIN_URL: the AdminApiUrl output (npm start prints it);',
     '// credentials: the AWS SDK chain (a role, a profile, AWS_ACCESS_KEY_ID…)',
     `const url = new URL(\`\${process.env['CATALOGUE_ADMIN_URL']}${target}\`);`,
-    ...(body === undefined ? [] : [`const body = JSON.stringify(${typescriptLiteral(body)});`]),
+    ...(keyBody ? ["// CATALOGUE_KEY: the key itself (never in a program's text or on a command line)"] : []),
+    ...(body === undefined ? [] : [`const body = JSON.stringify(${literal});`]),
     'const signer = new SignatureV4({',
     "  service: 'lambda',",
     "  region: process.env['AWS_REGION'] ?? 'us-east-1',",
@@ -143,7 +155,8 @@ export function typescriptSample(exchange: ShownExchange): string {
  * @example pythonSample(exchange) // → 'import json\nimport os\n…'
  */
 export function pythonSample(exchange: ShownExchange): string {
-  const { method, target, body, idempotent } = sent(exchange);
+  const { method, target, body, idempotent, keyBody } = sent(exchange);
+  const literal = keyBody ? '{"key": os.environ["CATALOGUE_KEY"]}' : pythonLiteral(body);
   const headers = [
     ...(body === undefined ? [] : ['"Content-Type": "application/json"']),
     ...(idempotent ? ['"Idempotency-Key": str(uuid.uuid4())'] : []),
@@ -162,7 +175,8 @@ export function pythonSample(exchange: ShownExchange): string {
     '# CATALOGUE_ADMIN_URL: the AdminApiUrl output (npm start prints it);',
     "# credentials: botocore's chain (a role, a profile, AWS_ACCESS_KEY_ID…)",
     `url = os.environ["CATALOGUE_ADMIN_URL"] + ${JSON.stringify(target)}`,
-    ...(body === undefined ? [] : [`body = json.dumps(${pythonLiteral(body)}).encode()`]),
+    ...(keyBody ? ["# CATALOGUE_KEY: the key itself (never in a program's text or on a command line)"] : []),
+    ...(body === undefined ? [] : [`body = json.dumps(${literal}).encode()`]),
     ...(headers.length === 0
       ? ['headers = {}']
       : ['headers = {', ...headers.map((header) => `    ${header},`), '}']),

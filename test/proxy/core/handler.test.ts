@@ -461,6 +461,38 @@ describe('error: method, authentication, quota', () => {
   });
 });
 
+describe('error: a key revoked at the meter (its counters stopped)', () => {
+  it('is 401 invalid_key, not counted, logged with its key id; read or from the byte cache alike', async () => {
+    const logs: { status: number; key_id: string | null }[] = [];
+    let metered = 0;
+    const handle = stack.handler({
+      quota: {
+        meter: async () => {
+          metered++;
+          return { ok: false, reason: 'stopped' };
+        },
+        refund: () => Promise.reject(new Error('nothing was counted')),
+      },
+      log: (line) => logs.push(line),
+    });
+
+    // The first answer is read while it is metered, the second comes from the handler's byte cache.
+    const read = await stack.call('GET', '/v1/standards', auth(KEYS.main), handle);
+    const cached = await stack.call('GET', '/v1/standards', auth(KEYS.main), handle);
+
+    for (const answer of [read, cached]) {
+      expect(answer.status).toBe(401);
+      expect(answer.json().error.code).toBe('invalid_key');
+      for (const header of RATE_LIMIT_HEADERS) expect(answer.headers[header]).toBeUndefined();
+    }
+    expect(metered).toBe(2);
+    expect(logs.map(({ status, key_id }) => ({ status, key_id }))).toEqual([
+      { status: 401, key_id: expect.stringMatching(/^key_/) },
+      { status: 401, key_id: expect.stringMatching(/^key_/) },
+    ]);
+  });
+});
+
 describe('error: routes, parameters, resources', () => {
   it.each([
     '/v1/nope',

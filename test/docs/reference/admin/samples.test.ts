@@ -26,8 +26,24 @@ const ROOT = join(import.meta.dirname, '..', '..', '..', '..');
 const TSC = join(ROOT, 'node_modules/typescript/bin/tsc');
 /** In the repository, so the TypeScript programs resolve the AWS SDK's packages as a project of theirs would. */
 const SCRATCH = join(ROOT, 'node_modules/.cache/catalogue-admin-samples');
-/** The order a reader could run them in: a key changed, rolled, revoked and made usable again last. */
-const ORDER = ['issue', 'list', 'get', 'usage', 'limits', 'expiry', 'roll', 'revoke', 'enable'];
+/**
+ * The order a reader could run them in: a key changed, rolled, revoked and made usable again last; then found
+ * and revoked from the key itself, and keys imported.
+ */
+const ORDER = [
+  'issue',
+  'list',
+  'get',
+  'lookup',
+  'usage',
+  'limits',
+  'expiry',
+  'roll',
+  'revoke',
+  'enable',
+  'revokeByKey',
+  'import',
+];
 
 let db: DynamoFixture;
 let admin: LocalAdmin;
@@ -70,9 +86,13 @@ const today = (source: string) =>
     new Date(Date.parse(iso) - Date.parse(STORY_TODAY) + Date.now()).toISOString().replace(/\.\d{3}Z$/, 'Z'),
   );
 
-/** The environment a sample reads: the admin API's URL, and the caller's credentials and region. */
-function sampleEnv(): NodeJS.ProcessEnv {
+/**
+ * The environment a sample reads: the admin API's URL, the caller's credentials and region, and the key that
+ * the samples sending a key itself take (`CATALOGUE_KEY`).
+ */
+function sampleEnv(key: string): NodeJS.ProcessEnv {
   return {
+    CATALOGUE_KEY: key,
     PATH: process.env.PATH,
     HOME: process.env.HOME,
     CATALOGUE_ADMIN_URL: admin.url,
@@ -88,7 +108,7 @@ function sampleEnv(): NodeJS.ProcessEnv {
  */
 async function samplesFor(
   language: 'curl' | 'typescript' | 'python',
-): Promise<{ operation: string; source: string; status: number }[]> {
+): Promise<{ key: string; samples: { operation: string; source: string; status: number }[] }> {
   const issued = examples.get('issue')!.success;
   const storyKey = (index: number) => JSON.parse(issued[index]!.exchange.body!).data.key_id as string;
   const laptop = await issueKey(db, { tier: 'free', owner: 'user_42', label: `${language} laptop` });
@@ -97,7 +117,7 @@ async function samplesFor(
     [storyKey(0), laptop.record.keyId],
     [storyKey(1), sync.record.keyId],
   ]);
-  return ORDER.map((operation) => {
+  const samples = ORDER.map((operation) => {
     const first = examples.get(operation)!.success[0]!;
     const source = first.exchange.request.target.match(/key_[A-Za-z0-9]{10}/)
       ? examples.get(operation)!.samples[language].replace(/key_[A-Za-z0-9]{10}/g, (id) => {
@@ -108,12 +128,14 @@ async function samplesFor(
       : examples.get(operation)!.samples[language];
     return { operation, source: today(source), status: first.exchange.status };
   });
+  return { key: laptop.key, samples };
 }
 
 describe('the samples, run against the admin API of npm start', () => {
   it('curl signs with --aws-sigv4: every operation answers as its example', async () => {
-    for (const { operation, source } of await samplesFor('curl')) {
-      const { stdout } = await run('bash', ['-c', source], { env: sampleEnv(), timeout: 20_000 });
+    const { key, samples } = await samplesFor('curl');
+    for (const { operation, source } of samples) {
+      const { stdout } = await run('bash', ['-c', source], { env: sampleEnv(key), timeout: 20_000 });
       const answer = JSON.parse(stdout);
 
       expect(answer.error, `${operation}: ${stdout}`).toBeUndefined();
@@ -122,7 +144,7 @@ describe('the samples, run against the admin API of npm start', () => {
   }, 120_000);
 
   it('TypeScript compiles under the strictest flags and signs with the AWS SDK: every operation answers as its example', async () => {
-    const samples = await samplesFor('typescript');
+    const { key, samples } = await samplesFor('typescript');
     const files = samples.map(({ operation }) => `${operation}.mts`);
     for (const [index, { source }] of samples.entries()) writeFileSync(join(scratch, files[index]!), source);
     writeFileSync(
@@ -156,7 +178,7 @@ describe('the samples, run against the admin API of npm start', () => {
 
     const { stdout } = await run(process.execPath, ['--import', 'tsx', 'run.mjs', ...files], {
       cwd: scratch,
-      env: sampleEnv(),
+      env: sampleEnv(key),
       timeout: 60_000,
     });
 
@@ -167,7 +189,7 @@ describe('the samples, run against the admin API of npm start', () => {
   }, 120_000);
 
   it('Python signs with botocore: every operation answers as its example', async () => {
-    const samples = await samplesFor('python');
+    const { key, samples } = await samplesFor('python');
     const files = samples.map(({ operation, source }) => {
       const file = join(scratch, `${operation}.py`);
       writeFileSync(file, source);
@@ -182,7 +204,7 @@ describe('the samples, run against the admin API of npm start', () => {
     ].join('\n');
 
     const { stdout } = await run('/usr/bin/python3', ['-c', runner, ...files], {
-      env: sampleEnv(),
+      env: sampleEnv(key),
       timeout: 60_000,
     });
 
