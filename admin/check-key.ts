@@ -29,6 +29,8 @@ export const CHECK_KEY_RESOURCE_ID = 'scheduled-check-key';
 /** The resource's properties (strings: CloudFormation passes every property as one). */
 export interface CheckKeyProperties {
   KeysTable: string;
+  /** Where a revoke's stop is lifted when the key is registered (admin/stop.ts). */
+  CountersTable: string;
   SecretArn: string;
   Label: string;
   LimitMinute: string;
@@ -51,7 +53,7 @@ export interface CustomResourceEvent {
 /** Where the key is kept and registered (the function role's clients; tests pass local ones). */
 export interface CheckKeyDeps {
   secrets: SignedClient;
-  tables: (keysTable: string) => AdminTables;
+  tables: (names: { keysTable: string; countersTable: string }) => AdminTables;
   log: (line: Record<string, unknown>) => void;
 }
 
@@ -62,10 +64,14 @@ function count(properties: CheckKeyProperties, name: 'LimitMinute' | 'LimitMonth
   return value;
 }
 
-/** Revoke `key` in `keysTable` (nothing when the table has no such key). */
-async function revoke(deps: CheckKeyDeps, keysTable: string, key: string): Promise<void> {
-  const revoked = await deps.tables(keysTable).revokeKey(hashApiKey(key));
-  deps.log({ type: 'check_key', action: 'revoked', key_id: revoked?.keyId ?? null, table: keysTable });
+/** The tables the resource's properties name. */
+const tablesOf = (deps: CheckKeyDeps, properties: CheckKeyProperties) =>
+  deps.tables({ keysTable: properties.KeysTable, countersTable: properties.CountersTable });
+
+/** Revoke `key` in the properties' keys table (nothing when the table has no such key). */
+async function revoke(deps: CheckKeyDeps, properties: CheckKeyProperties, key: string): Promise<void> {
+  const revoked = await tablesOf(deps, properties).revokeKey(hashApiKey(key));
+  deps.log({ type: 'check_key', action: 'revoked', key_id: revoked?.keyId ?? null, table: properties.KeysTable });
 }
 
 /** Create or Update: the key in the secret (a new one when it holds none, or on a new generation), registered. */
@@ -75,12 +81,12 @@ async function provision(deps: CheckKeyDeps, event: CustomResourceEvent): Promis
   let key = await getSecretString(deps.secrets, properties.SecretArn);
   const old = event.OldResourceProperties;
   const rotate = old !== undefined && old.Generation !== properties.Generation;
-  if (rotate && API_KEY_PATTERN.test(key)) await revoke(deps, properties.KeysTable, key);
+  if (rotate && API_KEY_PATTERN.test(key)) await revoke(deps, properties, key);
   if (rotate || !API_KEY_PATTERN.test(key)) {
     key = generateApiKey();
     await putSecretString(deps.secrets, properties.SecretArn, key);
   }
-  const record = await register(deps.tables(properties.KeysTable), key, {
+  const record = await register(tablesOf(deps, properties), key, {
     tier: 'partner',
     limits,
     label: properties.Label,
@@ -100,7 +106,7 @@ export async function checkKeyAnswer(
   try {
     if (event.RequestType !== 'Delete') return { Status: 'SUCCESS', Data: await provision(deps, event) };
     const key = await getSecretString(deps.secrets, event.ResourceProperties.SecretArn);
-    if (API_KEY_PATTERN.test(key)) await revoke(deps, event.ResourceProperties.KeysTable, key);
+    if (API_KEY_PATTERN.test(key)) await revoke(deps, event.ResourceProperties, key);
     return { Status: 'SUCCESS' };
   } catch (error) {
     deps.log({ type: 'check_key', level: 'error', request: event.RequestType, error: errorMessage(error) });
@@ -154,7 +160,7 @@ export async function handler(event: CustomResourceEvent): Promise<void> {
   });
   try {
     const log = (line: Record<string, unknown>) => process.stdout.write(`${JSON.stringify(line)}\n`);
-    const tables = (keysTable: string) => new AdminTables({ dynamo, keysTable, countersTable: '' });
+    const tables = (names: { keysTable: string; countersTable: string }) => new AdminTables({ dynamo, ...names });
     await sendAnswer(event, await checkKeyAnswer({ secrets, tables, log }, event));
   } finally {
     await Promise.all([secrets.close(), dynamo.close()]);

@@ -68,6 +68,8 @@ export interface CheckTargets {
 export interface ScheduledCheckProps extends CheckTargets {
   /** The keys table the check key is registered in. */
   readonly keysTable: dynamodb.ITable;
+  /** The counters table: registering the check key lifts a stop a revoke left in its counter items. */
+  readonly countersTable: dynamodb.ITable;
   /** Minutes between runs. */
   readonly minutes: number;
   /** Raised by one to rotate the check key. */
@@ -227,12 +229,13 @@ export class ScheduledCheck extends Construct {
         resources: [this.secret.secretArn],
       }),
     );
-    // register() and revokeKey() are each one UpdateItem of the key's own item.
+    // register() and revokeKey() are each one UpdateItem of the key's own item; register() also lifts a
+    // revoke's stop from the key's counter items (admin/stop.ts), one UpdateItem each.
     role.addToPolicy(
       new iam.PolicyStatement({
         sid: 'RegisterCheckKey',
         actions: ['dynamodb:UpdateItem'],
-        resources: [props.keysTable.tableArn],
+        resources: [props.keysTable.tableArn, props.countersTable.tableArn],
       }),
     );
     const handler = new NodejsFunction(scope, 'Function', {
@@ -249,6 +252,7 @@ export class ScheduledCheck extends Construct {
       resourceType: 'Custom::CatalogueCheckKey',
       properties: {
         KeysTable: props.keysTable.tableName,
+        CountersTable: props.countersTable.tableName,
         SecretArn: this.secret.secretArn,
         Label: `scheduled smoke check (${Stack.of(this).stackName})`,
         LimitMinute: String(CHECK_KEY_LIMITS.minute),

@@ -154,6 +154,7 @@ export class CatalogueStack extends Stack {
     this.scheduledCheck = new ScheduledCheck(this, 'ScheduledCheck', {
       ...checkTargets,
       keysTable,
+      countersTable,
       minutes: s.scheduledCheckMinutes,
       keyGeneration: s.checkKeyGeneration,
       logRetentionDays: s.logRetentionDays,

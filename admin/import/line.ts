@@ -8,6 +8,8 @@
  * (`key_sha256`, for a system that kept only that): either way only the hash is stored. Its key id is derived
  * from the hash (tables/keys.ts importedKeyId), so a line imported twice is found, never written twice.
  */
+
+import { textProblem } from '../../store/text.js';
 import {
   API_KEY_PATTERN,
   FREE_TIER_LIMITS,
@@ -20,7 +22,6 @@ import {
   TIERS,
   type Tier,
 } from '../../tables/keys.js';
-import { textProblem } from '../../store/text.js';
 import { NOT_A_KEY } from '../by-key.js';
 import { FREE_TIER_FIXED } from '../output.js';
 import {
@@ -114,10 +115,18 @@ function limitsOf(
   return { minute: minute ?? partnerDefaults.minute, month: month ?? partnerDefaults.month };
 }
 
-/** A time of the line: ISO 8601 with its zone, or a UTC date; `at most` bounds it. */
+/**
+ * A time of the line: ISO 8601 with its zone, or a date alone, taken as midnight UTC (docs/keys.md says so: an
+ * old system's export often has a day column); `at most` bounds it.
+ */
 function timeOf(value: unknown, field: string, bounds: { latest: number; why: string }, problems: Problems) {
-  const time = typeof value === 'string' ? parseInstant(value) : undefined;
-  if (!time) return problems.add(field, 'must be an ISO 8601 time with its zone, e.g. 2026-12-31T00:00:00Z');
+  const time = typeof value === 'string' ? parseInstant(value, { utcDate: true }) : undefined;
+  if (!time) {
+    return problems.add(
+      field,
+      'must be an ISO 8601 time with its zone, e.g. 2026-12-31T00:00:00Z, or a date alone (midnight UTC)',
+    );
+  }
   if (time.getTime() > bounds.latest) return problems.add(field, bounds.why);
   return time.toISOString();
 }

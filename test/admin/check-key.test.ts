@@ -38,6 +38,7 @@ afterAll(async () => {
 
 const properties = (over: Partial<CheckKeyProperties> = {}): CheckKeyProperties => ({
   KeysTable: db.keysTable,
+  CountersTable: db.countersTable,
   SecretArn: ARN,
   Label: 'scheduled smoke check (Test)',
   LimitMinute: '30',
@@ -63,7 +64,8 @@ const deps = () => ({
     endpoint: stand.endpoint,
     credentials: () => ({ accessKeyId: 'l', secretAccessKey: 'l' }),
   }),
-  tables: (keysTable: string) => new AdminTables({ dynamo: db.dynamo, keysTable, countersTable: '' }),
+  tables: (names: { keysTable: string; countersTable: string }) =>
+    new AdminTables({ dynamo: db.dynamo, ...names }),
   log: (line: Record<string, unknown>) => lines.push(line),
 });
 const stored = (table: string, key: string) =>

@@ -33,6 +33,7 @@ beforeAll(() => {
     secret: logicalId(template, 'AWS::SecretsManager::Secret', 'ScheduledCheckKeySecret'),
     key: logicalId(template, 'Custom::CatalogueCheckKey', 'ScheduledCheckKey'),
     keys: logicalId(template, 'AWS::DynamoDB::Table', 'StorageKeys'),
+    counters: logicalId(template, 'AWS::DynamoDB::Table', 'StorageCounters'),
     topic: logicalId(template, 'AWS::SNS::Topic', 'AlarmTopic'),
     bucket: logicalId(template, 'AWS::S3::Bucket', 'StorageCatalogue'),
     distribution: logicalId(template, 'AWS::CloudFront::Distribution', 'EdgeDistribution'),
@@ -139,6 +140,7 @@ describe('the check key', () => {
     expect(resources[ids.key]!.Properties).toEqual({
       ServiceToken: { 'Fn::GetAtt': [ids.provider, 'Arn'] },
       KeysTable: { Ref: ids.keys },
+      CountersTable: { Ref: ids.counters },
       SecretArn: { Ref: ids.secret },
       Label: 'scheduled smoke check (Catalogue)',
       LimitMinute: '30',
@@ -149,11 +151,11 @@ describe('the check key', () => {
     template.hasOutput('CheckKeySecretArn', { Value: { Ref: ids.secret } });
   });
 
-  it('lets only the deploy-time function write the table: one UpdateItem of the keys table, the secret', () => {
+  it('lets only the deploy-time function write the tables: UpdateItem of the keys table (the key) and the counters table (a stop lifted), the secret', () => {
     const statements = roleStatements(template, roleOf(ids.provider));
     expect(statements.find((s) => s.Sid === 'RegisterCheckKey')).toMatchObject({
       Action: 'dynamodb:UpdateItem',
-      Resource: { 'Fn::GetAtt': [ids.keys, 'Arn'] },
+      Resource: [{ 'Fn::GetAtt': [ids.counters, 'Arn'] }, { 'Fn::GetAtt': [ids.keys, 'Arn'] }],
     });
     expect(allowedActions(template, roleOf(ids.provider)).sort()).toEqual([
       'dynamodb:UpdateItem',
