@@ -21,7 +21,7 @@ let template: Template;
 // biome-ignore lint/suspicious/noExplicitAny: the template's JSON, read as it is
 let resources: Record<string, { Type: string; Properties: Record<string, any> }>;
 let ids: Record<
-  'check' | 'provider' | 'secret' | 'key' | 'keys' | 'topic' | 'bucket' | 'distribution',
+  'check' | 'provider' | 'secret' | 'key' | 'keys' | 'counters' | 'topic' | 'bucket' | 'distribution',
   string
 >;
 beforeAll(() => {
