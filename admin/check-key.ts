@@ -71,7 +71,12 @@ const tablesOf = (deps: CheckKeyDeps, properties: CheckKeyProperties) =>
 /** Revoke `key` in the properties' keys table (nothing when the table has no such key). */
 async function revoke(deps: CheckKeyDeps, properties: CheckKeyProperties, key: string): Promise<void> {
   const revoked = await tablesOf(deps, properties).revokeKey(hashApiKey(key));
-  deps.log({ type: 'check_key', action: 'revoked', key_id: revoked?.keyId ?? null, table: properties.KeysTable });
+  deps.log({
+    type: 'check_key',
+    action: 'revoked',
+    key_id: revoked?.keyId ?? null,
+    table: properties.KeysTable,
+  });
 }
 
 /** Create or Update: the key in the secret (a new one when it holds none, or on a new generation), registered. */
@@ -160,7 +165,8 @@ export async function handler(event: CustomResourceEvent): Promise<void> {
   });
   try {
     const log = (line: Record<string, unknown>) => process.stdout.write(`${JSON.stringify(line)}\n`);
-    const tables = (names: { keysTable: string; countersTable: string }) => new AdminTables({ dynamo, ...names });
+    const tables = (names: { keysTable: string; countersTable: string }) =>
+      new AdminTables({ dynamo, ...names });
     await sendAnswer(event, await checkKeyAnswer({ secrets, tables, log }, event));
   } finally {
     await Promise.all([secrets.close(), dynamo.close()]);

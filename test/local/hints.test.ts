@@ -43,7 +43,9 @@ describe('npm start command hints', () => {
     // A command with two forms (issue, issue --like) has two help lines: named once.
     const commands = [
       ...new Set(
-        [...(help.split('Commands:\n')[1] ?? '').matchAll(/^ {2}([a-z][a-z-]*)\b/gm)].map((match) => match[1]),
+        [...(help.split('Commands:\n')[1] ?? '').matchAll(/^ {2}([a-z][a-z-]*)\b/gm)].map(
+          (match) => match[1],
+        ),
       ),
     ].filter((command) => command !== 'create-tables');
 
