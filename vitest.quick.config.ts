@@ -16,6 +16,8 @@ export const SLOW = [
   'test/local/uploads.test.ts',
   'test/local/admin.test.ts',
   'test/local/s3rver-conditional.test.ts',
+  'test/local/start.disk.test.ts',
+  'test/local/s3rver-store.test.ts',
   'test/ops/smoke.test.ts',
   'test/docs/publishing.test.ts',
   'test/docs/examples.test.ts',
@@ -38,11 +40,17 @@ export const SLOW = [
   'test/infra/props.test.ts',
   'test/infra/stack.test.ts',
   'test/infra/stack.resource-spec.test.ts',
+  'test/infra/app.judged.test.ts',
   // Property proofs, big catalogues, publishes against real servers, racing and killed publishers.
   'test/proof/**',
   'test/admin/cli.test.ts',
   'test/admin/cli.key-stdin.test.ts',
   'test/admin/ledger.test.ts',
+  'test/admin/import/file.test.ts',
+  'test/builder/snapshot/load.test.ts',
+  'test/builder/upload-failures.test.ts',
+  'test/builder/lambda.timeout.test.ts',
+  'test/proxy/adapters/http.latency.test.ts',
   'test/builder/lambda.test.ts',
   'test/builder/publish/incremental.test.ts',
   'test/builder/publish/publish.test.ts',
@@ -60,4 +68,10 @@ export const SLOW = [
   'test/store/objects/s3.listing.test.ts',
 ];
 
-export default mergeConfig(base, defineConfig({ test: { exclude: [...configDefaults.exclude, ...SLOW] } }));
+// isolate: false — a worker runs its suites one after another in one module graph instead of importing it
+// again for each (the quick loop's import time 57 → 15 s, its wall time 87 → 50 s, measured side by side);
+// the suites it runs restore what they change (environment, stdout, timers). `npm test` keeps isolating.
+export default mergeConfig(
+  base,
+  defineConfig({ test: { isolate: false, exclude: [...configDefaults.exclude, ...SLOW] } }),
+);
