@@ -13,7 +13,14 @@ import type { LeanDynamo } from '../aws/dynamodb.js';
 import { AwsCallError } from '../aws/signed.js';
 import { type Dependency, DependencyError } from '../store/errors.js';
 import { COUNTER_ATTRIBUTES } from '../tables/counters.js';
-import { type Item, type KeyRecord, keyItem, keyRecordFromItem, type Limits } from '../tables/keys.js';
+import {
+  type Item,
+  KEY_ATTRIBUTES,
+  type KeyRecord,
+  keyItem,
+  keyRecordFromItem,
+  type Limits,
+} from '../tables/keys.js';
 import { COUNTERS_SCHEMA, KEYS_SCHEMA, type TableNames } from '../tables/schema.js';
 
 export interface AdminTablesOptions extends TableNames {
@@ -131,7 +138,7 @@ interface Condition {
 const REVOKED: AttributeValue = { S: 'revoked' };
 const EXPIRED_AT = (now: Date): Condition => ({
   expression: '(attribute_exists(#expires) AND #expires <= :now)',
-  names: { '#expires': 'expires' },
+  names: { '#expires': KEY_ATTRIBUTES.expires },
   values: { ':now': { S: now.toISOString() } },
 });
 
@@ -149,25 +156,30 @@ function conditionOf(guard: KeyGuard): Condition {
     const expired = EXPIRED_AT(guard.unusableAt);
     return {
       expression: `(#status = :revoked OR ${expired.expression})`,
-      names: { '#status': 'status', ...expired.names },
+      names: { '#status': KEY_ATTRIBUTES.status, ...expired.names },
       values: { ':revoked': REVOKED, ...expired.values },
     };
   }
   if ('revoked' in guard) {
     return {
       expression: '#status = :revoked',
-      names: { '#status': 'status' },
+      names: { '#status': KEY_ATTRIBUTES.status },
       values: { ':revoked': REVOKED },
     };
   }
   if ('unowned' in guard)
-    return { expression: 'attribute_not_exists(#owner)', names: { '#owner': 'owner' }, values: {} };
+    return {
+      expression: 'attribute_not_exists(#owner)',
+      names: { '#owner': KEY_ATTRIBUTES.owner },
+      values: {},
+    };
   if ('notRolled' in guard) {
-    return { expression: 'attribute_not_exists(#rolled)', names: { '#rolled': 'rolled_to' }, values: {} };
+    const names = { '#rolled': KEY_ATTRIBUTES.rolledTo };
+    return { expression: 'attribute_not_exists(#rolled)', names, values: {} };
   }
   return {
     expression: '(attribute_not_exists(#expires) OR #expires >= :from)',
-    names: { '#expires': 'expires' },
+    names: { '#expires': KEY_ATTRIBUTES.expires },
     values: { ':from': { S: guard.expiresFrom } },
   };
 }
@@ -287,13 +299,13 @@ export class AdminTables {
 
   /** Revoke a key: the key as stored after, or undefined when there is no such key. */
   revokeKey(keyHash: string): Promise<KeyRecord | undefined> {
-    return this.#change(keyHash, 'revoking a key', { set: { status: REVOKED } });
+    return this.#change(keyHash, 'revoking a key', { set: { [KEY_ATTRIBUTES.status]: REVOKED } });
   }
 
   /** Make a key active again, where `guard` holds: the key after, or undefined (no key, or the guard failed). */
   activateKey(keyHash: string, guard: KeyGuard): Promise<KeyRecord | undefined> {
     return this.#change(keyHash, 'enabling a key', {
-      set: { status: { S: 'active' } },
+      set: { [KEY_ATTRIBUTES.status]: { S: 'active' } },
       conditions: [conditionOf(guard)],
     });
   }
@@ -305,7 +317,9 @@ export class AdminTables {
     guards: readonly KeyGuard[],
   ): Promise<KeyRecord | undefined> {
     return this.#change(keyHash, 'setting an expiry', {
-      ...(expires === null ? { remove: ['expires'] } : { set: { expires: { S: expires.toISOString() } } }),
+      ...(expires === null
+        ? { remove: [KEY_ATTRIBUTES.expires] }
+        : { set: { [KEY_ATTRIBUTES.expires]: { S: expires.toISOString() } } }),
       conditions: guards.map(conditionOf),
     });
   }
@@ -313,14 +327,17 @@ export class AdminTables {
   /** Change a key's limits: the key after, or undefined when there is no such key. */
   setKeyLimits(keyHash: string, limits: Limits): Promise<KeyRecord | undefined> {
     return this.#change(keyHash, 'changing limits', {
-      set: { limit_minute: { N: String(limits.minute) }, limit_month: { N: String(limits.month) } },
+      set: {
+        [KEY_ATTRIBUTES.limitMinute]: { N: String(limits.minute) },
+        [KEY_ATTRIBUTES.limitMonth]: { N: String(limits.month) },
+      },
     });
   }
 
   /** Give a key without an owner its owner, where `guard` holds too: the key after, or undefined. */
   setKeyOwner(keyHash: string, owner: string, guard: KeyGuard): Promise<KeyRecord | undefined> {
     return this.#change(keyHash, 'setting an owner', {
-      set: { owner: { S: owner } },
+      set: { [KEY_ATTRIBUTES.owner]: { S: owner } },
       conditions: [conditionOf({ unowned: true }), conditionOf(guard)],
     });
   }
@@ -333,17 +350,20 @@ export class AdminTables {
   async markRolled(keyHash: string, next: string, expires: string): Promise<KeyRecord | undefined> {
     const rolledToNext: Condition = {
       expression: '(attribute_not_exists(#rolled) OR #rolled = :next)',
-      names: { '#rolled': 'rolled_to' },
+      names: { '#rolled': KEY_ATTRIBUTES.rolledTo },
       values: { ':next': { S: next } },
     };
     const marked = await this.#change(keyHash, 'rolling a key', {
-      set: { rolled_to: { S: next }, expires: { S: expires } },
+      set: { [KEY_ATTRIBUTES.rolledTo]: { S: next }, [KEY_ATTRIBUTES.expires]: { S: expires } },
       conditions: [rolledToNext, conditionOf({ expiresFrom: expires })],
     });
     // It was to expire earlier (its expiry brought forward since the roll read it): that expiry stays.
     return (
       marked ??
-      this.#change(keyHash, 'rolling a key', { set: { rolled_to: { S: next } }, conditions: [rolledToNext] })
+      this.#change(keyHash, 'rolling a key', {
+        set: { [KEY_ATTRIBUTES.rolledTo]: { S: next } },
+        conditions: [rolledToNext],
+      })
     );
   }
 
@@ -376,12 +396,21 @@ export class AdminTables {
     fields: { keyId: string; created: string; tier: KeyRecord['tier']; limits: Limits; label?: string },
   ): Promise<KeyRecord> {
     return this.#keys('registering a key', async () => {
-      const label = fields.label ? ', label = :label' : '';
+      const label = fields.label ? ', #label = :label' : '';
       const response = await this.#call('UpdateItem', {
         TableName: this.keysTable,
         Key: { [KEYS_SCHEMA.partitionKey]: { S: keyHash } },
-        UpdateExpression: `SET key_id = if_not_exists(key_id, :id), created = if_not_exists(created, :created), tier = :tier, #status = :active, limit_minute = :minute, limit_month = :month${label} REMOVE expires`,
-        ExpressionAttributeNames: { '#status': 'status' },
+        UpdateExpression: `SET #id = if_not_exists(#id, :id), #created = if_not_exists(#created, :created), #tier = :tier, #status = :active, #minute = :minute, #month = :month${label} REMOVE #expires`,
+        ExpressionAttributeNames: {
+          '#id': KEY_ATTRIBUTES.keyId,
+          '#created': KEY_ATTRIBUTES.created,
+          '#tier': KEY_ATTRIBUTES.tier,
+          '#status': KEY_ATTRIBUTES.status,
+          '#minute': KEY_ATTRIBUTES.limitMinute,
+          '#month': KEY_ATTRIBUTES.limitMonth,
+          '#expires': KEY_ATTRIBUTES.expires,
+          ...(fields.label ? { '#label': KEY_ATTRIBUTES.label } : {}),
+        },
         ExpressionAttributeValues: {
           ':id': { S: fields.keyId },
           ':created': { S: fields.created },

@@ -241,9 +241,22 @@ async function prune(
 export type Written = { ok: true; record: KeyRecord; old?: KeyRecord } | { ok: false; reason: 'lost' };
 
 /**
+ * A new key's hash is already stored, under another key id: nothing is written over the stored key. Issued keys
+ * never meet it in practice (132 random bits); an answer of 500 (the call may be retried: a retry draws a new
+ * key) is what the admin API gives.
+ */
+export class KeyCollisionError extends Error {
+  override name = 'KeyCollisionError';
+  constructor(keyId: string) {
+    super(`a key with the hash of ${keyId} exists already, under another key id`);
+  }
+}
+
+/**
  * The key writes that follow a ledger entry (or stand alone, for a key without an owner): for a roll, first
  * the old key marked rolled to the new one, then the new key item — none when the old key was rolled to
- * another key first (the roll lost). Repeating them is harmless (a retry, a roll-forward).
+ * another key first (the roll lost). Repeating them is harmless (a retry, a roll-forward). Throws
+ * {@link KeyCollisionError} when the key's hash is stored under another key id.
  * @example const written = await writeKey(tables, record);
  */
 export async function writeKey(
@@ -259,7 +272,7 @@ export async function writeKey(
   const stored = await tables.createKey(record);
   if (stored !== 'created' && stored?.keyId !== record.keyId) {
     // 132 random bits never collide in practice; if they did, failing beats overwriting someone's key.
-    throw Object.assign(new Error('a key with this hash exists already'), { name: 'KeyCollision' });
+    throw new KeyCollisionError(record.keyId);
   }
   return { ok: true, record: stored === 'created' ? record : stored, ...(old && { old }) };
 }

@@ -3,7 +3,7 @@
  * alarms, the dashboard, the publisher role, the admin API and the upload builder. Settings and their
  * defaults: `props.ts`; CDK context names: `context.ts`.
  */
-import { Aws, CfnOutput, Stack, Token } from 'aws-cdk-lib';
+import { Stack, Token } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type { Construct } from 'constructs';
 import { buildReferenceSync } from '../docs/reference/build.js';
@@ -15,6 +15,7 @@ import { ProxyDeploys } from './deploys.js';
 import { Edge } from './edge.js';
 import { EdgeAlarmsStack } from './edge-alarms.js';
 import { LogMetrics } from './log-metrics.js';
+import { addOutputs } from './outputs.js';
 import { type CatalogueStackProps, type ResolvedProps, resolveProps } from './props.js';
 import { ProxyFunction } from './proxy-function.js';
 import { PublisherRole } from './publisher.js';
@@ -22,9 +23,8 @@ import { ApiReference } from './reference.js';
 import { useRunbook } from './runbook.js';
 import { ScheduledCheck } from './scheduled-check.js';
 import { Storage } from './storage.js';
-import { UPLOAD_EVENT_SOURCE, UploadBuilder } from './upload-builder.js';
+import { UploadBuilder } from './upload-builder.js';
 import { UploadFailures } from './upload-failures.js';
-import { watchOutputs } from './watch-outputs.js';
 
 export type { CatalogueStackProps } from './props.js';
 
@@ -48,7 +48,6 @@ export class CatalogueStack extends Stack {
   /** The CloudFront alarms, in a stack of their own in us-east-1 (infra/edge-alarms.ts). */
   readonly edgeAlarms: EdgeAlarmsStack;
 
-  // biome-ignore lint/complexity/noExcessiveLinesPerFunction: a CDK constructor: the stack's constructs wired to one another in order (test/layout/functions.test.ts names it)
   constructor(scope: Construct, id: string, props: CatalogueStackProps = {}) {
     // Validate before anything is created, so a bad setting fails with its own message.
     const settings = resolveProps(props);
@@ -57,149 +56,39 @@ export class CatalogueStack extends Stack {
       ...props,
     });
     this.settings = settings;
-    const s = settings;
-    useRunbook(this, s.runbookUrl);
-    this.alarmTopic = new AlarmTopic(this, 'AlarmTopic', { alarmEmail: s.alarmEmail });
+    useRunbook(this, settings.runbookUrl);
+    this.alarmTopic = new AlarmTopic(this, 'AlarmTopic', { alarmEmail: settings.alarmEmail });
 
-    this.storage = new Storage(this, 'Storage', {
-      removalPolicy: s.removalPolicy,
-      deletionProtection: s.deletionProtection,
-      accessLogRetentionDays: s.accessLogRetentionDays,
-      noncurrentVersionDays: s.noncurrentVersionDays,
-      keysTableName: s.keysTableName,
-      countersCapacity:
-        s.countersCapacity === 'provisioned'
-          ? { mode: 'provisioned', min: s.countersMinWriteCapacity, max: s.countersMaxWriteCapacity }
-          : { mode: 'on-demand' },
-    });
-    const { bucket, keysTable, countersTable, logBucket } = this.storage;
+    const served = serve(this, settings);
+    this.storage = served.storage;
+    this.proxy = served.proxy;
+    this.edge = served.edge;
+    this.reference = served.reference;
 
-    this.proxy = new ProxyFunction(this, 'Proxy', {
-      bucket,
-      cataloguePrefix: s.cataloguePrefix,
-      keysTable,
-      countersTable,
-      memorySize: s.memorySize,
-      timeoutSeconds: s.timeoutSeconds,
-      reservedConcurrency: s.reservedConcurrency,
-      logRetentionDays: s.logRetentionDays,
-      removalPolicy: s.removalPolicy,
-      tracing: s.tracing,
-      keyCacheTtlMs: s.keyCacheTtlMs,
-      pointerTtlMs: s.pointerTtlMs,
-      dependencyTimeoutMs: s.dependencyTimeoutMs,
-      systemLogLevel: s.proxySystemLogLevel,
-    });
+    const published = publish(this, settings, served.storage);
+    this.publisher = published.publisher;
+    this.admin = published.admin;
+    this.uploadFailures = published.uploadFailures;
+    this.uploads = published.uploads;
+    this.logMetrics = published.logMetrics;
 
-    this.edge = new Edge(this, 'Edge', {
-      functionUrl: this.proxy.functionUrl,
-      logBucket,
-      domainName: s.domainName,
-      certificateArn: s.certificateArn,
-      webAclArn: s.webAclArn,
-      wafRateLimitPer5Min: s.wafRateLimitPer5Min,
-      priceClass: s.priceClass,
-    });
-
-    // The API reference page at /docs, built from proxy/openapi.json at synth (cached between synths).
-    this.reference = new ApiReference(this, 'Reference', {
-      site: buildReferenceSync(),
-      bucket,
-      distribution: this.edge.distribution,
-      logRetentionDays: s.logRetentionDays,
-    });
-
-    this.publisher = new PublisherRole(this, 'Publisher', {
-      bucket,
-      cataloguePrefix: s.cataloguePrefix,
-      principalArn: s.publisherPrincipalArn,
-    });
-
-    // The key-administration API: its own IAM-authenticated function URL, no route from the distribution.
-    this.admin = new AdminApi(this, 'Admin', {
-      keysTable,
-      countersTable,
-      maxKeysPerOwner: s.adminMaxKeysPerOwner,
-      keyCacheTtlMs: s.keyCacheTtlMs,
-      logRetentionDays: s.adminLogRetentionDays,
-      removalPolicy: s.removalPolicy,
-    });
-    this.uploadFailures = new UploadFailures(this, 'UploadFailures');
-    // Publishing by upload: the builder in the bucket's region, triggered by a completed snapshot upload.
-    this.uploads = new UploadBuilder(this, 'Uploads', {
-      bucket,
-      cataloguePrefix: s.cataloguePrefix,
-      incomingPrefix: s.incomingPrefix,
-      reportsPrefix: s.reportsPrefix,
-      memorySize: s.uploadBuilderMemorySize,
-      timeoutSeconds: s.uploadBuilderTimeoutSeconds,
-      logRetentionDays: s.logRetentionDays,
-      removalPolicy: s.removalPolicy,
-      onFailure: this.uploadFailures.destination,
-    });
-    this.uploadFailures.watchDropped(this.uploads.function);
-    this.logMetrics = new LogMetrics(this, 'LogMetrics', {
-      adminLogGroup: this.admin.logGroup,
-      uploadLogGroup: this.uploads.logGroup,
-    });
-    // The smoke checks from outside, every scheduledCheckMinutes, through the public name (infra/scheduled-check.ts).
-    const publicOrigin = `https://${s.domainName ?? this.edge.distribution.distributionDomainName}`;
-    const checkTargets = {
-      apiUrl: `${publicOrigin}/v1`,
-      docsUrl: `${publicOrigin}/docs`,
-      adminUrl: `${this.admin.functionUrl.url}v1`,
-      bucket,
-      cataloguePrefix: s.cataloguePrefix,
-    };
-    this.scheduledCheck = new ScheduledCheck(this, 'ScheduledCheck', {
-      ...checkTargets,
-      keysTable,
-      countersTable,
-      minutes: s.scheduledCheckMinutes,
-      keyGeneration: s.checkKeyGeneration,
-      logRetentionDays: s.logRetentionDays,
-      removalPolicy: s.removalPolicy,
-    });
-    // Each deploy of the proxy moves traffic to its new version as proxyDeployment says (infra/deploys.ts).
-    this.deploys = new ProxyDeploys(this, 'Deploys', {
-      function: this.proxy.function,
-      alias: this.proxy.alias,
-      version: this.proxy.version,
-      deployment: s.proxyDeployment,
-      errorRateThresholdPercent: s.errorRateThresholdPercent,
-      p99DurationThresholdMs: s.p99DurationThresholdMs,
-      newVersion4xxIncreasePercent: s.newVersion4xxIncreasePercent,
-      hook: {
-        targets: checkTargets,
-        secret: this.scheduledCheck.secret,
-        key: this.scheduledCheck.key,
-        bakeMinutes: s.deployBakeMinutes,
-        logRetentionDays: s.logRetentionDays,
-      },
-    });
-    this.alarms = new Alarms(this, 'Alarms', {
-      proxy: this.proxy.function,
-      keysTable,
-      countersTable,
-      errorRateThresholdPercent: s.errorRateThresholdPercent,
-      p99DurationThresholdMs: s.p99DurationThresholdMs,
-      proxyLogGroup: this.proxy.logGroup,
-      unauthorizedPerMinuteThreshold: s.unauthorizedPerMinuteThreshold,
-      admin: this.admin.function,
-      logMetrics: this.logMetrics,
-    });
+    const watched = watch(this, settings, { ...served, ...published });
+    this.scheduledCheck = watched.scheduledCheck;
+    this.deploys = watched.deploys;
+    this.alarms = watched.alarms;
     // CloudFront's metrics are in us-east-1: its alarms are a stack there (infra/edge-alarms.ts).
     this.edgeAlarms = new EdgeAlarmsStack(scope, `${id}EdgeAlarms`, {
       apiStackName: this.stackName,
       apiRegion: homeRegion(this),
-      alarmEmail: s.alarmEmail,
-      errorRateThresholdPercent: s.errorRateThresholdPercent,
-      edge4xxRateThresholdPercent: s.edge4xxRateThresholdPercent,
-      runbookUrl: s.runbookUrl,
+      alarmEmail: settings.alarmEmail,
+      errorRateThresholdPercent: settings.errorRateThresholdPercent,
+      edge4xxRateThresholdPercent: settings.edge4xxRateThresholdPercent,
+      runbookUrl: settings.runbookUrl,
       ...(props.tags && { tags: props.tags }),
     });
     this.edgeAlarms.addStackDependency(this, 'reads the DistributionId output');
 
+    const { keysTable, countersTable } = this.storage;
     this.dashboard = new Dashboard(this, 'Dashboard', {
       proxy: this.proxy.function,
       admin: this.admin.function,
@@ -211,119 +100,149 @@ export class CatalogueStack extends Stack {
       alarms: this.node
         .findAll()
         .filter((node): node is cloudwatch.Alarm => node instanceof cloudwatch.Alarm),
-      reservedConcurrency: s.reservedConcurrency,
+      reservedConcurrency: settings.reservedConcurrency,
     });
-
-    const distributionDomain = this.edge.distribution.distributionDomainName;
-    const outputs: Record<string, { value: string; description: string }> = {
-      ApiUrl: {
-        value: `https://${s.domainName ?? distributionDomain}/v1`,
-        description: 'Base URL of the API (send Authorization: Bearer <key>)',
-      },
-      ReferenceUrl: {
-        value: `https://${s.domainName ?? distributionDomain}/docs`,
-        description: 'The API reference page (no key needed; its OpenAPI document at /docs/openapi.json)',
-      },
-      DistributionDomainName: {
-        value: distributionDomain,
-        description: 'CloudFront domain name (target of the custom domain CNAME or alias)',
-      },
-      DistributionId: {
-        value: this.edge.distribution.distributionId,
-        description: 'CloudFront distribution id',
-      },
-      Region: { value: this.region, description: 'Region of the bucket, tables and Lambda (AWS_REGION)' },
-      BucketName: { value: bucket.bucketName, description: 'Bucket of the published catalogue' },
-      CataloguePrefix: { value: s.cataloguePrefix, description: 'Key prefix of the published catalogue' },
-      CatalogueUri: {
-        value: `s3://${bucket.bucketName}/${s.cataloguePrefix}`,
-        description: 'Where the builder publishes (npm run catalogue -- build --out <this>)',
-      },
-      AccessLogBucketName: {
-        value: logBucket.bucketName,
-        description: 'Bucket of the S3 (s3-access/) and CloudFront (cloudfront/) access logs',
-      },
-      KeysTableName: { value: keysTable.tableName, description: 'DynamoDB keys table (KEYS_TABLE)' },
-      CountersTableName: {
-        value: countersTable.tableName,
-        description: 'DynamoDB quota counters table (COUNTERS_TABLE)',
-      },
-      PublisherRoleArn: { value: this.publisher.role.roleArn, description: 'Role to assume to publish' },
-      AdminApiUrl: {
-        value: `${this.admin.functionUrl.url}v1`,
-        description: 'Base URL of the key-administration API (SigV4-signed requests, service lambda)',
-      },
-      AdminCallerPolicyArn: {
-        value: this.admin.callerPolicy.managedPolicyArn,
-        description: "Managed policy to attach to the publisher's application's role: call the admin API",
-      },
-      AdminFunctionName: {
-        value: this.admin.function.functionName,
-        description: 'Admin API Lambda function',
-      },
-      AdminLogGroupName: {
-        value: this.admin.logGroup.logGroupName,
-        description: 'Admin API log group: one audit line per call',
-      },
-      UploadUri: {
-        value: `s3://${bucket.bucketName}/${s.incomingPrefix}`,
-        description: 'Where to upload a snapshot (<this><name>.tar.gz): it is validated and published',
-      },
-      ReportsUri: {
-        value: `s3://${bucket.bucketName}/${s.reportsPrefix}`,
-        description: "Where each upload's report is written (<this><name>.json)",
-      },
-      UploadPolicyArn: {
-        value: this.uploads.uploadPolicy.managedPolicyArn,
-        description:
-          "The only permission the publisher's application needs: upload snapshots, read their reports",
-      },
-      UploadEventPattern: {
-        value: JSON.stringify({ source: [UPLOAD_EVENT_SOURCE] }),
-        description: "EventBridge pattern of the upload builder's events on the default bus (one per upload)",
-      },
-      UploadBuilderFunctionName: {
-        value: this.uploads.function.functionName,
-        description: 'The upload builder Lambda function',
-      },
-      UploadBuilderLogGroupName: {
-        value: this.uploads.logGroup.logGroupName,
-        description: 'The upload builder log group (progress and one line per upload)',
-      },
-      ProxyFunctionName: { value: this.proxy.function.functionName, description: 'Proxy Lambda function' },
-      ProxyLiveAliasArn: {
-        value: this.proxy.alias.functionArn,
-        description: "The proxy's live alias: the version CloudFront reaches (a deploy moves it)",
-      },
-      ProxyDeploymentApplication: {
-        value: this.deploys.deploymentGroup.application.applicationName,
-        description: "CodeDeploy application of the proxy's deploys (aws deploy list-deployments)",
-      },
-      ProxyDeploymentGroup: {
-        value: this.deploys.deploymentGroup.deploymentGroupName,
-        description: "CodeDeploy deployment group of the proxy's deploys: traffic shifting and rollback",
-      },
-      DashboardUrl: {
-        value: `https://console.aws.amazon.com/cloudwatch/home?region=${Aws.REGION}#dashboards/dashboard/${this.dashboard.dashboard.dashboardName}`,
-        description: "The stack's CloudWatch dashboard",
-      },
-      ProxyLogGroupName: { value: this.proxy.logGroup.logGroupName, description: 'Proxy Lambda log group' },
-      CursorSecretArn: {
-        value: this.proxy.cursorSecret.secretArn,
-        description: 'Secrets Manager secret holding the cursor HMAC key (CURSOR_SECRET_ARN of the proxy)',
-      },
-      ...watchOutputs(this),
-      ...(this.edge.webAcl
-        ? {
-            WebAclArn: {
-              value: this.edge.webAcl.attrArn,
-              description: 'AWS WAF web ACL of the distribution (rate limit per client IP)',
-            },
-          }
-        : {}),
-    };
-    for (const [name, output] of Object.entries(outputs)) new CfnOutput(this, name, output);
+    addOutputs(this);
   }
+}
+
+/** The read path: storage, the proxy Lambda, the CloudFront edge and the API reference page behind it. */
+function serve(stack: Stack, s: ResolvedProps) {
+  const storage = new Storage(stack, 'Storage', {
+    removalPolicy: s.removalPolicy,
+    deletionProtection: s.deletionProtection,
+    accessLogRetentionDays: s.accessLogRetentionDays,
+    noncurrentVersionDays: s.noncurrentVersionDays,
+    keysTableName: s.keysTableName,
+    countersCapacity:
+      s.countersCapacity === 'provisioned'
+        ? { mode: 'provisioned', min: s.countersMinWriteCapacity, max: s.countersMaxWriteCapacity }
+        : { mode: 'on-demand' },
+  });
+  const { bucket, keysTable, countersTable, logBucket } = storage;
+  const proxy = new ProxyFunction(stack, 'Proxy', {
+    bucket,
+    cataloguePrefix: s.cataloguePrefix,
+    keysTable,
+    countersTable,
+    memorySize: s.memorySize,
+    timeoutSeconds: s.timeoutSeconds,
+    reservedConcurrency: s.reservedConcurrency,
+    logRetentionDays: s.logRetentionDays,
+    removalPolicy: s.removalPolicy,
+    tracing: s.tracing,
+    keyCacheTtlMs: s.keyCacheTtlMs,
+    pointerTtlMs: s.pointerTtlMs,
+    dependencyTimeoutMs: s.dependencyTimeoutMs,
+    systemLogLevel: s.proxySystemLogLevel,
+  });
+  const edge = new Edge(stack, 'Edge', {
+    functionUrl: proxy.functionUrl,
+    logBucket,
+    domainName: s.domainName,
+    certificateArn: s.certificateArn,
+    webAclArn: s.webAclArn,
+    wafRateLimitPer5Min: s.wafRateLimitPer5Min,
+    priceClass: s.priceClass,
+  });
+  // The API reference page at /docs, built from proxy/openapi.json at synth (cached between synths).
+  const reference = new ApiReference(stack, 'Reference', {
+    site: buildReferenceSync(),
+    bucket,
+    distribution: edge.distribution,
+    logRetentionDays: s.logRetentionDays,
+  });
+  return { storage, proxy, edge, reference };
+}
+
+/** The publisher's side: the publisher role, the admin API and the upload builder, and their log metrics. */
+function publish(stack: Stack, s: ResolvedProps, { bucket, keysTable, countersTable }: Storage) {
+  const publisher = new PublisherRole(stack, 'Publisher', {
+    bucket,
+    cataloguePrefix: s.cataloguePrefix,
+    principalArn: s.publisherPrincipalArn,
+  });
+  // The key-administration API: its own IAM-authenticated function URL, no route from the distribution.
+  const admin = new AdminApi(stack, 'Admin', {
+    keysTable,
+    countersTable,
+    maxKeysPerOwner: s.adminMaxKeysPerOwner,
+    keyCacheTtlMs: s.keyCacheTtlMs,
+    logRetentionDays: s.adminLogRetentionDays,
+    removalPolicy: s.removalPolicy,
+  });
+  const uploadFailures = new UploadFailures(stack, 'UploadFailures');
+  // Publishing by upload: the builder in the bucket's region, triggered by a completed snapshot upload.
+  const uploads = new UploadBuilder(stack, 'Uploads', {
+    bucket,
+    cataloguePrefix: s.cataloguePrefix,
+    incomingPrefix: s.incomingPrefix,
+    reportsPrefix: s.reportsPrefix,
+    memorySize: s.uploadBuilderMemorySize,
+    timeoutSeconds: s.uploadBuilderTimeoutSeconds,
+    logRetentionDays: s.logRetentionDays,
+    removalPolicy: s.removalPolicy,
+    onFailure: uploadFailures.destination,
+  });
+  uploadFailures.watchDropped(uploads.function);
+  const logMetrics = new LogMetrics(stack, 'LogMetrics', {
+    adminLogGroup: admin.logGroup,
+    uploadLogGroup: uploads.logGroup,
+  });
+  return { publisher, admin, uploadFailures, uploads, logMetrics };
+}
+
+/** What watches the running stack: the scheduled check, the proxy's safe deploys and the alarms. */
+function watch(stack: Stack, s: ResolvedProps, made: ReturnType<typeof serve> & ReturnType<typeof publish>) {
+  const { storage, proxy, edge, admin, logMetrics } = made;
+  const { bucket, keysTable, countersTable } = storage;
+  // The smoke checks from outside, every scheduledCheckMinutes, through the public name (infra/scheduled-check.ts).
+  const publicOrigin = `https://${s.domainName ?? edge.distribution.distributionDomainName}`;
+  const checkTargets = {
+    apiUrl: `${publicOrigin}/v1`,
+    docsUrl: `${publicOrigin}/docs`,
+    adminUrl: `${admin.functionUrl.url}v1`,
+    bucket,
+    cataloguePrefix: s.cataloguePrefix,
+  };
+  const scheduledCheck = new ScheduledCheck(stack, 'ScheduledCheck', {
+    ...checkTargets,
+    keysTable,
+    countersTable,
+    minutes: s.scheduledCheckMinutes,
+    keyGeneration: s.checkKeyGeneration,
+    logRetentionDays: s.logRetentionDays,
+    removalPolicy: s.removalPolicy,
+  });
+  // Each deploy of the proxy moves traffic to its new version as proxyDeployment says (infra/deploys.ts).
+  const deploys = new ProxyDeploys(stack, 'Deploys', {
+    function: proxy.function,
+    alias: proxy.alias,
+    version: proxy.version,
+    deployment: s.proxyDeployment,
+    errorRateThresholdPercent: s.errorRateThresholdPercent,
+    p99DurationThresholdMs: s.p99DurationThresholdMs,
+    newVersion4xxIncreasePercent: s.newVersion4xxIncreasePercent,
+    hook: {
+      targets: checkTargets,
+      secret: scheduledCheck.secret,
+      key: scheduledCheck.key,
+      bakeMinutes: s.deployBakeMinutes,
+      logRetentionDays: s.logRetentionDays,
+    },
+  });
+  const alarms = new Alarms(stack, 'Alarms', {
+    proxy: proxy.function,
+    keysTable,
+    countersTable,
+    errorRateThresholdPercent: s.errorRateThresholdPercent,
+    p99DurationThresholdMs: s.p99DurationThresholdMs,
+    proxyLogGroup: proxy.logGroup,
+    unauthorizedPerMinuteThreshold: s.unauthorizedPerMinuteThreshold,
+    admin: admin.function,
+    logMetrics,
+  });
+  return { scheduledCheck, deploys, alarms };
 }
 
 /**

@@ -5,6 +5,7 @@
  */
 import { hash, randomBytes } from 'node:crypto';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { KEYS_SCHEMA } from './schema.js';
 
 export type Item = Record<string, AttributeValue>;
 
@@ -46,6 +47,28 @@ export interface KeyRecord {
   /** ISO 8601 time at which it came over from that system (import); none: issued here. */
   imported?: string;
 }
+
+/**
+ * The key item's attributes by the {@link KeyRecord} field they store: named here once, for the decoder and the
+ * encoder below and for key administration's conditions and updates (admin/dynamo.ts). The key's hash, its id,
+ * its owner and its creation time are the table's keys and indexes ({@link KEYS_SCHEMA}).
+ */
+export const KEY_ATTRIBUTES = {
+  keyHash: KEYS_SCHEMA.partitionKey,
+  keyId: KEYS_SCHEMA.keyIdAttribute,
+  tier: 'tier',
+  status: 'status',
+  limitMinute: 'limit_minute',
+  limitMonth: 'limit_month',
+  label: 'label',
+  owner: KEYS_SCHEMA.ownerAttribute,
+  created: KEYS_SCHEMA.ownerSortAttribute,
+  expires: 'expires',
+  rolledFrom: 'rolled_from',
+  rolledTo: 'rolled_to',
+  externalId: 'external_id',
+  imported: 'imported',
+} as const;
 
 /** `pk_live_` followed by 22 base64url characters (docs/api.md#authentication). */
 export const API_KEY_PATTERN = /^pk_live_[A-Za-z0-9_-]{22}$/;
@@ -136,34 +159,42 @@ export function keyExpired(record: KeyRecord, nowMs: number): boolean {
   return record.expires !== undefined && Date.parse(record.expires) <= nowMs;
 }
 
+/** The record's optional text fields, each stored as its attribute when present, absent when not. */
+const OPTIONAL_FIELDS = [
+  'label',
+  'owner',
+  'expires',
+  'rolledFrom',
+  'rolledTo',
+  'externalId',
+  'imported',
+] as const;
+
 /**
  * The key record stored in `item`, or `undefined` when the item is not a well-formed key record.
  * @example keyRecordFromItem({ key_hash: { S: 'ab…' }, key_id: { S: 'key_x' }, … })?.tier === 'free'
  */
 export function keyRecordFromItem(item: Item): KeyRecord | undefined {
-  const keyHash = item.key_hash?.S;
-  const keyId = item.key_id?.S;
-  const tier = item.tier?.S as Tier | undefined;
-  const status = item.status?.S;
-  const minute = Number(item.limit_minute?.N);
-  const month = Number(item.limit_month?.N);
-  const created = item.created?.S;
+  const A = KEY_ATTRIBUTES;
+  const text = (attribute: string) => item[attribute]?.S;
+  const keyHash = text(A.keyHash);
+  const keyId = text(A.keyId);
+  const tier = text(A.tier) as Tier | undefined;
+  const status = text(A.status);
+  const minute = Number(item[A.limitMinute]?.N);
+  const month = Number(item[A.limitMonth]?.N);
+  const created = text(A.created);
   if (!keyHash || !keyId || !created || !tier || !TIERS.includes(tier)) return undefined;
   if (status !== 'active' && status !== 'revoked') return undefined;
   if (!Number.isSafeInteger(minute) || !Number.isSafeInteger(month)) return undefined;
   const record: KeyRecord = { keyHash, keyId, tier, status, limits: { minute, month }, created };
-  if (item.label?.S !== undefined) record.label = item.label.S;
-  if (item.owner?.S !== undefined) record.owner = item.owner.S;
-  const expires = item.expires?.S;
-  if (expires !== undefined) {
-    // An expiry that cannot be read must not turn into "never expires": the record is malformed.
-    if (Number.isNaN(Date.parse(expires))) return undefined;
-    record.expires = expires;
+  const expires = text(A.expires);
+  // An expiry that cannot be read must not turn into "never expires": the record is malformed.
+  if (expires !== undefined && Number.isNaN(Date.parse(expires))) return undefined;
+  for (const field of OPTIONAL_FIELDS) {
+    const value = text(A[field]);
+    if (value !== undefined) record[field] = value;
   }
-  if (item.rolled_from?.S !== undefined) record.rolledFrom = item.rolled_from.S;
-  if (item.rolled_to?.S !== undefined) record.rolledTo = item.rolled_to.S;
-  if (item.external_id?.S !== undefined) record.externalId = item.external_id.S;
-  if (item.imported?.S !== undefined) record.imported = item.imported.S;
   return record;
 }
 
@@ -172,20 +203,19 @@ export function keyRecordFromItem(item: Item): KeyRecord | undefined {
  * @example keyItem(record).key_hash.S === record.keyHash
  */
 export function keyItem(record: KeyRecord): Item {
-  return {
-    key_hash: { S: record.keyHash },
-    key_id: { S: record.keyId },
-    tier: { S: record.tier },
-    status: { S: record.status },
-    limit_minute: { N: String(record.limits.minute) },
-    limit_month: { N: String(record.limits.month) },
-    created: { S: record.created },
-    ...(record.label !== undefined ? { label: { S: record.label } } : {}),
-    ...(record.owner !== undefined ? { owner: { S: record.owner } } : {}),
-    ...(record.expires !== undefined ? { expires: { S: record.expires } } : {}),
-    ...(record.rolledFrom !== undefined ? { rolled_from: { S: record.rolledFrom } } : {}),
-    ...(record.rolledTo !== undefined ? { rolled_to: { S: record.rolledTo } } : {}),
-    ...(record.externalId !== undefined ? { external_id: { S: record.externalId } } : {}),
-    ...(record.imported !== undefined ? { imported: { S: record.imported } } : {}),
+  const A = KEY_ATTRIBUTES;
+  const item: Item = {
+    [A.keyHash]: { S: record.keyHash },
+    [A.keyId]: { S: record.keyId },
+    [A.tier]: { S: record.tier },
+    [A.status]: { S: record.status },
+    [A.limitMinute]: { N: String(record.limits.minute) },
+    [A.limitMonth]: { N: String(record.limits.month) },
+    [A.created]: { S: record.created },
   };
+  for (const field of OPTIONAL_FIELDS) {
+    const value = record[field];
+    if (value !== undefined) item[A[field]] = { S: value };
+  }
+  return item;
 }

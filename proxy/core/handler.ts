@@ -169,7 +169,7 @@ async function respond(core: Core, context: RequestContext): Promise<Handled> {
   // waits for both. Which one is sent is decided as if they had run one after the other.
   const [answered, metered] = await Promise.all([answering, meter(core, key, context)]);
   if (answered.response.status === 503)
-    return { ...(await uncount(core, key, answered, metered, context)), keyId };
+    return { ...(await refund(core, key, answered, metered, context)), keyId };
   return admit(answered, metered, requestId, keyId);
 }
 
@@ -287,7 +287,7 @@ function stoppedKey(requestId: string): Settled {
  * A refund that fails leaves the request counted once, and the log line says so; so does a meter that failed
  * (its count may have landed unseen).
  */
-async function uncount(
+async function refund(
   core: Core,
   key: KeyRecord,
   answered: Settled,

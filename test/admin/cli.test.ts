@@ -485,8 +485,8 @@ describe('keys CLI: no key echoed, and a deadline on every call', () => {
           : undefined,
       );
       const enabling = cli(['enable', first]);
-      while (!faults.seen.some((seen) => seen.action === 'until'))
-        await new Promise((r) => setTimeout(r, 10));
+      const held = () => faults.seen.find((seen) => seen.action === 'until');
+      await expect.poll(held, { timeout: 10_000 }).toBeDefined();
       faults.setRule(undefined);
       const third = await cli(['issue', '--tier', 'free', '--owner', owner], later);
       const enabled = await Promise.race([
@@ -495,7 +495,8 @@ describe('keys CLI: no key echoed, and a deadline on every call', () => {
       ]);
       release();
       await enabling;
-      await new Promise((r) => setTimeout(r, 200));
+      // The held write reaches dynalite: it is answered (its condition refused it: 400) before the list reads.
+      await expect.poll(() => held()?.status, { timeout: 10_000 }).toBe(400);
       const listed = await cli(['list', '--owner', owner], later);
 
       // Assess: the enable gave up by its deadline; its write, delivered late, was refused by the fence.

@@ -250,9 +250,15 @@ describe('upload into npm start', () => {
       expect(timedOut.code).toBe(EXIT.timedOut);
       expect(JSON.parse(timedOut.out)).toMatchObject({ outcome: 'timed_out', exit_code: 7, report: null });
 
+      const before = new Set(await incoming());
       const overtaken = upload(writeSnapshotFiles(waiting), '--wait', '2m');
-      // A newer upload (made later, so it sorts after) comes in while both wait for the lock.
-      await new Promise((resolve) => setTimeout(resolve, 1100));
+      // A newer upload (made later, so it sorts after) comes in while both wait for the lock: once this one is in.
+      await expect
+        .poll(async () => (await incoming()).some((key) => !before.has(key)), {
+          timeout: 60_000,
+          interval: 100,
+        })
+        .toBe(true);
       const newer = fixtureSnapshot();
       newer.modules[0]!.name = 'The newer upload';
       await client.send(

@@ -94,9 +94,11 @@ async function usableKeys(harness: FindingsHarness, who: string) {
   return { usable, counted: usable.filter((key) => key.rolled_to === null) };
 }
 
-/** Resolves once the fault proxy holds a request. */
-async function held(faults: FaultProxy): Promise<void> {
-  while (!faults.seen.some((seen) => seen.action === 'until')) await new Promise((r) => setTimeout(r, 10));
+/** The request the fault proxy holds (or held), once there is one; fails after 10 s. */
+async function held(faults: FaultProxy): Promise<FaultProxy['seen'][number]> {
+  const holding = () => faults.seen.find((seen) => seen.action === 'until');
+  await expect.poll(holding, { timeout: 10_000 }).toBeDefined();
+  return holding()!;
 }
 
 /** Holds the next UpdateItem that makes a key active, until `release` is called. */
@@ -443,7 +445,7 @@ export function describeAdminFindings(
         const { who, dropped } = await ownerWithDroppedEntry(h);
         const release = holdActivation(h.faults);
         const enabling = call('POST', `/keys/${dropped}/enable`);
-        await held(h.faults);
+        const write = await held(h.faults);
         h.advance!(IN_FLIGHT_MS + 1_000);
         const issued = await call('POST', '/keys', { body: { owner: who, tier: 'free' } });
         const enabled = await Promise.race([
@@ -452,7 +454,8 @@ export function describeAdminFindings(
         ]);
         release(); // the held write reaches DynamoDB now, long after its call gave up on it
         await enabling;
-        await new Promise((r) => setTimeout(r, 200));
+        // The held write is answered by DynamoDB (its condition refused it: 400) before the listing reads.
+        await expect.poll(() => write.status, { timeout: 10_000 }).toBe(400);
 
         expect(issued.status).toBe(201);
         expect(enabled?.status).toBe(503);

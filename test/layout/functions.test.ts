@@ -28,7 +28,6 @@ const CDK_CONSTRUCTORS = [
   'infra/edge.ts Edge',
   'infra/proxy-function.ts ProxyFunction',
   'infra/reference.ts ApiReference',
-  'infra/stack.ts CatalogueStack',
   'infra/upload-builder.ts UploadBuilder',
 ];
 

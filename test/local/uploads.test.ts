@@ -123,15 +123,24 @@ describe('npm start publishes uploads', () => {
     first.modules[0]!.name = 'First of two';
     const second = smallSnapshot(41);
     second.modules[0]!.name = 'Second of two';
-    await upload('first', snapshotArchive(first));
+    const older = await upload('first', snapshotArchive(first));
     const { key } = await upload('second', snapshotArchive(second));
 
-    const [, version] = await waitFor(new RegExp(`upload ${key}: published version (\\S+)`), from);
-    await waitFor(new RegExp(`Catalogue: version ${version} is live`), from);
+    const published = await waitFor(new RegExp(`upload ${key}: published version (\\S+)`), from);
+    await waitFor(new RegExp(`Catalogue: version ${published[1]} is live`), from);
 
     expect(await moduleName(first.modules[0]!.id)).toBe('Second of two');
-    // The first was published before the second came in, or superseded by it: never live after it.
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    // The first was published before the second came in, or superseded by it: never live after it. Its
+    // outcome, once logged, says which; published, its line comes before the second's.
+    const firstOutcome = await waitFor(
+      new RegExp(`upload ${older.key}: (published version|superseded)`),
+      from,
+    );
+    const output = started.output().slice(from);
+    expect(
+      firstOutcome[1] === 'superseded' || output.indexOf(firstOutcome[0]) < output.indexOf(published[0]),
+      output,
+    ).toBe(true);
     expect(await moduleName(first.modules[0]!.id)).toBe('Second of two');
   }, 60_000);
 
@@ -336,10 +345,14 @@ describe('uploads that came while npm start was not running', () => {
       outcome: 'published',
       uploaded_by: 'AWS:S3RVER',
     });
-    // Handled once: the next start finds their reports and does nothing again.
+    // Handled once: the next start finds their reports and does nothing again. Its uploads are taken one at a
+    // time, what came while it was down first: once an upload made after the start is handled, that is done.
     await stop(started);
     started = await startNpm(local);
-    await new Promise((resolve) => setTimeout(resolve, 2000));
+    client.destroy();
+    client = s3Client({ endpoint: started.s3Endpoint });
+    const after = await upload('after-restart', snapshotArchive(newer));
+    await waitFor(new RegExp(`upload ${after.key}: `), 0);
     expect(started.output()).not.toMatch(/came while npm start was not running/);
   }, 240_000);
 });

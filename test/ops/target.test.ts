@@ -138,7 +138,7 @@ describe('smokeTarget', () => {
   });
 
   it('reads only outputs that the stack declares', () => {
-    const stack = readFileSync(new URL('../../infra/stack.ts', import.meta.url), 'utf8');
+    const stack = readFileSync(new URL('../../infra/outputs.ts', import.meta.url), 'utf8');
 
     const watch = readFileSync(new URL('../../infra/watch-outputs.ts', import.meta.url), 'utf8');
     for (const name of STACK_OUTPUTS) {

@@ -2,7 +2,7 @@
  * Integrity end to end, with real servers: the proxy as deployed (createProxy) over s3rver behind a
  * fault-injecting HTTP proxy that damages what S3 answers — one byte flipped (length kept), the body cut
  * short, the body replaced by garbage — and over dynalite for keys and metering, through the request path's
- * one client (lean signed requests). Whatever the damage: never a wrong answer, every failure `503 origin_unavailable` and uncounted,
+ * one client (lean signed requests). Whatever the damage: never a wrong answer, every failure `503 origin_unavailable` and not counted,
  * a cursor page's damaged read never blamed on the consumer (no 400), nothing damaged kept in the byte
  * cache (healthy again, every answer is the healthy one), one damaged read read again; and the last known
  * pointer serving through SlowDown on its re-check until its documented bound.
@@ -117,7 +117,7 @@ describe('integrity with s3rver behind a damaging proxy', () => {
   });
 
   it.each(['flip', 'truncate', 'garbage'] as const)(
-    'every object read %s-damaged: never a wrong answer, 503 origin_unavailable, uncounted; healthy again, nothing damaged was kept',
+    'every object read %s-damaged: never a wrong answer, 503 origin_unavailable, not counted; healthy again, nothing damaged was kept',
     async (action) => {
       const handle = throughFaults();
       const before = await counted(handle);
@@ -166,7 +166,7 @@ describe('integrity with s3rver behind a damaging proxy', () => {
     expect(reads).toHaveLength(2 * damagedOnce.size);
   });
 
-  it("a cursor page's damaged read is the store's fault (503, uncounted), never invalid_parameter; a tampered cursor still is", async () => {
+  it("a cursor page's damaged read is the store's fault (503, not counted), never invalid_parameter; a tampered cursor still is", async () => {
     const handle = throughFaults();
     const page = [...healthy.keys()].find((target) => target.includes('cursor='))!;
     const before = await counted(handle);

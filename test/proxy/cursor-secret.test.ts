@@ -309,7 +309,7 @@ describe('right under Lambda’s life cycle (the process is frozen between invoc
     const { handle, events } = recorded(() => new Promise<string>((resolve) => (release = resolve)));
 
     const answer = handle(get('/v1/modules', 'limit=2'));
-    await later(20);
+    await expect.poll(() => events.includes('read pointer') && events.includes('key lookup')).toBe(true);
     const startedBeforeTheSecret = [...events];
     release(SECRET_A);
 

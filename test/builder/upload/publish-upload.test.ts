@@ -124,14 +124,24 @@ describe('publishing by upload', () => {
     const liveBefore = await live();
     const lock = await takePublishLock(settings.store, 'catalogue/');
     const waiting = await upload('0006-a.tar.gz', snapshotArchive(smallSnapshot(25)));
-    const started = performance.now();
-    const outcome = handle(waiting, { ...settings, lockWaitMs: 30_000 });
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const notes: string[] = [];
+    const progress = { note: (step: string) => notes.push(step), start() {}, update() {}, stop() {} };
+    let settledAt = Number.POSITIVE_INFINITY;
+    const outcome = handle(waiting, { ...settings, lockWaitMs: 30_000, progress }).finally(() => {
+      settledAt = performance.now();
+    });
+    // Once it waits for the lock, the newer upload comes in.
+    await expect
+      .poll(() => notes.some((note) => note.startsWith('waiting for the other publish to finish')), {
+        timeout: 20_000,
+      })
+      .toBe(true);
     const newer = await upload('0006-b.tar.gz', snapshotArchive(smallSnapshot(26)));
+    const releasedAt = performance.now();
     await lock.release();
 
     expect(await outcome).toMatchObject({ outcome: 'superseded', superseded_by: 'incoming/0006-b.tar.gz' });
-    expect(performance.now() - started).toBeGreaterThan(1000);
+    expect(settledAt).toBeGreaterThan(releasedAt);
     expect(await live()).toBe(liveBefore);
     expect(await handle(newer)).toMatchObject({
       outcome: 'published',

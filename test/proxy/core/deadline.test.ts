@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { callWithDeadline } from '../../../proxy/core/deadline.js';
 import { DependencyError } from '../../../store/errors.js';
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+import { lateSettlements } from '../../helpers/late.js';
 
 describe('callWithDeadline', () => {
   it('passes values through', async () => {
@@ -11,13 +10,13 @@ describe('callWithDeadline', () => {
 
   it('stops waiting at the deadline even when the call ignores its signal', async () => {
     const started = Date.now();
-    const slow = () => new Promise<number>((resolve) => setTimeout(() => resolve(1), 300));
-    await expect(callWithDeadline('objects', 30, slow)).rejects.toMatchObject({
+    const late = lateSettlements();
+    await expect(callWithDeadline('objects', 30, () => late.resolve(300, 1))).rejects.toMatchObject({
       name: 'DependencyError',
       dependency: 'objects',
     });
     expect(Date.now() - started).toBeLessThan(250);
-    await sleep(300); // the late resolution is dropped quietly
+    expect(await late.settled()).toEqual([]); // the late resolution is dropped quietly
   });
 
   it('aborts the signal at the deadline', async () => {
@@ -32,9 +31,11 @@ describe('callWithDeadline', () => {
   });
 
   it('a rejection after the deadline is never unhandled', async () => {
-    const late = () => new Promise<never>((_, reject) => setTimeout(() => reject(new Error('late')), 60));
-    await expect(callWithDeadline('keys', 10, late)).rejects.toMatchObject({ dependency: 'keys' });
-    await sleep(100); // vitest fails the run on an unhandled rejection
+    const late = lateSettlements();
+    await expect(callWithDeadline('keys', 10, () => late.reject(60))).rejects.toMatchObject({
+      dependency: 'keys',
+    });
+    expect(await late.settled()).toEqual([]);
   });
 
   it.each([

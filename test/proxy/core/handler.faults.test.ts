@@ -3,7 +3,7 @@
  * answers with that dependency's code at the step where it fails, fails closed, and never leaks a rejection.
  */
 import { DeleteObjectCommand } from '@aws-sdk/client-s3';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { decodeCursor, encodeCursor } from '../../../proxy/catalogue/cursor.js';
 import type { ConfigOutcome } from '../../../proxy/config.js';
 import type { KeyStore } from '../../../proxy/keys/interface.js';
@@ -13,6 +13,7 @@ import { digest128 } from '../../../store/layout.js';
 import type { GetOptions, GetOutcome, ObjectStore } from '../../../store/objects/interface.js';
 import { S3ObjectStore } from '../../../store/objects/s3.js';
 import { hashApiKey, type KeyRecord } from '../../../tables/keys.js';
+import { type Late, lateSettlements } from '../../helpers/late.js';
 import {
   CURSOR_SECRET,
   KEYS,
@@ -33,6 +34,8 @@ afterAll(async () => {
 
 const auth = { authorization: `Bearer ${KEYS.main}` };
 const never = <T>() => new Promise<T>(() => {});
+/** The late rejections of the test running (made anew before each test of a failing dependency). */
+let late: Late;
 const codeOf = (answer: { json(): { error?: { code: string } } }) => answer.json()?.error?.code;
 
 describe('object store down (s3rver stopped)', () => {
@@ -136,14 +139,14 @@ const failing = {
   },
   'rejects late': {
     keys: {
-      lookup: () => new Promise((_, reject) => setTimeout(() => reject(new Error('late')), 200)),
+      lookup: () => late.reject(200),
     } as KeyStore,
     quota: {
-      meter: () => new Promise((_, reject) => setTimeout(() => reject(new Error('late')), 200)),
-      refund: () => new Promise((_, reject) => setTimeout(() => reject(new Error('late')), 200)),
+      meter: () => late.reject(200),
+      refund: () => late.reject(200),
     } as QuotaMeter,
     objects: {
-      get: () => new Promise((_, reject) => setTimeout(() => reject(new Error('late')), 200)),
+      get: () => late.reject(200),
     } as ObjectStore,
   },
 };
@@ -151,6 +154,9 @@ const failing = {
 describe.each(Object.keys(failing) as (keyof typeof failing)[])('a dependency that %s', (how) => {
   const stores = failing[how];
   const config = testConfig({ dependencyTimeoutMs: 60 });
+  beforeEach(() => {
+    late = lateSettlements();
+  });
 
   it.each([
     ['keys', 'authentication_unavailable'],
@@ -167,7 +173,7 @@ describe.each(Object.keys(failing) as (keyof typeof failing)[])('a dependency th
     expect(performance.now() - started).toBeLessThan(1_000);
     expect(answer.headers['x-ratelimit-limit-month']).toBeUndefined();
     expect(stack.logs.at(-1)).toMatchObject({ status: 503, error: expect.stringContaining(dependency) });
-    await new Promise((resolve) => setTimeout(resolve, 250)); // late settlements must stay handled
+    expect(await late.settled()).toEqual([]); // late settlements must stay handled
   });
 });
 

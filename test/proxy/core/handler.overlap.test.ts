@@ -1,7 +1,7 @@
 /**
  * One round trip on a miss: an answer that needs an object read is metered while it is read, and the answer
  * waits for both. What is sent is what reading first and metering second would send — a 429 or the meter's 503
- * instead of the answer (whose bytes are never sent, on the wire of either adapter), a read's 503 uncounted (an
+ * instead of the answer (whose bytes are never sent, on the wire of either adapter), a read's 503 not counted (an
  * admitted count taken back; counted once when that fails too, and logged) — and the precedence of the answers
  * holds whichever call ends first. Over the fixture on s3rver, read through the lean client, no byte cache.
  */
