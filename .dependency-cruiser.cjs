@@ -10,7 +10,8 @@
  *   local/ and infra/ put the product together (infra/ imports only the pure names of tables/schema.ts and
  *   store/upload-prefixes.ts, to declare each once); client/ stands alone; nothing imports local/.
  *
- * test/ may import anything.
+ * test/ may import anything. bench/ (the benchmarks, a workspace of its own) may import anything too, and nothing
+ * imports it.
  */
 const SIDES = '^(builder|proxy|admin)/';
 
@@ -110,6 +111,14 @@ module.exports = {
       severity: 'error',
       from: { path: '^(builder|proxy|admin|store|tables|aws|cli|ops|infra|client)/' },
       to: { path: '^local/' },
+    },
+    {
+      name: 'nothing-imports-bench',
+      comment:
+        'bench/ (the benchmarks, a private workspace) measures the product from outside; neither the product nor its tests depend on it.',
+      severity: 'error',
+      from: { pathNot: '^bench/' },
+      to: { path: '^bench/' },
     },
     {
       name: 'infra-deploys-not-imports',

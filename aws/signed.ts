@@ -3,7 +3,7 @@
  * UpdateItem/GetItem, key lookups and cursor secret's GetSecretValue; the admin function's DynamoDB calls) is
  * one request signed by `aws4` (a
  * small, synchronous SigV4 signer on node:crypto, never code of ours) and sent over Node's own HTTP client
- * with a keep-alive agent. Measured against the alternatives (test/bench/README.md, section 10): undici was
+ * with a keep-alive agent. Measured against the alternatives (bench/README.md, section 10): undici was
  * half the asset (537 KB) and no cheaper per round trip than node:http; the built-in fetch's first call costs
  * 70–190 ms; the SDK's signer is twice aws4's size and asynchronous. node:http and node:https are loaded when
  * the first request is sent, not when the function is imported. Key administration's DynamoDB calls are these

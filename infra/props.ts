@@ -71,7 +71,7 @@ export interface CatalogueStackProps extends StackProps {
   /**
    * Memory of the proxy Lambda in MB (CPU scales with it; the byte cache takes half of it by default). 512 MB
    * is the cheapest per million requests measured from 128 to 1,024 MB under a realistic spread of requests
-   * (test/bench/README.md, "The byte cache under a realistic spread"): 128 MB has no room for a cache and reads
+   * (bench/README.md, "The byte cache under a realistic spread"): 128 MB has no room for a cache and reads
    * S3 on every request; above 512 MB the cache answers hardly more requests than 512 MB's 256 MB while every
    * billed millisecond costs more.
    * @default 512
@@ -155,7 +155,7 @@ export interface CatalogueStackProps extends StackProps {
   readonly proxyDeployment?: ProxyDeployment;
   /**
    * Memory of the upload builder Lambda in MB (CPU scales with it: a vCPU per 1,769 MB). A full build of
-   * 100,000 modules peaks at ~1.5 GB (test/bench/README.md, section 11).
+   * 100,000 modules peaks at ~1.5 GB (bench/README.md, section 11).
    * @default 3008
    */
   readonly uploadBuilderMemorySize?: number;

@@ -4,7 +4,7 @@
  * S3 sends ObjectCreated only for a whole object), its least-privilege role and log group, the alarm on a
  * failed build, and the one policy the publisher's application needs: upload, and read its reports.
  *
- * Why Lambda (measured, test/bench/README.md section 11): a full build of 100,000 modules needs ~1.5 GB and a
+ * Why Lambda (measured, bench/README.md section 11): a full build of 100,000 modules needs ~1.5 GB and a
  * few CPU-minutes, well inside 15 minutes and 10 GB; it keeps nothing on disk (the archive is read in memory).
  * Reserved concurrency 1 runs one upload at a time (the publish lock holds the target anyway, also against a
  * CLI publish); further events wait in Lambda's asynchronous queue (throttled events are retried for up to

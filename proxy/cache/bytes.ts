@@ -59,7 +59,7 @@ const LARGEST_SHARE = 0.25;
  * answers): 530–750 B more on the V8 heap than their bytes, and 1.5–1.8 KB more RSS. Counted in every entry's
  * size, so that the bound holds for tiny answers too: a flood of 240,000 distinct first pages of 1–3 modules and
  * one field took a 512 MB function's process to 600 MB and rising when entries weighed their bytes alone, to
- * 533 MB with 1 KiB counted, and to 477 MB, level, with 2 KiB (bench section 10, test/bench/README.md).
+ * 533 MB with 1 KiB counted, and to 477 MB, level, with 2 KiB (bench section 10, bench/README.md).
  */
 export const ENTRY_OVERHEAD_BYTES = 2048;
 
@@ -174,7 +174,7 @@ export class ByteCache {
 
 /**
  * Share of the Lambda's memory the byte cache may use by default: half. Under a Zipf-like spread over the
- * 25,000-module catalogue (test/bench/cache-spread.ts) a quarter of a 512 MB function (128 MB) answered 73 %
+ * 25,000-module catalogue (bench/cache-spread.ts) a quarter of a 512 MB function (128 MB) answered 73 %
  * of requests with no object read, half (256 MB) 88–92 %, which the ranges it keeps make possible: other
  * selections of a hot page are composed without a read. Half of 512 MB peaks at 427–454 MB under the flood
  * below, and at 477 MB under the worst one found (240,000 distinct tiny first pages).

@@ -1,7 +1,8 @@
 /**
- * The manual's relative links resolve: every `[text](target)` in README.md, docs/*.md, test/bench/README.md and client/README.md
- * that is not an absolute URL names a file or folder of the repository, and its `#anchor` (or a bare
- * `#anchor`) names a heading of the target page, computed the way GitHub makes heading ids.
+ * The manual's relative links resolve: every `[text](target)` in README.md, docs/*.md, bench/README.md,
+ * client/README.md and test/README.md that is not an absolute URL names a file or folder of the repository, and
+ * its `#anchor` (or a bare `#anchor`) names a heading of the target page, computed the way GitHub makes heading
+ * ids.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
@@ -14,8 +15,9 @@ const PAGES = [
   ...readdirSync(join(ROOT, 'docs'))
     .filter((name) => name.endsWith('.md'))
     .map((name) => `docs/${name}`),
-  'test/bench/README.md',
+  'bench/README.md',
   'client/README.md',
+  'test/README.md',
 ];
 
 /** The relative link targets of a page: `path`, `path#anchor` or `#anchor`. */
@@ -44,7 +46,7 @@ function problemOf(page: string, target: string): string | undefined {
 }
 
 it('finds the pages', () => {
-  expect(PAGES).toEqual(expect.arrayContaining(['README.md', 'docs/api.md', 'test/bench/README.md']));
+  expect(PAGES).toEqual(expect.arrayContaining(['README.md', 'docs/api.md', 'bench/README.md']));
 });
 
 it('computes heading ids as GitHub does', () => {

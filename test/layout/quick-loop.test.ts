@@ -10,7 +10,11 @@ import quick, { SLOW } from '../../vitest.quick.config.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 
-const suites = globSync('test/**/*.test.ts', { cwd: ROOT, exclude: (path) => path.includes('node_modules') });
+// The suites vitest runs: test/'s and the bench's own (bench/test/).
+const suites = globSync(quick.test?.include ?? [], {
+  cwd: ROOT,
+  exclude: (path) => path.includes('node_modules'),
+});
 const excluded: string[] = quick.test?.exclude ?? [];
 const inLoop = suites.filter((file) => !excluded.some((glob) => matchesGlob(file, glob)));
 

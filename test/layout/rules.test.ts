@@ -81,6 +81,16 @@ describe('the layout rules', () => {
     expect(await cruise(root, ['builder', 'admin', 'cli'])).toMatchObject({ code: 0 });
   });
 
+  it('lets the bench (bench/) import the product and the tests’ set-ups', async () => {
+    const root = tree('bench-measures', {
+      'bench/a.ts':
+        "import { b } from '../proxy/b.js';\nimport { c } from '../test/helpers/c.js';\nexport const a = b + c;\n",
+      'proxy/b.ts': 'export const b = 1;\n',
+      'test/helpers/c.ts': 'export const c = 1;\n',
+    });
+    expect(await cruise(root, ['bench', 'proxy'])).toMatchObject({ code: 0 });
+  });
+
   it.each([
     [
       'builder-not-proxy',
@@ -157,6 +167,13 @@ describe('the layout rules', () => {
       {
         'proxy/a.ts': "import { b } from '../local/b.js';\nexport const a = b;\n",
         'local/b.ts': 'export const b = 1;\n',
+      },
+    ],
+    [
+      'nothing-imports-bench',
+      {
+        'proxy/a.ts': "import { b } from '../bench/b.js';\nexport const a = b;\n",
+        'bench/b.ts': 'export const b = 1;\n',
       },
     ],
   ] as const)('refuses %s', async (rule, files) => {

@@ -2,9 +2,9 @@
  * `npm test` checks the project's own files, never a folder of the user's that sits in the checkout: a copy of the
  * catalogue to edit (a publisher's natural first move, under any name, its JSON broken or not) or a scratch
  * script, at the root or inside one of the project's folders. Biome (biome.json `files.includes`) reads the
- * project's folders, and JSON only where the project keeps it; knip (knip.jsonc `project`) and TypeScript
- * (tsconfig.json `include`) read the project's folders; vitest reads `test/**` and depcruise the folders it is
- * given. And nothing of the project falls out of those lists: every file Biome can read is checked.
+ * project's folders, and JSON only where the project keeps it; knip (each workspace's `project` in knip.jsonc) and
+ * TypeScript (tsconfig.json `include`) read the project's folders; vitest reads `test/**` and `bench/test/**`, and
+ * depcruise the folders it is given. And nothing of the project falls out of those lists: every file Biome can read is checked.
  */
 import { execFile, execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -66,11 +66,22 @@ describe('a folder of the user’s in the checkout', () => {
   });
 
   it('is not in knip’s project nor in TypeScript’s, which hold every source file of the project', () => {
-    const knip = parse(readFileSync(join(ROOT, 'knip.jsonc'), 'utf8')) as { project: string[] };
+    const knip = parse(readFileSync(join(ROOT, 'knip.jsonc'), 'utf8')) as {
+      workspaces: Record<string, { project: string[] }>;
+    };
     const tsconfig = parse(readFileSync(join(ROOT, 'tsconfig.json'), 'utf8')) as { include: string[] };
+    // Each workspace's project globs, from the root: the root's ('.') and the bench's (bench/).
+    const project = Object.entries(knip.workspaces).flatMap(([workspace, { project }]) =>
+      project.map((glob) => {
+        const negated = glob.startsWith('!');
+        const path =
+          workspace === '.' ? glob.slice(Number(negated)) : `${workspace}/${glob.slice(Number(negated))}`;
+        return negated ? `!${path}` : path;
+      }),
+    );
     const inKnip = (file: string) =>
-      knip.project.some((glob) => !glob.startsWith('!') && matchesGlob(file, glob)) &&
-      !knip.project.some((glob) => glob.startsWith('!') && matchesGlob(file, glob.slice(1)));
+      project.some((glob) => !glob.startsWith('!') && matchesGlob(file, glob)) &&
+      !project.some((glob) => glob.startsWith('!') && matchesGlob(file, glob.slice(1)));
     const inTypeScript = (file: string) => tsconfig.include.some((glob) => matchesGlob(file, glob));
 
     expect(

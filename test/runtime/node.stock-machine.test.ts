@@ -4,7 +4,7 @@
  * (the machine's own when it has one) or 22 (the npm registry's, cached once per machine as bench section 10's
  * is) with the machine's npm. `npm ci` accepts both, with no install-script warning; every npm script runs on a
  * Node.js the repository supports — 20 gets the repository's Node.js 24 (from the same cache, so nothing is
- * fetched here: test/bench/first-run.ts measures a first fetch), 22 runs the tools as it comes and the tests on
+ * fetched here: bench/first-run.ts measures a first fetch), 22 runs the tools as it comes and the tests on
  * 24; `npm start` serves the README's first request either way, and stops whole on Ctrl-C or a SIGTERM to npm.
  * The copy shares this checkout's node_modules: `npm ci` itself is checked as a dry run, which resolves every
  * package of the lockfile and checks its engines.
