@@ -22,7 +22,7 @@ import { dirname, join } from 'node:path';
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { s3Client } from '../../aws/sdk.js';
 import { generateSnapshot, writeSnapshot } from '../../builder/synthetic/generate.js';
-import { LAMBDA_NODE, nodeBinary } from '../../runtime/node.mjs';
+import { LAMBDA_NODE, nodeBinary } from '../helpers/node-release.js';
 import { bundledBuilder, synth } from '../infra/helpers.js';
 import { benchBadUploads, builderCases } from './builder-uploads.js';
 import { forkServer } from './children.js';

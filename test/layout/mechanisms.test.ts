@@ -39,7 +39,6 @@ const PRODUCT = [
   'local',
   'ops',
   'proxy',
-  'runtime',
   'store',
   'tables',
 ];
