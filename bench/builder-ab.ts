@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { s3Client } from '../aws/sdk.js';
-import { LAMBDA_NODE, nodeBinary } from '../runtime/node.mjs';
+import { LAMBDA_NODE, nodeBinary } from '../test/helpers/node-release.js';
 import { BUILDER_MEMORY_MB, heapFlags, putEvent } from './builder-harness.js';
 import { forkServer, stopAll } from './children.js';
 import { endRuntime, runtimeInterfaceClient } from './function-harness.js';

@@ -20,7 +20,7 @@ import { dirname, join } from 'node:path';
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { s3Client } from '../aws/sdk.js';
 import { generateSnapshot, writeSnapshot } from '../builder/synthetic/generate.js';
-import { LAMBDA_NODE, nodeBinary } from '../runtime/node.mjs';
+import { LAMBDA_NODE, nodeBinary } from '../test/helpers/node-release.js';
 import { bundledBuilder, synth } from '../test/infra/helpers.js';
 import {
   BUILDER_MEMORY_MB,

@@ -26,8 +26,8 @@ import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/clie
 import { s3Client } from '../aws/sdk.js';
 import { generateSnapshot } from '../builder/synthetic/generate.js';
 import { UPLOAD_LIMITS } from '../builder/upload/archive.js';
-import { LAMBDA_NODE, nodeBinary } from '../runtime/node.mjs';
 import { FIXTURE_DIR } from '../test/helpers/builder.js';
+import { LAMBDA_NODE, nodeBinary } from '../test/helpers/node-release.js';
 import { bundledBuilder, synth } from '../test/infra/helpers.js';
 import {
   BUILDER_MEMORY_MB,

@@ -1,27 +1,26 @@
 /**
- * Measurement script of issue 37 (not part of npm test): what the first npm script on a stock machine costs —
- * runtime/node.sh fetching the repository's Node.js from the npm registry — and what every later one costs. On
- * the machine's own older Node.js (20; test/helpers/stock-machine.ts), with nothing cached: an npm cache and a
- * Node.js cache of its own in a temporary directory, so the download is the whole package, as on a machine
- * that never ran npm. `npx tsx bench/first-run.ts [fetches] [starts]`
+ * Measurement script of issues 37 and 49 (not part of npm test): what the repository's Node.js costs a first run
+ * on a stock machine, and what every later script pays. On the machine's own older Node.js (20;
+ * test/helpers/stock-machine.ts). `npx tsx bench/first-run.ts [installs] [starts]`
  *
- * 1. the fetch: `. runtime/node.sh` in a script's shell, its wall time, the bytes downloaded (npm's cache
- *    afterwards) and the bytes installed, `fetches` times (each with empty caches);
- * 2. a later script: `. runtime/node.sh` alone, and `npm run catalogue -- --version`, on Node.js 20 (switching to
- *    the cached 24) and on Node.js 24 (nothing to switch), 10 runs each, interleaved: medians;
- * 3. the first `npm start` of a fresh data directory on Node.js 20, to its ready line, with the caches empty and
- *    again with them warm, `starts` times each, interleaved: medians.
+ * 1. the install: what `npm ci` adds for the functions' Node.js (package.json "optionalDependencies": the
+ *    node-<platform>-<arch> package of the release), with an empty npm cache so the download is the whole
+ *    package, as on a machine that never ran npm: a project of that one dependency, `npm ci` on Node.js 20, its
+ *    wall time, the bytes downloaded (npm's cache afterwards) and installed (its node_modules), `installs` times;
+ * 2. a later script: `npm run catalogue -- --version` on Node.js 20 (whose scripts run on node_modules/.bin/node,
+ *    24) and on Node.js 24, 10 runs each, interleaved: medians;
+ * 3. the first `npm start` of a fresh data directory on Node.js 20, to its ready line, `starts` times: medians.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { LAMBDA_NODE, nodeBinary, sizeOf } from '../runtime/node.mjs';
+import { LAMBDA_NODE, nodeBinary, nodePackage, sizeOf } from '../test/helpers/node-release.js';
 import { olderNode, stockMachine } from '../test/helpers/stock-machine.js';
 import { median } from './stats.js';
 
-const FETCHES = Number(process.argv[2] ?? 1);
+const INSTALLS = Number(process.argv[2] ?? 1);
 const STARTS = Number(process.argv[3] ?? 1);
 const ROOT = join(import.meta.dirname, '..');
 const run = promisify(execFile);
@@ -30,31 +29,43 @@ const work = mkdtempSync(join(tmpdir(), 'first-run-'));
 const mb = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
 const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
-/** Empty caches for one first run: the Node.js cache and npm's. */
-function emptyCaches(label: string): NodeJS.ProcessEnv {
-  const caches = mkdtempSync(join(work, `${label}-`));
-  return { CATALOGUE_NODE_CACHE: join(caches, 'node'), npm_config_cache: join(caches, 'npm') };
+/** The repository's lockfile entry of this machine's Node.js package, as `npm ci` installs it. */
+function nodeOnlyProject(index: number): string {
+  const project = mkdtempSync(join(work, `install-${index}-`));
+  const name = nodePackage();
+  const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8'));
+  const entry = lock.packages[`node_modules/${name}`];
+  const optionalDependencies = { [name]: entry.version };
+  const root = { name: 'first-run', version: '1.0.0', optionalDependencies };
+  writeFileSync(join(project, 'package.json'), JSON.stringify(root));
+  writeFileSync(
+    join(project, 'package-lock.json'),
+    JSON.stringify({
+      name: 'first-run',
+      version: '1.0.0',
+      lockfileVersion: 3,
+      requires: true,
+      packages: { '': root, [`node_modules/${name}`]: entry },
+    }),
+  );
+  return project;
 }
 
-async function fetchOnce(machine: NodeJS.ProcessEnv, index: number) {
-  const caches = emptyCaches(`fetch-${index}`);
+async function installOnce(machine: NodeJS.ProcessEnv, index: number) {
+  const project = nodeOnlyProject(index);
+  const cache = join(project, '.npm-cache');
   const started = performance.now();
-  const { stdout } = await run('sh', ['-c', '. runtime/node.sh && node -p process.version'], {
-    cwd: ROOT,
-    env: {
-      ...machine,
-      ...caches,
-      npm_lifecycle_event: 'start',
-      npm_package_json: join(ROOT, 'package.json'),
-    },
+  await run('npm', ['ci', '--no-audit', '--no-fund'], {
+    cwd: project,
+    env: { ...machine, npm_config_cache: cache },
   });
   const ms = performance.now() - started;
+  const { stdout } = await run('npm', ['exec', '--', 'node', '-p', 'process.version'], {
+    cwd: project,
+    env: machine,
+  });
   if (stdout.trim() !== `v${LAMBDA_NODE.version}`) throw new Error(`ran on ${stdout.trim()}`);
-  return {
-    ms,
-    downloaded: sizeOf(caches.npm_config_cache!),
-    installed: sizeOf(caches.CATALOGUE_NODE_CACHE!),
-  };
+  return { ms, downloaded: sizeOf(cache), installed: sizeOf(join(project, 'node_modules')) };
 }
 
 async function timed(env: NodeJS.ProcessEnv, command: string, args: string[]): Promise<number> {
@@ -93,38 +104,15 @@ async function main(): Promise<void> {
   const node24 = stockMachine(join(work, 'node24'), nodeBinary(LAMBDA_NODE.version));
   const version = (await run(node20, ['--version'])).stdout.trim();
   process.stdout.write(
-    `Node.js ${version} (${node20}), fetching ${LAMBDA_NODE.version}; load ${(await run('uptime')).stdout.trim()}\n\n`,
+    `Node.js ${version} (${node20}), installing ${nodePackage()}@${LAMBDA_NODE.version}; load ${(await run('uptime')).stdout.trim()}\n\n`,
   );
 
-  const fetches = [];
-  for (let i = 0; i < FETCHES; i++) fetches.push(await fetchOnce(machine, i));
-  for (const [i, f] of fetches.entries()) {
+  for (let i = 0; i < INSTALLS; i++) {
+    const f = await installOnce(machine, i);
     process.stdout.write(
-      `fetch ${i + 1}: ${s(f.ms)}, downloaded ${mb(f.downloaded)}, installed ${mb(f.installed)}\n`,
+      `install ${i + 1}: ${s(f.ms)}, downloaded ${mb(f.downloaded)}, installed ${mb(f.installed)}\n`,
     );
   }
-
-  // What runtime/node.sh itself costs a later script: on Node.js 20 it finds the cached binary, on 24 it has
-  // nothing to find; neither starts a process.
-  const sourced = { node20: [] as number[], node24: [] as number[] };
-  const script = ['-c', '. runtime/node.sh'];
-  // The script's shell as npm sets it up: its lifecycle event, package and user agent.
-  const asNpm = (name: string, release: string) => ({
-    npm_lifecycle_event: 'start',
-    npm_package_json: join(ROOT, 'package.json'),
-    npm_node_execpath: join(work, name, 'node'),
-    npm_config_user_agent: `npm/11 node/${release} ${process.platform} ${process.arch} workspaces/false`,
-  });
-  for (let i = 0; i < 10; i++) {
-    sourced.node20.push(await timed({ ...machine, ...asNpm('node20', version) }, 'sh', script));
-    sourced.node24.push(
-      await timed({ ...node24, ...asNpm('node24', `v${LAMBDA_NODE.version}`) }, 'sh', script),
-    );
-  }
-  process.stdout.write(
-    `\n. runtime/node.sh, median of 10: on Node.js 20 (switching to the cached 24) ${median(sourced.node20).toFixed(0)} ms, ` +
-      `on Node.js 24 (nothing to switch) ${median(sourced.node24).toFixed(0)} ms\n`,
-  );
 
   const later = { node20: [] as number[], node24: [] as number[] };
   const versionCommand = ['run', '-s', 'catalogue', '--', '--version'];
@@ -134,20 +122,17 @@ async function main(): Promise<void> {
     later.node24.push(await timed(node24, 'npm', versionCommand));
   }
   process.stdout.write(
-    `npm run catalogue -- --version, median of 10 (npm itself on the machine's Node.js): Node.js 20 → 24 ${median(later.node20).toFixed(0)} ms, ` +
-      `Node.js 24 ${median(later.node24).toFixed(0)} ms (${(median(later.node20) / median(later.node24)).toFixed(2)}×)\n`,
+    `npm run catalogue -- --version, median of 10 (npm itself on the machine's Node.js, the script on node_modules/.bin/node): ` +
+      `Node.js 20 ${median(later.node20).toFixed(0)} ms, Node.js 24 ${median(later.node24).toFixed(0)} ms ` +
+      `(${(median(later.node20) / median(later.node24)).toFixed(2)}×)\n`,
   );
 
   if (STARTS === 0) return;
-  const starts = { cold: [] as number[], warm: [] as number[] };
-  for (let i = 0; i < STARTS; i++) {
-    starts.cold.push(await startToReady({ ...machine, ...emptyCaches(`start-${i}`) }));
-    starts.warm.push(await startToReady(machine));
-  }
+  const starts: number[] = [];
+  for (let i = 0; i < STARTS; i++) starts.push(await startToReady(machine));
   process.stdout.write(
     `first npm start of a data directory on Node.js 20, to its ready line, median of ${STARTS}: ` +
-      `caches empty ${s(median(starts.cold))}, warm ${s(median(starts.warm))} ` +
-      `(all: ${starts.cold.map(s).join(', ')} / ${starts.warm.map(s).join(', ')})\n`,
+      `${s(median(starts))} (all: ${starts.map(s).join(', ')})\n`,
   );
 }
 

@@ -15,7 +15,7 @@ import { statSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { LAMBDA_NODE, nodeBinary } from '../runtime/node.mjs';
+import { LAMBDA_NODE, nodeBinary } from '../test/helpers/node-release.js';
 import { runCli } from './build.js';
 import { forkServer, stopAll } from './children.js';
 import {

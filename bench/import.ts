@@ -23,15 +23,15 @@ import { ScanCommand } from '@aws-sdk/client-dynamodb';
 import { createTables } from '../admin/tables.js';
 import { dynamoClient } from '../aws/sdk.js';
 import { startDynamo } from '../local/servers.js';
-import { LAMBDA_NODE, nodeBinary } from '../runtime/node.mjs';
 import { hashApiKey } from '../tables/keys.js';
+import { LAMBDA_NODE, nodeBinary } from '../test/helpers/node-release.js';
 import { loadAverage, statusBytes } from './machine.js';
 
 const LINES = Number(process.argv[2] ?? 100_000);
 const KILL_AT = Number(process.argv[3] ?? 0.4);
 const ROOT = join(import.meta.dirname, '..');
 const work = mkdtempSync(join(tmpdir(), 'import-bench-'));
-/** The Node.js `npm run keys` runs on (runtime/node.sh): the Lambda functions' line. */
+/** The Node.js `npm run keys` runs on (node_modules/.bin/node): the Lambda functions' release. */
 const NODE = nodeBinary(LAMBDA_NODE.version);
 
 const key = () => `pk_live_${randomBytes(17).toString('base64url').slice(0, 22)}`;

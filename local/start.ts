@@ -198,6 +198,7 @@ function portSetting(env: NodeJS.ProcessEnv, name: string, fallback: number): nu
  * the port), then the ports (the listen at the end says the same if one is taken meanwhile); then the lock.
  */
 async function checkBeforeAnything(env: NodeJS.ProcessEnv): Promise<StartSettings> {
+  refuseOldNode(process.versions.node);
   const port = portSetting(env, 'PORT', 8787);
   const devKeys = parseDevKeys(env.CATALOGUE_DEV_KEYS);
   const named = Boolean(env.CATALOGUE_SOURCE?.trim());
@@ -213,6 +214,20 @@ async function checkBeforeAnything(env: NodeJS.ProcessEnv): Promise<StartSetting
     throw new Error(await explainPortInUse(adminPort, 'ADMIN_PORT'));
   lockOrRefuse();
   return { env, port, adminPort, devKeys, named, source, layout };
+}
+
+/**
+ * The servers' threads load TypeScript through tsx's hooks, which reach worker threads from Node.js 22 on: on an
+ * older one (a stock Node.js 20 where npm ci installed no node-<platform>-<arch> package, docs/design.md) the
+ * first thread would fail with "Unknown file extension .ts". Said in one line instead, before anything starts.
+ */
+function refuseOldNode(version: string): void {
+  if (Number(version.split('.')[0]) >= 22) return;
+  throw new Error(
+    `Node.js ${version} is older than it runs on (22 or newer): npm ci installs the Lambda functions' ` +
+      'Node.js 24 on Linux (x64, arm64); elsewhere install Node.js 24 (`nvm install` ' +
+      'reads .nvmrc), then run npm start again',
+  );
 }
 
 /** Stop what runs (the proxy, the admin API, our own servers) and exit; at most 3 s. */

@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { accessSync, constants, mkdirSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import { nodeBinary, nodeCache } from '../../runtime/node.mjs';
+import { nodeBinary, nodeCache } from './node-release.js';
 
 /** Node.js 20 from the registry, for a machine that has no older `node` of its own. */
 const STOCK_NODE = '20.20.2';

