@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import { ScanCommand } from '@aws-sdk/client-dynamodb';
 import { createTables } from '../../admin/tables.js';
 import { dynamoClient } from '../../aws/sdk.js';
-import { startDynamo } from '../../local/servers.js';
+import { startDynamo } from '@catalogue/local-aws';
 import { LAMBDA_NODE, nodeBinary } from '../../runtime/node.mjs';
 import { hashApiKey } from '../../tables/keys.js';
 import { loadAverage, statusBytes } from './machine.js';

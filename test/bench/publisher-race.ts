@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { s3Client } from '../../aws/sdk.js';
 import { generateSnapshot, writeSnapshot } from '../../builder/synthetic/generate.js';
-import { startS3 } from '../../local/servers.js';
+import { startS3 } from '@catalogue/local-aws';
 import { objectIdFor } from '../../store/layout.js';
 import { DirectoryObjectStore } from '../../store/objects/directory.js';
 import type { WritableObjectStore } from '../../store/objects/interface.js';

@@ -17,7 +17,7 @@ import { takePublishLock } from '../../builder/publish/publish.js';
 import { PROBLEM_CAP } from '../../builder/snapshot/problems.js';
 import type { S3EventRecord } from '../../builder/upload/event.js';
 import { EVENT_PROBLEMS, EVENT_SOURCE } from '../../builder/upload/report.js';
-import { type LocalS3, startS3 } from '../../local/servers.js';
+import { type LocalS3, startS3 } from '@catalogue/local-aws';
 import { S3ObjectStore } from '../../store/objects/s3.js';
 import { badExport, removeTemporaryDirectories, smallSnapshot, snapshotArchive } from '../helpers/builder.js';
 

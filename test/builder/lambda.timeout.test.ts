@@ -11,7 +11,7 @@ import { s3Client } from '../../aws/sdk.js';
 import { acquirePublishLock } from '../../builder/publish/lock.js';
 import type { S3EventRecord } from '../../builder/upload/event.js';
 import type { UploadReport } from '../../builder/upload/report.js';
-import { type LocalS3, startS3 } from '../../local/servers.js';
+import { type LocalS3, startS3 } from '@catalogue/local-aws';
 import { S3ObjectStore } from '../../store/objects/s3.js';
 import { removeTemporaryDirectories, smallSnapshot, snapshotArchive } from '../helpers/builder.js';
 

@@ -16,7 +16,7 @@ import { readHistory, readLiveVersion } from '../../builder/publish/versions.js'
 import type { S3EventNotification } from '../../builder/upload/event.js';
 import type { UploadResult } from '../../builder/upload-command.js';
 import type { UploadFailures } from '../../builder/upload-failures.js';
-import { type LocalS3, startS3 } from '../../local/servers.js';
+import { type LocalS3, startS3 } from '@catalogue/local-aws';
 import { acceptUploads, type LocalUploads } from '../../local/uploads.js';
 import { S3ObjectStore } from '../../store/objects/s3.js';
 import { UPLOAD_PREFIXES } from '../../store/upload-prefixes.js';

@@ -25,7 +25,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTables } from '../../admin/tables.js';
 import { dynamoClient, leanDynamo } from '../../aws/sdk.js';
 import { operationExamples } from '../../docs/reference/examples.js';
-import { type LocalServer, startDynamo } from '../../local/servers.js';
+import { type LocalServer, startDynamo } from '@catalogue/local-aws';
 import { createHttpServer } from '../../proxy/adapters/http.js';
 import { createProxy } from '../../proxy/app.js';
 import { loadConfig } from '../../proxy/config.js';

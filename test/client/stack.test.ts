@@ -18,7 +18,7 @@ import {
   responseOf,
   VERSION,
 } from '../../client/index.js';
-import { type LocalServer, startDynamo } from '../../local/servers.js';
+import { type LocalServer, startDynamo } from '@catalogue/local-aws';
 import { createHttpServer } from '../../proxy/adapters/http.js';
 import { createProxy } from '../../proxy/app.js';
 import { loadConfig } from '../../proxy/config.js';

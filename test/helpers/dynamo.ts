@@ -3,7 +3,7 @@ import type { AttributeValue, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { createTables } from '../../admin/tables.js';
 import type { LeanDynamo } from '../../aws/dynamodb.js';
 import { credentialProvider, dynamoClient, leanDynamo } from '../../aws/sdk.js';
-import { type LocalServer, startDynamo } from '../../local/servers.js';
+import { type LocalServer, startDynamo } from '@catalogue/local-aws';
 import { LeanCounterTransport } from '../../proxy/quota/dynamo-lean.js';
 import type { CounterTransport } from '../../proxy/quota/dynamo-transport.js';
 import { FREE_TIER_LIMITS, generateKeyId, hashApiKey, type KeyRecord } from '../../tables/keys.js';

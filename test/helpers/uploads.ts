@@ -9,7 +9,7 @@ import { s3Client } from '../../aws/sdk.js';
 import { objectKeyOf, type S3EventRecord } from '../../builder/upload/event.js';
 import { publishUpload, type UploadSettings } from '../../builder/upload/publish-upload.js';
 import type { UploadReport } from '../../builder/upload/report.js';
-import { type LocalS3, startS3 } from '../../local/servers.js';
+import { type LocalS3, startS3 } from '@catalogue/local-aws';
 import { S3ObjectStore } from '../../store/objects/s3.js';
 import { removeTemporaryDirectories } from './builder.js';
 

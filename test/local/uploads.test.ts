@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { s3Client } from '../../aws/sdk.js';
 import { main as catalogueCli, EXIT } from '../../builder/cli.js';
 import { generateSnapshot } from '../../builder/synthetic/generate.js';
-import { startS3 } from '../../local/servers.js';
+import { startS3 } from '@catalogue/local-aws';
 import {
   fixtureSnapshot,
   REPO_DIR,

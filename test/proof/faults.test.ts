@@ -6,7 +6,7 @@
  * it brings the service back without restarting the proxy. Never a crash, never an unhandled rejection.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalServer } from '../../local/servers.js';
+import type { LocalServer } from '@catalogue/local-aws';
 import type { ProxyHandler, ProxyResponse, RequestLogLine } from '../../proxy/core/types.js';
 import { deployedProxy, startDeployedWorld } from '../helpers/deployed.js';
 import { type SlowProxy, startSlowProxy } from '../helpers/slow-proxy.js';

@@ -9,7 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Snapshot } from '../../builder/snapshot/snapshot.js';
-import type { LocalServer } from '../../local/servers.js';
+import type { LocalServer } from '@catalogue/local-aws';
 import { STALE_FACTOR } from '../../proxy/catalogue/pointer.js';
 import type { ProxyHandler, ProxyResponse, RequestLogLine } from '../../proxy/core/types.js';
 import { deployedProxy, startDeployedWorld } from '../helpers/deployed.js';

@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Snapshot } from '../../builder/snapshot/snapshot.js';
-import type { LocalServer } from '../../local/servers.js';
+import type { LocalServer } from '@catalogue/local-aws';
 import type { ProxyHandler, ProxyResponse, RequestLogLine } from '../../proxy/core/types.js';
 import { deployedProxy, startDeployedWorld } from '../helpers/deployed.js';
 import { type FaultAction, type FaultProxy, s3Error, startFaultProxy } from '../helpers/fault-proxy.js';

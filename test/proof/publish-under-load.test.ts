@@ -14,7 +14,7 @@ import { s3Client } from '../../aws/sdk.js';
 import { publishCatalogue } from '../../builder/publish/publish.js';
 import { renderCatalogue } from '../../builder/render/full.js';
 import type { Snapshot } from '../../builder/snapshot/snapshot.js';
-import { startS3 } from '../../local/servers.js';
+import { startS3 } from '@catalogue/local-aws';
 import type { ProxyHandler } from '../../proxy/core/types.js';
 import { DependencyError } from '../../store/errors.js';
 import { POINTER_KEY } from '../../store/layout.js';

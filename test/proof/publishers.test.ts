@@ -19,7 +19,7 @@ import { publishCatalogue } from '../../builder/publish/publish.js';
 import { renderCatalogue } from '../../builder/render/full.js';
 import type { Snapshot } from '../../builder/snapshot/snapshot.js';
 import { generateSnapshot, writeSnapshot } from '../../builder/synthetic/generate.js';
-import { startS3 } from '../../local/servers.js';
+import { startS3 } from '@catalogue/local-aws';
 import { objectIdFor, POINTER_KEY } from '../../store/layout.js';
 import { DirectoryObjectStore } from '../../store/objects/directory.js';
 import type { WritableObjectStore } from '../../store/objects/interface.js';

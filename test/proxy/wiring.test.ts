@@ -12,7 +12,7 @@ import { createTables } from '../../admin/tables.js';
 import type { LeanDynamo } from '../../aws/dynamodb.js';
 import { LOOPBACK_CREDENTIALS } from '../../aws/env.js';
 import { dynamoClient, leanDynamo, s3Client } from '../../aws/sdk.js';
-import { type LocalServer, startDynamo, startS3 } from '../../local/servers.js';
+import { type LocalServer, startDynamo, startS3 } from '@catalogue/local-aws';
 import { loadConfig } from '../../proxy/config.js';
 import type { ProxyLogLine, ProxyRequest } from '../../proxy/core/types.js';
 import { MemoryKeyStore } from '../../proxy/keys/memory.js';

@@ -7,7 +7,7 @@ import { publishCatalogue } from '../../../builder/publish/publish.js';
 import { renderCatalogue } from '../../../builder/render/full.js';
 import type { Snapshot } from '../../../builder/snapshot/snapshot.js';
 import { openTarget } from '../../../builder/target.js';
-import { type LocalServer, startS3 } from '../../../local/servers.js';
+import { type LocalServer, startS3 } from '@catalogue/local-aws';
 import { POINTER_KEY } from '../../../store/layout.js';
 import { DirectoryObjectStore } from '../../../store/objects/directory.js';
 import type { WritableObjectStore } from '../../../store/objects/interface.js';

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { EXIT, main } from '../../../builder/cli.js';
 import { explainPublishFailure, type FailureKind } from '../../../builder/report/failure.js';
-import { type LocalServer, startS3 } from '../../../local/servers.js';
+import { type LocalServer, startS3 } from '@catalogue/local-aws';
 import { DependencyError } from '../../../store/errors.js';
 import {
   removeTemporaryDirectories,

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { s3Client } from '../../../aws/sdk.js';
-import { type LocalServer, startS3 } from '../../../local/servers.js';
+import { type LocalServer, startS3 } from '@catalogue/local-aws';
 import { DependencyError } from '../../../store/errors.js';
 import { DirectoryObjectStore } from '../../../store/objects/directory.js';
 import type { WritableObjectStore } from '../../../store/objects/interface.js';

@@ -5,7 +5,7 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { s3Client } from '../../../aws/sdk.js';
-import { type LocalServer, startS3 } from '../../../local/servers.js';
+import { type LocalServer, startS3 } from '@catalogue/local-aws';
 import { S3ObjectStore } from '../../../store/objects/s3.js';
 
 const KEYS = 2_345;
