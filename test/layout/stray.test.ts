@@ -66,11 +66,21 @@ describe('a folder of the user’s in the checkout', () => {
   });
 
   it('is not in knip’s project nor in TypeScript’s, which hold every source file of the project', () => {
-    const knip = parse(readFileSync(join(ROOT, 'knip.jsonc'), 'utf8')) as { project: string[] };
+    const knip = parse(readFileSync(join(ROOT, 'knip.jsonc'), 'utf8')) as {
+      workspaces: Record<string, { project: string[] }>;
+    };
     const tsconfig = parse(readFileSync(join(ROOT, 'tsconfig.json'), 'utf8')) as { include: string[] };
+    // Each workspace's project globs, from the repository's root (`!` kept in front).
+    const project = Object.entries(knip.workspaces).flatMap(([folder, { project }]) =>
+      project.map((glob) => {
+        const negated = glob.startsWith('!');
+        const path = folder === '.' ? glob.replace(/^!/, '') : `${folder}/${glob.replace(/^!/, '')}`;
+        return negated ? `!${path}` : path;
+      }),
+    );
     const inKnip = (file: string) =>
-      knip.project.some((glob) => !glob.startsWith('!') && matchesGlob(file, glob)) &&
-      !knip.project.some((glob) => glob.startsWith('!') && matchesGlob(file, glob.slice(1)));
+      project.some((glob) => !glob.startsWith('!') && matchesGlob(file, glob)) &&
+      !project.some((glob) => glob.startsWith('!') && matchesGlob(file, glob.slice(1)));
     const inTypeScript = (file: string) => tsconfig.include.some((glob) => matchesGlob(file, glob));
 
     expect(

@@ -9,11 +9,11 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { startS3 } from '@catalogue/local-aws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { s3Client } from '../../aws/sdk.js';
 import { main as catalogueCli, EXIT } from '../../builder/cli.js';
 import { generateSnapshot } from '../../builder/synthetic/generate.js';
-import { startS3 } from '@catalogue/local-aws';
 import {
   fixtureSnapshot,
   REPO_DIR,

@@ -27,7 +27,8 @@ import { mountSmallDisk, SMALL_DISK_REFUSED, type SmallDisk } from '../src/small
 import { createTables, dynamoClient } from './helpers/aws.js';
 
 const TABLES = { keysTable: 'journal-keys', countersTable: 'journal-counters' };
-const REPO = join(import.meta.dirname, '..', '..');
+/** The package's folder: the killed writer's imports are relative to it. */
+const PACKAGE = join(import.meta.dirname, '..');
 const directories: string[] = [];
 const servers: LocalServer[] = [];
 
@@ -131,7 +132,7 @@ describe('the local DynamoDB keeps its data', () => {
       process.stdout.write('written\\n');
       setInterval(() => {}, 1000);`;
     const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
-      cwd: REPO,
+      cwd: PACKAGE,
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     await new Promise<void>((resolve, reject) => {

@@ -32,7 +32,9 @@ const lacking = (module: unknown, ...without: string[]) =>
 describe('the installed dynalite and s3rver', () => {
   it('are the releases the package pins, and the ones the extensions were written for', () => {
     // An upgrade in package.json alone fails here: the extensions must be checked against it first (README.md).
-    expect({ dynalite: manifest.dependencies.dynalite, s3rver: manifest.dependencies.s3rver }).toEqual(PINNED);
+    expect({ dynalite: manifest.dependencies.dynalite, s3rver: manifest.dependencies.s3rver }).toEqual(
+      PINNED,
+    );
     expect(dynaliteModules().version).toBe(PINNED.dynalite);
     expect(s3rverModules().version).toBe(PINNED.s3rver);
   });

@@ -34,13 +34,14 @@ export function dynamoClient(options: { endpoint: string; maxAttempts?: number }
 export const TTL_ATTRIBUTE = 'expires_at';
 
 /**
- * Create a keys-like and a counters-like table (each keyed by `pk`), TTL enabled on the counters' `expires_at`.
+ * Create a keys-like and a counters-like table (each keyed by `pk`), TTL enabled on the counters' `expires_at`
+ * (`unsupported`: a plain dynalite, which refuses UpdateTimeToLive).
  * @example await createTables(client, { keysTable: 'keys', countersTable: 'counters' }) // → { ttl: 'enabled' }
  */
 export async function createTables(
   client: DynamoDBClient,
   names: { keysTable: string; countersTable: string },
-): Promise<{ ttl: 'enabled' }> {
+): Promise<{ ttl: 'enabled' | 'unsupported' }> {
   for (const TableName of [names.keysTable, names.countersTable]) {
     await client.send(
       new CreateTableCommand({
@@ -51,11 +52,16 @@ export async function createTables(
       }),
     );
   }
-  await client.send(
-    new UpdateTimeToLiveCommand({
-      TableName: names.countersTable,
-      TimeToLiveSpecification: { AttributeName: TTL_ATTRIBUTE, Enabled: true },
-    }),
-  );
+  try {
+    await client.send(
+      new UpdateTimeToLiveCommand({
+        TableName: names.countersTable,
+        TimeToLiveSpecification: { AttributeName: TTL_ATTRIBUTE, Enabled: true },
+      }),
+    );
+  } catch (error) {
+    if ((error as { name?: string }).name !== 'UnknownOperationException') throw error;
+    return { ttl: 'unsupported' };
+  }
   return { ttl: 'enabled' };
 }
