@@ -11,8 +11,8 @@ import quick, { SLOW } from '../../vitest.quick.config.js';
 const ROOT = join(import.meta.dirname, '..', '..');
 
 /** Every suite `npm test` runs (vitest.config.ts include: the product's and the local AWS layer's). */
-const suites = (quick.test?.include ?? []).flatMap((glob) =>
-  globSync(glob, { cwd: ROOT, exclude: (path) => path.includes('node_modules') }),
+const suites: string[] = (quick.test?.include ?? []).flatMap((glob: string) =>
+  globSync(glob, { cwd: ROOT, exclude: (path: string) => path.includes('node_modules') }),
 );
 const excluded: string[] = quick.test?.exclude ?? [];
 const inLoop = suites.filter((file) => !excluded.some((glob) => matchesGlob(file, glob)));
