@@ -9,6 +9,8 @@
  *   the request path's or key administration's code.
  *   local/ and infra/ put the product together (infra/ imports only the pure names of tables/schema.ts and
  *   store/upload-prefixes.ts, to declare each once); client/ stands alone; nothing imports local/.
+ *   packages/local-aws/ (S3 and DynamoDB on loopback: npm start's and the tests') stands alone too, and is
+ *   imported by its name, @catalogue/local-aws, by local/ and docs/ only (and the tests).
  *
  * test/ may import anything. bench/ (the benchmarks, a workspace of its own) may import anything too, and nothing
  * imports it.
@@ -121,6 +123,34 @@ module.exports = {
       to: { path: '^bench/' },
     },
     {
+      name: 'local-aws-stands-alone',
+      comment:
+        'packages/local-aws (S3 and DynamoDB on loopback) knows AWS, not the product: it imports nothing of the repository outside itself; npm start passes it what the product asks of it (local/own-servers.ts).',
+      severity: 'error',
+      from: { path: '^packages/local-aws/' },
+      to: {
+        path: '^(admin|aws|builder|cli|client|docs|fixtures|infra|local|ops|proxy|store|tables|test|bench)/',
+      },
+    },
+    {
+      name: 'local-aws-by-its-name',
+      comment:
+        'The local AWS layer is a package: the rest of the repository imports it by its name (@catalogue/local-aws), never by a path into it.',
+      severity: 'error',
+      from: { pathNot: '^packages/local-aws/' },
+      // By name: 'aliased-workspace' from the root's manifest; 'undetermined' is how dependency-cruiser calls the same
+      // import from bench/, a workspace with a manifest of its own. A path into it is 'local' either way.
+      to: { path: '^packages/local-aws/', dependencyTypesNot: ['aliased-workspace', 'undetermined'] },
+    },
+    {
+      name: 'product-not-local-aws',
+      comment:
+        "What runs in production never needs the local emulation of AWS: only npm start (local/) and the reference pages' recorded exchanges (docs/) use it, besides the tests.",
+      severity: 'error',
+      from: { path: '^(builder|proxy|admin|store|tables|aws|cli|ops|infra|client)/' },
+      to: { path: '^packages/local-aws/' },
+    },
+    {
       name: 'infra-deploys-not-imports',
       comment:
         "infra/ bundles proxy/lambda-entry.ts and admin/lambda.ts by path; importing product code would pull it into the CDK app. The exceptions are pure names, so each is declared once: the tables schema and the bucket's upload folders.",
@@ -150,6 +180,12 @@ module.exports = {
   options: {
     tsConfig: { fileName: 'tsconfig.json' },
     tsPreCompilationDeps: true,
+    // The workspace package resolved through its package.json exports (TypeScript sources), as Node and tsx do.
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default'],
+      extensions: ['.ts', '.js', '.mjs', '.cjs', '.json', '.d.ts'],
+    },
     doNotFollow: { path: 'node_modules' },
     exclude: { path: '(^|/)(cdk\\.out|\\.local)/' },
   },

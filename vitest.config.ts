@@ -2,7 +2,9 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts', 'bench/test/**/*.test.ts'],
+    // The product's suites, the bench's own (bench/test/) and the local AWS layer's (its own package:
+    // packages/local-aws/README.md).
+    include: ['test/**/*.test.ts', 'bench/test/**/*.test.ts', 'packages/local-aws/test/**/*.test.ts'],
     pool: 'forks',
     testTimeout: 30_000,
     hookTimeout: 60_000,

@@ -363,7 +363,7 @@ export async function benchPeer(
     }
 
     const markdown = [
-      `Stack: \`bench/servers/stack.ts\` runs s3rver and dynalite (local/servers.ts) in one child process (tables created, one partner key registered with huge limits); ` +
+      `Stack: \`bench/servers/stack.ts\` runs s3rver and dynalite (@catalogue/local-aws, packages/local-aws/src/servers.ts) in one child process (tables created, one partner key registered with huge limits); ` +
         `\`bench/servers/proxy-app.ts\` runs \`createProxy(loadConfig())\` — the production wiring: the request path's one client (lean signed requests) for LeanS3ObjectStore, CachedKeyStore over DynamoKeyStore (30 s TTL), DynamoQuotaMeter (one conditional UpdateItem per request), 5 s pointer re-check — behind \`createHttpServer\`, in another. ` +
         'Peer: `bench/servers/json-server.ts` runs json-server 0.17.4 (its default middlewares without the logger, as `json-server --quiet db.json`) over a db.json of the same catalogue (modules with the top-level fields the API shows by default, manufacturers, standards, tags), in a third.',
       '',

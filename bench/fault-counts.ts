@@ -4,11 +4,11 @@
  * fault — run against the code before and after a change to compare. `npx tsx bench/fault-counts.ts`
  */
 
+import { startDynamo, startS3 } from '@catalogue/local-aws';
 import { createTables } from '../admin/tables.js';
 import { dynamoClient, leanDynamo, s3Client } from '../aws/sdk.js';
 import { publishCatalogue } from '../builder/publish/publish.js';
 import { generateSnapshot } from '../builder/synthetic/generate.js';
-import { startDynamo, startS3 } from '../local/servers.js';
 import { createProxy } from '../proxy/app.js';
 import { loadConfig } from '../proxy/config.js';
 import type { ProxyHandler } from '../proxy/core/types.js';

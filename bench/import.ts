@@ -20,9 +20,9 @@ import { createWriteStream, mkdtempSync, readFileSync, rmSync, statSync } from '
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ScanCommand } from '@aws-sdk/client-dynamodb';
+import { startDynamo } from '@catalogue/local-aws';
 import { createTables } from '../admin/tables.js';
 import { dynamoClient } from '../aws/sdk.js';
-import { startDynamo } from '../local/servers.js';
 import { hashApiKey } from '../tables/keys.js';
 import { LAMBDA_NODE, nodeBinary } from '../test/helpers/node-release.js';
 import { loadAverage, statusBytes } from './machine.js';

@@ -9,12 +9,12 @@ import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { type LocalCredentials, sigV4Check } from '@catalogue/local-aws';
 import { AdminTables } from '../admin/dynamo.js';
 import { type AuditLine, createAdminHandler } from '../admin/http/handler.js';
 import { createAdminServer } from '../admin/http/node.js';
 import { adminSettings } from '../admin/settings.js';
 import { awsRegion, leanDynamo } from '../aws/sdk.js';
-import { type LocalCredentials, sigV4Check } from './sigv4.js';
 
 /** Where `npm start` keeps the local admin credentials (a secret of this machine only: mode 0600). */
 export const ADMIN_CREDENTIALS_FILE = 'admin-credentials.json';

@@ -1,10 +1,18 @@
 /**
- * `npm start`'s own S3 and DynamoDB servers: on a thread of their own (local/threads.ts), or, with
+ * `npm start`'s own S3 and DynamoDB servers: on a thread of their own (@catalogue/local-aws, threads.ts), or, with
  * CATALOGUE_LOCAL_SERVERS=in-process, on the proxy's thread as before (kept to compare the two: bench
  * section 12); each on the port recorded for the data directory (aws/local-stack.ts) while that is free.
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import {
+  type LocalS3,
+  type LocalServer,
+  type S3Options,
+  startDynamo,
+  startS3,
+  startServerThread,
+} from '@catalogue/local-aws';
 import {
   ENDPOINTS_FILE,
   type LocalService,
@@ -12,9 +20,10 @@ import {
   recordEndpoint,
   recordedPort,
 } from '../aws/local-stack.js';
+import { IDLE_CONNECTION } from '../proxy/adapters/http.js';
+import { OBJECTS_DIR } from '../store/layout.js';
+import { UPLOAD_PREFIXES } from '../store/upload-prefixes.js';
 import { describeHolder, type PortHolder, portFree, portHolder } from './port.js';
-import { type LocalS3, type LocalServer, startDynamo, startS3 } from './servers.js';
-import { startServerThread } from './threads.js';
 
 export type ServerLayout = 'threads' | 'in-process';
 
@@ -36,6 +45,16 @@ export interface OwnServerOptions {
   /** A line for the user (stderr). */
   note: (line: string) => void;
 }
+
+/**
+ * What the product asks of its own S3 beyond S3: the uploader of each upload kept (the report names them after a
+ * restart), and a reserve of free space kept from bulk — a catalogue's content objects at any prefix, and uploads
+ * — for the reports, locks, pointer and the local DynamoDB's journal.
+ */
+export const PRODUCT_S3: Pick<S3Options, 'uploadsPrefix' | 'bulk'> = {
+  uploadsPrefix: UPLOAD_PREFIXES.incomingPrefix,
+  bulk: { anyDepth: [OBJECTS_DIR], atRoot: [UPLOAD_PREFIXES.incomingPrefix] },
+};
 
 const LABELS: Record<LocalService, string> = { s3: 'the local S3', dynamodb: 'the local DynamoDB' };
 
@@ -68,9 +87,13 @@ export async function startOwnServers(
   options: OwnServerOptions,
 ): Promise<{ s3?: LocalS3; dynamodb?: LocalServer }> {
   const { local } = options;
+  // The proxy's idle connections: its own signed clients and the SDK's keep connections as they do with it.
+  const idleConnection = { ...IDLE_CONNECTION };
   const s3 =
-    wanted.bucket === undefined ? undefined : { bucket: wanted.bucket, directory: join(local, 's3') };
-  const dynamodb = wanted.dynamodb ? { directory: join(local, 'dynamodb') } : undefined;
+    wanted.bucket === undefined
+      ? undefined
+      : { bucket: wanted.bucket, directory: join(local, 's3'), idleConnection, ...PRODUCT_S3 };
+  const dynamodb = wanted.dynamodb ? { directory: join(local, 'dynamodb'), idleConnection } : undefined;
   if (dynamodb) mkdirSync(dynamodb.directory, { recursive: true });
   const ports = {
     s3: s3 && (await choosePort(local, 's3')),

@@ -16,6 +16,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { CreateBucketCommand, HeadBucketCommand } from '@aws-sdk/client-s3';
+import { type LocalS3, type LocalServer, recordedUploader } from '@catalogue/local-aws';
 import { register } from '../admin/actions.js';
 import { AdminTables } from '../admin/dynamo.js';
 import { partnerDefaults } from '../admin/settings.js';
@@ -53,8 +54,6 @@ import {
   servedFrom,
   writePublishedRecord,
 } from './published.js';
-import { recordedUploader } from './s3rver-events.js';
-import type { LocalS3, LocalServer } from './servers.js';
 import { startUploadLoop } from './uploads.js';
 
 const ROOT = resolve(import.meta.dirname, '..');

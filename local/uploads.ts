@@ -8,15 +8,12 @@
  * says when a new version goes live, whoever made it live (an upload, the CLI, a rollback): it watches the
  * pointer.
  */
+
+import { eventKeyOf } from '@catalogue/local-aws';
 import { readHistory, readLiveVersion } from '../builder/publish/versions.js';
 import { logProgress } from '../builder/report/progress.js';
 import { printable } from '../builder/snapshot/problems.js';
-import {
-  eventKeyOf,
-  objectKeyOf,
-  type S3EventNotification,
-  type S3EventRecord,
-} from '../builder/upload/event.js';
+import { objectKeyOf, type S3EventNotification, type S3EventRecord } from '../builder/upload/event.js';
 import { newerUpload } from '../builder/upload/order.js';
 import { publishUpload, type UploadResult, type UploadSettings } from '../builder/upload/publish-upload.js';
 import { reportKeyFor, reportLine, type UploadReport } from '../builder/upload/report.js';
@@ -38,7 +35,7 @@ export interface LocalUploadOptions extends Omit<UploadSettings, 'lockWaitMs' | 
   /** Handle first the uploads whose report is missing or `failed` (default true: they came while npm start was down). */
   catchUp?: boolean;
   /**
-   * Who uploaded a key's version (bare ETag), as its event named them (local/s3rver-events.ts
+   * Who uploaded a key's version (bare ETag), as its event named them (@catalogue/local-aws, s3rver-events.ts
    * recordedUploader): the principal of an upload taken up at start, whose event was lost with the last run.
    */
   uploaderOf?: (key: string, etag: string) => string | undefined;
@@ -292,7 +289,7 @@ export function startUploadLoop(
     /** The proxy's pointer TTL: a new version is said to be live once every answer is from it. */
     servedWithinMs: number;
     log: (line: string) => void;
-    /** Who uploaded a key's version, as its event said (its own S3's record: local/s3rver-events.ts). */
+    /** Who uploaded a key's version, as its event said (its own S3's record: @catalogue/local-aws, s3rver-events.ts). */
     uploaderOf?: LocalUploadOptions['uploaderOf'];
   },
 ): string[] {

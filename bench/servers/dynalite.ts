@@ -3,7 +3,7 @@
  * synchronous work of seconds under a flood; in the bench process it would hold back the S3 and Secrets
  * Manager stand-ins' answers too, and time the harness instead of the function.
  */
-import { startDynamo } from '../../local/servers.js';
+import { startDynamo } from '@catalogue/local-aws';
 import { main, onStop, ready } from './child.js';
 
 main(async () => {

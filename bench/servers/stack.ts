@@ -4,9 +4,9 @@
  * argv: <s3 data directory> <dynalite data directory>
  */
 
+import { startDynamo, startS3 } from '@catalogue/local-aws';
 import { createTables } from '../../admin/tables.js';
 import { dynamoClient, leanDynamo } from '../../aws/sdk.js';
-import { startDynamo, startS3 } from '../../local/servers.js';
 import { registerKey } from '../../test/helpers/admin.js';
 import { BENCH_KEY, HUGE_LIMITS, STACK_BUCKET, STACK_TABLES } from '../settings.js';
 import { main, onStop, ready } from './child.js';

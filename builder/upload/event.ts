@@ -1,6 +1,6 @@
 /**
  * S3 event notifications, as S3 delivers them to a Lambda function subscribed to the bucket and as the local
- * S3 of `npm start` emits them (local/servers.ts `onEvent`): only the fields the upload builder reads.
+ * S3 of `npm start` emits them (@catalogue/local-aws's `onEvent`; its `eventKeyOf` encodes keys as S3 does): only the fields the upload builder reads.
  */
 
 /** One record of an S3 event notification (event version 2.x). */
@@ -41,18 +41,6 @@ export function objectKeyOf(record: Pick<S3EventRecord, 's3'>): string | undefin
   } catch {
     return undefined;
   }
-}
-
-/**
- * An object key as S3's event notifications carry it: each segment URL-encoded, a space as `+` (the local S3
- * sends its events so, as S3 does: local/s3rver-events.ts).
- * @example eventKeyOf('incoming/a b+c%.tar.gz') // → 'incoming/a+b%2Bc%25.tar.gz'
- */
-export function eventKeyOf(key: string): string {
-  return key
-    .split('/')
-    .map((segment) => encodeURIComponent(segment.replace(/\p{Surrogate}/gu, '\uFFFD')).replace(/%20/g, '+'))
-    .join('/');
 }
 
 /** An ETag without its quotes: S3 events carry it bare, listings and reads quoted. */

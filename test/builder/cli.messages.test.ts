@@ -4,8 +4,8 @@
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { type LocalServer, startS3 } from '@catalogue/local-aws';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { type LocalServer, startS3 } from '../../local/servers.js';
 import { REPO_DIR } from '../helpers/builder.js';
 
 let s3: LocalServer;

@@ -11,13 +11,13 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { HeadObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { type LocalS3, startS3 } from '@catalogue/local-aws';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { s3Client } from '../../aws/sdk.js';
 import { takePublishLock } from '../../builder/publish/publish.js';
 import { PROBLEM_CAP } from '../../builder/snapshot/problems.js';
 import type { S3EventRecord } from '../../builder/upload/event.js';
 import { EVENT_PROBLEMS, EVENT_SOURCE } from '../../builder/upload/report.js';
-import { type LocalS3, startS3 } from '../../local/servers.js';
 import { S3ObjectStore } from '../../store/objects/s3.js';
 import { badExport, removeTemporaryDirectories, smallSnapshot, snapshotArchive } from '../helpers/builder.js';
 

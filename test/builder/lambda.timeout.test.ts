@@ -6,12 +6,12 @@
  * time left, its outcome replaces that report. Against s3rver, with no event bus.
  */
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { type LocalS3, startS3 } from '@catalogue/local-aws';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { s3Client } from '../../aws/sdk.js';
 import { acquirePublishLock } from '../../builder/publish/lock.js';
 import type { S3EventRecord } from '../../builder/upload/event.js';
 import type { UploadReport } from '../../builder/upload/report.js';
-import { type LocalS3, startS3 } from '../../local/servers.js';
 import { S3ObjectStore } from '../../store/objects/s3.js';
 import { removeTemporaryDirectories, smallSnapshot, snapshotArchive } from '../helpers/builder.js';
 

@@ -7,6 +7,7 @@
  * refusals (gone, handled already, still building, a newer upload) write nothing.
  */
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { type LocalS3, startS3 } from '@catalogue/local-aws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordLocalStack } from '../../aws/local-stack.js';
 import { s3Client } from '../../aws/sdk.js';
@@ -16,7 +17,6 @@ import { readHistory, readLiveVersion } from '../../builder/publish/versions.js'
 import type { S3EventNotification } from '../../builder/upload/event.js';
 import type { UploadResult } from '../../builder/upload-command.js';
 import type { UploadFailures } from '../../builder/upload-failures.js';
-import { type LocalS3, startS3 } from '../../local/servers.js';
 import { acceptUploads, type LocalUploads } from '../../local/uploads.js';
 import { S3ObjectStore } from '../../store/objects/s3.js';
 import { UPLOAD_PREFIXES } from '../../store/upload-prefixes.js';

@@ -7,6 +7,7 @@
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { type LocalServer, startDynamo } from '@catalogue/local-aws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTables } from '../../admin/tables.js';
 import { dynamoClient, leanDynamo } from '../../aws/sdk.js';
@@ -18,7 +19,6 @@ import {
   responseOf,
   VERSION,
 } from '../../client/index.js';
-import { type LocalServer, startDynamo } from '../../local/servers.js';
 import { createHttpServer } from '../../proxy/adapters/http.js';
 import { createProxy } from '../../proxy/app.js';
 import { loadConfig } from '../../proxy/config.js';

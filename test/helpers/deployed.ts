@@ -4,12 +4,13 @@
  * counters tables with partner keys in them, a generated catalogue published into s3rver; and the proxy as
  * the stack configures it, over whatever endpoints stand in front of those servers.
  */
+
+import { type LocalS3, type LocalServer, startDynamo, startS3 } from '@catalogue/local-aws';
 import fc from 'fast-check';
 import { createTables } from '../../admin/tables.js';
 import { dynamoClient, leanDynamo, s3Client } from '../../aws/sdk.js';
 import { publishCatalogue } from '../../builder/publish/publish.js';
 import type { Snapshot } from '../../builder/snapshot/snapshot.js';
-import { type LocalS3, type LocalServer, startDynamo, startS3 } from '../../local/servers.js';
 import { createProxy } from '../../proxy/app.js';
 import { loadConfig } from '../../proxy/config.js';
 import type { ProxyHandler, RequestLogLine } from '../../proxy/core/types.js';

@@ -1,9 +1,9 @@
 /** Shared fixtures for the key and quota suites: a dynalite with both tables, call counting, records. */
 import type { AttributeValue, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { type LocalServer, startDynamo } from '@catalogue/local-aws';
 import { createTables } from '../../admin/tables.js';
 import type { LeanDynamo } from '../../aws/dynamodb.js';
 import { credentialProvider, dynamoClient, leanDynamo } from '../../aws/sdk.js';
-import { type LocalServer, startDynamo } from '../../local/servers.js';
 import { LeanCounterTransport } from '../../proxy/quota/dynamo-lean.js';
 import type { CounterTransport } from '../../proxy/quota/dynamo-transport.js';
 import { FREE_TIER_LIMITS, generateKeyId, hashApiKey, type KeyRecord } from '../../tables/keys.js';

@@ -4,11 +4,11 @@
  * quota. Every answer is checked against `proxy/openapi.json` before a test sees it.
  */
 import type { S3Client } from '@aws-sdk/client-s3';
+import { type LocalServer, startS3 } from '@catalogue/local-aws';
 import { credentialProvider, s3Client } from '../../aws/sdk.js';
 import { renderCatalogue } from '../../builder/render/full.js';
 import { loadSnapshot } from '../../builder/snapshot/load.js';
 import type { Snapshot } from '../../builder/snapshot/snapshot.js';
-import { type LocalServer, startS3 } from '../../local/servers.js';
 import type { ConfigOutcome, ProxyConfig } from '../../proxy/config.js';
 import { createHandler } from '../../proxy/core/handler.js';
 import type { ProxyHandler, ProxyResponse, RequestLogLine } from '../../proxy/core/types.js';

@@ -4,12 +4,12 @@
  * makes them — the object put, and the event S3 sent for it.
  */
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { type LocalS3, startS3 } from '@catalogue/local-aws';
 import { afterAll, beforeAll } from 'vitest';
 import { s3Client } from '../../aws/sdk.js';
 import { objectKeyOf, type S3EventRecord } from '../../builder/upload/event.js';
 import { publishUpload, type UploadSettings } from '../../builder/upload/publish-upload.js';
 import type { UploadReport } from '../../builder/upload/report.js';
-import { type LocalS3, startS3 } from '../../local/servers.js';
 import { S3ObjectStore } from '../../store/objects/s3.js';
 import { removeTemporaryDirectories } from './builder.js';
 

@@ -16,7 +16,7 @@ const ROOT = join(import.meta.dirname, '..', '..');
 const MAX_LINES = 75;
 /** The product's source files (tests, the benchmarks, fixtures, declarations and generated types aside). */
 const SOURCE = /\.(ts|mjs)$/;
-const NOT_SOURCE = /^(test|bench|fixtures)\/|\.d\.ts$|^client\/openapi-types\.ts$/;
+const NOT_SOURCE = /^(test|bench|fixtures|packages\/[^/]+\/test)\/|\.d\.ts$|^client\/openapi-types\.ts$/;
 
 /**
  * The CDK constructors allowed past the bound, as `file class`: each declares a construct's resources. An entry

@@ -10,11 +10,10 @@ import quick, { SLOW } from '../../vitest.quick.config.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 
-// The suites vitest runs: test/'s and the bench's own (bench/test/).
-const suites = globSync(quick.test?.include ?? [], {
-  cwd: ROOT,
-  exclude: (path) => path.includes('node_modules'),
-});
+/** Every suite `npm test` runs (vitest.config.ts include: the product's, the bench's own and the local AWS layer's). */
+const suites: string[] = (quick.test?.include ?? []).flatMap((glob: string) =>
+  globSync(glob, { cwd: ROOT, exclude: (path: string) => path.includes('node_modules') }),
+);
 const excluded: string[] = quick.test?.exclude ?? [];
 const inLoop = suites.filter((file) => !excluded.some((glob) => matchesGlob(file, glob)));
 

@@ -176,6 +176,27 @@ describe('the layout rules', () => {
         'bench/b.ts': 'export const b = 1;\n',
       },
     ],
+    [
+      'local-aws-stands-alone',
+      {
+        'packages/local-aws/src/a.ts': "import { b } from '../../../store/b.js';\nexport const a = b;\n",
+        'store/b.ts': 'export const b = 1;\n',
+      },
+    ],
+    [
+      'local-aws-by-its-name',
+      {
+        'local/a.ts': "import { b } from '../packages/local-aws/src/b.js';\nexport const a = b;\n",
+        'packages/local-aws/src/b.ts': 'export const b = 1;\n',
+      },
+    ],
+    [
+      'product-not-local-aws',
+      {
+        'proxy/a.ts': "import { b } from '../packages/local-aws/src/b.js';\nexport const a = b;\n",
+        'packages/local-aws/src/b.ts': 'export const b = 1;\n',
+      },
+    ],
   ] as const)('refuses %s', async (rule, files) => {
     // Prepare
     const root = tree(rule, files);

@@ -70,12 +70,11 @@ describe('a folder of the user’s in the checkout', () => {
       workspaces: Record<string, { project: string[] }>;
     };
     const tsconfig = parse(readFileSync(join(ROOT, 'tsconfig.json'), 'utf8')) as { include: string[] };
-    // Each workspace's project globs, from the root: the root's ('.') and the bench's (bench/).
-    const project = Object.entries(knip.workspaces).flatMap(([workspace, { project }]) =>
+    // Each workspace's project globs, from the repository's root (`!` kept in front).
+    const project = Object.entries(knip.workspaces).flatMap(([folder, { project }]) =>
       project.map((glob) => {
         const negated = glob.startsWith('!');
-        const path =
-          workspace === '.' ? glob.slice(Number(negated)) : `${workspace}/${glob.slice(Number(negated))}`;
+        const path = folder === '.' ? glob.replace(/^!/, '') : `${folder}/${glob.replace(/^!/, '')}`;
         return negated ? `!${path}` : path;
       }),
     );

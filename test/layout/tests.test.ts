@@ -1,6 +1,7 @@
 /**
  * Every source file's tests can be found: each has a test at its mirrored path (`test/<path>.test.ts`, or an
- * aspect `test/<path>.<aspect>.test.ts`) or an entry in test/README.md's "where the rest is tested" naming the
+ * aspect `test/<path>.<aspect>.test.ts`; in a workspace package, `packages/<name>/src/<path>.ts` is tested at
+ * `packages/<name>/test/<path>.test.ts`) or an entry in test/README.md's "where the rest is tested" naming the
  * suites that test it (or "types only" for a file that declares nothing that runs). An entry must name tests
  * that exist, a source file that exists and has no mirrored test, and "types only" only for types.
  */
@@ -15,7 +16,10 @@ const RECORD_HEADING = '## Where the rest is tested';
 const TYPES_ONLY = 'types only';
 
 /** The product's folders whose files are held to the rule. */
-const SOURCE = /^(aws|store|builder|proxy|admin|tables|ops|local|infra|client)\/.*\.(ts|js|mjs)$/;
+const SOURCE =
+  /^(aws|store|builder|proxy|admin|tables|ops|local|infra|client|packages\/[^/]+\/src)\/.*\.(ts|js|mjs)$/;
+/** The suites: the product's, and each workspace package's own. */
+const TEST = /^(test|packages\/[^/]+\/test)\/.*\.test\.(ts|mjs)$/;
 /** Not product code: declarations, generated types, tools' configuration files. */
 const NOT_SOURCE = /\.d\.ts$|^client\/openapi-types\.ts$|\.config\.ts$/;
 
@@ -50,9 +54,16 @@ function parseRecord(markdown: string): Map<string, Entry> {
   return record;
 }
 
+/** Where `source`'s mirrored test would be, without its `.test.ts`: `test/<path>`, or a package's `test/<path>`. */
+function mirroredBase(source: string): string {
+  const bare = source.replace(/\.(ts|js|mjs)$/, '');
+  const inPackage = /^(packages\/[^/]+)\/src\/(.+)$/.exec(bare);
+  return inPackage ? `${inPackage[1]}/test/${inPackage[2]}` : `test/${bare}`;
+}
+
 /** The mirrored tests of `source` among `tests`: `test/<path>.test.*` and `test/<path>.<aspect>.test.*`. */
 function mirroredTests(source: string, tests: ReadonlySet<string>): string[] {
-  const base = `test/${source.replace(/\.(ts|js|mjs)$/, '')}.`;
+  const base = `${mirroredBase(source)}.`;
   return [...tests].filter(
     (test) => test.startsWith(base) && /^([\w-]+\.)?test\.(ts|mjs)$/.test(test.slice(base.length)),
   );
@@ -65,9 +76,7 @@ function findabilityProblems(repo: Repository): string[] {
     const mirrored = mirroredTests(source, repo.tests).length > 0;
     const entry = repo.record.get(source);
     if (!mirrored && entry === undefined)
-      problems.push(
-        `${source}: no test/${source.replace(/\.\w+$/, '')}.test.ts and no entry in ${RECORD_FILE}`,
-      );
+      problems.push(`${source}: no ${mirroredBase(source)}.test.ts and no entry in ${RECORD_FILE}`);
     if (mirrored && entry !== undefined)
       problems.push(`${source}: has its mirrored test; remove its entry from ${RECORD_FILE}`);
   }
@@ -86,8 +95,8 @@ function findabilityProblems(repo: Repository): string[] {
 
 describe('the checks', () => {
   const repo = (record: Record<string, Entry>, runs = false): Repository => ({
-    sources: ['proxy/a.ts', 'proxy/b.ts', 'proxy/types.ts'],
-    tests: new Set(['test/proxy/a.faults.test.ts', 'test/proxy/app.test.ts']),
+    sources: ['proxy/a.ts', 'proxy/b.ts', 'proxy/types.ts', 'packages/kit/src/c.ts'],
+    tests: new Set(['test/proxy/a.faults.test.ts', 'test/proxy/app.test.ts', 'packages/kit/test/c.test.ts']),
     record: new Map(Object.entries(record)),
     runs: () => runs,
   });
@@ -121,6 +130,14 @@ describe('the checks', () => {
       `proxy/b.ts: no test/proxy/b.test.ts and no entry in ${RECORD_FILE}`,
       `proxy/types.ts: no test/proxy/types.test.ts and no entry in ${RECORD_FILE}`,
     ]);
+    // A package's source is tested in its own test/, never at the product's mirrored path.
+    expect(
+      findabilityProblems({
+        ...repo({}),
+        sources: ['packages/kit/src/d.ts'],
+        tests: new Set(['test/packages/kit/src/d.test.ts']),
+      }),
+    ).toEqual([`packages/kit/src/d.ts: no packages/kit/test/d.test.ts and no entry in ${RECORD_FILE}`]);
   });
 
   it("read the record's rows, and only its section", () => {
@@ -151,7 +168,7 @@ describe('the repository', () => {
   const sources = tracked.filter((file) => SOURCE.test(file) && !NOT_SOURCE.test(file));
   const repository: Repository = {
     sources,
-    tests: new Set(tracked.filter((file) => /^test\/.*\.test\.(ts|mjs)$/.test(file))),
+    tests: new Set(tracked.filter((file) => TEST.test(file))),
     record: parseRecord(readFileSync(join(ROOT, RECORD_FILE), 'utf8')),
     runs: (source) =>
       /^export (default|(async )?function|const|let|var|class|enum|abstract class)\b/m.test(

@@ -1,5 +1,5 @@
 /**
- * The key-administration API as `npm start` serves it (local/admin.ts, local/sigv4.ts): the admin core behind
+ * The key-administration API as `npm start` serves it (local/admin.ts, @catalogue/local-aws sigv4.ts): the admin core behind
  * a SigV4 check, against dynalite, through real signed HTTP as a Node.js application sends it. Every action;
  * unsigned, expired, wrongly signed and tampered requests refused; the per-owner cap; Idempotency-Key under
  * concurrent calls; every input check; DynamoDB down → 503 with Retry-After; one audit line per call, never a

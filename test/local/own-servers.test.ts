@@ -9,7 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readEndpoints } from '../../aws/local-stack.js';
-import { type OwnServerOptions, serverLayout, startOwnServers } from '../../local/own-servers.js';
+import { type OwnServerOptions, PRODUCT_S3, serverLayout, startOwnServers } from '../../local/own-servers.js';
+import { OBJECTS_DIR } from '../../store/layout.js';
+import { UPLOAD_PREFIXES } from '../../store/upload-prefixes.js';
 
 const local = mkdtempSync(join(tmpdir(), 'cat-own-'));
 afterAll(() => rmSync(local, { recursive: true, force: true }));
@@ -31,6 +33,15 @@ describe('serverLayout', () => {
     expect(() => serverLayout('processes')).toThrow(
       'CATALOGUE_LOCAL_SERVERS=processes is not a layout: use threads (the default) or in-process',
     );
+  });
+});
+
+describe("what npm start asks of its own S3 (@catalogue/local-aws's options)", () => {
+  it('keeps the uploaders of uploads, and the reserve from content objects (at any prefix) and uploads', () => {
+    expect(PRODUCT_S3).toEqual({
+      uploadsPrefix: UPLOAD_PREFIXES.incomingPrefix,
+      bulk: { anyDepth: [OBJECTS_DIR], atRoot: [UPLOAD_PREFIXES.incomingPrefix] },
+    });
   });
 });
 

@@ -1,5 +1,5 @@
 /**
- * `npm start` on a really small disk (a 40 MiB tmpfs: test/helpers/small-disk.ts), as issue 47 found it: an
+ * `npm start` on a really small disk (a 40 MiB tmpfs: @catalogue/local-aws/small-disk), as issue 47 found it: an
  * upload whose publish fills the data directory used to end `npm start` (ENOSPC), and after a restart the
  * half-written objects made the listing answer 500 and every full build fail. Here:
  * - the upload's build fails cleanly, its report saying the disk is full (and who uploaded it);
@@ -10,6 +10,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { mountSmallDisk, SMALL_DISK_REFUSED, type SmallDisk } from '@catalogue/local-aws/small-disk';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { s3Client } from '../../aws/sdk.js';
 import { main as catalogueCli, EXIT } from '../../builder/cli.js';
@@ -19,7 +20,6 @@ import { S3ObjectStore } from '../../store/objects/s3.js';
 import { removeTemporaryDirectories, temporaryDirectory } from '../helpers/builder.js';
 import { get, PARTNER, type Started, startNpm, stop } from '../helpers/npm-start.js';
 import { signedRequest } from '../helpers/signed.js';
-import { mountSmallDisk, SMALL_DISK_REFUSED, type SmallDisk } from '../helpers/small-disk.js';
 
 const FIXTURE = join(import.meta.dirname, '../../fixtures/catalogue');
 const UPLOAD = 'incoming/fills-the-disk.tar.gz';

@@ -9,11 +9,12 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { startS3 } from '@catalogue/local-aws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { s3Client } from '../../aws/sdk.js';
 import { main as catalogueCli, EXIT } from '../../builder/cli.js';
 import { generateSnapshot } from '../../builder/synthetic/generate.js';
-import { startS3 } from '../../local/servers.js';
+import { PRODUCT_S3 } from '../../local/own-servers.js';
 import {
   fixtureSnapshot,
   REPO_DIR,
@@ -299,8 +300,9 @@ describe('npm start publishes uploads', () => {
 describe('uploads that came while npm start was not running', () => {
   it('are handled when it starts, oldest first: the newest is published, the older superseded', async () => {
     await stop(started);
-    // Its S3's data directory, served by a bare local S3 while npm start is down (another machine's CI uploading).
-    const down = await startS3(BUCKET, { directory: join(local, 's3') });
+    // Its S3's data directory, served by a bare local S3 while npm start is down (another machine's CI uploading),
+    // asked what npm start asks of its own (the uploader of each upload kept).
+    const down = await startS3(BUCKET, { directory: join(local, 's3'), ...PRODUCT_S3 });
     const bare = s3Client({ endpoint: down.endpoint });
     const older = smallSnapshot(44);
     older.modules[0]!.name = 'Uploaded while down, older';

@@ -5,8 +5,9 @@
  * Stopping a server or slowing it past DEPENDENCY_TIMEOUT_MS gives that dependency's 503 in time; restoring
  * it brings the service back without restarting the proxy. Never a crash, never an unhandled rejection.
  */
+
+import type { LocalServer } from '@catalogue/local-aws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalServer } from '../../local/servers.js';
 import type { ProxyHandler, ProxyResponse, RequestLogLine } from '../../proxy/core/types.js';
 import { deployedProxy, startDeployedWorld } from '../helpers/deployed.js';
 import { type SlowProxy, startSlowProxy } from '../helpers/slow-proxy.js';

@@ -7,9 +7,10 @@
  * cache (healthy again, every answer is the healthy one), one damaged read read again; and the last known
  * pointer serving through SlowDown on its re-check until its documented bound.
  */
+
+import type { LocalServer } from '@catalogue/local-aws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Snapshot } from '../../builder/snapshot/snapshot.js';
-import type { LocalServer } from '../../local/servers.js';
 import { STALE_FACTOR } from '../../proxy/catalogue/pointer.js';
 import type { ProxyHandler, ProxyResponse, RequestLogLine } from '../../proxy/core/types.js';
 import { deployedProxy, startDeployedWorld } from '../helpers/deployed.js';

@@ -6,9 +6,10 @@
  * is counted once, a 503 is not (but for a count the meter or a refund could not settle: at most once, and the
  * log line says it), nothing is counted twice, and a 429 or a quota 503 never carries the object's bytes.
  */
+
+import type { LocalServer } from '@catalogue/local-aws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Snapshot } from '../../builder/snapshot/snapshot.js';
-import type { LocalServer } from '../../local/servers.js';
 import type { ProxyHandler, ProxyResponse, RequestLogLine } from '../../proxy/core/types.js';
 import { deployedProxy, startDeployedWorld } from '../helpers/deployed.js';
 import { type FaultAction, type FaultProxy, s3Error, startFaultProxy } from '../helpers/fault-proxy.js';

@@ -8,13 +8,13 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { startS3 } from '@catalogue/local-aws';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { s3Client } from '../../aws/sdk.js';
 import { publishCatalogue } from '../../builder/publish/publish.js';
 import { renderCatalogue } from '../../builder/render/full.js';
 import type { Snapshot } from '../../builder/snapshot/snapshot.js';
-import { startS3 } from '../../local/servers.js';
 import type { ProxyHandler } from '../../proxy/core/types.js';
 import { DependencyError } from '../../store/errors.js';
 import { POINTER_KEY } from '../../store/layout.js';

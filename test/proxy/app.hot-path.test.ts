@@ -4,10 +4,10 @@
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
+import { type LocalServer, startDynamo, startS3 } from '@catalogue/local-aws';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTables } from '../../admin/tables.js';
 import { dynamoClient, leanDynamo, s3Client } from '../../aws/sdk.js';
-import { type LocalServer, startDynamo, startS3 } from '../../local/servers.js';
 import { createProxy } from '../../proxy/app.js';
 import { loadConfig } from '../../proxy/config.js';
 import type { ProxyResponse } from '../../proxy/core/types.js';

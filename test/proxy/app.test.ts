@@ -5,11 +5,11 @@
 import { Writable } from 'node:stream';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { S3Client } from '@aws-sdk/client-s3';
+import { type LocalServer, startDynamo, startS3 } from '@catalogue/local-aws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTables } from '../../admin/tables.js';
 import type { LeanDynamo } from '../../aws/dynamodb.js';
 import { dynamoClient, leanDynamo, s3Client } from '../../aws/sdk.js';
-import { type LocalServer, startDynamo, startS3 } from '../../local/servers.js';
 import { createLambdaHandler, localRuntime, type ResponsePrelude } from '../../proxy/adapters/lambda.js';
 import { createProxy } from '../../proxy/app.js';
 import { loadConfig } from '../../proxy/config.js';

@@ -7,12 +7,12 @@
 
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { ScanCommand } from '@aws-sdk/client-dynamodb';
+import { type LocalServer, startDynamo, startS3 } from '@catalogue/local-aws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTables } from '../../admin/tables.js';
 import type { LeanDynamo } from '../../aws/dynamodb.js';
 import { LOOPBACK_CREDENTIALS } from '../../aws/env.js';
 import { dynamoClient, leanDynamo, s3Client } from '../../aws/sdk.js';
-import { type LocalServer, startDynamo, startS3 } from '../../local/servers.js';
 import { loadConfig } from '../../proxy/config.js';
 import type { ProxyLogLine, ProxyRequest } from '../../proxy/core/types.js';
 import { MemoryKeyStore } from '../../proxy/keys/memory.js';

@@ -1,7 +1,7 @@
 /**
  * Real exchanges with the key-administration API for its reference page (`/docs/admin`): the admin API's own
  * handler (admin/http/handler.ts, what its function URL and `npm start` run) in this process, over real tables —
- * a dynalite of its own, in memory on a loopback port, with the tables of admin/tables.ts — and requests counted
+ * a local DynamoDB of its own (@catalogue/local-aws's startDynamo) on a loopback port, with the tables of admin/tables.ts — and requests counted
  * by the request path's own meter (proxy/quota/dynamo.ts), so usage shows what the public API counted. A
  * failing table is a DynamoDB endpoint that refuses connections, really.
  *
@@ -14,8 +14,9 @@
  * Run in its own process by docs/reference/build.ts (through admin/document.ts).
  */
 import { createHash } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { startDynamo } from '@catalogue/local-aws';
 import { AdminTables } from '../../../admin/dynamo.js';
 import { type AdminRequest, createAdminHandler } from '../../../admin/http/handler.js';
 import { adminSettings } from '../../../admin/settings.js';
@@ -159,10 +160,8 @@ export class AdminWorld {
   }
 
   static async start(): Promise<AdminWorld> {
-    const { default: dynalite } = await import('dynalite');
-    const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 }) as Server;
-    await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
-    const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const server = await startDynamo();
+    const { endpoint } = server;
     const client = dynamoClient({ endpoint });
     await createTables(client, TABLES);
     const dynamo = leanDynamo(endpoint, REGION);
@@ -187,8 +186,7 @@ export class AdminWorld {
         await dynamo.close();
         await downDynamo.close();
         await transport.close();
-        server.closeAllConnections?.();
-        await new Promise<void>((closed) => server.close(() => closed()));
+        await server.dispose();
       },
     );
   }

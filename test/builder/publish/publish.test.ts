@@ -1,4 +1,5 @@
 import type { S3Client } from '@aws-sdk/client-s3';
+import { type LocalServer, startS3 } from '@catalogue/local-aws';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { s3Client } from '../../../aws/sdk.js';
 import { type CommandOptions, EXIT, main } from '../../../builder/cli.js';
@@ -7,7 +8,6 @@ import { publishCatalogue } from '../../../builder/publish/publish.js';
 import { renderCatalogue } from '../../../builder/render/full.js';
 import type { Snapshot } from '../../../builder/snapshot/snapshot.js';
 import { openTarget } from '../../../builder/target.js';
-import { type LocalServer, startS3 } from '../../../local/servers.js';
 import { POINTER_KEY } from '../../../store/layout.js';
 import { DirectoryObjectStore } from '../../../store/objects/directory.js';
 import type { WritableObjectStore } from '../../../store/objects/interface.js';

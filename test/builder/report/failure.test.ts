@@ -6,10 +6,10 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
+import { type LocalServer, startS3 } from '@catalogue/local-aws';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { EXIT, main } from '../../../builder/cli.js';
 import { explainPublishFailure, type FailureKind } from '../../../builder/report/failure.js';
-import { type LocalServer, startS3 } from '../../../local/servers.js';
 import { DependencyError } from '../../../store/errors.js';
 import {
   removeTemporaryDirectories,

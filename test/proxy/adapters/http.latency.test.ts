@@ -9,10 +9,10 @@
  */
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import { type AddressInfo, createConnection } from 'node:net';
+import { startS3 } from '@catalogue/local-aws';
 import { request } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { s3Client } from '../../../aws/sdk.js';
-import { startS3 } from '../../../local/servers.js';
 import { createHttpServer } from '../../../proxy/adapters/http.js';
 import { createProxy } from '../../../proxy/app.js';
 import { loadConfig } from '../../../proxy/config.js';

@@ -37,7 +37,7 @@ afterAll(async () => {
 describe('tables', () => {
   it('creates the tables idempotently and reports TTL support', async () => {
     const again = await createTables(db.client, { keysTable: db.keysTable, countersTable: db.countersTable });
-    // The local DynamoDB honours TTL as AWS does (local/dynamo-ttl.ts): enabled on expires_at.
+    // The local DynamoDB honours TTL as AWS does (@catalogue/local-aws, dynamo-ttl.ts): enabled on expires_at.
     expect(again).toEqual({ created: [], ownerIndex: 'present', ttl: 'enabled' });
   });
 });

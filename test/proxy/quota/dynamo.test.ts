@@ -1,5 +1,5 @@
-import { createRequire } from 'node:module';
 import { GetItemCommand, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { dynaliteItemSize } from '@catalogue/local-aws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DynamoQuotaMeter, RECENT_WRITES, TOKEN_SLOTS } from '../../../proxy/quota/dynamo.js';
 import type { CounterTransport, Item, UpdateOutcome } from '../../../proxy/quota/dynamo-transport.js';
@@ -15,9 +15,7 @@ import {
 } from '../../helpers/dynamo.js';
 
 /** DynamoDB's item size rules, as dynalite implements them (its own WCU arithmetic uses it). */
-const { itemSize } = createRequire(import.meta.url)('dynalite/db/index.js') as {
-  itemSize: (item: Item) => number;
-};
+const itemSize = (item: Item) => dynaliteItemSize(item);
 
 let db: DynamoFixture;
 const closers: (() => unknown)[] = [];

@@ -4,12 +4,12 @@
  * checked against the bytes actually sent.
  */
 import { S3Client } from '@aws-sdk/client-s3';
+import { type LocalServer, startS3 } from '@catalogue/local-aws';
 import { Sha256 } from '@smithy/core/checksum';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { credentialProvider, s3Client } from '../../../aws/sdk.js';
-import { type LocalServer, startS3 } from '../../../local/servers.js';
 import { DependencyError } from '../../../store/errors.js';
 import type { GetOptions, ObjectStore } from '../../../store/objects/interface.js';
 import { S3ObjectStore } from '../../../store/objects/s3.js';

@@ -3,9 +3,9 @@
  * every publish and every `npm start` over more than 1,000 objects depends on continuation tokens working.
  */
 import type { S3Client } from '@aws-sdk/client-s3';
+import { type LocalServer, startS3 } from '@catalogue/local-aws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { s3Client } from '../../../aws/sdk.js';
-import { type LocalServer, startS3 } from '../../../local/servers.js';
 import { S3ObjectStore } from '../../../store/objects/s3.js';
 
 const KEYS = 2_345;

@@ -3,16 +3,16 @@
  * `event` for every object written or deleted (its S3Event shape is S3's), but
  * - names the completion of a multipart upload `ObjectCreated:Post`, where S3 says
  *   `ObjectCreated:CompleteMultipartUpload` (what `aws s3 cp` sends for files over 8 MB);
- * - gives the key as it is, where S3 URL-encodes it (a space as `+`: builder/upload/event.ts eventKeyOf), so a
+ * - gives the key as it is, where S3 URL-encodes it (a space as `+`: events.ts eventKeyOf), so a
  *   key with `+` or `%` would be read as another;
  * - names a random principal for every request, where S3 names who signed it.
  * A middleware notes, for the request being handled, whether it completes a multipart upload and who signed
  * it (the access key of its signature, `AWS:S3RVER` for the local credentials; `Anonymous` when unsigned), and
  * each event is put right before it is passed on.
  *
- * Who uploaded is also kept, for uploads (`incoming/…`): an event that `npm start` had not handled when it
- * stopped (killed in the middle of a build, say) is lost with it, and the upload is taken up again at the next
- * start from a listing (local/uploads.ts), which names no principal. So the signer of each upload is written
+ * Who uploaded is also kept, for the keys under the `uploadsPrefix` given (npm start: `incoming/`): an event
+ * that `npm start` had not handled when it stopped (killed in the middle of a build, say) is lost with it, and
+ * the upload is taken up again at the next start from a listing, which names no principal. So the signer of each upload is written
  * beside the bucket's objects (`._S3rver_uploaders/`, never listed) before its PUT is answered, and read back
  * by {@link recordedUploader}: the report and the version's history name the uploader either way.
  */
@@ -21,8 +21,8 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type S3rver from 's3rver';
-import { eventKeyOf, objectKeyOf, type S3EventNotification } from '../builder/upload/event.js';
-import { UPLOAD_PREFIXES } from '../store/upload-prefixes.js';
+import { eventKeyOf, type S3EventNotification } from './events.js';
+import { beforeRouter, type Middleware as KoaMiddleware, storeOf } from './internals.js';
 
 /** Where a bucket's uploaders are kept, beside s3rver's own `._S3rver_uploads`. */
 const UPLOADERS = '._S3rver_uploaders';
@@ -53,11 +53,14 @@ export function recordedUploader(
   }
 }
 
-/** Keep who uploaded an upload's version (whole or not at all); a full disk only loses the record. */
-function keepUploader(s3Directory: string, record: S3EventNotification['Records'][number]): void {
-  const key = objectKeyOf(record);
+/** Keep who uploaded an upload's version (`key`, as stored; whole or not at all); a full disk only loses the record. */
+function keepUploader(
+  s3Directory: string,
+  key: string,
+  record: S3EventNotification['Records'][number],
+): void {
   const principalId = record.userIdentity?.principalId;
-  if (!key?.startsWith(UPLOAD_PREFIXES.incomingPrefix) || !principalId) return;
+  if (!principalId) return;
   const file = uploaderFile(s3Directory, record.s3.bucket.name, key);
   try {
     mkdirSync(join(file, '..'), { recursive: true });
@@ -92,34 +95,40 @@ function signerOf(ctx: Pick<Context, 'get' | 'querystring'>): string {
     query.get('AWSAccessKeyId');
   return accessKey ? `AWS:${accessKey}` : 'Anonymous';
 }
-type Middleware = (ctx: Context, next: () => Promise<void>) => Promise<void>;
+type Middleware = KoaMiddleware<Context>;
 
 /**
- * Pass every event of `s3rver` to `emit`, multipart completions named as S3 names them. Call it before `callback()` or
- * `run()` (Koa composes its middleware then).
- * @example const server = new S3rver(options); forwardS3rverEvents(server, (event) => queue.push(event)); await server.run();
+ * Pass every event of `s3rver` to `emit`, multipart completions named as S3 names them; the uploader of each
+ * key under `uploadsPrefix` is kept ({@link recordedUploader}). Call it before `callback()` or `run()` (Koa
+ * composes its middleware then).
+ * @example const server = new S3rver(options); forwardS3rverEvents(server, (event) => queue.push(event), 'incoming/'); await server.run();
  */
-export function forwardS3rverEvents(s3rver: S3rver, emit: (notification: S3EventNotification) => void): void {
-  const app = s3rver as unknown as {
-    middleware: Middleware[];
-    on(name: 'event', listener: (event: S3EventNotification) => void): void;
-  };
+export function forwardS3rverEvents(
+  s3rver: S3rver,
+  emit: (notification: S3EventNotification) => void,
+  uploadsPrefix?: string,
+): void {
   /** The request being handled (its events are emitted while it is): who signed it, whether it completes a multipart upload. */
   const requests = new AsyncLocalStorage<{ signer: string; completion: boolean }>();
-  app.middleware.splice(app.middleware.length - 1, 0, async (ctx, next) => {
+  const middleware: Middleware = async (ctx, next) => {
     const completion = ctx.method === 'POST' && new URLSearchParams(ctx.querystring).has('uploadId');
     return requests.run({ signer: signerOf(ctx), completion }, next);
-  });
-  const directory = (s3rver as unknown as { store: { rootDirectory: string } }).store.rootDirectory;
-  app.on('event', (event) => {
+  };
+  beforeRouter(s3rver, middleware);
+  const directory = storeOf(s3rver).rootDirectory;
+  // s3rver's 'event' is public (its README): each S3 event notification it emits.
+  s3rver.on('event', (notification) => {
+    const event = notification as S3EventNotification;
     const request = requests.getStore();
     for (const record of event.Records) {
       if (record.eventName === 'ObjectCreated:Post' && request?.completion) {
         record.eventName = 'ObjectCreated:CompleteMultipartUpload';
       }
-      record.s3.object.key = eventKeyOf(record.s3.object.key);
+      const key = record.s3.object.key;
+      record.s3.object.key = eventKeyOf(key);
       record.userIdentity = { principalId: request?.signer ?? 'Anonymous' };
-      if (record.eventName.startsWith('ObjectCreated:')) keepUploader(directory, record);
+      const upload = uploadsPrefix !== undefined && key.startsWith(uploadsPrefix);
+      if (upload && record.eventName.startsWith('ObjectCreated:')) keepUploader(directory, key, record);
     }
     emit(event);
   });

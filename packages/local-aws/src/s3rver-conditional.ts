@@ -32,6 +32,7 @@ import { Readable } from 'node:stream';
 import { crc32 } from 'node:zlib';
 import { Crc32c, Crc64Nvme } from '@aws-sdk/checksums/crc';
 import type S3rver from 's3rver';
+import { beforeRouter, type Middleware as KoaMiddleware } from './internals.js';
 
 /** The part of Koa's context the middleware uses (s3rver is a Koa application). */
 interface Context {
@@ -49,7 +50,7 @@ interface Context {
     getMetadata(bucket: string, key: string): Promise<{ etag: string }>;
   };
 }
-type Middleware = (ctx: Context, next: () => Promise<void>) => Promise<void>;
+type Middleware = KoaMiddleware<Context>;
 
 /** Marks an s3rver that has the middleware already. */
 const INSTALLED = Symbol.for('catalogue-read-api.s3rver-conditional');
@@ -268,9 +269,9 @@ async function conditionFails(
  * @example const server = new S3rver(options); installS3rverConditionalWrites(server); await server.run();
  */
 export function installS3rverConditionalWrites(s3rver: S3rver): void {
-  const app = s3rver as unknown as { middleware: Middleware[]; [INSTALLED]?: true };
+  const app = s3rver as unknown as { [INSTALLED]?: true };
   if (app[INSTALLED]) return;
   // Last is s3rver's router; before it, its logging, XML encoding and virtual-host handling.
-  app.middleware.splice(app.middleware.length - 1, 0, conditionalWrites());
+  beforeRouter(s3rver, conditionalWrites());
   app[INSTALLED] = true;
 }

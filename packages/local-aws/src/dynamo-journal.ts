@@ -20,7 +20,7 @@
  * of an earlier version (LevelDB) is read once with dynalite's own LevelDB binding, written as a journal, and
  * its LevelDB files removed.
  *
- * Hooked into dynalite where it creates its store (`db.create`, looked up on the shared CommonJS module object
+ * Hooked into dynalite where it creates its store (`db.create`, reached through internals.ts, the one seam, on the shared CommonJS module object
  * at call time): a dynalite started with a `journal` option gets an in-memory store loaded from it, whose
  * writes go to it. Everything above the store — the protocol, validation, expressions, conditions, locking — is
  * dynalite's.
@@ -37,8 +37,8 @@ import {
   rmSync,
   writeSync,
 } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { type DynaliteStore, dynaliteDb, dynaliteLevel, levelMethods } from './internals.js';
 
 export const JOURNAL_FILE = 'journal.jsonl';
 
@@ -231,20 +231,10 @@ export class Journal {
   }
 }
 
-/** dynalite's own modules, from its own place (its LevelDB binding is the one that wrote the old format). */
-const dynaliteRequire = () => createRequire(createRequire(import.meta.url).resolve('dynalite'));
-
-interface LevelDb {
-  open(): Promise<void>;
-  iterator(): AsyncIterable<[string, string]> & { close(): Promise<void> };
-  close(): Promise<void>;
-}
-
 /** Every entry of an earlier version's LevelDB, values as their JSON text. */
 async function readLevelDb(directory: string): Promise<Map<string, string>> {
-  const { Level } = dynaliteRequire()('level') as {
-    Level: new (path: string, options: object) => LevelDb;
-  };
+  // dynalite's own LevelDB binding: the one that wrote the old format.
+  const Level = dynaliteLevel();
   const db = new Level(directory, { keyEncoding: 'utf8', valueEncoding: 'utf8', createIfMissing: false });
   await db.open();
   const live = new Map<string, string>();
@@ -266,19 +256,7 @@ function removeLevelDb(directory: string): void {
 }
 
 /** What of dynalite's store the local stack uses: its table lookup and its (journaled) database. */
-export interface Store {
-  getTable(
-    name: string,
-    checkStatus: boolean,
-    callback: (error: Error | null, table?: unknown) => void,
-  ): void;
-  db: {
-    get(key: string, callback: Callback): unknown;
-    put(key: string, value: unknown, callback: Callback): unknown;
-    del(key: string, callback: Callback): unknown;
-    batch(operations: Operation[], callback: Callback): unknown;
-  };
-}
+export type Store = DynaliteStore;
 
 /** What a write puts in the journal: its key and, for a put, its value's JSON. */
 function entriesOf(operations: readonly Operation[]): Entry[] {
@@ -303,12 +281,7 @@ const asWritten = (operations: readonly Operation[], entries: readonly Entry[]) 
  */
 function directCallbacks(store: Store, journal: Journal): void {
   const { db } = store;
-  const level = Object.getPrototypeOf(db) as {
-    get(this: unknown, key: string): Promise<unknown>;
-    put(this: unknown, key: string, value: unknown, options: object): Promise<void>;
-    del(this: unknown, key: string): Promise<void>;
-    batch(this: unknown, operations: object[]): Promise<void>;
-  };
+  const level = levelMethods(db);
   const settle = (operation: () => Promise<unknown>, callback: Callback | undefined, written?: Entry[]) => {
     // A write is journaled before it is applied: one the journal cannot keep (a full disk) is not applied.
     const done = Promise.resolve().then(() => {
@@ -347,10 +320,7 @@ const INSTALLED = Symbol.for('catalogue-read-api.dynamo-journal');
  * journals its writes (idempotent; before dynalite's first server is created).
  */
 export function installJournaledStore(): void {
-  const db = dynaliteRequire()('./db') as {
-    create(options: Record<string, unknown>): Store;
-    [INSTALLED]?: true;
-  };
+  const db = dynaliteDb() as ReturnType<typeof dynaliteDb> & { [INSTALLED]?: true };
   if (db[INSTALLED]) return;
   const create = db.create;
   db.create = (options) => {

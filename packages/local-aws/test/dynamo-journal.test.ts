@@ -1,5 +1,5 @@
 /**
- * The local DynamoDB's store (local/dynamo-journal.ts): in memory, durable through its journal — across a
+ * The local DynamoDB's store (src/dynamo-journal.ts): in memory, durable through its journal — across a
  * stop and start, a restart, kill -9 and a cut last line; bounded on disk by compaction under a stream of
  * writes to one item (the metering pattern); on a really full disk (a tmpfs), a write it cannot journal whole
  * refused and not applied, the journal left whole lines, a start and serving on the full disk; and a data
@@ -21,14 +21,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GetItemCommand, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createTables } from '../../admin/tables.js';
-import { dynamoClient } from '../../aws/sdk.js';
-import { JOURNAL_FILE, replay } from '../../local/dynamo-journal.js';
-import { type LocalServer, startDynamo } from '../../local/servers.js';
-import { mountSmallDisk, SMALL_DISK_REFUSED, type SmallDisk } from '../helpers/small-disk.js';
+import { JOURNAL_FILE, replay } from '../src/dynamo-journal.js';
+import { type LocalServer, startDynamo } from '../src/servers.js';
+import { mountSmallDisk, SMALL_DISK_REFUSED, type SmallDisk } from '../src/small-disk.js';
+import { createTables, dynamoClient } from './helpers/aws.js';
 
 const TABLES = { keysTable: 'journal-keys', countersTable: 'journal-counters' };
-const REPO = join(import.meta.dirname, '..', '..');
+/** The package's folder: the killed writer's imports are relative to it. */
+const PACKAGE = join(import.meta.dirname, '..');
 const directories: string[] = [];
 const servers: LocalServer[] = [];
 
@@ -120,10 +120,9 @@ describe('the local DynamoDB keeps its data', () => {
   it('through kill -9, and a journal whose last line was cut by it', async () => {
     const dir = directory();
     const script = `
-      import { createTables } from './admin/tables.ts';
-      import { dynamoClient } from './aws/sdk.ts';
+      import { createTables, dynamoClient } from './test/helpers/aws.ts';
       import { PutItemCommand } from '@aws-sdk/client-dynamodb';
-      import { startDynamo } from './local/servers.ts';
+      import { startDynamo } from './src/servers.ts';
       const server = await startDynamo({ directory: ${JSON.stringify(dir)} });
       const client = dynamoClient({ endpoint: server.endpoint });
       await createTables(client, ${JSON.stringify(TABLES)});
@@ -133,7 +132,7 @@ describe('the local DynamoDB keeps its data', () => {
       process.stdout.write('written\\n');
       setInterval(() => {}, 1000);`;
     const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
-      cwd: REPO,
+      cwd: PACKAGE,
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     await new Promise<void>((resolve, reject) => {

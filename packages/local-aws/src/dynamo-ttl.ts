@@ -14,8 +14,8 @@
  *   The sweep runs soon after a start and then every `sweepMs`; like DynamoDB's, it is not instant: an item may
  *   be read after it expired and before a sweep.
  */
-import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
-import { SignedClient } from '../aws/signed.js';
+import { Agent, type IncomingMessage, type RequestListener, request, type ServerResponse } from 'node:http';
+import aws4 from 'aws4';
 import type { Store } from './dynamo-journal.js';
 
 /** Between two sweeps. */
@@ -178,23 +178,33 @@ export class TimeToLive {
 /** One DynamoDB call over the protocol (the sweep is a client, as DynamoDB's deleter is). */
 type Call = (operation: string, input: Record<string, unknown>) => Promise<Record<string, unknown>>;
 
-function caller(endpoint: string): { call: Call; close: () => Promise<void> } {
-  const client = new SignedClient({
-    origin: endpoint,
-    service: 'dynamodb',
-    region: 'us-east-1',
-    // The local DynamoDB checks that requests are signed, not by whom.
-    credentials: () => ({ accessKeyId: 'local-ttl-sweep', secretAccessKey: 'local-ttl-sweep' }),
-    connections: 1,
-  });
-  const call: Call = async (operation, input) => {
-    const response = await client.request({
-      method: 'POST',
-      path: '/',
-      headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': `${TARGET}${operation}` },
-      body: JSON.stringify(input),
+/** One request to `url`, signed by `aws4` (the local DynamoDB checks that requests are signed, not by whom). */
+function post(url: URL, agent: Agent, headers: Record<string, string>, body: string) {
+  const signed = aws4.sign(
+    { host: url.host, path: '/', method: 'POST', service: 'dynamodb', region: 'us-east-1', headers, body },
+    { accessKeyId: 'local-ttl-sweep', secretAccessKey: 'local-ttl-sweep' },
+  );
+  return new Promise<{ status: number; text: string }>((resolve, reject) => {
+    const sent = request(url, { method: 'POST', agent, headers: signed.headers }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () =>
+        resolve({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }),
+      );
+      response.on('error', reject);
     });
-    const body = JSON.parse(response.body.toString('utf8') || '{}') as Record<string, unknown>;
+    sent.on('error', reject);
+    sent.end(body);
+  });
+}
+
+function caller(endpoint: string): { call: Call; close: () => Promise<void> } {
+  const url = new URL('/', endpoint);
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const call: Call = async (operation, input) => {
+    const headers = { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': `${TARGET}${operation}` };
+    const response = await post(url, agent, headers, JSON.stringify(input));
+    const body = JSON.parse(response.text || '{}') as Record<string, unknown>;
     if (response.status !== 200) {
       throw Object.assign(new Error(String(body.message ?? body.__type)), {
         type: String(body.__type ?? ''),
@@ -202,7 +212,7 @@ function caller(endpoint: string): { call: Call; close: () => Promise<void> } {
     }
     return body;
   };
-  return { call, close: () => client.close() };
+  return { call, close: async () => agent.destroy() };
 }
 
 type Item = Record<string, { N?: string }>;

@@ -1,11 +1,11 @@
 /**
- * The DES shim for s3rver's continuation tokens (local/s3rver-des.ts): its ciphertext is single DES,
+ * The DES shim for s3rver's continuation tokens (src/s3rver-des.ts): its ciphertext is single DES,
  * checked against published and precomputed vectors, and it changes no other call.
  */
 import { createCipheriv as untouchedCreateCipheriv } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { installS3rverDes } from '../../local/s3rver-des.js';
+import { installS3rverDes } from '../src/s3rver-des.js';
 
 // What s3rver's `require('crypto')` returns: the object the shim wraps.
 const crypto = createRequire(import.meta.url)('node:crypto') as typeof import('node:crypto');

@@ -1,5 +1,5 @@
 /**
- * The local S3's event notifications (local/s3rver-events.ts, local/servers.ts onEvent): what S3 sends a
+ * The local S3's event notifications (src/s3rver-events.ts, src/servers.ts onEvent): what S3 sends a
  * subscribed function — a PUT, a completed multipart upload (as `aws s3 cp` sends a file over 8 MB, named as
  * S3 names it), a delete — across a restart, until unsubscribed; keys URL-encoded as S3 encodes them, and the
  * principal who signed the request (the same one every time), not a random one.
@@ -15,9 +15,13 @@ import {
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { s3Client } from '../../aws/sdk.js';
-import { objectKeyOf } from '../../builder/upload/event.js';
-import { type LocalS3, type S3EventNotification, startS3 } from '../../local/servers.js';
+import type { S3EventNotification } from '../src/events.js';
+import { type LocalS3, startS3 } from '../src/servers.js';
+import { s3Client } from './helpers/aws.js';
+
+/** The object key of a record, decoded as S3 encodes it (`+` a space, `%XX` the rest): what a consumer reads. */
+const objectKeyOf = (record: S3EventNotification['Records'][number]) =>
+  decodeURIComponent(record.s3.object.key.replace(/\+/g, ' '));
 
 let s3: LocalS3;
 let client: S3Client;

@@ -19,10 +19,10 @@
  * anything shaped like a value that is not one of the request's own values is not kept either.
  *
  * Equivalence with dynalite's own parse is tested over generated expressions and values
- * (test/local/dynalite-expressions.test.ts). Installed on the CommonJS parser modules that dynalite's
- * validations call at request time (one shared module object per process), once.
+ * (test/dynalite-expressions.test.ts). Installed on the CommonJS parser modules that dynalite's
+ * validations call at request time (one shared module object per process, reached through internals.ts), once.
  */
-import { createRequire } from 'node:module';
+import { dynaliteParser, PARSERS } from './internals.js';
 
 interface ParseContext {
   attrNames?: Record<string, string>;
@@ -177,13 +177,19 @@ export function memoisedParse(parse: Parser['parse']): Parser['parse'] {
 }
 
 const INSTALLED = Symbol.for('catalogue-read-api.dynalite-expressions');
-const PARSERS = ['updateParser', 'conditionParser', 'projectionParser'] as const;
+
+/**
+ * dynalite's own parse of one of its parsers, kept beside the memoised one (undefined before the install).
+ * @example ownParse('updateParser')?.('SET #a = :a', { context }) // what dynalite's parser alone returns
+ */
+export function ownParse(name: (typeof PARSERS)[number]): Parser['parse'] | undefined {
+  return (dynaliteParser(name) as Parser & { [INSTALLED]?: Parser['parse'] })[INSTALLED];
+}
 
 /** Memoise dynalite's three expression parsers in this process (idempotent). */
 export function installDynaliteExpressionMemo(): void {
-  const require = createRequire(import.meta.url);
   for (const name of PARSERS) {
-    const parser = require(`dynalite/db/${name}`) as Parser & { [INSTALLED]?: Parser['parse'] };
+    const parser = dynaliteParser(name) as Parser & { [INSTALLED]?: Parser['parse'] };
     if (parser[INSTALLED]) continue;
     // dynalite's own parse is kept beside the memoised one (the tests compare them).
     parser[INSTALLED] = parser.parse.bind(parser);

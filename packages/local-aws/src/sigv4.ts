@@ -10,21 +10,30 @@
  * The messages are AWS's own (SignatureDoesNotMatch, UnrecognizedClientException).
  */
 import { hash, timingSafeEqual } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
 import { Sha256 } from '@smithy/core/checksum';
 import { SignatureV4 } from '@smithy/signature-v4';
-import type { Principal } from '../admin/http/handler.js';
-import type { ReceivedRequest } from '../admin/http/node.js';
 
 export interface LocalCredentials {
   accessKeyId: string;
   secretAccessKey: string;
 }
 
-export interface SigV4CheckOptions {
+/** A request as received: what the check reads of it. */
+export interface ReceivedRequest {
+  method: string;
+  /** Path and query, as sent. */
+  url: string;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+}
+
+export interface SigV4CheckOptions<Principal> {
   credentials: LocalCredentials;
   region: string;
   /** `lambda`: what a function URL is signed for. */
   service: string;
+  /** Who a request that verifies is (the caller's own shape). */
   principal: Principal;
   now?: () => Date;
 }
@@ -84,7 +93,7 @@ interface Claim {
  */
 function readClaim(
   request: ReceivedRequest,
-  options: SigV4CheckOptions,
+  options: SigV4CheckOptions<unknown>,
   now: Date,
 ): Claim | { refusal: string } {
   const refuse = (refusal: string) => ({ refusal });
@@ -129,8 +138,8 @@ function readClaim(
  * @example const check = sigV4Check({ credentials, region: 'us-east-1', service: 'lambda', principal });
  * const outcome = await check(received); // { principal } or { refusal: 'Signature expired …' }
  */
-export function sigV4Check(
-  options: SigV4CheckOptions,
+export function sigV4Check<Principal>(
+  options: SigV4CheckOptions<Principal>,
 ): (request: ReceivedRequest) => Promise<{ principal: Principal } | { refusal: string }> {
   const signer = new SignatureV4({
     service: options.service,

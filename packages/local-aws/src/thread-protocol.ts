@@ -1,15 +1,16 @@
 /**
- * The messages between `npm start` (local/threads.ts) and the protocol servers' worker thread
- * (local/server-thread.ts): one contract both sides import.
+ * The messages between the parent (threads.ts) and the protocol servers' worker thread (server-thread.ts): one
+ * contract both sides import.
  */
-import type { S3EventNotification } from './servers.js';
+import type { S3EventNotification } from './events.js';
+import type { DynamoOptions, S3Options } from './servers.js';
 
 export type Service = 's3' | 'dynamodb';
 
 /** What the thread runs (its workerData): one server of each service asked for. */
 export interface ThreadSpec {
-  s3?: { bucket: string; directory: string | undefined; port: number };
-  dynamodb?: { directory: string | undefined; port: number };
+  s3?: S3Options & { bucket: string };
+  dynamodb?: DynamoOptions;
 }
 
 /** Parent → thread: one of a server's LocalServer operations, answered by a `done` with the same id. */

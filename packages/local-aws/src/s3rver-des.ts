@@ -19,12 +19,12 @@
  * `@20minutes/s3rver` keeps the same DES token and its 5.x needs Node ≥ 24; a vendored, patched copy of
  * s3rver needs an install script (or a copy of the whole package) to stay applied.
  */
-import { createRequire } from 'node:module';
+import { sharedCrypto } from './internals.js';
 
 type Crypto = typeof import('node:crypto');
 
 /** The CommonJS module object, shared with s3rver's `require('crypto')` (not an ESM namespace copy). */
-const crypto = createRequire(import.meta.url)('node:crypto') as Crypto;
+const crypto = sharedCrypto();
 
 /** Marks the installed shim on the shared `crypto` object, so a second module instance does not wrap twice. */
 const INSTALLED = Symbol.for('catalogue-read-api.s3rver-des');

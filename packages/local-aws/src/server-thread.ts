@@ -1,6 +1,6 @@
 /**
- * The local protocol servers (s3rver, dynalite: local/servers.ts) on a worker thread of their own, so that
- * their work runs beside the proxy's thread instead of on it (local/threads.ts starts the thread and speaks
+ * The local protocol servers (s3rver, dynalite: servers.ts) on a worker thread of their own, so that
+ * their work runs beside the proxy's thread instead of on it (threads.ts starts the thread and speaks
  * to it). The servers listen in this thread; the parent only sends `stop`, `start` and `dispose` for one of
  * them and receives `ready`, the answers, and the bucket's S3 event notifications.
  */
@@ -15,8 +15,8 @@ const post = (message: ThreadMessage) => port.postMessage(message);
 async function main(): Promise<void> {
   const servers: Partial<Record<Service, LocalServer>> = {};
   const [s3, dynamodb] = await Promise.all([
-    spec.s3 && startS3(spec.s3.bucket, { directory: spec.s3.directory, port: spec.s3.port }),
-    spec.dynamodb && startDynamo({ directory: spec.dynamodb.directory, port: spec.dynamodb.port }),
+    spec.s3 && startS3(spec.s3.bucket, spec.s3),
+    spec.dynamodb && startDynamo(spec.dynamodb),
   ]);
   if (s3) {
     // Structured clone keeps the notification as it is: a plain object of plain values.

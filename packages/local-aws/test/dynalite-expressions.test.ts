@@ -1,21 +1,20 @@
 /**
- * dynalite's expressions parsed once per shape (local/dynalite-expressions.ts): for any expression, names and
+ * dynalite's expressions parsed once per shape (src/dynalite-expressions.ts): for any expression, names and
  * values, the memoised parse — first (dynalite's own) and again with other values of the same types (a kept
  * template, filled) — gives what dynalite's own parse gives with those values: the same result, the same names
  * and values marked used, the same refusal; and every request gets a copy of its own.
  */
-import { createRequire } from 'node:module';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { installDynaliteExpressionMemo, memoisedParse } from '../../local/dynalite-expressions.js';
-import { errorMessage } from '../../store/errors.js';
+import { installDynaliteExpressionMemo, memoisedParse, ownParse } from '../src/dynalite-expressions.js';
+import { dynaliteDb, type PARSERS } from '../src/internals.js';
 
 installDynaliteExpressionMemo();
-const require = createRequire(import.meta.url);
 type Parse = (input: string, options: { context: Record<string, unknown> }) => unknown;
-const own = (name: string): Parse => {
-  const parser = require(`dynalite/db/${name}`) as Record<symbol, Parse>;
-  return parser[Symbol.for('catalogue-read-api.dynalite-expressions')]!;
+const own = (name: (typeof PARSERS)[number]): Parse => ownParse(name) as Parse;
+const errorMessage = (error: unknown) => {
+  const message = (error as { message?: unknown } | null | undefined)?.message;
+  return typeof message === 'string' ? message : String(error);
 };
 const update = own('updateParser');
 const condition = own('conditionParser');
@@ -24,7 +23,7 @@ type Values = Record<string, Record<string, unknown>>;
 
 /** A context as dynalite's validation builds it (validations/index.js, validateExpressions). */
 function context(names: Record<string, string>, values: Values, keyCondition = false) {
-  const db = require('dynalite/db') as { compare: unknown };
+  const db = dynaliteDb() as unknown as { compare: unknown };
   return {
     attrNames: names,
     attrVals: values,

@@ -1,21 +1,21 @@
 /**
- * The local admin API's signature check (local/sigv4.ts) behind its node:http adapter, against requests signed
+ * The SigV4 check of a function URL (src/sigv4.ts) behind a node:http server, against requests signed
  * by another language's AWS SDK (Debian's python3-botocore, as the admin guide's Python sample signs) and
  * hand-built hostile ones — refused as AWS refuses them (issue 47): a SignedHeaders list naming a header twice
  * (`host;host`) or out of order, and a session token with the long-term local credentials, signed or not.
- * Everything else npm start's admin API meets is in test/local/admin.test.ts.
+ * Everything else npm start's admin API meets (the check behind the product's own adapter) is in the product's
+ * test/local/admin.test.ts.
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { promisify } from 'node:util';
 import { Sha256 } from '@smithy/core/checksum';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAdminServer } from '../../admin/http/node.js';
-import { sigV4Check } from '../../local/sigv4.js';
-import { closeServer } from '../helpers/loopback.js';
+import { sigV4Check } from '../src/sigv4.js';
 
 const PYTHON = '/usr/bin/python3';
 const CREDENTIALS = {
@@ -25,24 +25,33 @@ const CREDENTIALS = {
 const REGION = 'eu-west-1';
 const PRINCIPAL = { arn: 'arn:aws:iam::000000000000:user/local' };
 
-let server: ReturnType<typeof createAdminServer>;
+let server: Server;
 let base: string;
 
 beforeAll(async () => {
-  // The handler's part is only to say what the check decided.
-  server = createAdminServer(
-    async (received) => ({
-      status: received.principal ? 200 : 403,
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ refusal: received.refusal ?? null }),
-    }),
-    sigV4Check({ credentials: CREDENTIALS, region: REGION, service: 'lambda', principal: PRINCIPAL }),
-  );
+  const check = sigV4Check({
+    credentials: CREDENTIALS,
+    region: REGION,
+    service: 'lambda',
+    principal: PRINCIPAL,
+  });
+  // The server's part is only to say what the check decided of the request as received.
+  server = createServer(async (incoming, response) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of incoming) chunks.push(chunk as Buffer);
+    const { method = 'GET', url = '/', headers } = incoming;
+    const checked = await check({ method, url, headers, body: Buffer.concat(chunks) });
+    response.writeHead('principal' in checked ? 200 : 403, { 'content-type': 'application/json' });
+    response.end(JSON.stringify({ refusal: 'refusal' in checked ? checked.refusal : null }));
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
 afterAll(async () => {
-  await closeServer(server);
+  await new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
 });
 
 /** A request signed by botocore's SigV4Auth, sent with urllib: its status and the check's refusal. */

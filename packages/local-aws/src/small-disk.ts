@@ -1,14 +1,13 @@
 /**
- * A really small disk for the tests of a full disk: a tmpfs of a few MiB mounted at a fresh directory (as root:
- * `.ci/run` runs as root, and so does this machine), so writes fail with the kernel's own ENOSPC — never a
- * mock. Where the kernel refuses the mount (not root, or a container without CAP_SYS_ADMIN),
+ * A really small disk for the tests of a full disk (this package's, and npm start's:
+ * `@catalogue/local-aws/small-disk`): a tmpfs of a few MiB mounted at a fresh directory (as root: `.ci/run` runs
+ * as root, and so does this machine), so writes fail with the kernel's own ENOSPC — never a mock. Where the kernel refuses the mount (not root, or a container without CAP_SYS_ADMIN),
  * {@link SMALL_DISK_REFUSED} says why, and the suites skip with that reason in their titles.
  */
 import { execFileSync } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, rmSync, statfsSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { errorMessage } from '../../store/errors.js';
 
 export interface SmallDisk {
   /** Where it is mounted. */
@@ -79,6 +78,6 @@ export const SMALL_DISK_REFUSED: string | undefined = (() => {
     mountSmallDisk(1).unmount();
     return undefined;
   } catch (error) {
-    return errorMessage(error);
+    return error instanceof Error ? error.message : String(error);
   }
 })();

@@ -9,7 +9,9 @@
  * failing on the full disk, so the listing answered 500 and every full build failed; and the upload's report
  * could not be written either, so nothing said what had happened.
  *
- * How, at one seam (the store's prototype, checked to be 3.7.1's):
+ * How: each server's store is one of s3rver's filesystem stores with the write methods below of its own, put in
+ * place of the one s3rver's constructor made (through internals.ts, which checks s3rver's version and layout
+ * first; s3rver's own class is left as it is):
  * - **Whole or nothing.** PutObject, UploadPart and a copy's metadata are written into a staging folder of the
  *   bucket (`._S3rver_staging`, beside s3rver's own `._S3rver_uploads`; never listed), every byte flushed,
  *   then a commit record, then renamed into place: the metadata, the bytes, the MD5. Killed before the
@@ -21,7 +23,8 @@
  * - **Half-written objects are never listed.** An object whose metadata is missing or unreadable — what a write
  *   of an earlier version left — is removed where it is found and counts as absent; an MD5 that cannot be
  *   cached (a full disk) is still answered.
- * - **A reserve.** A write of bulk — a catalogue's content objects (`o/…`) or an upload (`incoming/…`) — that
+ * - **A reserve.** A write of bulk ({@link BulkKeys}; npm start: a catalogue's content objects, `o/…` at any
+ *   depth, and uploads, `incoming/…`) that
  *   would leave less than {@link reserveBytes} free on the disk is refused (507) before a byte is written,
  *   so a publish that fills the disk fails with room left for its report, its lock, the pointer and version
  *   files, and the local DynamoDB's journal: `npm start` says what happened and keeps serving.
@@ -29,15 +32,10 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { link, mkdir, open, readdir, readFile, rename, rm, stat, statfs, writeFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import { basename, dirname, join } from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { OBJECTS_DIR } from '../store/layout.js';
-import { UPLOAD_PREFIXES } from '../store/upload-prefixes.js';
-
-/** The s3rver release this patch was written against: another one fails the start, naming this file. */
-const WRITTEN_FOR = '3.7.1';
+import { type S3ErrorClass, type S3rverStore, s3rverStoreParts } from './internals.js';
 
 /** The bucket's staging folder (s3rver names its own multipart folder `._S3rver_uploads`). */
 const STAGING = '._S3rver_staging';
@@ -54,42 +52,33 @@ export function reserveBytes(diskBytes: number): number {
   return Math.min(16 * MIB, Math.max(MIB, Math.floor(diskBytes * 0.05)));
 }
 
-/** Bulk: a catalogue's content objects, at any prefix, and uploads. What the reserve is not for. */
-export function isBulk(key: string): boolean {
+/** Which keys are bulk, what the reserve is not for: those under one of `atRoot`, or one of `anyDepth` at any depth. */
+export interface BulkKeys {
+  /** Key prefixes, e.g. `incoming/`. */
+  atRoot?: readonly string[];
+  /** Key prefixes that count after any `/` too, e.g. `o/`: `o/abc` and `v1/o/abc`. */
+  anyDepth?: readonly string[];
+}
+
+/**
+ * Whether `key` is bulk by `bulk` (none is by default: every write may use the whole disk).
+ * @example isBulk('v1/o/abc', { anyDepth: ['o/'] }) // → true
+ */
+export function isBulk(key: string, bulk: BulkKeys = {}): boolean {
   return (
-    key.startsWith(OBJECTS_DIR) ||
-    key.includes(`/${OBJECTS_DIR}`) ||
-    key.startsWith(UPLOAD_PREFIXES.incomingPrefix)
+    (bulk.atRoot ?? []).some((prefix) => key.startsWith(prefix)) ||
+    (bulk.anyDepth ?? []).some((prefix) => key.startsWith(prefix) || key.includes(`/${prefix}`))
   );
 }
 
-const require = createRequire(import.meta.url);
-
-/** What of s3rver's store and models the patch uses. */
-interface Store {
-  rootDirectory: string;
-  getResourcePath(bucket: string, key: string | undefined, resource: string): string;
-  getBucketPath(bucket: string): string;
-  getMetadata(bucket: string, key: string): Promise<Record<string, unknown>>;
-  putObject(object: S3ObjectLike): Promise<{ size: number; md5: string }>;
-  putPart(
-    bucket: string,
-    uploadId: string,
-    part: number,
-    content: Readable,
-  ): Promise<{ size: number; md5: string }>;
-  putMetadata(bucket: string, key: string, metadata: Record<string, unknown>, md5?: string): Promise<void>;
-}
+/** What of s3rver's store the store's methods use. */
+type Store = S3rverStore & { bulk?: BulkKeys };
 interface S3ObjectLike {
   bucket: string;
   key: string;
   content: Buffer | Readable;
   metadata: Record<string, unknown>;
 }
-type S3ErrorClass = new (code: string, message: string) => Error & { status: number };
-
-const INSTALLED = Symbol.for('catalogue-read-api.s3rver-store');
-
 const full = (error: unknown) => ['ENOSPC', 'EDQUOT'].includes((error as { code?: string }).code ?? '');
 
 /** The metadata s3rver keeps of a write (its putMetadata's choice): the allowed headers and `x-amz-meta-*`. */
@@ -209,7 +198,7 @@ function insufficient(S3Error: S3ErrorClass, message: string): Error {
 
 /** Refuse bulk that would eat into the reserve. */
 async function checkRoom(store: Store, object: S3ObjectLike, S3Error: S3ErrorClass): Promise<void> {
-  if (!isBulk(object.key)) return;
+  if (!isBulk(object.key, store.bulk)) return;
   const disk = await statfs(store.rootDirectory);
   const free = disk.bavail * disk.bsize;
   const reserve = reserveBytes(disk.blocks * disk.bsize);
@@ -377,23 +366,15 @@ async function md5Of(body: string): Promise<string> {
 }
 
 /**
- * Install the patch (idempotent: once per process). `startS3` calls it before s3rver runs.
- * @example installS3rverStore(); // then new S3rver({ directory }) stores objects whole
+ * A store for s3rver, of `directory`, that writes objects whole, answers a full disk and keeps a reserve from
+ * `bulk` writes; `startS3` puts it in place of the one s3rver made.
+ * @example replaceStore(s3rver, wholeStore(directory, { atRoot: ['incoming/'] }));
  */
-export function installS3rverStore(): void {
-  const version = (require('s3rver/package.json') as { version: string }).version;
-  if (version !== WRITTEN_FOR) {
-    throw new Error(
-      `local/s3rver-store.ts patches s3rver ${WRITTEN_FOR}'s filesystem store, but s3rver ${version} is installed: check the patch against it, then update WRITTEN_FOR`,
-    );
-  }
-  const FilesystemStore = require('s3rver/lib/stores/filesystem') as {
-    prototype: Store & { [INSTALLED]?: true };
-  };
-  if (FilesystemStore.prototype[INSTALLED]) return;
-  const S3Error = require('s3rver/lib/models/error') as S3ErrorClass;
-  const { ALLOWED_METADATA } = require('s3rver/lib/models/object') as { ALLOWED_METADATA: string[] };
-  Object.assign(FilesystemStore.prototype, patchedMethods(S3Error, ALLOWED_METADATA), { [INSTALLED]: true });
+export function wholeStore(directory: string, bulk: BulkKeys = {}): S3rverStore {
+  const { Store: FilesystemStore, S3Error, allowed } = s3rverStoreParts();
+  const store = new FilesystemStore(directory) as Store;
+  Object.assign(store, patchedMethods(S3Error, allowed), { bulk });
+  return store;
 }
 
 /**
@@ -402,7 +383,7 @@ export function installS3rverStore(): void {
  * serves).
  */
 export async function cleanS3rverStaging(directory: string): Promise<void> {
-  const FilesystemStore = require('s3rver/lib/stores/filesystem') as new (root: string) => Store;
+  const { Store: FilesystemStore } = s3rverStoreParts();
   const buckets = await readdir(directory, { withFileTypes: true }).catch(() => []);
   for (const bucket of buckets.filter((entry) => entry.isDirectory())) {
     const staging = join(directory, bucket.name, STAGING);

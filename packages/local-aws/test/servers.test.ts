@@ -1,5 +1,5 @@
 /**
- * The in-process protocol servers (local/servers.ts): the local S3's event notifications (the shape AWS
+ * The in-process protocol servers (src/servers.ts): the local S3's event notifications (the shape AWS
  * delivers to a subscribed Lambda function), a port in use refused as a failed start (not an uncaught error),
  * and idle keep-alive connections held as the proxy's server holds them.
  */
@@ -8,15 +8,9 @@ import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dynamoClient, s3Client } from '../../aws/sdk.js';
-import {
-  type LocalS3,
-  type LocalServer,
-  type S3EventNotification,
-  startDynamo,
-  startS3,
-} from '../../local/servers.js';
-import { IDLE_CONNECTION } from '../../proxy/adapters/http.js';
+import type { S3EventNotification } from '../src/events.js';
+import { IDLE_CONNECTION, type LocalS3, type LocalServer, startDynamo, startS3 } from '../src/servers.js';
+import { dynamoClient, s3Client } from './helpers/aws.js';
 
 let s3: LocalS3;
 let dynamo: LocalServer;

@@ -3,7 +3,7 @@
  * and then throws an uncaught error; `exit` ends the thread before it is ready.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import type { ThreadMessage, ThreadSpec } from '../../local/thread-protocol.js';
+import type { ThreadMessage, ThreadSpec } from '../src/thread-protocol.js';
 
 const how = (workerData as ThreadSpec).s3?.bucket;
 if (how === 'exit') process.exit(3);

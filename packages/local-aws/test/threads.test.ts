@@ -1,17 +1,27 @@
 /**
- * The protocol servers on a thread of their own (local/threads.ts), as `npm start` runs them: the same
+ * The protocol servers on a thread of their own (src/threads.ts), as `npm start` runs them: the same
  * LocalServer as in-process (stop listening for real, listen again on the same port with the same data,
  * dispose), the local S3's event notifications forwarded to the parent, a port in use refused with its
  * code, and a thread that dies while serving reported.
  */
 
+import { createServer as createNetServer } from 'node:net';
 import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dynamoClient, s3Client } from '../../aws/sdk.js';
-import { portFree } from '../../local/port.js';
-import type { LocalS3, LocalServer, S3EventNotification } from '../../local/servers.js';
-import { startServerThread } from '../../local/threads.js';
+import type { S3EventNotification } from '../src/events.js';
+import type { LocalS3, LocalServer } from '../src/servers.js';
+import { startServerThread } from '../src/threads.js';
+import { dynamoClient, s3Client } from './helpers/aws.js';
+
+/** Whether `port` on 127.0.0.1 can be listened on (nothing holds it). */
+function portFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = createNetServer();
+    probe.once('error', () => resolve(false));
+    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
+  });
+}
 
 let s3: LocalS3;
 let dynamo: LocalServer;

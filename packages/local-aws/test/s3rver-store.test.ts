@@ -1,5 +1,5 @@
 /**
- * The local S3's store on a disk that fills up (local/s3rver-store.ts), on a really small disk (a tmpfs:
+ * The local S3's store on a disk that fills up (src/s3rver-store.ts), on a really small disk (a tmpfs:
  * test/helpers/small-disk.ts) and with writers really killed:
  * - bulk (content objects, uploads) refused with 507 before it eats the reserve, bookkeeping (a report, the
  *   lock) still written into it, and the server answering on;
@@ -23,12 +23,14 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { s3Client } from '../../aws/sdk.js';
-import { isBulk, reserveBytes } from '../../local/s3rver-store.js';
-import { type LocalS3, startS3 } from '../../local/servers.js';
-import { mountSmallDisk, SMALL_DISK_REFUSED, type SmallDisk } from '../helpers/small-disk.js';
+import { isBulk, reserveBytes } from '../src/s3rver-store.js';
+import { type LocalS3, startS3 } from '../src/servers.js';
+import { mountSmallDisk, SMALL_DISK_REFUSED, type SmallDisk } from '../src/small-disk.js';
+import { s3Client } from './helpers/aws.js';
 
 const BUCKET = 'disk';
+/** Bulk as npm start has it (local/own-servers.ts, PRODUCT_S3): content objects at any depth, and uploads. */
+const BULK = { anyDepth: ['o/'], atRoot: ['incoming/'] };
 const md5 = (bytes: Uint8Array) => createHash('md5').update(bytes).digest('hex');
 
 /** A PUT's outcome: its status, and the S3 error code and message when refused. */
@@ -60,10 +62,22 @@ async function listedWhole(client: S3Client): Promise<{ keys: string[]; broken: 
 
 describe('which writes the reserve is kept from', () => {
   it('bulk: content objects at any prefix and uploads; not the lock, the pointer, version files or reports', () => {
-    expect(['o/abc', 'v1/o/abc', 'incoming/a.tar.gz'].map(isBulk)).toEqual([true, true, true]);
-    expect(['publish.lock', 'current.json', 'versions/x.json', 'reports/a.json', 'io/x'].map(isBulk)).toEqual(
-      [false, false, false, false, false],
-    );
+    const bulk = (key: string) => isBulk(key, BULK);
+    expect(['o/abc', 'v1/o/abc', 'incoming/a.tar.gz'].map(bulk)).toEqual([true, true, true]);
+    expect(['publish.lock', 'current.json', 'versions/x.json', 'reports/a.json', 'io/x'].map(bulk)).toEqual([
+      false,
+      false,
+      false,
+      false,
+      false,
+    ]);
+    // Nothing is bulk unless said: every write may use the whole disk.
+    expect(['o/abc', 'incoming/a.tar.gz', 'x/incoming/a'].map((key) => isBulk(key))).toEqual([
+      false,
+      false,
+      false,
+    ]);
+    expect(isBulk('x/incoming/a', BULK)).toBe(false);
     expect([reserveBytes(8 * 2 ** 20), reserveBytes(40 * 2 ** 20), reserveBytes(2 ** 40)]).toEqual([
       2 ** 20,
       2 * 2 ** 20,
@@ -80,7 +94,7 @@ describe.skipIf(SMALL_DISK_REFUSED !== undefined)(`the local S3 on a 16 MiB disk
   let client: S3Client;
   beforeAll(async () => {
     disk = mountSmallDisk(16);
-    s3 = await startS3(BUCKET, { directory: join(disk.path, 's3') });
+    s3 = await startS3(BUCKET, { directory: join(disk.path, 's3'), bulk: BULK });
     client = s3Client({ endpoint: s3.endpoint, maxAttempts: 1 });
   });
   afterAll(async () => {
@@ -164,7 +178,7 @@ describe('writes cut between their renames, and readers beside writers', () => {
 
   /** Start an S3 on the directory, run `use`, dispose. */
   async function served<T>(use: (client: S3Client) => Promise<T>): Promise<T> {
-    const s3 = await startS3(BUCKET, { directory });
+    const s3 = await startS3(BUCKET, { directory, bulk: BULK });
     const client = s3Client({ endpoint: s3.endpoint, maxAttempts: 1 });
     try {
       return await use(client);
@@ -226,13 +240,13 @@ describe('writes cut between their renames, and readers beside writers', () => {
 
 /** A child process that serves an S3 on `directory` and overwrites key `x` with 4 MiB bodies of one byte each. */
 function writer(directory: string) {
-  const servers = new URL('../../local/servers.ts', import.meta.url).pathname;
-  const sdk = new URL('../../aws/sdk.ts', import.meta.url).pathname;
+  const servers = new URL('../src/servers.ts', import.meta.url).pathname;
+  const sdk = new URL('./helpers/aws.ts', import.meta.url).pathname;
   const script = `
     const { startS3 } = await import(${JSON.stringify(servers)});
     const { s3Client } = await import(${JSON.stringify(sdk)});
     const { PutObjectCommand } = await import('@aws-sdk/client-s3');
-    const s3 = await startS3(${JSON.stringify(BUCKET)}, { directory: ${JSON.stringify(directory)} });
+    const s3 = await startS3(${JSON.stringify(BUCKET)}, { directory: ${JSON.stringify(directory)}, bulk: ${JSON.stringify(BULK)} });
     const client = s3Client({ endpoint: s3.endpoint });
     console.log('serving');
     for (let i = 1; ; i++) {
@@ -266,7 +280,7 @@ describe('a writer killed with SIGKILL while it overwrites a key', () => {
       child.kill('SIGKILL');
       await exited;
 
-      const s3 = await startS3(BUCKET, { directory });
+      const s3 = await startS3(BUCKET, { directory, bulk: BULK });
       const client = s3Client({ endpoint: s3.endpoint });
       try {
         const stagingDirectory = join(directory, BUCKET, '._S3rver_staging');

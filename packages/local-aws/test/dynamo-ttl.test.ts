@@ -1,8 +1,7 @@
 /**
- * Time to live in the local DynamoDB (local/dynamo-ttl.ts): the counters table's TTL, declared by
- * createTables, is enabled and described as on AWS; a sweep deletes what has expired and nothing else; a
- * month's counter item written by the request path's meter expires with it (before issue 40 it stayed for
- * ever: dynalite refused UpdateTimeToLive).
+ * Time to live in the local DynamoDB (src/dynamo-ttl.ts): a table's TTL is enabled and described as on AWS; a
+ * sweep deletes what has expired and nothing else (before issue 40 every item stayed for ever: dynalite refused
+ * UpdateTimeToLive). The product's counter items expiring with it: test/proxy/quota/dynamo.ttl.test.ts.
  */
 import {
   type AttributeValue,
@@ -10,18 +9,14 @@ import {
   DeleteTableCommand,
   DescribeTimeToLiveCommand,
   type DynamoDBClient,
-  GetItemCommand,
   PutItemCommand,
   ScanCommand,
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTables } from '../../admin/tables.js';
-import { dynamoClient } from '../../aws/sdk.js';
-import { sweepExpired } from '../../local/dynamo-ttl.js';
-import { type LocalServer, startDynamo } from '../../local/servers.js';
-import { DynamoQuotaMeter } from '../../proxy/quota/dynamo.js';
-import { leanTransport } from '../helpers/dynamo.js';
+import { sweepExpired } from '../src/dynamo-ttl.js';
+import { type LocalServer, startDynamo } from '../src/servers.js';
+import { createTables, dynamoClient } from './helpers/aws.js';
 
 const TABLES = { keysTable: 'ttl-keys', countersTable: 'ttl-counters' };
 let server: LocalServer;
@@ -106,22 +101,5 @@ describe('the sweep', () => {
     expect(await countersNow()).toEqual(['ancient', 'future', 'no-ttl', 'not-a-number']);
     expect(await sweep(NOW + 7200)).toBe(1);
     expect(await countersNow()).toEqual(['ancient', 'no-ttl', 'not-a-number']);
-  });
-
-  it("takes a month's counter item, as the meter writes it, once its retention is over", async () => {
-    const meter = new DynamoQuotaMeter({
-      transport: leanTransport(server.endpoint),
-      table: TABLES.countersTable,
-    });
-    const key = { keyId: 'key_ttl', limits: { minute: 60, month: 5000 } } as never;
-    const month = new Date('2026-01-15T10:00:00Z');
-    expect(await meter.meter(key, month)).toMatchObject({ ok: true });
-    const counter = { TableName: TABLES.countersTable, Key: { pk: { S: 'key_ttl#2026-01' } } };
-    const expires = Number((await client.send(new GetItemCommand(counter))).Item?.expires_at?.N);
-    // Kept through the next month (usage stays readable), then swept.
-    expect(await sweep(expires - 1)).toBe(0);
-    expect((await client.send(new GetItemCommand(counter))).Item).toBeDefined();
-    expect(await sweep(expires + 1)).toBe(1);
-    expect((await client.send(new GetItemCommand(counter))).Item).toBeUndefined();
   });
 });

@@ -1,8 +1,8 @@
 /**
  * The local protocol servers off the proxy's thread: `npm start` runs s3rver and dynalite on a worker thread
- * of their own (local/server-thread.ts), so the emulation of S3 and DynamoDB — most of the CPU of a request
+ * of their own (server-thread.ts), so the emulation of S3 and DynamoDB — most of the CPU of a request
  * to `npm start` — runs on another core instead of beside the proxy on one. Same servers and the same
- * `LocalServer` interface as in-process (local/servers.ts: stop listening for real, listen again on the same
+ * `LocalServer` interface as in-process (servers.ts: stop listening for real, listen again on the same
  * port and data, dispose), and the local S3's event notifications are forwarded to the parent as they come.
  *
  * One thread for both: once warm the proxy reads nothing from S3, so while it serves the thread's work is
@@ -13,7 +13,8 @@
  * while serving (an uncaught error in a server) is reported to `onCrash`.
  */
 import { Worker } from 'node:worker_threads';
-import type { LocalS3, LocalServer, S3EventNotification } from './servers.js';
+import type { S3EventNotification } from './events.js';
+import type { DynamoOptions, LocalS3, LocalServer, S3Options } from './servers.js';
 import type { Service, ThreadCommand, ThreadMessage, ThreadSpec } from './thread-protocol.js';
 
 export interface ThreadOptions {
@@ -22,14 +23,18 @@ export interface ThreadOptions {
    * thread that exits). By default the error is thrown in the parent: nothing goes on silently without it.
    */
   onCrash?: (error: Error) => void;
-  /** The thread's module: local/server-thread.ts (tests give one that fails on purpose). */
+  /** The thread's module: server-thread.ts (tests give one that fails on purpose). */
   module?: URL;
 }
 
-/** What to run: the local S3 with its bucket, the local DynamoDB, or both (data directory: a fresh temporary one if absent; port 0: ephemeral). */
+/**
+ * What to run: the local S3 with its bucket, the local DynamoDB, or both, with the options of `startS3` and
+ * `startDynamo` (data directory: a fresh temporary one if absent; port 0: ephemeral). Plain data: they are
+ * cloned to the thread.
+ */
 export interface ThreadServers {
-  s3?: { bucket: string; directory?: string; port?: number };
-  dynamodb?: { directory?: string; port?: number };
+  s3?: S3Options & { bucket: string };
+  dynamodb?: DynamoOptions;
 }
 
 /** A server that did not start; `code` is the system error's, e.g. `EADDRINUSE` for a port in use. */
@@ -191,12 +196,8 @@ export async function startServerThread(
       throw error;
     });
   const spec: ThreadSpec = {
-    ...(servers.s3 && {
-      s3: { bucket: servers.s3.bucket, directory: servers.s3.directory, port: servers.s3.port ?? 0 },
-    }),
-    ...(servers.dynamodb && {
-      dynamodb: { directory: servers.dynamodb.directory, port: servers.dynamodb.port ?? 0 },
-    }),
+    ...(servers.s3 && { s3: servers.s3 }),
+    ...(servers.dynamodb && { dynamodb: servers.dynamodb }),
   };
   const flags = threadFlags();
   const worker = new Worker(options.module ?? new URL('./server-thread.ts', import.meta.url), {

@@ -34,7 +34,7 @@ declare module 'dynalite' {
     createTableMs?: number;
     deleteTableMs?: number;
     updateTableMs?: number;
-    /** Read by local/dynamo-journal.ts's hook on dynalite's store: an in-memory store kept in this journal. */
+    /** Read by dynamo-journal.ts's hook on dynalite's store: an in-memory store kept in this journal. */
     journal?: unknown;
     /** Called with the store created on `journal`. */
     onStore?: (store: never) => void;
