@@ -92,7 +92,16 @@ function wholeLines(file: string): number {
   return bytes.lastIndexOf(0x0a) + 1;
 }
 
+/**
+ * What marks a journal for the hook below, across copies of this module: the hook is installed once on dynalite's
+ * shared CommonJS module, and a test runner that evaluates this module again per suite (vitest, isolate: false)
+ * hands it journals of another copy's class, which `instanceof` would not recognise (the store then made without
+ * the journal, and without `onStore`).
+ */
+const JOURNAL = Symbol.for('catalogue-read-api.dynamo-journal.journal');
+
 export class Journal {
+  readonly [JOURNAL] = true;
   readonly #file: string;
   readonly #compactBytes: number;
   /** The live items, as the JSON text of their values: what a compaction writes. */
@@ -315,6 +324,9 @@ function directCallbacks(store: Store, journal: Journal): void {
 
 const INSTALLED = Symbol.for('catalogue-read-api.dynamo-journal');
 
+const isJournal = (value: unknown): value is Journal =>
+  typeof value === 'object' && value !== null && (value as { [JOURNAL]?: unknown })[JOURNAL] === true;
+
 /**
  * Make dynalite's `db.create` honour a `journal` option: an in-memory store, loaded from the journal, that
  * journals its writes (idempotent; before dynalite's first server is created).
@@ -325,7 +337,7 @@ export function installJournaledStore(): void {
   const create = db.create;
   db.create = (options) => {
     const journal = options?.journal;
-    if (!(journal instanceof Journal)) return create(options);
+    if (!isJournal(journal)) return create(options);
     const { path: _onDisk, ...inMemory } = options;
     const store = create(inMemory);
     // Queued before any request's operation (the store opens deferred, in order).
