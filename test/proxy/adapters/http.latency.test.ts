@@ -122,10 +122,10 @@ function expectWholeWaits(proxy: Served, answers: { elapsed: number }[], logged:
     const wait = answeredAt - at;
     expect(wait).toBeGreaterThanOrEqual(first + TIMEOUT_MS - at);
     // The line is written as the answer is made, a moment before the proxy hands it back (`answeredAt`), and
-    // rounded to a tenth: it may fall short of the wait measured around the proxy by that moment, never by the
-    // deadline's hundreds of milliseconds.
+    // rounded to a tenth: it may fall short of the wait measured around the proxy by that moment (a few
+    // milliseconds on a loaded machine), never by the deadline's hundreds of milliseconds.
     expect(line.latency_ms).toBeGreaterThanOrEqual(first + TIMEOUT_MS - at - 0.05);
-    expect(line.latency_ms).toBeGreaterThanOrEqual(wait - 1);
+    expect(line.latency_ms).toBeGreaterThanOrEqual(wait - 10);
     expect(line.latency_ms).toBeLessThanOrEqual(longest + 0.1);
   }
 }
