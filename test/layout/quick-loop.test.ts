@@ -1,21 +1,28 @@
 /**
- * The quick loop (`npm run test:quick`, vitest.quick.config.ts) is what test/README.md says it is: the number of
- * suites it names is the number vitest.quick.config.ts leaves in, and every suite it leaves out exists (a slow
- * suite renamed would silently rejoin the loop).
+ * The quick loop (`npm run test:quick`, vitest.config.ts's project `quick`) is what test/README.md says it is: the
+ * number of suites it names is the number the project leaves in, every suite it leaves out exists (a slow suite
+ * renamed would silently rejoin the loop), and the two projects together run every suite once.
  */
 import { globSync, readFileSync } from 'node:fs';
 import { join, matchesGlob } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import quick, { SLOW } from '../../vitest.quick.config.js';
+import config, { SLOW } from '../../vitest.config.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 
-/** Every suite `npm test` runs (vitest.config.ts include: the product's, the bench's own and the local AWS layer's). */
-const suites: string[] = (quick.test?.include ?? []).flatMap((glob: string) =>
-  globSync(glob, { cwd: ROOT, exclude: (path: string) => path.includes('node_modules') }),
-);
-const excluded: string[] = quick.test?.exclude ?? [];
+type Project = { test: { name: string; include: string[]; exclude?: string[] } };
+const projects = (config.test?.projects ?? []) as Project[];
+const project = (name: string) => projects.find((candidate) => candidate.test.name === name)!.test;
+const matching = (globs: string[]) =>
+  globs.flatMap((glob) =>
+    globSync(glob, { cwd: ROOT, exclude: (path: string) => path.includes('node_modules') }),
+  );
+
+/** Every suite `npm test` runs: the product's, the bench's own and the local AWS layer's. */
+const suites: string[] = matching(project('quick').include);
+const excluded: string[] = project('quick').exclude ?? [];
 const inLoop = suites.filter((file) => !excluded.some((glob) => matchesGlob(file, glob)));
+const slow = matching(project('slow').include);
 
 describe('the quick loop', () => {
   it('runs as many suites as test/README.md says', () => {
@@ -30,5 +37,9 @@ describe('the quick loop', () => {
 
   it('leaves out only suites that exist', () => {
     expect(SLOW.filter((glob) => !suites.some((file) => matchesGlob(file, glob)))).toEqual([]);
+  });
+
+  it('and the slow project runs exactly what it leaves out: every suite once', () => {
+    expect([...inLoop, ...slow].sort()).toEqual([...suites].sort());
   });
 });
