@@ -93,7 +93,7 @@ export default defineConfig({
   test: {
     // Integration suites start their own s3rver/dynalite on ephemeral ports and wait on them, on child
     // processes and on Chromium: three workers keep 2 cores busier than two (the suite 380 → 343 s, idle).
-    maxWorkers: 3,
+    maxWorkers: 4,
     reporters: ['default'],
     projects: [
       {
