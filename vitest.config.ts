@@ -109,6 +109,7 @@ export default defineConfig({
         test: {
           ...SUITES,
           name: 'slow',
+          isolate: false,
           include: SLOW.map((glob) => glob.replace(/\/\*\*$/, '/**/*.test.ts')),
         },
       },
