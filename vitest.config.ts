@@ -1,14 +1,13 @@
 /**
- * `npm test`'s suites (`vitest run`), in two projects that run at once on the same three workers:
+ * `npm test`'s suites (`vitest run`), in two projects that run at once on the same workers, every suite in its
+ * worker's module graph (isolate: false: a worker runs its suites one after another instead of importing the
+ * graph again for each — the quick loop's import time 57 → 15 s, its wall time 87 → 50 s; npm test's import
+ * time 90 → 61 s, measured side by side; the suites restore what they change: environment, stdout, timers):
  * - `quick`, `npm run test:quick`, the inner loop: the unit suites and the fastest integration suites (under a
- *   minute on the 2-core development machine with nothing else running). A worker runs them one after another in
- *   one module graph (isolate: false) instead of importing it again for each: the loop's import time 57 → 15 s,
- *   its wall time 87 → 50 s, measured side by side; these suites restore what they change (environment, stdout,
- *   timers).
+ *   minute on the 2-core development machine with nothing else running);
  * - `slow`: the suites that take seconds of CPU or more each, measured per file (test/README.md, "The quick
  *   loop"): `npm start` and its restarts, Chromium, the stock machine, CDK synthesis with bundling, the big property
- *   proofs and catalogues — each in a module graph of its own. A new suite is in the quick loop until it joins
- *   {@link SLOW}.
+ *   proofs and catalogues. A new suite is in the quick loop until it joins {@link SLOW}.
  */
 import { configDefaults, defineConfig } from 'vitest/config';
 
@@ -92,7 +91,8 @@ const SUITES: {
 export default defineConfig({
   test: {
     // Integration suites start their own s3rver/dynalite on ephemeral ports and wait on them, on child
-    // processes and on Chromium: three workers keep 2 cores busier than two (the suite 380 → 343 s, idle).
+    // processes and on Chromium: more workers than cores keep 2 cores busy (three: 380 → 343 s against two;
+    // four: 388 → 372 s against three, idle).
     maxWorkers: 4,
     reporters: ['default'],
     projects: [
