@@ -22,6 +22,7 @@ export const SLOW = [
   'test/local/start.disk.test.ts',
   'packages/local-aws/test/s3rver-store.test.ts',
   'test/ops/smoke.test.ts',
+  'test/infra/scheduled-check.run.test.ts',
   'test/docs/publishing.test.ts',
   'test/docs/examples.test.ts',
   'test/docs/operating.test.ts',
