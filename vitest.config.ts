@@ -1,13 +1,15 @@
 /**
- * `npm test`'s suites (`vitest run`), in two projects that run at once on the same workers, every suite in its
- * worker's module graph (isolate: false: a worker runs its suites one after another instead of importing the
- * graph again for each — the quick loop's import time 57 → 15 s, its wall time 87 → 50 s; npm test's import
- * time 90 → 61 s, measured side by side; the suites restore what they change: environment, stdout, timers):
+ * `npm test`'s suites (`vitest run`), in two projects that run at once on the same workers:
  * - `quick`, `npm run test:quick`, the inner loop: the unit suites and the fastest integration suites (under a
- *   minute on the 2-core development machine with nothing else running);
+ *   minute on the 2-core development machine with nothing else running), each in its worker's module graph
+ *   (isolate: false: a worker runs them one after another instead of importing the graph again for each — the
+ *   loop's import time 57 → 15 s, its wall time 87 → 50 s, measured side by side; they restore what they change:
+ *   environment, stdout, timers);
  * - `slow`: the suites that take seconds of CPU or more each, measured per file (test/README.md, "The quick
  *   loop"): `npm start` and its restarts, Chromium, the stock machine, CDK synthesis with bundling, the big property
- *   proofs and catalogues. A new suite is in the quick loop until it joins {@link SLOW}.
+ *   proofs and catalogues — each in a module graph of its own: some load a module under the environment they set
+ *   (the upload builder's handler), which a graph shared with an earlier suite would have loaded already. A new
+ *   suite is in the quick loop until it joins {@link SLOW}.
  */
 import { configDefaults, defineConfig } from 'vitest/config';
 
@@ -110,7 +112,6 @@ export default defineConfig({
         test: {
           ...SUITES,
           name: 'slow',
-          isolate: false,
           include: SLOW.map((glob) => glob.replace(/\/\*\*$/, '/**/*.test.ts')),
         },
       },

@@ -29,6 +29,8 @@ beforeAll(async () => {
   vi.stubEnv('S3_ENDPOINT', s3.endpoint);
   vi.stubEnv('EVENT_BUS_NAME', 'none');
   vi.stubEnv('BUILD_BUDGET_SECONDS', '0');
+  // The handler reads its settings when its module loads: loaded afresh, under the settings above.
+  vi.resetModules();
   ({ handler } = await import('../../builder/lambda.js'));
 });
 afterAll(async () => {
