@@ -12,7 +12,7 @@
  * one against the admin API of `npm start`.
  */
 import type { NamedExchange, ShownExchange } from '../shown.js';
-import { type AdminAsk, type AdminWorld, exampleIdempotencyKey } from './exchanges.js';
+import { type AdminAsk, type AdminWorld, exampleIdempotencyKey, exampleKey } from './exchanges.js';
 import { curlSample, pythonSample, typescriptSample } from './samples.js';
 
 /**
@@ -437,7 +437,7 @@ function fromTheKey(): Step[] {
       'no-such-key',
       'A key that is no key of the table (issued elsewhere, or made up)',
       404,
-      post('/keys/lookup', () => 'pk_live_ExampleNoSuchKey000000'),
+      post('/keys/lookup', () => exampleKey('no-such-key')),
     ),
     lookup.error(
       'not-a-key',
@@ -455,7 +455,7 @@ function fromTheKey(): Step[] {
       'no-such-key',
       'A key that is no key of the table',
       404,
-      post('/keys/revoke', () => 'pk_live_ExampleNoSuchKey000000'),
+      post('/keys/revoke', () => exampleKey('no-such-key')),
     ),
     revokeByKey.error(
       'not-a-key',
@@ -469,7 +469,7 @@ function fromTheKey(): Step[] {
 /** Keys the old system issued, brought over: one as the key, one as its SHA-256, one revoked there. */
 const OLD_KEYS = [
   {
-    key: 'pk_live_ExampleOldSystemKey001',
+    key: exampleKey('old system 001'),
     tier: 'partner',
     owner: 'org:9',
     minute: 1200,
@@ -507,7 +507,7 @@ function imports(): Step[] {
       'dry-run',
       'A dry run: checked and compared, nothing written',
       200,
-      post({ keys: [{ key: 'pk_live_ExampleOldSystemKey002', tier: 'free' }], dry_run: true }),
+      post({ keys: [{ key: exampleKey('old system 002'), tier: 'free' }], dry_run: true }),
     ),
     importing.error(
       'invalid',
@@ -515,7 +515,7 @@ function imports(): Step[] {
       400,
       post({
         keys: [
-          { key: 'pk_live_ExampleOldSystemKey003', tier: 'gold' },
+          { key: exampleKey('old system 003'), tier: 'gold' },
           { key_sha256: OLD_KEYS[1]!.key_sha256, tier: 'free' },
           { key_sha256: OLD_KEYS[1]!.key_sha256, tier: 'free' },
         ],

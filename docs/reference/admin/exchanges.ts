@@ -56,12 +56,15 @@ export interface AdminExchange {
   raw: string;
 }
 
+/** A key as the page shows one: `pk_live_Example` and 15 characters of `digest` (base64url) — no one's key. */
+const exampleKeyOf = (digest: string) => `pk_live_Example${digest.replace(/[-_]/g, 'x').slice(0, 15)}`;
+
 /** The random values of the API's answers, each shown as a stand-in derived from its kind and rank. */
 const RANDOM: readonly { kind: string; pattern: RegExp; standIn: (digest: string) => string }[] = [
   {
     kind: 'key',
     pattern: /(?<![\w-])pk_live_[A-Za-z0-9_-]{22}(?![\w-])/g,
-    standIn: (digest) => `pk_live_Example${digest.replace(/[-_]/g, 'x').slice(0, 15)}`,
+    standIn: (digest) => exampleKeyOf(digest),
   },
   {
     kind: 'key id',
@@ -135,6 +138,15 @@ async function closedPort(): Promise<number> {
 export function exampleIdempotencyKey(name: string): string {
   const hex = createHash('sha256').update(name).digest('hex');
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-a${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}
+
+/**
+ * A key the page's examples send that no table holds (one reported leaked but issued elsewhere, one an old system
+ * issued), shown as the answers' keys are (marked Example), the same for the same `name`.
+ * @example exampleKey('no-such-key') // → 'pk_live_Example' and 15 characters, the same at every build
+ */
+export function exampleKey(name: string): string {
+  return exampleKeyOf(createHash('sha256').update(`example key ${name}`).digest('base64url'));
 }
 
 /**
