@@ -113,6 +113,9 @@ export default defineConfig({
           ...SUITES,
           name: 'slow',
           include: SLOW.map((glob) => glob.replace(/\/\*\*$/, '/**/*.test.ts')),
+          // The fixture published by npm start once per run, for the suites that serve it rather than watch
+          // its first publish (test/helpers/published-fixture.ts).
+          globalSetup: ['test/helpers/published-fixture.ts'],
         },
       },
     ],

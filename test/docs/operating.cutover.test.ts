@@ -98,7 +98,7 @@ exit 0
   return () => (existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n') : []);
 }
 
-const suite = npmStartSuite('cutover');
+const suite = npmStartSuite('cutover', { published: true });
 let started: Started;
 let work: string;
 let calls: () => string[];

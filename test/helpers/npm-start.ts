@@ -3,12 +3,14 @@
  * port and a data directory of the test's, until its ready lines; then stopped with SIGTERM, as Ctrl-C would.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { request } from 'undici';
-import { afterAll, vi } from 'vitest';
+import { afterAll, inject, vi } from 'vitest';
+import { ENDPOINTS_FILE } from '../../aws/local-stack.js';
 import { main as catalogueCli } from '../../builder/cli.js';
+import { fixturePaths } from './published-fixture.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 
@@ -53,10 +55,31 @@ export function gathered(child: ChildProcess): () => string {
 }
 
 /**
- * A suite of `npm start`s: temporary directories (`directory(label)`) removed once the suite ends (within
- * `cleanupMs`), and `start(env)` on the suite's data directory `local` unless `env` names another.
+ * Fill `local`, a new data directory, with the run's published fixture (test/helpers/published-fixture.ts, the
+ * slow project's global set-up): npm start on it serves the fixture at once, without publishing it, on ports
+ * chosen anew as in any new data directory. For the suites that start npm start to use what it serves, not to
+ * watch its first publish. `local`, for chaining.
  */
-export function npmStartSuite(label: string, cleanupMs?: number) {
+export async function publishedFixtureIn(local: string): Promise<string> {
+  const paths = fixturePaths(inject('publishedFixture'));
+  await vi.waitFor(
+    () => {
+      if (!existsSync(paths.ready) && !existsSync(paths.failed))
+        throw new Error('the published fixture is not made yet');
+    },
+    { timeout: 180_000, interval: 100 },
+  );
+  if (existsSync(paths.failed)) throw new Error(readFileSync(paths.failed, 'utf8'));
+  cpSync(paths.data, local, { recursive: true, filter: (source) => basename(source) !== ENDPOINTS_FILE });
+  return local;
+}
+
+/**
+ * A suite of `npm start`s: temporary directories (`directory(label)`) removed once the suite ends (within
+ * `cleanupMs`), and `start(env)` on the suite's data directory `local` unless `env` names another. With
+ * `published`, `local` holds the published fixture before the first start (`publishedFixtureIn`).
+ */
+export function npmStartSuite(label: string, options: { cleanupMs?: number; published?: boolean } = {}) {
   const temporary: string[] = [];
   const directory = (name: string) => {
     const made = mkdtempSync(join(tmpdir(), `cat-${name}-`));
@@ -66,9 +89,16 @@ export function npmStartSuite(label: string, cleanupMs?: number) {
   const local = directory(label);
   afterAll(() => {
     for (const made of temporary) rmSync(made, { recursive: true, force: true });
-  }, cleanupMs);
-  const start = (env: Record<string, string> = {}, readyWithinMs?: number): Promise<Started> =>
-    startNpm(env.CATALOGUE_LOCAL_DIR ?? local, env, readyWithinMs);
+  }, options.cleanupMs);
+  let filled: Promise<unknown> | undefined;
+  const start = async (env: Record<string, string> = {}, readyWithinMs?: number): Promise<Started> => {
+    const into = env.CATALOGUE_LOCAL_DIR ?? local;
+    if (options.published && into === local) {
+      filled ??= publishedFixtureIn(local);
+      await filled;
+    }
+    return startNpm(into, env, readyWithinMs);
+  };
   return { directory, local, start };
 }
 

@@ -24,7 +24,7 @@ import { bundledAsset, type Synthesised, synth } from './helpers.js';
 const CHECK_BUDGET_BYTES = 128 * 1024;
 const SECRET = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:check-key-AbCdEf';
 
-const suite = npmStartSuite('check-bundle');
+const suite = npmStartSuite('check-bundle', { published: true });
 let synthesised: Synthesised;
 let started: Started;
 let secrets: SecretsManagerStandIn;

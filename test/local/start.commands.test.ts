@@ -16,7 +16,7 @@ import { fixtureSnapshot, temporaryDirectory, writeSnapshotFiles } from '../help
 import { npmStartSuite, publishInto, type Started, stop } from '../helpers/npm-start.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const suite = npmStartSuite('commands');
+const suite = npmStartSuite('commands', { published: true });
 let started: Started;
 let stopped = false;
 /** The environment of a shell in this checkout: no target named, the suite's data directory as `.local/`. */

@@ -18,7 +18,7 @@ import { FREE, get, npmStartSuite, PARTNER, publishInto, stop } from '../helpers
 
 const FIXTURE = join(import.meta.dirname, '../../fixtures/catalogue');
 // Removing the 2,000-module data directory (~26,000 files) took 62 s on this machine under other work.
-const { directory: temporaryDirectory, start } = npmStartSuite('start', 300_000);
+const { directory: temporaryDirectory, start } = npmStartSuite('start', { cleanupMs: 300_000 });
 
 describe('npm start', () => {
   it('serves the fixture with the printed key and the seeded keys, twice on the same state', async () => {

@@ -24,7 +24,7 @@ import {
   temporaryDirectory,
   writeSnapshotFiles,
 } from '../helpers/builder.js';
-import { get, type Started, startNpm, stop } from '../helpers/npm-start.js';
+import { get, publishedFixtureIn, type Started, startNpm, stop } from '../helpers/npm-start.js';
 
 const BUCKET = 'catalogue';
 let local: string;
@@ -34,7 +34,7 @@ let uploads = 0;
 
 beforeAll(async () => {
   local = temporaryDirectory('uploads-local');
-  started = await startNpm(local);
+  started = await startNpm(await publishedFixtureIn(local));
   client = s3Client({ endpoint: started.s3Endpoint });
 }, 180_000);
 afterAll(async () => {

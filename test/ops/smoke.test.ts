@@ -49,7 +49,7 @@ async function cloudFormation(
   return { endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
 }
 
-const suite = npmStartSuite('smoke');
+const suite = npmStartSuite('smoke', { published: true });
 let started: Started;
 /** What npm start printed to paste into another shell: CATALOGUE_URL, _KEY, _S3_ENDPOINT, _ADMIN_*. */
 let exported: Record<string, string>;

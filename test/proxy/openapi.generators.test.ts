@@ -90,7 +90,7 @@ async function installGenerators(): Promise<void> {
   writeFileSync(INSTALLED_STAMP, lock);
 }
 
-const suite = npmStartSuite('generators');
+const suite = npmStartSuite('generators', { published: true });
 const work = suite.directory('generated');
 let started: Started;
 let base: string;

@@ -19,7 +19,7 @@ export interface Covering {
  * ancestor; and each word of any text drawn on the page (code or prose, inline code badges included), clipped to
  * what its scrolling boxes show, against every element fixed or sticky to the viewport (a floating menu button
  * is drawn over whatever scrolls under it: there it must cover nothing). The tests call it at every operation
- * and at the top, so each position they visit is measured.
+ * and at the top, so each position they visit is measured. `elements` counts those in the viewport.
  */
 export function coveredCode(): {
   blocks: number;
@@ -79,6 +79,12 @@ export function coveredCode(): {
     const found: { box: Box; text: string; node: any }[] = [];
     const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
     for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      // A node wholly outside what is shown has no word there (each word's boxes lie within the node's): its
+      // words are not measured one by one. Most of a long page is out of the viewport.
+      const whole = document.createRange();
+      whole.selectNodeContents(node);
+      const bounds = clip(whole.getBoundingClientRect(), shown);
+      if (bounds.right - bounds.left <= 0.5 || bounds.bottom - bounds.top <= 0.5) continue;
       if (skip(node)) continue;
       for (const match of String(node.textContent ?? '').matchAll(/\S+/g)) {
         const range = document.createRange();
@@ -111,8 +117,10 @@ export function coveredCode(): {
     return box.right - box.left > 0.5 && box.bottom - box.top > 0.5 ? [{ ...word, box }] : [];
   });
 
+  // Every word measured lies in the viewport: an element outside it covers none.
   // biome-ignore lint/suspicious/noExplicitAny: DOM elements.
   const elements = [...document.querySelectorAll('body *')].filter((element: any) => {
+    if (!overlap(element.getBoundingClientRect(), viewport)) return false;
     const position = getComputedStyle(element).position;
     const positioned = position === 'absolute' || position === 'fixed' || position === 'sticky';
     return (positioned || element.matches(CONTROL)) && drawn(element);

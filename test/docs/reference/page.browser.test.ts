@@ -28,7 +28,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_CODES } from '../../../proxy/http/errors.js';
 import { closeServer, listenOnLoopback } from '../../helpers/loopback.js';
-import { type Started, startNpm, stop } from '../../helpers/npm-start.js';
+import { publishedFixtureIn, type Started, startNpm, stop } from '../../helpers/npm-start.js';
 import { brokenHeadings, coveredCode, cutCode, measureTables } from './layout.js';
 import { launchChromium, operationsOf, Reader, type ServedDocument } from './reader.js';
 
@@ -50,7 +50,7 @@ const served: { api: ServedDocument; admin: ServedDocument } = { api: { paths: {
 let browser: Browser;
 
 beforeAll(async () => {
-  npm = await startNpm(local, { CATALOGUE_DEV_KEYS: `free:${KEY}` });
+  npm = await startNpm(await publishedFixtureIn(local), { CATALOGUE_DEV_KEYS: `free:${KEY}` });
   started.origin = npm.base.replace(/\/v1$/, '');
   // Ready means the API is; the pages may still be building (seconds on a fresh clone).
   for (let tries = 0; tries < 240; tries++) {
@@ -515,6 +515,37 @@ describe('/docs/admin in Chromium', () => {
 
   it('ran with no script error or CSP violation, and asked nothing of any host but 127.0.0.1', async () => {
     await expectCleanRun(reader, '/docs/admin');
+  });
+});
+
+describe('the layout measures, on a page made to break each rule', () => {
+  it('find code under a control, text under what is fixed, a line cut, a heading broken in a word — nothing out of view', async () => {
+    const page = await browser.newPage({ viewport: PHONE });
+    try {
+      await page.setContent(`<!DOCTYPE html><body style="margin: 0; font: 16px monospace">
+        <pre style="width: 200px; margin: 0">const covered = true; // a line far wider than its block</pre>
+        <button style="position: absolute; top: 0; left: 0">Copy</button>
+        <p style="margin-top: 60px">Prose under the floating menu</p>
+        <div style="position: fixed; top: 60px; left: 0; width: 120px; height: 30px">menu</div>
+        <h2 style="width: 60px; overflow-wrap: anywhere">Authentication</h2>
+        <pre style="margin-top: 3000px">far below the viewport</pre>
+        <button style="position: absolute; top: 3000px; left: 0">Below</button>
+      </body>`);
+
+      const code = await page.evaluate(coveredCode);
+      const cut = await page.evaluate(cutCode);
+      const headings = await page.evaluate(brokenHeadings);
+
+      const covering = code.covered.map(({ element, code: word }) => `${element} over ${word}`);
+      expect(covering).toContainEqual(expect.stringMatching(/^button: "Copy" over const$/));
+      expect(covering).toContainEqual(expect.stringMatching(/^div: "menu" \(fixed\) over Prose$/));
+      expect(covering.join('\n')).not.toMatch(/Below|far|viewport/);
+      expect(code.blocks).toBe(2);
+      expect(cut.cut).toEqual([expect.stringMatching(/^const covered = true;/)]);
+      expect(headings.broken).toEqual([expect.stringMatching(/^H2 "Authentication": Authentication$/)]);
+    } finally {
+      await page.close();
+    }
   });
 });
 
