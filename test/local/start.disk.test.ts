@@ -18,7 +18,7 @@ import { generateSnapshot, writeSnapshot } from '../../builder/synthetic/generat
 import { packSnapshot } from '../../builder/upload-pack.js';
 import { S3ObjectStore } from '../../store/objects/s3.js';
 import { removeTemporaryDirectories, temporaryDirectory } from '../helpers/builder.js';
-import { get, PARTNER, type Started, startNpm, stop } from '../helpers/npm-start.js';
+import { get, PARTNER, publishedFixtureIn, type Started, startNpm, stop } from '../helpers/npm-start.js';
 import { signedRequest } from '../helpers/signed.js';
 
 const FIXTURE = join(import.meta.dirname, '../../fixtures/catalogue');
@@ -75,8 +75,9 @@ describe.skipIf(SMALL_DISK_REFUSED !== undefined)(`npm start on a 40 MiB disk${r
     await writeSnapshot(source, generateSnapshot({ modules: 1500, seed: 1 }));
     const archive = await packSnapshot(source);
 
-    // 1. The upload's build, killed with SIGKILL as soon as it writes objects (before any report).
-    started = await startNpm(local);
+    // 1. The upload's build, killed with SIGKILL as soon as it writes objects (before any report); npm start on
+    // the disk serving the fixture, published there.
+    started = await startNpm(await publishedFixtureIn(local));
     let client = s3Client({ endpoint: started.s3Endpoint });
     const objects = join(local, 's3', 'catalogue', 'o');
     const before = readdirSync(objects).length;

@@ -19,7 +19,7 @@ import { portFree } from '../../local/port.js';
 import { get, npmStartSuite, publishInto, runToExit, type Started, stop } from '../helpers/npm-start.js';
 
 const FIXTURE = join(import.meta.dirname, '../../fixtures/catalogue');
-const { directory: temporaryDirectory, local, start } = npmStartSuite('loop');
+const { directory: temporaryDirectory, local, start } = npmStartSuite('loop', { published: true });
 
 /**
  * Every file under `directory` with its size and modification time, to show that nothing was touched. The

@@ -25,7 +25,12 @@ import { DirectoryObjectStore } from '../../store/objects/directory.js';
 import type { WritableObjectStore } from '../../store/objects/interface.js';
 import { S3ObjectStore } from '../../store/objects/s3.js';
 import { parsePointer, parseShard } from '../../store/pointer.js';
-import { REPO_DIR, removeTemporaryDirectories, temporaryDirectory } from '../helpers/builder.js';
+import {
+  copiedDirectory,
+  REPO_DIR,
+  removeTemporaryDirectories,
+  temporaryDirectory,
+} from '../helpers/builder.js';
 
 const children: ChildProcess[] = [];
 afterAll(() => {
@@ -128,11 +133,13 @@ async function race(
 describe('two publisher processes racing into one target', () => {
   it('a directory (2,000 modules): the pointer only ever names a complete version', async () => {
     const setup = await sources(2_000, 41);
+    // The base published once; each race runs on a byte-identical copy of it.
+    const published = temporaryDirectory('race-base');
+    await publishCatalogue({ store: new DirectoryObjectStore(published), snapshot: setup.base });
     const codes: (number | null)[] = [];
     for (const delayMs of [0, 1_250, 2_500]) {
-      const root = temporaryDirectory('race');
+      const root = copiedDirectory(published, 'race');
       const store = new DirectoryObjectStore(root);
-      await publishCatalogue({ store, snapshot: setup.base });
       codes.push(...(await race(['--out', root], store, '', setup, delayMs)));
       expect(readdirSync(join(root, '.tmp-writes'))).toEqual([]);
     }
