@@ -16,7 +16,6 @@ import {
   rmSync,
   statSync,
 } from 'node:fs';
-import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GetItemCommand, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
@@ -238,15 +237,25 @@ describe.skipIf(SMALL_DISK_REFUSED !== undefined)(`on a 4 MiB disk that fills up
 describe('a data directory of an earlier version (dynalite on LevelDB)', () => {
   it('is read once into the journal, and its LevelDB files removed', async () => {
     const dir = directory();
-    const { default: dynalite } = await import('dynalite');
-    const before = dynalite({ path: dir, createTableMs: 0 }) as Server;
-    await new Promise<void>((resolve) => before.listen(0, '127.0.0.1', resolve));
-    const address = before.address() as { port: number };
-    const client = dynamoClient({ endpoint: `http://127.0.0.1:${address.port}` });
-    await createTables(client, TABLES);
-    await client.send(put('from-leveldb', 7));
-    client.destroy();
-    await new Promise<void>((resolve) => before.close(() => resolve()));
+    // Written as the earlier version wrote it: dynalite on LevelDB, in a process of its own (this worker's
+    // dynalite may carry the layer's hooks, installed by an earlier suite).
+    const script = `
+      import dynalite from 'dynalite';
+      import { PutItemCommand } from '@aws-sdk/client-dynamodb';
+      import { createTables, dynamoClient } from './test/helpers/aws.ts';
+      const before = dynalite({ path: ${JSON.stringify(dir)}, createTableMs: 0 });
+      await new Promise((resolve) => before.listen(0, '127.0.0.1', resolve));
+      const client = dynamoClient({ endpoint: 'http://127.0.0.1:' + before.address().port });
+      await createTables(client, ${JSON.stringify(TABLES)});
+      await client.send(new PutItemCommand({ TableName: '${TABLES.countersTable}', Item: { pk: { S: 'from-leveldb' }, n: { N: '7' } } }));
+      client.destroy();
+      await new Promise((resolve) => before.close(resolve));`;
+    const writer = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: PACKAGE,
+      stdio: ['ignore', 'inherit', 'inherit'],
+    });
+    const [code] = await once(writer, 'exit');
+    expect(code, 'the earlier version wrote its data directory').toBe(0);
     expect(readdirSync(dir)).toContain('CURRENT');
 
     const server = await started(dir);
