@@ -104,6 +104,8 @@ export default defineConfig({
           ...SUITES,
           name: 'quick',
           isolate: false,
+          // One temporary directory for the run, removed at its end (test/helpers/run-tmpdir.ts).
+          globalSetup: ['test/helpers/run-tmpdir.ts'],
           exclude: [...configDefaults.exclude, ...SLOW],
         },
       },
@@ -113,9 +115,9 @@ export default defineConfig({
           ...SUITES,
           name: 'slow',
           include: SLOW.map((glob) => glob.replace(/\/\*\*$/, '/**/*.test.ts')),
-          // The fixture published by npm start once per run, for the suites that serve it rather than watch
-          // its first publish (test/helpers/published-fixture.ts).
-          globalSetup: ['test/helpers/published-fixture.ts'],
+          // The run's temporary directory, then the fixture published by npm start once per run, for the
+          // suites that serve it rather than watch its first publish (test/helpers/published-fixture.ts).
+          globalSetup: ['test/helpers/run-tmpdir.ts', 'test/helpers/published-fixture.ts'],
         },
       },
     ],
