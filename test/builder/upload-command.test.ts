@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { LOOPBACK_CREDENTIALS } from '../../aws/env.js';
 import { recordLocalStack } from '../../aws/local-stack.js';
 import { s3Client } from '../../aws/sdk.js';
@@ -42,9 +42,10 @@ beforeAll(async () => {
   local = temporaryDirectory('upload-command-local');
   started = await startNpm(await publishedFixtureIn(local));
   client = s3Client({ endpoint: started.s3Endpoint });
-  process.env.CATALOGUE_LOCAL_DIR = local;
+  vi.stubEnv('CATALOGUE_LOCAL_DIR', local);
 }, 180_000);
 afterAll(async () => {
+  vi.unstubAllEnvs();
   client?.destroy();
   if (started && started.child.exitCode === null) await stop(started);
   removeTemporaryDirectories();
@@ -378,7 +379,7 @@ describe('upload into npm start', () => {
 describe('upload without a stack to upload to', () => {
   it('no npm start runs on the data directory: exit 3, saying how to start one or name a bucket', async () => {
     const empty = mkdtempSync(join(tmpdir(), 'cat-no-start-'));
-    process.env.CATALOGUE_LOCAL_DIR = empty;
+    vi.stubEnv('CATALOGUE_LOCAL_DIR', empty);
     try {
       const result = await upload(writeSnapshotFiles(fixtureSnapshot()));
       expect(result.code).toBe(EXIT.publishFailed);
@@ -403,7 +404,7 @@ describe('upload without a stack to upload to', () => {
         `upload failed: npm start is not running on ${empty} (its S3 at http://127.0.0.1:9 does not answer): start it (npm start) in another shell, or name the stack’s bucket with --out s3://BUCKET\n`,
       );
     } finally {
-      process.env.CATALOGUE_LOCAL_DIR = local;
+      vi.stubEnv('CATALOGUE_LOCAL_DIR', local);
       rmSync(empty, { recursive: true, force: true });
     }
   }, 60_000);
