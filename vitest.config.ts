@@ -1,15 +1,16 @@
 /**
- * `npm test`'s suites (`vitest run`), in two projects that run at once on the same workers:
+ * `npm test`'s suites (`vitest run`), in two projects that run at once on the same workers, every suite in its
+ * worker's module graph (isolate: false: a worker runs its suites one after another instead of importing the
+ * graph again for each). The suites restore what they change (environment, stdout, timers), and one that loads
+ * a module under the environment it sets loads it afresh (`vi.resetModules()`: the upload builder's handler in
+ * test/builder/lambda*.test.ts).
  * - `quick`, `npm run test:quick`, the inner loop: the unit suites and the fastest integration suites (under a
- *   minute on the 2-core development machine with nothing else running), each in its worker's module graph
- *   (isolate: false: a worker runs them one after another instead of importing the graph again for each — the
- *   loop's import time 57 → 15 s, its wall time 87 → 50 s, measured side by side; they restore what they change:
- *   environment, stdout, timers);
+ *   minute on the 2-core development machine with nothing else running; sharing the graph took the loop's import
+ *   time from 57 to 15 s and its wall time from 87 to 50 s, measured side by side);
  * - `slow`: the suites that take seconds of CPU or more each, measured per file (test/README.md, "The quick
  *   loop"): `npm start` and its restarts, Chromium, the stock machine, CDK synthesis with bundling, the big property
- *   proofs and catalogues — each in a module graph of its own: some load a module under the environment they set
- *   (the upload builder's handler), which a graph shared with an earlier suite would have loaded already. A new
- *   suite is in the quick loop until it joins {@link SLOW}.
+ *   proofs and catalogues (sharing the graph: their import time 105–125 s → 67 s, npm test 600 s of CPU instead
+ *   of 644–716 s in the runs before it, 2026-12-02). A new suite is in the quick loop until it joins {@link SLOW}.
  */
 import { configDefaults, defineConfig } from 'vitest/config';
 
@@ -114,6 +115,7 @@ export default defineConfig({
         test: {
           ...SUITES,
           name: 'slow',
+          isolate: false,
           include: SLOW.map((glob) => glob.replace(/\/\*\*$/, '/**/*.test.ts')),
           // The run's temporary directory, then the fixture published by npm start once per run, for the
           // suites that serve it rather than watch its first publish (test/helpers/published-fixture.ts).

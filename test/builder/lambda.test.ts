@@ -65,6 +65,9 @@ beforeAll(async () => {
   vi.stubEnv('AWS_ACCESS_KEY_ID', 'ASIAROLEKEYOFLAMBDA00');
   vi.stubEnv('AWS_SECRET_ACCESS_KEY', 'role-secret');
   vi.stubEnv('AWS_SESSION_TOKEN', 'role-session');
+  // The handler reads its settings when its module loads: loaded afresh, under the settings above (a suite
+  // that ran before in this worker may have loaded it under its own: lambda.timeout.test.ts).
+  vi.resetModules();
   ({ handler } = await import('../../builder/lambda.js'));
 });
 afterEach(() => {
