@@ -3,7 +3,7 @@
  * global set-up of the slow project (vitest.config.ts) starts `npm start` on a fresh data directory with no
  * seeded key, stops it once it is ready and leaves the directory behind for the suites that start `npm start` to
  * serve the fixture, not to watch its first publish (`publishedFixtureIn` in test/helpers/npm-start.ts copies
- * it). Each of them published the fixture's 883 objects itself before: about 5 s of CPU each, nine suites.
+ * it). Each of them published the fixture's 883 objects itself before: about 5 s of CPU each, ten suites.
  *
  * The set-up does not wait: the suites start at once, and the first that needs the directory waits for it
  * (`ready` in the root, or `failed` with what npm start printed). Its teardown stops a start still running and
