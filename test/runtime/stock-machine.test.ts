@@ -30,7 +30,7 @@ import { promisify } from 'node:util';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LAMBDA_NODE, nodeBinary, nodePackage, PREVIOUS_LAMBDA_NODE } from '../helpers/node-release.js';
-import { gathered } from '../helpers/npm-start.js';
+import { gathered, publishedFixtureIn } from '../helpers/npm-start.js';
 import { olderNode, stockMachine } from '../helpers/stock-machine.js';
 
 const run = promisify(execFile);
@@ -285,15 +285,21 @@ describe('the README’s commands as CI runs them', () => {
   }, 60_000);
 });
 
-/** `npm start` in the copy, in a process group of its own as a terminal's foreground job is. */
-function npmStart(env: NodeJS.ProcessEnv): {
+/**
+ * `npm start` in the copy, in a process group of its own as a terminal's foreground job is, on a new data
+ * directory (`local`, by default an empty one).
+ */
+function npmStart(
+  env: NodeJS.ProcessEnv,
+  local = mkdtempSync(join(scratch, 'local-')),
+): {
   child: ChildProcess;
   output: () => string;
   exited: Promise<number | null>;
 } {
   const child = spawn('npm', ['start'], {
     cwd: copy,
-    env: { ...env, PORT: '0', CATALOGUE_LOCAL_DIR: mkdtempSync(join(scratch, 'local-')) },
+    env: { ...env, PORT: '0', CATALOGUE_LOCAL_DIR: local },
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -368,13 +374,16 @@ async function nodesOf(pgid: number): Promise<Map<number, string>> {
   return nodes;
 }
 
+// The first as a newcomer's first start (it publishes the fixture); the second on the fixture already published
+// there (the run's, test/helpers/published-fixture.ts): what it shows is how it stops.
 describe.each([
-  ['node20', 'SIGINT', 'Ctrl-C'],
-  ['node22', 'SIGTERM', 'a SIGTERM to npm alone'],
-] as const)('npm start on a machine with %s', (name, signal, how) => {
+  ['node20', 'SIGINT', 'Ctrl-C', 'new'],
+  ['node22', 'SIGTERM', 'a SIGTERM to npm alone', 'published'],
+] as const)('npm start on a machine with %s', (name, signal, how, data) => {
   it(`serves the README’s first request on the functions’ release; ${how} stops every process of it`, async () => {
     const { env, binary } = machines[name];
-    const started = npmStart(env);
+    const local = mkdtempSync(join(scratch, 'local-'));
+    const started = npmStart(env, data === 'published' ? await publishedFixtureIn(local) : local);
     const pgid = started.child.pid!;
     try {
       const answer = await serveFirstRequest(started);
