@@ -95,9 +95,10 @@ const SUITES: {
 export default defineConfig({
   test: {
     // Integration suites start their own s3rver/dynalite on ephemeral ports and wait on them, on child
-    // processes and on Chromium: more workers than cores keep 2 cores busy (three: 380 → 343 s against two;
-    // four: 388 → 372 s against three, idle).
-    maxWorkers: 4,
+    // processes and on Chromium: more workers than cores keep 2 cores busy (three: 380 → 343 s against two).
+    // Three keep them busy through the whole run (CPU sampled each second); with every suite sharing its
+    // worker's module graph, four did no better (358 s, 600 s of CPU; three: 352 s, 596 s, on a slower hour).
+    maxWorkers: 3,
     reporters: ['default'],
     projects: [
       {
