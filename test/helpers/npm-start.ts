@@ -2,7 +2,7 @@
  * `npm start` as the tests run it: `node --import tsx local/start.ts` (what `npm start` runs) on an ephemeral
  * port and a data directory of the test's, until its ready lines; then stopped with SIGTERM, as Ctrl-C would.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
@@ -11,8 +11,7 @@ import { afterAll, inject, vi } from 'vitest';
 import { ENDPOINTS_FILE } from '../../aws/local-stack.js';
 import { main as catalogueCli } from '../../builder/cli.js';
 import { fixturePaths } from './published-fixture.js';
-
-const ROOT = join(import.meta.dirname, '..', '..');
+import { spawnStart } from './start-process.js';
 
 /** Test keys for CATALOGUE_DEV_KEYS; never real ones. */
 export const FREE = 'pk_live_AAAAAAAAAAAAAAAAAAAAAA';
@@ -27,31 +26,6 @@ export interface Started {
   /** The `export NAME=value` lines it printed to paste into another shell, as name → value. */
   exports: Record<string, string>;
   output: () => string;
-}
-
-/** `local/start.ts` on `local` with `env`, its stdout and stderr gathered as they come. */
-function spawnStart(
-  local: string,
-  env: Record<string, string>,
-): { child: ChildProcess; output: () => string } {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'local/start.ts'], {
-    cwd: ROOT,
-    env: { ...process.env, PORT: '0', CATALOGUE_LOCAL_DIR: local, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  return { child, output: gathered(child) };
-}
-
-/** A child's stdout and stderr gathered into one text as they come: what it has printed so far. */
-export function gathered(child: ChildProcess): () => string {
-  let out = '';
-  child.stdout?.on('data', (chunk) => {
-    out += chunk;
-  });
-  child.stderr?.on('data', (chunk) => {
-    out += chunk;
-  });
-  return () => out;
 }
 
 /**

@@ -9,11 +9,11 @@
  * (`ready` in the root, or `failed` with what npm start printed). Its teardown stops a start still running and
  * removes the root.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
+import { spawnStart } from './start-process.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -21,8 +21,6 @@ declare module 'vitest' {
     publishedFixture: string;
   }
 }
-
-const ROOT = join(import.meta.dirname, '..', '..');
 
 /** The data directory inside `root`, and the files that say it is made or why it is not. */
 export const fixturePaths = (root: string) => ({
@@ -36,23 +34,18 @@ export default function setup(project: TestProject): () => Promise<void> {
   const paths = fixturePaths(root);
   mkdirSync(paths.data);
   project.provide('publishedFixture', root);
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'local/start.ts'], {
-    cwd: ROOT,
-    env: { ...process.env, PORT: '0', CATALOGUE_LOCAL_DIR: paths.data, CATALOGUE_DEV_KEYS: '' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  const gather = (chunk: Buffer) => {
-    output += chunk;
-    // Ready: the paste lines and the first request are printed last.
-    if (/^Ctrl-C stops it\.$/m.test(output) && child.exitCode === null) child.kill('SIGTERM');
+  const { child, output } = spawnStart(paths.data, { CATALOGUE_DEV_KEYS: '' });
+  // Ready: the paste lines and the first request are printed last.
+  const ready = () => /^Ctrl-C stops it\.$/m.test(output());
+  const stopOnceReady = () => {
+    if (ready() && child.exitCode === null) child.kill('SIGTERM');
   };
-  child.stdout!.on('data', gather);
-  child.stderr!.on('data', gather);
+  child.stdout!.on('data', stopOnceReady);
+  child.stderr!.on('data', stopOnceReady);
   const exited = new Promise<void>((resolve) => {
     child.once('exit', (code) => {
-      if (code === 0 && /^Ctrl-C stops it\.$/m.test(output)) writeFileSync(paths.ready, '');
-      else writeFileSync(paths.failed, `npm start exited with ${code}:\n${output}`);
+      if (code === 0 && ready()) writeFileSync(paths.ready, '');
+      else writeFileSync(paths.failed, `npm start exited with ${code}:\n${output()}`);
       resolve();
     });
   });

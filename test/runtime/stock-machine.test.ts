@@ -30,7 +30,8 @@ import { promisify } from 'node:util';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LAMBDA_NODE, nodeBinary, nodePackage, PREVIOUS_LAMBDA_NODE } from '../helpers/node-release.js';
-import { gathered, publishedFixtureIn } from '../helpers/npm-start.js';
+import { publishedFixtureIn } from '../helpers/npm-start.js';
+import { gathered } from '../helpers/start-process.js';
 import { olderNode, stockMachine } from '../helpers/stock-machine.js';
 
 const run = promisify(execFile);
