@@ -118,8 +118,9 @@ export default defineConfig({
           name: 'slow',
           isolate: false,
           include: SLOW.map((glob) => glob.replace(/\/\*\*$/, '/**/*.test.ts')),
-          // The run's temporary directory, then the fixture published by npm start once per run, for the
-          // suites that serve it rather than watch its first publish (test/helpers/published-fixture.ts).
+          // The run's temporary directory, then the folder of the fixture published by npm start at most once
+          // per run, for the suites that serve it rather than watch its first publish: the first that asks
+          // makes it (test/helpers/published-fixture.ts).
           globalSetup: ['test/helpers/run-tmpdir.ts', 'test/helpers/published-fixture.ts'],
         },
       },

@@ -3,14 +3,14 @@
  * port and a data directory of the test's, until its ready lines; then stopped with SIGTERM, as Ctrl-C would.
  */
 import type { ChildProcess } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { request } from 'undici';
 import { afterAll, inject, vi } from 'vitest';
 import { ENDPOINTS_FILE } from '../../aws/local-stack.js';
 import { main as catalogueCli } from '../../builder/cli.js';
-import { fixturePaths } from './published-fixture.js';
+import { publishedFixture } from './published-fixture.js';
 import { spawnStart } from './start-process.js';
 
 /** Test keys for CATALOGUE_DEV_KEYS; never real ones. */
@@ -29,22 +29,14 @@ export interface Started {
 }
 
 /**
- * Fill `local`, a new data directory, with the run's published fixture (test/helpers/published-fixture.ts, the
- * slow project's global set-up): npm start on it serves the fixture at once, without publishing it, on ports
+ * Fill `local`, a new data directory, with the run's published fixture (test/helpers/published-fixture.ts, made
+ * by the first suite that asks): npm start on it serves the fixture at once, without publishing it, on ports
  * chosen anew as in any new data directory. For the suites that start npm start to use what it serves, not to
  * watch its first publish. `local`, for chaining.
  */
 export async function publishedFixtureIn(local: string): Promise<string> {
-  const paths = fixturePaths(inject('publishedFixture'));
-  await vi.waitFor(
-    () => {
-      if (!existsSync(paths.ready) && !existsSync(paths.failed))
-        throw new Error('the published fixture is not made yet');
-    },
-    { timeout: 180_000, interval: 100 },
-  );
-  if (existsSync(paths.failed)) throw new Error(readFileSync(paths.failed, 'utf8'));
-  cpSync(paths.data, local, { recursive: true, filter: (source) => basename(source) !== ENDPOINTS_FILE });
+  const data = await publishedFixture(inject('publishedFixture'));
+  cpSync(data, local, { recursive: true, filter: (source) => basename(source) !== ENDPOINTS_FILE });
   return local;
 }
 
